@@ -1,0 +1,33 @@
+"""The one exception tree of kfp-bench.
+
+::
+
+    BenchError                    base: every error kfp-bench raises on purpose
+    ├── ConfigError               bad input (flags, files, parameters); raised before anything is sent
+    │   └── PayloadError          a request body that cannot be read or is not what was asked for
+    ├── ResultsError              a saved result that is missing, malformed or of another version
+    └── ServerError               a server kfp-bench started itself could not be started or reached
+
+A failed request during a benchmark is *not* an exception: it is a measurement, stored in the
+``error`` field of its record. Every message names the input at fault and the fix.
+"""
+
+
+class BenchError(Exception):
+    """Base class of every error kfp-bench raises on purpose."""
+
+
+class ConfigError(BenchError, ValueError):
+    """A flag, file or parameter is invalid; nothing has been sent yet."""
+
+
+class PayloadError(ConfigError):
+    """A request body could not be read, or is not valid for the type that was asked for."""
+
+
+class ResultsError(BenchError):
+    """A saved result cannot be used: missing, malformed, or written by an incompatible version."""
+
+
+class ServerError(BenchError):
+    """A local server that kfp-bench starts (model server, test server) failed to come up."""
