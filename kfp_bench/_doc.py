@@ -35,7 +35,7 @@ def field_docs(obj) -> dict[str, str]:
 
 
 def field_help(obj, name: str) -> str:
-    """The docstring text for ``name``; a missing entry is a bug in the docstring, so fail loudly."""
+    """The docstring text for ``name``; a missing entry is a docstring bug: fail loudly."""
     try:
         return field_docs(obj)[name].replace("%", "%%")
     except KeyError:

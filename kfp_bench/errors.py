@@ -3,7 +3,7 @@
 ::
 
     BenchError                    base: every error kfp-bench raises on purpose
-    ├── ConfigError               bad input (flags, files, parameters); raised before anything is sent
+    ├── ConfigError               bad input (flags, files, parameters), raised before sending
     │   └── PayloadError          a request body that cannot be read or is not what was asked for
     ├── ResultsError              a saved result that is missing, malformed or of another version
     └── ServerError               a server kfp-bench started itself could not be started or reached

@@ -7,6 +7,7 @@ Times are seconds. ``intended`` and ``sent`` are offsets from the start of the a
 clock); the attack's wall-clock start is kept in its stats, so records stay small.
 """
 
+from array import array
 from dataclasses import dataclass
 
 
@@ -56,3 +57,65 @@ class Result:
     def ok(self) -> bool:
         """True for a response with a 1xx-3xx status; 4xx, 5xx and transport errors are failures."""
         return not self.error and 0 < self.status < 400
+
+
+#: Columns of a ``ResultBatch``. Times are absolute ``time.perf_counter()`` readings; ``written`` is
+#: 0 when nothing was written (the connection failed) and ``first`` 0 when no byte came back.
+BATCH_COLUMNS = ("seq", "intended", "sent", "written", "first", "done", "status", "bytes_in")
+
+
+@dataclass(frozen=True, slots=True)
+class ResultBatch:
+    """The results of many requests, in the compact form the request loop writes.
+
+    Building a frozen ``Result`` costs about 4 µs in CPython, and turning a list of tuples into
+    arrays about 0.7 µs a row: a fifth of the budget of a request at 50,000 requests/s. So the
+    request loop appends the ``BATCH_COLUMNS`` of each request to one flat ``array('d')``, which
+    aggregators read as a numpy array without a copy. ``results()`` builds ``Result`` records on
+    demand.
+
+    Attributes:
+        t0: the ``perf_counter()`` reading at the attack's start; row times are offsets from it.
+        data: the flat columns, ``len(BATCH_COLUMNS)`` values per request.
+        errors: the error text of each request whose status is 0, in row order.
+        connects: (seq, connect_s, dns_s) of each request that opened its connection.
+        request_len: bytes of the request, head and body.
+    """
+
+    t0: float
+    data: array
+    errors: list
+    connects: list
+    request_len: int
+
+    def __len__(self) -> int:
+        return len(self.data) // len(BATCH_COLUMNS)
+
+    def rows(self):
+        """The requests as tuples in ``BATCH_COLUMNS`` order."""
+        d, w = self.data, len(BATCH_COLUMNS)
+        return (tuple(d[i : i + w]) for i in range(0, len(d), w))
+
+    def results(self):
+        """Yield each request as a ``Result`` (times as offsets from the attack's start)."""
+        t0, errors = self.t0, iter(self.errors)
+        connects = {int(seq): (c, dns) for seq, c, dns in self.connects}
+        for seq, intended, sent, written, first, done, status, b_in in self.rows():
+            seq, status = int(seq), int(status)
+            first = first or done
+            connect, dns = connects.get(seq, (0.0, 0.0))
+            yield Result(
+                seq=seq,
+                intended=intended - t0,
+                sent=sent - t0,
+                latency=done - sent,
+                status=status,
+                bytes_in=int(b_in),
+                bytes_out=self.request_len if written else 0,
+                error="" if status else next(errors),
+                connect=connect,
+                dns=dns,
+                write=max(written - sent, 0.0) if written else 0.0,
+                wait=max(first - written, 0.0) if written else 0.0,
+                read=done - first,
+            )

@@ -1,0 +1,512 @@
+"""The request loop of one process: HTTP/1.1 keep-alive connections on uvloop, closed or open loop.
+
+Closed loop (hey's model): ``concurrency`` connections each send their next request as soon as the
+previous one is answered, optionally no faster than ``qps`` each. Open loop (``rate``): a schedule
+says when each request is due, whatever the server does; a due request goes out on an idle
+connection, or on a new one while fewer than ``max_inflight`` exist, or waits in a backlog, and its
+latency counts from its due time (coordinated-omission corrected, as in wrk2).
+
+Each answered or failed request appends its ``records.BATCH_COLUMNS`` to a flat array; a timer
+hands them to the stats in batches. A failure (refused, reset, timeout, malformed response) is a
+row with status 0 and an error text, never an exception. The engine prints nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import socket
+import ssl
+import time
+from array import array
+from collections import deque
+
+from httptools import HttpParserError, HttpResponseParser
+
+from kfp_bench.load.options import LoadOptions
+from kfp_bench.load.pacer import Schedule, Timer
+from kfp_bench.records import ResultBatch
+from kfp_bench.stats.load import LoadStats
+
+clock = time.perf_counter
+FLUSH_EVERY_S = 0.2
+INTERRUPT_DRAIN_S = 1.0
+
+
+def describe(exc: BaseException | None, op: str) -> str:
+    """A short, stable error text for the error distribution (``op``: connect, read, tls)."""
+    if exc is None:
+        return f"{op}: server closed the connection before the response"
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return f"tls: certificate verify failed ({exc.verify_message}); pass --cacert or --insecure"
+    if isinstance(exc, ssl.SSLError):
+        return f"tls: {exc.reason or exc}"
+    if isinstance(exc, TimeoutError | asyncio.TimeoutError):
+        return f"{op}: timeout"
+    if isinstance(exc, ConnectionRefusedError):
+        return f"{op}: connection refused"
+    if isinstance(exc, ConnectionResetError):
+        return f"{op}: connection reset by peer"
+    if isinstance(exc, socket.gaierror):
+        return f"dns: {exc.strerror}"
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{op}: {exc.strerror.lower()}"
+    return f"{op}: {type(exc).__name__}: {exc}"
+
+
+def _warm_up_stats() -> None:
+    """Aggregate one throwaway batch before the clock starts: numpy's first calls take ~20 ms,
+    which would otherwise stall the first flush and show up in the corrected latencies."""
+    row = array("d", [0, 1.0, 1.0, 1.0, 1.0, 1.0, 200, 0])
+    LoadStats(corrected=True).add_batch(ResultBatch(1.0, row, [], [(0, 0.1, 0.0)], 1))
+
+
+class _Conn(asyncio.Protocol):
+    """One keep-alive connection carrying one request at a time."""
+
+    __slots__ = (
+        "a",
+        "parser",
+        "transport",
+        "busy",
+        "dead",
+        "seq",
+        "intended",
+        "sent",
+        "written",
+        "first",
+        "nbody",
+        "connect",
+        "dns",
+        "qps_due",
+    )
+
+    def __init__(self, attack: Attack):
+        self.a = attack
+        self.parser = HttpResponseParser(self)
+        self.transport = None
+        self.busy = self.dead = False
+        self.seq = 0
+        self.intended = self.sent = self.written = self.first = 0.0
+        self.nbody = 0
+        self.connect = self.dns = 0.0
+        self.qps_due = 0.0
+
+    def connection_made(self, transport):
+        self.transport = transport
+
+    def send(self, seq: int, intended: float | None) -> None:
+        self.busy = True
+        self.seq = seq
+        self.first = 0.0
+        self.nbody = 0
+        self.sent = t = clock()
+        self.intended = t if intended is None else intended
+        self.transport.write(self.a.request)
+        self.written = clock()
+
+    def data_received(self, data):
+        if not self.first:
+            self.first = clock()
+        try:
+            self.parser.feed_data(data)
+        except HttpParserError as exc:
+            self.a.fail(self, f"http: malformed response ({exc})")
+            self.abort()
+            self.a.after(None)
+
+    def on_body(self, body):
+        self.nbody += len(body)
+
+    def on_message_complete(self):
+        if not self.busy:
+            return
+        a = self.a
+        self.busy = False
+        put = a.put
+        put(self.seq)
+        put(self.intended)
+        put(self.sent)
+        put(self.written)
+        put(self.first)
+        put(clock())
+        put(self.parser.get_status_code())
+        put(self.nbody)
+        if self.connect:
+            a.connects.append((self.seq, self.connect, self.dns))
+            self.connect = self.dns = 0.0
+        a.inflight -= 1
+        if not self.parser.should_keep_alive() or a.opts.disable_keepalive:
+            self.abort(graceful=True)
+            a.after(None)
+        elif a.fast and a.remaining > 0:
+            # Closed loop without -q, the hot path: straight to the next request.
+            a.remaining -= 1
+            seq = a.seq
+            a.seq = seq + 1
+            a.inflight += 1
+            self.send(seq, None)
+        else:
+            a.after(self)
+
+    def connection_lost(self, exc):
+        was_dead, self.dead = self.dead, True
+        if not was_dead:
+            self.a.lost(self)
+        if self.busy:
+            self.a.fail(self, describe(exc, "read"))
+            self.a.after(None)
+
+    def abort(self, graceful: bool = False) -> None:
+        if not self.dead:
+            self.dead = True
+            self.a.lost(self)
+        if self.transport is not None:
+            self.transport.close() if graceful else self.transport.abort()
+
+
+class _HeadConn(_Conn):
+    """A connection for HEAD requests, whose responses have no body whatever Content-Length says."""
+
+    __slots__ = ()
+
+    def on_headers_complete(self):
+        self.on_message_complete()
+        self.parser = HttpResponseParser(self)
+
+
+class Attack:
+    """One process's share of a load attack.
+
+    Args:
+        opts: validated options (this process's share).
+        stats: where batches go.
+        start_at: ``perf_counter`` time at which request 0 is due (aligns worker processes).
+        phase: this process's offset within a constant-rate schedule.
+        on_batch: called with each ``ResultBatch`` after the stats took it (CSV output).
+        on_progress: called after each flush with (requests, errors) so far.
+    """
+
+    def __init__(
+        self,
+        opts: LoadOptions,
+        stats: LoadStats,
+        *,
+        start_at: float | None = None,
+        phase: float = 0.0,
+        on_batch=None,
+        on_progress=None,
+    ):
+        self.opts = opts
+        self.stats = stats
+        self.target = opts.target()
+        self.ssl = opts.ssl_context()
+        self.request = self.target.request
+        self.request_len = len(self.request)
+        self.conn_class = _HeadConn if opts.method.upper() == "HEAD" else _Conn
+        # The closed-loop hot path applies while this is true (see _Conn.on_message_complete).
+        self.fast = not opts.open_loop and not opts.qps
+        self.start_at = start_at
+        self.phase = phase
+        self.on_batch, self.on_progress = on_batch, on_progress
+        self.data = array("d")
+        self.put = self.data.append
+        self.errors: list = []
+        self.connects: list = []
+        self.seq = 0
+        self.inflight = 0
+        self.nconns = 0
+        self.conns: set[_Conn] = set()
+        self.idle: list[_Conn] = []
+        self.backlog: deque[float] = deque()
+        self.remaining = math.inf if opts.duration else opts.requests
+        self.stopping = False
+        self.interrupted = False
+        self._addr = None
+        self._tasks: set[asyncio.Task] = set()
+
+    # -- the run -----------------------------------------------------------------------------
+    async def run(self) -> LoadStats:
+        loop = self.loop = asyncio.get_running_loop()
+        self.done = loop.create_future()
+        self._addr = await self._resolve()
+        if self.opts.open_loop:
+            await self._warm_up()
+        _warm_up_stats()
+        now = clock()
+        self.t0 = self.start_at if self.start_at and self.start_at > now else now
+        if self.t0 > now:
+            await asyncio.sleep(self.t0 - now)
+        self.stats.started_at = time.time() - (clock() - self.t0)
+        self.stats.corrected = self.opts.open_loop
+        self.deadline = self.t0 + self.opts.duration if self.opts.duration else math.inf
+        self._flush_handle = loop.call_later(FLUSH_EVERY_S, self._flush_tick)
+        self._sweep_handle = loop.call_later(self._sweep_every(), self._sweep)
+        if self.opts.duration:
+            self._stop_handle = loop.call_at(
+                loop.time() + self.opts.duration - (clock() - self.t0), self.stop
+            )
+        self.timer = None
+        if self.opts.open_loop:
+            self.schedule = Schedule(
+                self.t0, self.opts.rate, self.opts.arrival, self.phase, self.opts.seed
+            )
+            self.timer = Timer(loop, self._tick)
+            self._tick()
+        else:
+            for _ in range(self.opts.concurrency):
+                self.after(None)
+        try:
+            await self.done
+        finally:
+            self._finish()
+        return self.stats
+
+    def _finish(self) -> None:
+        end = clock()
+        for h in (self._flush_handle, self._sweep_handle, getattr(self, "_stop_handle", None)):
+            if h:
+                h.cancel()
+        if self.timer:
+            self.timer.close()
+        for conn in list(self.conns):
+            if conn.busy:
+                self.fail(conn, "abandoned: no response before the attack ended")
+            conn.abort()
+        for t in self._tasks:
+            t.cancel()
+        self.stats.not_sent += len(self.backlog)
+        self.backlog.clear()
+        self._flush()
+        self.stats.close(end - self.t0)
+
+    async def _warm_up(self) -> None:
+        """Open loop: open ``concurrency`` connections before request 0 is due, as wrk2 does, so
+        that the first requests do not all pay for a connect."""
+        n = min(self.opts.concurrency, self.opts.max_inflight)
+        results = await asyncio.gather(
+            *(
+                self.loop.create_connection(
+                    lambda: self.conn_class(self),
+                    self._addr[0],
+                    self._addr[1],
+                    ssl=self.ssl,
+                    server_hostname=self.target.server_hostname if self.ssl else None,
+                )
+                for _ in range(n)
+            ),
+            return_exceptions=True,
+        )
+        for r in results:
+            if not isinstance(r, BaseException):
+                conn = r[1]
+                self.nconns += 1
+                self.conns.add(conn)
+                self.idle.append(conn)
+        self._dns_s = 0.0
+
+    async def _resolve(self):
+        t = self.target
+        start = clock()
+        infos = await asyncio.get_running_loop().getaddrinfo(
+            t.host, t.port, type=socket.SOCK_STREAM
+        )
+        self._dns_s = clock() - start
+        return infos[0][4]
+
+    # -- scheduling --------------------------------------------------------------------------
+    def after(self, conn: _Conn | None) -> None:
+        """A connection became free (or a slot lost its connection): give it the next request."""
+        if self.opts.open_loop:
+            if self.backlog and not self.stopping:
+                intended = self.backlog.popleft()
+                self._issue(conn, intended)
+            elif conn is not None:
+                self.idle.append(conn)
+            self._check_done()
+            return
+        if self.stopping or self.remaining <= 0:
+            if conn is not None:
+                conn.abort(graceful=True)
+            self._check_done()
+            return
+        self.remaining -= 1
+        qps = self.opts.qps
+        if qps and conn is not None:
+            now = clock()
+            due = max(conn.qps_due, now)
+            conn.qps_due = due + 1.0 / qps
+            if due > now:
+                self.inflight += 1  # reserved: the request is committed to this slot
+                self.loop.call_later(due - now, self._send_later, conn)
+                return
+        self._issue(conn, None)
+
+    def _send_later(self, conn: _Conn) -> None:
+        self.inflight -= 1
+        if self.stopping:
+            self.remaining += 1
+            conn.abort(graceful=True)
+            self._check_done()
+        else:
+            self._issue(conn if not conn.dead else None, None)
+
+    def _issue(self, conn: _Conn | None, intended: float | None) -> None:
+        seq = self.seq
+        self.seq += 1
+        self.inflight += 1
+        if conn is not None and not conn.dead:
+            conn.send(seq, intended)
+        else:
+            self.nconns += 1
+            task = self.loop.create_task(self._connect_and_send(seq, intended))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    def _tick(self) -> None:
+        """Open loop: send everything that is due, then arm the timer for the next one."""
+        now = clock()
+        sched = self.schedule
+        while not self.stopping and self.remaining > 0 and sched.peek() <= now < self.deadline:
+            intended = sched.pop()
+            self.remaining -= 1
+            if self.idle:
+                self._issue(self.idle.pop(), intended)
+            elif self.nconns < self.opts.max_inflight:
+                self._issue(None, intended)
+            else:
+                self.backlog.append(intended)
+        if self.stopping:
+            return
+        if self.remaining > 0 and sched.peek() < self.deadline:
+            self.timer.arm(sched.peek())
+        else:
+            self._check_done()
+
+    async def _connect_and_send(self, seq: int, intended: float | None) -> None:
+        t = self.target
+        start = clock()
+        try:
+            _, conn = await asyncio.wait_for(
+                self.loop.create_connection(
+                    lambda: self.conn_class(self),
+                    self._addr[0],
+                    self._addr[1],
+                    ssl=self.ssl,
+                    server_hostname=t.server_hostname if self.ssl else None,
+                ),
+                self.opts.timeout or None,
+            )
+        except (TimeoutError, OSError, ssl.SSLError) as exc:
+            now = clock()
+            self.nconns -= 1
+            self.inflight -= 1
+            self._row_error(
+                seq,
+                intended if intended is not None else start,
+                start,
+                0.0,
+                now,
+                describe(exc, "connect"),
+                now - start,
+            )
+            self.after(None)
+            return
+        conn.connect = clock() - start
+        conn.dns = self._dns_s
+        self._dns_s = 0.0  # resolved once per process: charged to the first connection only
+        self.conns.add(conn)
+        conn.send(seq, intended)
+
+    def _row_error(self, seq, intended, sent, written, done, error, connect=0.0) -> None:
+        for value in (seq, intended, sent, written, 0.0, done, 0, 0):
+            self.put(value)
+        self.errors.append(error)
+        if connect:
+            self.connects.append((seq, connect, 0.0))
+
+    def fail(self, conn: _Conn, error: str) -> None:
+        """The request on ``conn`` failed: record it and free the slot."""
+        if not conn.busy:
+            return
+        conn.busy = False
+        self.inflight -= 1
+        self._row_error(
+            conn.seq, conn.intended, conn.sent, conn.written, clock(), error, conn.connect
+        )
+        conn.connect = conn.dns = 0.0
+
+    def lost(self, conn: _Conn) -> None:
+        """Bookkeeping for a connection that is gone (whoever closed it)."""
+        self.conns.discard(conn)
+        self.nconns -= 1
+        if conn in self.idle:
+            self.idle.remove(conn)
+
+    # -- stopping ----------------------------------------------------------------------------
+    def stop(self, drain_s: float | None = None) -> None:
+        """Stop sending; in-flight requests get ``drain_s`` (default: the request timeout)."""
+        if self.stopping:
+            return
+        self.stopping = True
+        self.fast = False
+        if self.timer:
+            self.timer.close()
+            self.timer = None
+        drain = drain_s if drain_s is not None else (self.opts.timeout or 30.0)
+        self.loop.call_later(drain, self._give_up)
+        for conn in list(self.idle):
+            conn.abort(graceful=True)
+        self._check_done()
+
+    def interrupt(self) -> None:
+        """Ctrl-C: the first stops cleanly after a short drain, the second at once."""
+        if self.interrupted:
+            self._give_up()
+        self.interrupted = True
+        self.stats.flags = sorted(set(self.stats.flags) | {"interrupted"})
+        self.stop(INTERRUPT_DRAIN_S)
+
+    def _give_up(self) -> None:
+        if not self.done.done():
+            self.done.set_result(None)
+
+    def _check_done(self) -> None:
+        if self.inflight > 0 or self.done.done():
+            return
+        finished = self.stopping or (self.remaining <= 0 and not self.backlog)
+        if finished:
+            self.done.set_result(None)
+
+    # -- timers ------------------------------------------------------------------------------
+    def _sweep_every(self) -> float:
+        return min(0.1, self.opts.timeout / 10) if self.opts.timeout else 0.1
+
+    def _sweep(self) -> None:
+        """Fail requests older than the timeout and close their connections."""
+        if self.opts.timeout:
+            limit = clock() - self.opts.timeout
+            for conn in list(self.conns):
+                if conn.busy and conn.sent < limit:
+                    self.fail(conn, f"read: timeout, no response within {self.opts.timeout:g}s")
+                    conn.abort()
+                    self.after(None)
+        self._sweep_handle = self.loop.call_later(self._sweep_every(), self._sweep)
+
+    def _flush_tick(self) -> None:
+        self._flush()
+        self._flush_handle = self.loop.call_later(FLUSH_EVERY_S, self._flush_tick)
+
+    def _flush(self) -> None:
+        batch = ResultBatch(self.t0, self.data, self.errors, self.connects, self.request_len)
+        self.data = array("d")
+        self.put = self.data.append
+        self.errors, self.connects = [], []
+        self.stats.add_batch(batch)
+        now_sec = int(time.time())
+        self.stats.series.note_inflight(now_sec, self.inflight)
+        self.stats.series.close_before(now_sec - 1)
+        if self.on_batch and len(batch):
+            self.on_batch(batch)
+        if self.on_progress:
+            self.on_progress(self.stats.requests, self.stats.requests - self.stats.ok)

@@ -1,0 +1,281 @@
+"""Options of a load attack, their validation, and the request they describe.
+
+``LoadOptions`` holds every knob with hey's meaning (``-n -c -q -z ...``) plus kfp-bench's own
+(``--rate``, ``--workers`` ...). Its docstring is the source of the CLI's help text. ``validate()``
+raises ``ConfigError`` naming the flag and the fix before anything is sent; ``target()`` parses the
+URL and builds the request bytes once, so the request loop only writes a ready buffer.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import ssl
+from dataclasses import asdict, dataclass, field, replace
+from urllib.parse import urlsplit
+
+from kfp_bench import __version__
+from kfp_bench.errors import ConfigError
+
+_HEADER = re.compile(r"^([\w-]+):\s*(.+)$")
+_SECRET_HEADERS = {"authorization", "proxy-authorization", "cookie", "x-api-key"}
+METHODS = ("GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH")
+#: Safety caps: past these an explicit --i-know flag is needed (see ``validate``).
+MAX_RATE_PER_WORKER = 5000.0
+MAX_DURATION_S = 3600.0
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """What to send, how often and for how long.
+
+    Attributes:
+        url: the URL to load, http:// or https://.
+        method: HTTP method, one of GET, POST, PUT, DELETE, HEAD, OPTIONS, PATCH.
+        headers: extra headers as "Name: value" strings; repeat -H for more than one.
+        body: the request body.
+        content_type: Content-Type of the body (hey's default, text/html).
+        accept: HTTP Accept header.
+        basic_auth: basic authentication as username:password; never printed or saved.
+        host: HTTP Host header, for a virtual host behind an ingress (KServe's SERVICE_HOSTNAME).
+        user_agent: User-Agent header; kfp-bench/VERSION when empty.
+        requests: number of requests to run (hey's -n); ignored when a duration is given.
+        concurrency: number of workers (connections) sending at once; -n cannot be smaller.
+        qps: rate limit in queries per second PER WORKER, as hey means it (closed-loop; total is
+            c x q). Use --rate for an open-loop total rate.
+        duration: how long to send, in seconds (hey's -z, e.g. 30s, 2m); 0 means use -n.
+        timeout: timeout of each request in seconds; 0 means none.
+        disable_keepalive: open a new connection for every request.
+        disable_compression: do not send Accept-Encoding: gzip.
+        rate: open-loop total rate in requests/s across all workers and processes; latency is
+            measured from the intended send time (coordinated-omission corrected).
+        arrival: spacing of open-loop requests, constant or poisson.
+        max_inflight: in rate mode, the most requests in flight at once (connections are opened
+            on demand up to this); requests due beyond it wait, and their wait counts.
+        workers: worker processes; use as many as cores to go beyond one core.
+        insecure: skip TLS certificate verification (off by default).
+        cacert: a PEM file of extra CA certificates to trust for TLS.
+        i_know: allow going past the safety caps (5000 req/s per worker process, 1 hour).
+        seed: random seed of the Poisson arrivals, for a repeatable schedule.
+    """
+
+    url: str
+    method: str = "GET"
+    headers: tuple[str, ...] = ()
+    body: bytes = b""
+    content_type: str = "text/html"
+    accept: str = ""
+    basic_auth: str = field(default="", repr=False)
+    host: str = ""
+    user_agent: str = ""
+    requests: int = 200
+    concurrency: int = 50
+    qps: float = 0.0
+    duration: float = 0.0
+    timeout: float = 20.0
+    disable_keepalive: bool = False
+    disable_compression: bool = False
+    rate: float = 0.0
+    arrival: str = "constant"
+    max_inflight: int = 1000
+    workers: int = 1
+    insecure: bool = False
+    cacert: str = ""
+    i_know: bool = False
+    seed: int | None = None
+
+    def validate(self) -> LoadOptions:
+        """Check every option; raise ``ConfigError`` naming the flag and the fix."""
+        self.target()  # URL, scheme, headers
+        if self.method.upper() not in METHODS:
+            raise ConfigError(
+                f"-m {self.method!r}: unknown method; use one of {', '.join(METHODS)}"
+            )
+        if self.concurrency < 1:
+            raise ConfigError(f"-c {self.concurrency}: concurrency must be at least 1")
+        if self.duration < 0:
+            raise ConfigError(f"-z {self.duration}: duration must be positive, e.g. -z 30s")
+        if not self.duration:
+            if self.requests < 1:
+                raise ConfigError(f"-n {self.requests}: the number of requests must be at least 1")
+            if self.requests < self.concurrency and not self.rate:
+                raise ConfigError(
+                    f"-n {self.requests} is less than -c {self.concurrency}: "
+                    "raise -n or lower -c (hey's rule)"
+                )
+        if self.qps < 0:
+            raise ConfigError(f"-q {self.qps}: the per-worker rate must be positive")
+        if self.rate < 0 or self.rate != self.rate:
+            raise ConfigError(f"--rate {self.rate}: the rate must be a positive number of req/s")
+        if self.rate and self.qps:
+            raise ConfigError(
+                "--rate and -q both given: -q is hey's closed-loop rate per worker, --rate the "
+                "open-loop total; use one"
+            )
+        if self.arrival not in ("constant", "poisson"):
+            raise ConfigError(f"--arrival {self.arrival!r}: use constant or poisson")
+        if self.max_inflight < 1:
+            raise ConfigError(f"--max-inflight {self.max_inflight}: must be at least 1")
+        if self.workers < 1:
+            raise ConfigError(f"--workers {self.workers}: must be at least 1")
+        if self.timeout < 0:
+            raise ConfigError(f"-t {self.timeout}: the timeout must be 0 (none) or positive")
+        self._check_caps()
+        if self.cacert:
+            self.ssl_context()
+        return self
+
+    def _check_caps(self) -> None:
+        if self.i_know:
+            return
+        per_worker = self.rate / self.workers
+        if per_worker > MAX_RATE_PER_WORKER:
+            raise ConfigError(
+                f"--rate {self.rate:g} is {per_worker:g} req/s per worker process, above the "
+                f"safety cap of {MAX_RATE_PER_WORKER:g}: add --workers or pass --i-know"
+            )
+        if self.duration > MAX_DURATION_S:
+            raise ConfigError(
+                f"-z {self.duration:g}s is longer than the safety cap of 1h: pass --i-know"
+            )
+
+    @property
+    def open_loop(self) -> bool:
+        return self.rate > 0
+
+    def share(self, index: int, of: int) -> LoadOptions:
+        """This worker process's part: its connections, requests and rate."""
+
+        def part(total: int) -> int:
+            return total // of + (1 if index < total % of else 0)
+
+        return replace(
+            self,
+            concurrency=max(1, part(self.concurrency)),
+            requests=part(self.requests),
+            rate=self.rate / of,
+            max_inflight=max(1, part(self.max_inflight)),
+            workers=1,
+        )
+
+    def redacted(self) -> dict:
+        """The options as a dict fit for a report: credentials and secret headers masked."""
+        d = asdict(self)
+        d["body"] = f"<{len(self.body)} bytes>"
+        d["basic_auth"] = "<redacted>" if self.basic_auth else ""
+        d["headers"] = [_redact_header(h) for h in self.headers]
+        d["url"] = _strip_userinfo(self.url)
+        return d
+
+    def target(self) -> Target:
+        """Parse the URL and build the request bytes."""
+        return Target.build(self)
+
+    def ssl_context(self) -> ssl.SSLContext | None:
+        return _ssl_context(self) if urlsplit(self.url).scheme == "https" else None
+
+
+def _redact_header(h: str) -> str:
+    name = h.split(":", 1)[0]
+    return f"{name}: <redacted>" if name.strip().lower() in _SECRET_HEADERS else h
+
+
+def _strip_userinfo(url: str) -> str:
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]).geturl()
+
+
+def _ssl_context(opts: LoadOptions) -> ssl.SSLContext:
+    ctx = ssl.create_default_context()
+    if opts.cacert:
+        try:
+            ctx.load_verify_locations(cafile=opts.cacert)
+        except (OSError, ssl.SSLError) as exc:
+            raise ConfigError(
+                f"--cacert {opts.cacert}: cannot load CA certificates ({exc}); give a PEM file"
+            ) from None
+    if opts.insecure:
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+    return ctx
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where to connect and the exact bytes of the request."""
+
+    scheme: str
+    host: str
+    port: int
+    request: bytes
+    server_hostname: str
+
+    @classmethod
+    def build(cls, o: LoadOptions) -> Target:
+        try:
+            parts = urlsplit(o.url)
+            port = parts.port
+        except ValueError as exc:
+            raise ConfigError(f"URL {o.url!r}: {exc}; give e.g. http://host:8080/path") from None
+        if parts.scheme not in ("http", "https"):
+            what = f"scheme {parts.scheme!r}" if parts.scheme else "no scheme"
+            raise ConfigError(f"URL {o.url!r}: {what}; use http:// or https://")
+        if not parts.hostname:
+            raise ConfigError(f"URL {o.url!r}: no host; give e.g. http://127.0.0.1:8080/")
+        port = port or (443 if parts.scheme == "https" else 80)
+        path = parts.path or "/"
+        if parts.query:
+            path += "?" + parts.query
+        default_port = port == (443 if parts.scheme == "https" else 80)
+        netloc = parts.hostname if default_port else f"{parts.hostname}:{port}"
+        if ":" in parts.hostname:  # IPv6 literal
+            netloc = f"[{parts.hostname}]" + ("" if default_port else f":{port}")
+
+        head = {"Host": o.host or netloc, "User-Agent": o.user_agent or f"kfp-bench/{__version__}"}
+        if o.body or o.method.upper() in ("POST", "PUT", "PATCH"):
+            head["Content-Type"] = o.content_type
+            head["Content-Length"] = str(len(o.body))
+        if o.accept:
+            head["Accept"] = o.accept
+        if not o.disable_compression:
+            head["Accept-Encoding"] = "gzip"
+        userinfo = o.basic_auth or (
+            f"{parts.username}:{parts.password or ''}" if parts.username else ""
+        )
+        if userinfo:
+            head["Authorization"] = "Basic " + base64.b64encode(userinfo.encode()).decode()
+        for h in o.headers:
+            m = _HEADER.match(h)
+            if not m:
+                raise ConfigError(f"-H {h!r}: not a header; write it as -H 'Name: value'")
+            head[_canonical(m.group(1), head)] = m.group(2).strip()
+        if o.disable_keepalive:
+            head["Connection"] = "close"
+        lines = [f"{o.method.upper()} {path} HTTP/1.1"] + [f"{k}: {v}" for k, v in head.items()]
+        request = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + o.body
+        return cls(parts.scheme, parts.hostname, port, request, parts.hostname)
+
+
+def _canonical(name: str, head: dict) -> str:
+    """Reuse the existing spelling of a header so that -H overrides a default."""
+    for k in head:
+        if k.lower() == name.lower():
+            del head[k]
+            return k
+    return name
+
+
+def parse_duration(text: str) -> float:
+    """Seconds in a Go-style duration such as 30s, 1m30s, 500ms or 2h; a bare number is seconds."""
+    m = re.fullmatch(r"((?:\d+(?:\.\d*)?|\.\d+)(?:h|ms|m|s|us|µs|ns))+", text.strip())
+    if text.strip().replace(".", "", 1).isdigit():
+        return float(text)
+    if not m:
+        raise ConfigError(f"duration {text!r}: write it like 30s, 2m or 1m30s")
+    units = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+    return sum(
+        float(n) * units[u]
+        for n, u in re.findall(r"(\d+(?:\.\d*)?|\.\d+)(h|ms|m|s|us|µs|ns)", text)
+    )

@@ -1,0 +1,173 @@
+"""Run an attack in one process or across several, and merge what they measured.
+
+With ``workers == 1`` the attack runs in this process. With more, each worker process runs its
+share (``LoadOptions.share``) from a common start time on the system-wide monotonic clock, so their
+open-loop schedules interleave into one; each sends back its stats as the JSON results document and
+this process merges them. A worker that dies without reporting is named in ``workers.missing``
+rather than silently left out.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing as mp
+import multiprocessing.connection
+import os
+import signal
+import time
+from collections.abc import Callable
+
+import uvloop
+
+from kfp_bench.load.engine import Attack
+from kfp_bench.load.options import LoadOptions
+from kfp_bench.stats.load import LoadStats
+
+START_DELAY_S = 0.3  # time for worker processes to start before request 0 is due
+
+
+def run_load(
+    opts: LoadOptions,
+    *,
+    on_progress: Callable[[int, int], None] | None = None,
+    on_batch_factory: Callable[[int], Callable] | None = None,
+) -> LoadStats:
+    """Run the attack described by ``opts`` and return its merged stats.
+
+    Args:
+        opts: the options; validated here, before anything is sent.
+        on_progress: called about every 0.2 s with (requests, failed) so far, in this process.
+        on_batch_factory: given a worker index, returns a callable that receives that worker's
+            ``ResultBatch``es (in the worker's process), e.g. a CSV writer.
+    """
+    opts.validate()
+    if opts.workers == 1:
+        on_batch = on_batch_factory(0) if on_batch_factory else None
+        return _run_here(opts, on_progress=on_progress, on_batch=on_batch)
+    return _run_processes(opts, on_progress, on_batch_factory)
+
+
+def _new_stats(opts: LoadOptions) -> LoadStats:
+    flags = ["insecure"] if opts.insecure else []
+    flags += ["i-know"] if opts.i_know else []
+    return LoadStats(options=opts.redacted(), flags=flags)
+
+
+def _run_here(opts, *, on_progress=None, on_batch=None, start_at=None, phase=0.0) -> LoadStats:
+    stats = _new_stats(opts)
+
+    async def main():
+        attack = Attack(
+            opts, stats, start_at=start_at, phase=phase, on_batch=on_batch, on_progress=on_progress
+        )
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, attack.interrupt)
+        try:
+            return await attack.run()
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        return runner.run(main())
+
+
+def _worker(opts, index, of, start_at, conn, counters, on_batch_factory) -> None:
+    """Body of a worker process: run its share and send the stats document back."""
+    share = opts.share(index, of)
+    # Each process of a constant-rate attack takes every P-th slot of the total schedule.
+    phase = index / opts.rate if opts.rate else 0.0
+
+    def progress(requests, failed):
+        counters[2 * index], counters[2 * index + 1] = requests, failed
+
+    on_batch = on_batch_factory(index) if on_batch_factory else None
+    if share.seed is not None:
+        share = _with_seed(share, share.seed + index)
+    stats = _run_here(
+        share, on_progress=progress, on_batch=on_batch, start_at=start_at, phase=phase
+    )
+    conn.send(stats.to_dict())
+    conn.close()
+
+
+def _with_seed(opts: LoadOptions, seed: int) -> LoadOptions:
+    from dataclasses import replace
+
+    return replace(opts, seed=seed)
+
+
+def _run_processes(opts, on_progress, on_batch_factory) -> LoadStats:
+    ctx = mp.get_context("fork")
+    counters = ctx.Array("q", 2 * opts.workers, lock=False)
+    start_at = time.perf_counter() + START_DELAY_S
+    procs, pipes = [], []
+    for i in range(opts.workers):
+        parent, child = ctx.Pipe(duplex=False)
+        p = ctx.Process(
+            target=_worker,
+            args=(opts, i, opts.workers, start_at, child, counters, on_batch_factory),
+            daemon=True,
+        )
+        p.start()
+        child.close()
+        procs.append(p)
+        pipes.append(parent)
+
+    interrupted = []
+
+    def on_sigint(signum, frame):
+        interrupted.append(signum)
+        for p in procs:  # forward, in case the signal reached only this process
+            if p.is_alive():
+                os.kill(p.pid, signal.SIGTERM if len(interrupted) == 1 else signal.SIGKILL)
+
+    old = signal.signal(signal.SIGINT, on_sigint)
+    try:
+        docs = _collect(procs, pipes, counters, on_progress, opts)
+    finally:
+        signal.signal(signal.SIGINT, old)
+    return _merge_worker_docs(docs, opts)
+
+
+def _collect(procs, pipes, counters, on_progress, opts) -> list:
+    """Wait for every worker's document; a worker that died without one is ``False``."""
+    docs: list = [None] * len(procs)
+    pending = dict(zip(pipes, range(len(pipes)), strict=True))
+    while pending:
+        for pipe in mp.connection.wait(list(pending), timeout=0.2):
+            i = pending.pop(pipe)
+            try:
+                docs[i] = pipe.recv()
+            except (EOFError, OSError):  # it died before reporting
+                docs[i] = False
+        if on_progress:
+            on_progress(sum(counters[0::2]), sum(counters[1::2]))
+    for p in procs:
+        p.join(timeout=5)
+        if p.is_alive():
+            p.kill()
+            p.join()
+    return docs
+
+
+def _merge_worker_docs(docs, opts) -> LoadStats:
+    merged = None
+    missing = []
+    for i, doc in enumerate(docs):
+        if not doc:
+            missing.append(i)
+            continue
+        stats = LoadStats.from_dict(doc, f"worker {i}")
+        if merged is None:
+            merged = stats
+        else:
+            merged.merge(stats)
+    if merged is None:
+        merged = _new_stats(opts).close(0.0)
+        merged.workers = {"expected": 0, "reported": 0, "missing": []}
+    merged.workers["expected"] += len(missing)
+    merged.workers["missing"] += missing
+    merged.options = opts.redacted()
+    return merged

@@ -1,0 +1,1 @@
+"""Reporters: pure functions from finished metrics to text, JSON, CSV (and later Markdown, HTML)."""

@@ -1,0 +1,113 @@
+"""hey's summary layout, from finished load stats; and hey's CSV of per-request rows.
+
+The text follows hey's sections and formats (``%4.4f secs``, a 10-bucket response time histogram,
+the 10/25/50/75/90/95/99% latency distribution, the phase details, status codes and errors), so
+scripts that read hey's output read this too. kfp-bench adds lines hey does not have (the
+coordinated-omission corrected figures in rate mode, requests not sent, missing workers) after
+hey's sections, never inside them.
+"""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from kfp_bench.records import ResultBatch
+from kfp_bench.stats.load import LoadStats
+
+BAR = "■"
+HEY_PCTS = (10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0)
+
+
+def _secs(us: float) -> str:
+    return f"{us / 1e6:4.4f}"
+
+
+def write_text(stats: LoadStats, out: TextIO) -> None:
+    """Write the summary of ``stats`` in hey's layout."""
+    s = stats.summary()
+    lat = stats.latency
+    w = out.write
+    w("\nSummary:\n")
+    w(f"  Total:\t{s.duration_s:4.4f} secs\n")
+    w(f"  Slowest:\t{_secs(lat.max_us)} secs\n")
+    w(f"  Fastest:\t{_secs(lat.min_us)} secs\n")
+    w(f"  Average:\t{_secs(lat.mean_us)} secs\n")
+    w(f"  Requests/sec:\t{s.rps:4.4f}\n")
+    if stats.bytes_in > 0:
+        w(f"  \n  Total data:\t{stats.bytes_in} bytes\n")
+        w(f"  Size/request:\t{stats.bytes_in // max(stats.requests, 1)} bytes\n")
+    w("\nResponse time histogram:\n")
+    buckets = lat.buckets(lat.min_us, lat.max_us, 10)
+    top = max((c for _, c in buckets), default=0)
+    for mark, count in buckets:
+        bar = BAR * ((count * 40 + top // 2) // top) if top else ""
+        w(f"  {mark / 1e6:4.3f} [{count}]\t|{bar}\n")
+    w("\n\nLatency distribution:\n")
+    for p, v in lat.percentiles_us(HEY_PCTS).items():
+        if v > 0:
+            w(f"  {p:g}% in {_secs(v)} secs\n")
+    w("\nDetails (average, fastest, slowest):\n")
+    labels = {
+        "connect": "DNS+dialup",
+        "dns": "DNS-lookup",
+        "write": "req write",
+        "wait": "resp wait",
+        "read": "resp read",
+    }
+    for key, label in labels.items():
+        d = stats.phases[key].as_dict()
+        w(f"  {label}:\t{d['mean_s']:4.4f} secs, {d['min_s']:4.4f} secs, {d['max_s']:4.4f} secs\n")
+    w("\nStatus code distribution:\n")
+    for code, n in sorted(stats.status_codes.items()):
+        w(f"  [{code}]\t{n} responses\n")
+    if stats.errors:
+        w("\nError distribution:\n")
+        for err, n in stats.errors.most_common():
+            w(f"  [{n}]\t{err}\n")
+    _write_extras(stats, w)
+    w("\n")
+
+
+def _write_extras(stats: LoadStats, w) -> None:
+    """kfp-bench's own lines, after hey's sections."""
+    s = stats.summary()
+    if stats.corrected:
+        w("\nOpen loop (latency from the intended send time, corrected for coordinated")
+        w(" omission):\n")
+        w("  \tcorrected\tuncorrected\n")
+        for key in ("p50", "p90", "p99", "p99_9", "max", "mean"):
+            w(f"  {key}:\t{s.latency_ms[key]:.3f} ms\t{s.uncorrected_ms[key]:.3f} ms\n")
+    notes = []
+    if stats.not_sent:
+        notes.append(f"{stats.not_sent} scheduled requests not sent (--max-inflight reached)")
+    if stats.latency.out_of_range:
+        notes.append(f"{stats.latency.out_of_range} latencies beyond 1 h (not in the histogram)")
+    if stats.workers.get("missing"):
+        missing = ", ".join(str(m) for m in stats.workers["missing"])
+        notes.append(f"worker(s) {missing} of {stats.workers['expected']} did not report")
+    if "interrupted" in stats.flags:
+        notes.append("interrupted: figures cover what was measured before the stop")
+    if "insecure" in stats.flags:
+        notes.append("WARNING: TLS verification was off (--insecure)")
+    if "i-know" in stats.flags:
+        notes.append("safety caps overridden (--i-know)")
+    if notes:
+        w("\nNotes:\n" + "".join(f"  {n}\n" for n in notes))
+
+
+CSV_HEADER = (
+    "response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,status-code,offset\n"
+)
+
+
+def write_csv_header(out: TextIO) -> None:
+    out.write(CSV_HEADER)
+
+
+def write_csv_rows(batch: ResultBatch, out: TextIO) -> None:
+    """hey's ``-o csv`` rows: seconds with 4 decimals; offset is the send time from the start."""
+    out.writelines(
+        f"{r.latency:4.4f},{r.connect:4.4f},{r.dns:4.4f},{r.write:4.4f},{r.wait:4.4f},"
+        f"{r.read:4.4f},{r.status},{r.sent:4.4f}\n"
+        for r in batch.results()
+    )

@@ -1,0 +1,288 @@
+"""Aggregation of a load attack: mergeable, with a cheap ``add`` and a ``summary()``.
+
+``LoadStats`` takes ``Result`` records one at a time (``add``) or in the request loop's batches
+(``add_batch``), merges with the stats of other processes or machines (``merge``), and round-trips
+through the JSON results file (``to_dict`` / ``from_dict``). ``summary()`` returns the finished
+figures that reporters print.
+
+Latency figures cover every request, failed ones included (a timeout is a 20 s latency, not a
+missing sample). In rate mode the primary histogram is measured from the intended send time
+(coordinated-omission corrected) and a second one from the actual send time.
+"""
+
+from __future__ import annotations
+
+import time
+from array import array
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kfp_bench.errors import ResultsError
+from kfp_bench.records import BATCH_COLUMNS, ResultBatch
+from kfp_bench.stats.hdr import Histogram
+from kfp_bench.stats.series import Series
+
+#: Version of the JSON results format; ``from_dict`` refuses any other.
+FORMAT = "kfp-bench/load"
+FORMAT_VERSION = 1
+PHASES = ("connect", "dns", "write", "wait", "read")
+SUMMARY_PCTS = (10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.9)
+
+
+def _ok(status: np.ndarray) -> np.ndarray:
+    return (status >= 200) & (status < 400)
+
+
+@dataclass
+class _Phase:
+    """Count, sum, min and max of one request phase (seconds), over requests that got a response."""
+
+    count: int = 0
+    total: float = 0.0
+    lo: float = float("inf")
+    hi: float = 0.0
+
+    def add(self, values: np.ndarray, zeros: int = 0) -> None:
+        """Add ``values`` and ``zeros`` more samples of 0 (left implicit: most requests reuse a
+        connection and spend no time connecting)."""
+        if values.size:
+            self.total += float(values.sum())
+            self.lo = min(self.lo, float(values.min()))
+            self.hi = max(self.hi, float(values.max()))
+        if zeros:
+            self.lo = 0.0
+        self.count += int(values.size) + zeros
+
+    def merge(self, other: _Phase) -> None:
+        self.count += other.count
+        self.total += other.total
+        self.lo, self.hi = min(self.lo, other.lo), max(self.hi, other.hi)
+
+    def as_dict(self) -> dict:
+        mean = self.total / self.count if self.count else 0.0
+        return {
+            "count": self.count,
+            "mean_s": mean,
+            "min_s": self.lo if self.count else 0.0,
+            "max_s": self.hi,
+        }
+
+
+@dataclass
+class LoadStats:
+    """The aggregate of a load attack.
+
+    Attributes:
+        corrected: True in rate mode, where latency is measured from the intended send time.
+        started_at: wall-clock start (epoch seconds).
+        duration_s: from the start to the last response; set by ``close()``.
+        options: the attack's options (credentials redacted), kept for the report.
+    """
+
+    corrected: bool = False
+    started_at: float = field(default_factory=time.time)
+    duration_s: float = 0.0
+    options: dict = field(default_factory=dict)
+    requests: int = 0
+    ok: int = 0
+    bytes_in: int = 0
+    bytes_out: int = 0
+    not_sent: int = 0
+    status_codes: Counter = field(default_factory=Counter)
+    errors: Counter = field(default_factory=Counter)
+    latency: Histogram = field(default_factory=Histogram)
+    uncorrected: Histogram = field(default_factory=Histogram)
+    phases: dict = field(default_factory=lambda: {p: _Phase() for p in PHASES})
+    series: Series = field(default_factory=Series)
+    workers: dict = field(default_factory=lambda: {"expected": 1, "reported": 1, "missing": []})
+    flags: list = field(default_factory=list)
+
+    # -- adding ------------------------------------------------------------------------------
+    def add(self, result) -> None:
+        """Add one ``Result`` record (offsets from this attack's start)."""
+        written = result.sent + result.write if result.bytes_out else 0.0
+        first = result.sent + result.write + result.wait
+        row = (
+            result.seq,
+            result.intended,
+            result.sent,
+            written,
+            first,
+            result.sent + result.latency,
+            result.status,
+            result.bytes_in,
+        )
+        connects = [(result.seq, result.connect, result.dns)] if result.connect else []
+        errors = [result.error] if not result.status else []
+        self.add_batch(ResultBatch(0.0, array("d", row), errors, connects, result.bytes_out))
+
+    def add_batch(self, batch: ResultBatch) -> None:
+        """Add a batch from the request loop."""
+        if not len(batch):
+            return
+        a = np.frombuffer(batch.data, dtype=np.float64).reshape(-1, len(BATCH_COLUMNS))
+        intended, sent, written, first, done = (a[:, i] for i in range(1, 6))
+        status = a[:, 6].astype(np.int64)
+        b_in = a[:, 7].astype(np.int64)
+        lat_us = np.rint((done - sent) * 1e6).astype(np.int64)
+        if self.corrected:
+            self.uncorrected.record_many(lat_us)
+            lat_us = np.rint((done - np.minimum(intended, sent)) * 1e6).astype(np.int64)
+        self.latency.record_many(lat_us)
+
+        ok = _ok(status)
+        answered = status > 0
+        n_answered = int(np.count_nonzero(answered))
+        self.requests += len(a)
+        self.ok += int(np.count_nonzero(ok))
+        self.bytes_in += int(b_in.sum())
+        self.bytes_out += batch.request_len * int(np.count_nonzero(written))
+        codes, counts = np.unique(status[answered], return_counts=True)
+        for code, n in zip(codes.tolist(), counts.tolist(), strict=True):
+            self.status_codes[code] += n
+        self.errors.update(batch.errors)
+
+        # Connect and DNS time are charged to the request that opened the connection; the
+        # others add zeros, as in hey's averages.
+        for p, col in (("connect", 1), ("dns", 2)):
+            vals = np.array([c[col] for c in batch.connects], dtype=np.float64)
+            self.phases[p].add(vals, max(n_answered - vals.size, 0))
+        w, f, d = written[answered], first[answered], done[answered]
+        f = np.where(f > 0, f, d)
+        self.phases["write"].add(np.maximum(w - sent[answered], 0.0))
+        self.phases["wait"].add(np.maximum(f - w, 0.0))
+        self.phases["read"].add(d - f)
+
+        secs = np.floor(self.started_at + (done - batch.t0)).astype(np.int64)
+        self.series.add(secs, lat_us, ~ok, b_in)
+
+    def close(self, duration_s: float) -> LoadStats:
+        """Finish: record the duration and close every second of the series."""
+        self.duration_s = duration_s
+        self.series.close_before(2**62)
+        return self
+
+    # -- merging -----------------------------------------------------------------------------
+    def merge(self, other: LoadStats) -> None:
+        """Add another process's or machine's stats; the duration spans both."""
+        end = max(self.started_at + self.duration_s, other.started_at + other.duration_s)
+        self.started_at = min(self.started_at, other.started_at)
+        self.duration_s = end - self.started_at
+        self.corrected = self.corrected or other.corrected
+        for name in ("requests", "ok", "bytes_in", "bytes_out", "not_sent"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.status_codes.update(other.status_codes)
+        self.errors.update(other.errors)
+        self.latency.merge(other.latency)
+        self.uncorrected.merge(other.uncorrected)
+        for p in PHASES:
+            self.phases[p].merge(other.phases[p])
+        self.series.merge(other.series)
+        for k in ("expected", "reported"):
+            self.workers[k] += other.workers[k]
+        self.workers["missing"] += other.workers["missing"]
+        self.flags = sorted(set(self.flags) | set(other.flags))
+
+    # -- persistence -------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        """The JSON results document: summary keys first, then what a merge needs."""
+        s = self.summary()
+        doc = {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "requests": s.requests,
+            "duration_s": s.duration_s,
+            "rps": s.rps,
+            "success_ratio": s.success_ratio,
+            "latency_ms": s.latency_ms,
+            "status_codes": {str(k): v for k, v in sorted(self.status_codes.items())},
+            "errors": dict(self.errors.most_common()),
+            "corrected": self.corrected,
+            "started_at": self.started_at,
+            "ok": self.ok,
+            "bytes_in": self.bytes_in,
+            "bytes_out": self.bytes_out,
+            "not_sent": self.not_sent,
+            "out_of_range": self.latency.out_of_range,
+            "details": {p: ph.as_dict() for p, ph in self.phases.items()},
+            "workers": self.workers,
+            "flags": self.flags,
+            "options": self.options,
+            "histogram": {"unit": "us", "latency": self.latency.encode()},
+            "series": self.series.rows(),
+        }
+        if self.corrected:
+            doc["latency_uncorrected_ms"] = s.uncorrected_ms
+            doc["histogram"]["uncorrected"] = self.uncorrected.encode()
+        return doc
+
+    @classmethod
+    def from_dict(cls, doc: dict, source: str = "results") -> LoadStats:
+        """Rebuild stats from a JSON results document; ``source`` names it in errors."""
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+            raise ResultsError(f"{source}: not a kfp-bench load result (no format {FORMAT!r})")
+        if doc.get("format_version") != FORMAT_VERSION:
+            raise ResultsError(
+                f"{source}: results format version {doc.get('format_version')!r}, this kfp-bench "
+                f"reads version {FORMAT_VERSION}; re-run the load with this version"
+            )
+        try:
+            stats = cls(
+                corrected=bool(doc["corrected"]),
+                started_at=float(doc["started_at"]),
+                duration_s=float(doc["duration_s"]),
+                options=doc.get("options", {}),
+            )
+            for name in ("requests", "ok", "bytes_in", "bytes_out", "not_sent"):
+                setattr(stats, name, int(doc[name]))
+            stats.status_codes = Counter({int(k): v for k, v in doc["status_codes"].items()})
+            stats.errors = Counter(doc["errors"])
+            hist = doc["histogram"]
+            stats.latency = Histogram.decode(hist["latency"], int(doc.get("out_of_range", 0)))
+            if "uncorrected" in hist:
+                stats.uncorrected = Histogram.decode(hist["uncorrected"])
+            for p, d in doc["details"].items():
+                lo = d["min_s"] if d["count"] else float("inf")
+                stats.phases[p] = _Phase(d["count"], d["mean_s"] * d["count"], lo, d["max_s"])
+            stats.series = Series.from_rows(doc["series"])
+            stats.workers = dict(doc["workers"])
+            stats.flags = list(doc.get("flags", []))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ResultsError(
+                f"{source}: malformed load result ({exc!r} is missing or wrong)"
+            ) from None
+        return stats
+
+    # -- summary -----------------------------------------------------------------------------
+    def summary(self) -> LoadSummary:
+        def ms(h: Histogram) -> dict:
+            p = h.percentiles_us(SUMMARY_PCTS)
+            out = {f"p{k:g}".replace(".", "_"): v / 1000 for k, v in p.items()}
+            out.update(min=h.min_us / 1000, max=h.max_us / 1000, mean=h.mean_us / 1000)
+            return out
+
+        dur = self.duration_s
+        return LoadSummary(
+            requests=self.requests,
+            duration_s=dur,
+            rps=self.requests / dur if dur > 0 else 0.0,
+            success_ratio=self.ok / self.requests if self.requests else 0.0,
+            latency_ms=ms(self.latency),
+            uncorrected_ms=ms(self.uncorrected) if self.corrected else ms(self.latency),
+            corrected=self.corrected,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class LoadSummary:
+    """The headline figures of a load attack, in the units reports print."""
+
+    requests: int
+    duration_s: float
+    rps: float
+    success_ratio: float
+    latency_ms: dict
+    uncorrected_ms: dict
+    corrected: bool

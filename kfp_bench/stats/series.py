@@ -1,0 +1,104 @@
+"""Per-second time series of a load attack, mergeable across processes and machines.
+
+Seconds are keyed by wall-clock (epoch) second, so that series recorded on different pods line up
+when merged. Each second keeps a 2-digit HDR histogram while it is open; once a second can receive
+no more samples it is closed into plain numbers plus its encoded histogram (a few hundred bytes),
+so memory stays flat however long the attack runs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from kfp_bench.stats.hdr import Histogram
+
+PCTS = (50.0, 90.0, 99.0)
+
+
+class _Open:
+    __slots__ = ("requests", "errors", "bytes_in", "inflight", "hist")
+
+    def __init__(self):
+        self.requests = self.errors = self.bytes_in = self.inflight = 0
+        self.hist = Histogram(digits=2)
+
+
+class Series:
+    """Requests, errors, bytes, in-flight and latency percentiles for each second."""
+
+    def __init__(self):
+        self._open: dict[int, _Open] = {}
+        self._closed: dict[int, dict] = {}
+
+    def add(self, secs: np.ndarray, lat_us: np.ndarray, failed: np.ndarray, bytes_in: np.ndarray):
+        """Add samples: each one's epoch second, latency (µs), failure flag and body bytes."""
+        for sec in np.unique(secs):
+            m = secs == sec
+            b = self._bucket(int(sec))
+            b.requests += int(np.count_nonzero(m))
+            b.errors += int(np.count_nonzero(failed[m]))
+            b.bytes_in += int(bytes_in[m].sum())
+            b.hist.record_many(lat_us[m])
+
+    def note_inflight(self, sec: int, inflight: int) -> None:
+        """Keep the highest in-flight count seen during ``sec``."""
+        b = self._bucket(sec)
+        b.inflight = max(b.inflight, inflight)
+
+    def close_before(self, sec: int) -> None:
+        """Close every second before ``sec``: no sample can arrive for them any more."""
+        for s in [s for s in self._open if s < sec]:
+            b = self._open.pop(s)
+            pct = b.hist.percentiles_us(PCTS)
+            self._closed[s] = {
+                "t": s,
+                "requests": b.requests,
+                "errors": b.errors,
+                "bytes_in": b.bytes_in,
+                "inflight": b.inflight,
+                "p50_ms": pct[50.0] / 1000,
+                "p90_ms": pct[90.0] / 1000,
+                "p99_ms": pct[99.0] / 1000,
+                "hist": b.hist.encode() if b.hist.count else "",
+            }
+
+    def _bucket(self, sec: int) -> _Open:
+        b = self._open.get(sec)
+        if b is None:
+            b = self._open[sec] = _Open()
+            if sec in self._closed:  # a late sample reopens its second
+                self._reopen(sec, b)
+        return b
+
+    def _reopen(self, sec: int, b: _Open) -> None:
+        old = self._closed.pop(sec)
+        b.requests, b.errors = old["requests"], old["errors"]
+        b.bytes_in, b.inflight = old["bytes_in"], old["inflight"]
+        if old["hist"]:
+            b.hist.merge(Histogram.decode(old["hist"]))
+
+    # -- merge and persistence ---------------------------------------------------------------
+    def merge(self, other: Series) -> None:
+        """Add ``other``'s seconds; in-flight counts add up, since they are separate clients."""
+        other.close_before(2**62)
+        self.close_before(2**62)
+        for s, row in other._closed.items():
+            b = self._bucket(s)
+            b.requests += row["requests"]
+            b.errors += row["errors"]
+            b.bytes_in += row["bytes_in"]
+            b.inflight += row["inflight"]
+            if row["hist"]:
+                b.hist.merge(Histogram.decode(row["hist"]))
+        self.close_before(2**62)
+
+    def rows(self) -> list[dict]:
+        """All seconds, oldest first, with ``t`` the epoch second."""
+        self.close_before(2**62)
+        return [self._closed[s] for s in sorted(self._closed)]
+
+    @classmethod
+    def from_rows(cls, rows: list[dict]) -> Series:
+        series = cls()
+        series._closed = {int(r["t"]): dict(r) for r in rows}
+        return series

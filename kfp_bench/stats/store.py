@@ -1,0 +1,41 @@
+"""Saved load results: the JSON document of ``LoadStats``, written atomically and read back."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from kfp_bench.errors import ResultsError
+from kfp_bench.stats.load import LoadStats
+
+
+def save(stats: LoadStats, path: str | os.PathLike) -> Path:
+    """Write the results document; a crash mid-write never leaves a half file at ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(stats.to_dict(), f, indent=1)
+            f.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return path
+
+
+def load(path: str | os.PathLike) -> LoadStats:
+    """Read a results document written by ``save`` (or by ``kfp-bench load --json-out``)."""
+    p = Path(path)
+    try:
+        doc = json.loads(p.read_text())
+    except FileNotFoundError:
+        raise ResultsError(f"{p}: no such results file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ResultsError(f"{p}: cannot read it ({exc})") from None
+    except ValueError as exc:
+        raise ResultsError(f"{p}: not JSON ({exc}); give a file written by --json-out") from None
+    return LoadStats.from_dict(doc, str(p))

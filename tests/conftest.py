@@ -1,0 +1,32 @@
+"""Shared fixtures: an environment without the developer's kfp-bench, KFP or proxy settings."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+_ISOLATED_PREFIXES = ("KFP_BENCH_", "KF_PIPELINES_", "KFP_")
+_ISOLATED = {"http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"}
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch):
+    """Tests see no proxy or kfp-bench/KFP variables from the machine they run on."""
+    for name in list(os.environ):
+        if name in _ISOLATED or name.startswith(_ISOLATED_PREFIXES):
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+
+
+def run_cli(*args: str, timeout: float = 120, **kwargs) -> subprocess.CompletedProcess:
+    """Run ``kfp-bench ARGS`` in a real process and capture its output."""
+    return subprocess.run(
+        [sys.executable, "-m", "kfp_bench.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        **kwargs,
+    )

@@ -1,0 +1,156 @@
+"""The request loop against real loopback servers: counts, faults, the open-loop schedule,
+coordinated-omission correction and worker processes."""
+
+import numpy as np
+import pytest
+
+from kfp_bench.errors import ConfigError
+from kfp_bench.load import LoadOptions, run_load
+from kfp_bench.sandbox.fault_server import start_fault_server
+
+
+def _run(url, collect=None, **kw):
+    results = []
+
+    def factory(index):
+        return lambda batch: results.extend(batch.results())
+
+    stats = run_load(LoadOptions(url=url, **kw), on_batch_factory=factory if collect else None)
+    return stats, results
+
+
+def test_closed_loop_sends_exactly_n(fault_server):
+    stats, results = _run(
+        fault_server.url + "/x?bytes=100", collect=True, requests=300, concurrency=7
+    )
+    assert stats.requests == 300 == len(results)
+    assert stats.status_codes == {200: 300}
+    assert stats.bytes_in == 300 * 100
+    assert sorted(r.seq for r in results) == list(range(300))
+    assert all(r.ok and r.intended == r.sent for r in results)
+    assert stats.phases["connect"].count == 300
+    assert len([r for r in results if r.connect > 0]) == 7  # keep-alive: one connect per worker
+
+
+def test_statuses_are_counted_and_4xx_5xx_are_failures(fault_server):
+    stats, _ = _run(fault_server.url + "/?status=503", requests=40, concurrency=4)
+    assert stats.status_codes == {503: 40}
+    assert stats.summary().success_ratio == 0.0
+    assert not stats.errors
+
+
+def test_resets_are_errors_and_the_run_goes_on(fault_server):
+    stats, results = _run(fault_server.url + "/?reset=1", collect=True, requests=30, concurrency=3)
+    assert stats.requests == 30
+    assert sum(stats.errors.values()) == 30
+    assert all(r.status == 0 and r.error for r in results)
+    assert "reset" in next(iter(stats.errors)) or "closed" in next(iter(stats.errors))
+
+
+def test_timeouts_are_errors_with_their_latency(fault_server):
+    stats, results = _run(
+        fault_server.url + "/?hang=1", collect=True, requests=4, concurrency=2, timeout=0.3
+    )
+    assert stats.requests == 4
+    assert all("timeout" in e for e in stats.errors)
+    assert all(0.3 <= r.latency < 1.5 for r in results)
+
+
+def test_connection_refused_is_counted_not_raised():
+    with start_fault_server() as server:
+        url = server.url
+    stats, _ = _run(url, requests=20, concurrency=2)
+    assert stats.requests == 20
+    assert stats.errors == {"connect: connection refused": 20}
+
+
+def test_disable_keepalive_opens_a_connection_per_request(fault_server):
+    _, results = _run(
+        fault_server.url, collect=True, requests=20, concurrency=2, disable_keepalive=True
+    )
+    assert len(results) == 20
+    assert all(r.connect > 0 and r.ok for r in results)
+
+
+@pytest.mark.parametrize("arrival", ["constant", "poisson"])
+def test_open_loop_follows_the_schedule(fault_server, arrival):
+    rate, duration = 200.0, 2.0
+    stats, results = _run(
+        fault_server.url,
+        collect=True,
+        rate=rate,
+        duration=duration,
+        arrival=arrival,
+        concurrency=4,
+        seed=3,
+    )
+    intended = np.sort([r.intended for r in results])
+    assert stats.corrected
+    assert abs(len(results) - rate * duration) <= (2 if arrival == "constant" else 60)
+    gaps = np.diff(intended)
+    if arrival == "constant":
+        assert np.allclose(gaps, 1 / rate, atol=1e-6)
+    else:
+        assert abs(gaps.mean() - 1 / rate) < 0.25 / rate
+        assert gaps.std() > 0.5 / rate  # exponential gaps: std close to the mean
+    lateness = np.array([r.sent - r.intended for r in results])
+    assert np.median(lateness) < 0.002
+
+
+def test_open_loop_counts_a_stall_that_closed_loop_hides():
+    """A server that holds every response for 0.4 s every 2 s: from the schedule's point of view
+    the requests due in the stall wait up to 0.4 s. Closed loop sends few requests then and its
+    percentiles barely move; open loop measures them from their intended time."""
+    with start_fault_server(stall_every=2.0, stall_for=0.4) as server:
+        stats, results = _run(server.url, collect=True, rate=100, duration=4.0, concurrency=4)
+    corrected = np.array([r.corrected_latency for r in results])
+    assert (corrected > 0.2).sum() >= 20  # ~20% of 4 s in stall windows, half of it over 0.2 s
+    p99 = stats.summary().latency_ms["p99"]
+    assert p99 > 300
+    assert stats.latency.max_us >= stats.uncorrected.max_us
+
+
+def test_max_inflight_backlog_counts_the_wait():
+    with start_fault_server(delay_ms=100) as server:
+        stats, results = _run(
+            server.url, collect=True, rate=100, duration=1.0, concurrency=1, max_inflight=2
+        )
+    # Two connections at 0.1 s each serve 20 req/s; the rest wait in the backlog or are not sent.
+    assert stats.requests + stats.not_sent == 100
+    assert max(r.corrected_latency for r in results) > 0.3
+
+
+def test_workers_merge_into_one_result(fault_server):
+    stats, _ = _run(fault_server.url, requests=400, concurrency=8, workers=2)
+    assert stats.requests == 400
+    assert stats.workers == {"expected": 2, "reported": 2, "missing": []}
+    assert stats.status_codes == {200: 400}
+
+
+def test_open_loop_workers_share_the_rate(fault_server):
+    stats, _ = _run(fault_server.url, rate=300, duration=1.5, concurrency=4, workers=2)
+    assert abs(stats.requests - 450) <= 4
+    assert stats.corrected
+
+
+def test_model_server_v1_and_v2(model_server):
+    from kfp_bench.load.payload import v1_payload, v2_payload
+
+    for url, body in (
+        (model_server.v1_predict_url, v1_payload([2, 4])),
+        (model_server.v2_infer_url, v2_payload([1, 4], "FP32")),
+    ):
+        stats, _ = _run(
+            url,
+            method="POST",
+            body=body,
+            content_type="application/json",
+            requests=20,
+            concurrency=2,
+        )
+        assert stats.status_codes == {200: 20}, stats.errors
+
+
+def test_bad_options_raise_before_sending():
+    with pytest.raises(ConfigError, match="-n 3 is less than -c 5"):
+        run_load(LoadOptions(url="http://127.0.0.1:9/", requests=3, concurrency=5))

@@ -1,0 +1,107 @@
+"""LoadStats: record-by-record and batch adds agree, merges add up, and results round-trip."""
+
+import json
+
+import pytest
+
+from kfp_bench.errors import ResultsError
+from kfp_bench.records import Result
+from kfp_bench.stats.load import LoadStats
+
+
+def _results(n, start=0.0, status=200, error=""):
+    return [
+        Result(
+            seq=i,
+            intended=start + i * 0.01,
+            sent=start + i * 0.01 + (0.005 if i % 10 == 0 else 0),
+            latency=0.002 + (i % 7) * 0.001,
+            status=status,
+            bytes_in=10,
+            bytes_out=50,
+            error=error,
+            connect=0.001 if i == 0 else 0.0,
+            write=1e-5,
+            wait=0.0015,
+            read=1e-4,
+        )
+        for i in range(n)
+    ]
+
+
+def _stats(results, corrected=False, started_at=1_700_000_000.0):
+    s = LoadStats(corrected=corrected, started_at=started_at)
+    for r in results:
+        s.add(r)
+    return s.close(max(r.sent + r.latency for r in results))
+
+
+def test_counts_statuses_and_errors():
+    s = _stats(_results(90) + _results(10, start=1, status=503) + _results(5, 2, 0, "read: reset"))
+    d = s.to_dict()
+    assert d["requests"] == 105
+    assert d["status_codes"] == {"200": 90, "503": 10}
+    assert d["errors"] == {"read: reset": 5}
+    assert d["success_ratio"] == pytest.approx(90 / 105)
+    assert d["corrected"] is False
+    assert s.bytes_out == 100 * 50 + 5 * 50
+
+
+def test_corrected_latency_counts_the_wait_before_sending():
+    rs = _results(100)
+    s = _stats(rs, corrected=True)
+    worst_corrected = max(r.corrected_latency for r in rs)
+    assert s.latency.max_us == pytest.approx(worst_corrected * 1e6, rel=1e-3)
+    assert s.uncorrected.max_us == pytest.approx(max(r.latency for r in rs) * 1e6, rel=1e-3)
+    assert s.latency.max_us > s.uncorrected.max_us
+
+
+def test_merge_equals_the_whole():
+    rs = _results(400)
+    whole = _stats(rs)
+    a, b = _stats(rs[:150]), _stats(rs[150:])
+    a.merge(b)
+    assert a.requests == whole.requests == 400
+    assert a.latency.percentiles_us([50, 90, 99]) == whole.latency.percentiles_us([50, 90, 99])
+    assert [r["requests"] for r in a.series.rows()] == [r["requests"] for r in whole.series.rows()]
+    assert a.workers["reported"] == 2
+
+
+def test_json_roundtrip_keeps_what_a_merge_needs():
+    s = _stats(_results(300), corrected=True)
+    doc = json.loads(json.dumps(s.to_dict()))
+    for key in (
+        "requests",
+        "duration_s",
+        "rps",
+        "success_ratio",
+        "latency_ms",
+        "status_codes",
+        "errors",
+        "corrected",
+    ):
+        assert key in doc
+    assert set(doc["latency_ms"]) >= {"p50", "p90", "p95", "p99", "max", "mean"}
+    back = LoadStats.from_dict(doc)
+    assert back.to_dict() == doc
+
+
+def test_series_has_one_row_per_second():
+    s = _stats(_results(300))  # 3 s at 100/s
+    rows = s.series.rows()
+    assert sum(r["requests"] for r in rows) == 300
+    assert 3 <= len(rows) <= 4
+    assert all(r["p50_ms"] > 0 for r in rows)
+
+
+@pytest.mark.parametrize(
+    "doc, match",
+    [
+        ({"format": "something else"}, "not a kfp-bench load result"),
+        ({"format": "kfp-bench/load", "format_version": 99}, "version 99"),
+        ({"format": "kfp-bench/load", "format_version": 1}, "malformed"),
+    ],
+)
+def test_bad_documents_are_refused_by_name(doc, match):
+    with pytest.raises(ResultsError, match=match):
+        LoadStats.from_dict(doc, "x.json")
