@@ -8,6 +8,9 @@ import sys
 
 import pytest
 
+from kfp_bench.sandbox.fault_server import start_fault_server
+from kfp_bench.sandbox.model_server import start_model_server
+
 _ISOLATED_PREFIXES = ("KFP_BENCH_", "KF_PIPELINES_", "KFP_")
 _ISOLATED = {"http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"}
 
@@ -30,3 +33,17 @@ def run_cli(*args: str, timeout: float = 120, **kwargs) -> subprocess.CompletedP
         timeout=timeout,
         **kwargs,
     )
+
+
+@pytest.fixture(scope="session")
+def fault_server():
+    """A fault server with no server-wide modes; tests steer it with query parameters."""
+    with start_fault_server() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def model_server():
+    """The sandbox KServe model server (a real kserve.ModelServer serving iris)."""
+    with start_model_server() as server:
+        yield server

@@ -1,0 +1,219 @@
+"""The kfp-bench command in real processes: hey's layout and flags, saved results, bad input,
+and Ctrl-C."""
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import run_cli
+
+SECTIONS = [
+    "Summary:",
+    "  Total:\t",
+    "  Slowest:\t",
+    "  Fastest:\t",
+    "  Average:\t",
+    "  Requests/sec:\t",
+    "  Total data:\t",
+    "  Size/request:\t",
+    "Response time histogram:",
+    "Latency distribution:",
+    "  10% in ",
+    "  50% in ",
+    "  99% in ",
+    "Details (average, fastest, slowest):",
+    "  DNS+dialup:\t",
+    "  DNS-lookup:\t",
+    "  req write:\t",
+    "  resp wait:\t",
+    "  resp read:\t",
+    "Status code distribution:",
+    "  [200]\t",
+]
+
+
+def test_prints_heys_layout_in_heys_order(fault_server):
+    r = run_cli("load", "-n", "200", "-c", "10", fault_server.url + "/?bytes=64")
+    assert r.returncode == 0, r.stderr
+    positions = [r.stdout.index(s) for s in SECTIONS]
+    assert positions == sorted(positions)
+    assert "  [200]\t200 responses" in r.stdout
+    assert "Size/request:\t64 bytes" in r.stdout
+    assert r.stdout.count("|") == 11  # 11 histogram marks, as hey prints
+
+
+def test_error_distribution_section(fault_server):
+    r = run_cli("load", "-n", "10", "-c", "2", fault_server.url + "/?reset=1")
+    assert r.returncode == 0
+    assert "Error distribution:\n  [10]\t" in r.stdout
+
+
+def test_the_kserve_guide_command_works_unchanged(model_server, tmp_path):
+    """hey -z 30s -c 5 -m POST -host ${SERVICE_HOSTNAME} -D input.json URL, shortened to 2 s."""
+    payload = tmp_path / "input.json"
+    payload.write_text('{"instances": [[6.8, 2.8, 4.8, 1.4], [6.0, 3.4, 4.5, 1.6]]}')
+    r = run_cli(
+        "load",
+        "-z",
+        "2s",
+        "-c",
+        "5",
+        "-m",
+        "POST",
+        "-host",
+        "iris.default.example.com",
+        "-D",
+        str(payload),
+        model_server.v1_predict_url,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "  [200]\t" in r.stdout
+    assert "Error distribution" not in r.stdout
+
+
+def test_csv_output_has_heys_columns(fault_server):
+    r = run_cli("load", "-n", "20", "-c", "2", "-o", "csv", fault_server.url)
+    lines = r.stdout.strip().splitlines()
+    assert lines[0] == (
+        "response-time,DNS+dialup,DNS,Request-write,Response-delay,Response-read,status-code,offset"
+    )
+    assert len(lines) == 21
+    assert all(len(line.split(",")) == 8 and line.split(",")[6] == "200" for line in lines[1:])
+
+
+def test_json_out_merge_and_report(fault_server, tmp_path):
+    a, b, c = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "c.json"
+    assert (
+        run_cli("load", "-n", "100", "-c", "5", "--json-out", str(a), fault_server.url).returncode
+        == 0
+    )
+    assert (
+        run_cli(
+            "load", "-n", "50", "-c", "5", "--json-out", str(b), "--rate", "200", fault_server.url
+        ).returncode
+        == 0
+    )
+    doc = json.loads(a.read_text())
+    for key in (
+        "requests",
+        "duration_s",
+        "rps",
+        "success_ratio",
+        "latency_ms",
+        "status_codes",
+        "errors",
+        "corrected",
+    ):
+        assert key in doc
+    assert set(doc["latency_ms"]) >= {"p50", "p90", "p95", "p99", "max", "mean"}
+    assert doc["corrected"] is False and json.loads(b.read_text())["corrected"] is True
+    r = run_cli("merge", str(a), str(b), "-o", str(c))
+    assert r.returncode == 0, r.stderr
+    merged = json.loads(c.read_text())
+    assert merged["requests"] == 150
+    assert merged["workers"]["reported"] == 2
+    r = run_cli("report", str(c))
+    assert r.returncode == 0 and "  [200]\t150 responses" in r.stdout
+
+
+def test_secrets_never_reach_the_output(fault_server, tmp_path):
+    out = tmp_path / "r.json"
+    r = run_cli(
+        "load",
+        "-n",
+        "5",
+        "-c",
+        "1",
+        "-a",
+        "alice:s3cret-pw",
+        "-H",
+        "Authorization: Bearer tok-123",
+        "--json-out",
+        str(out),
+        fault_server.url,
+    )
+    assert r.returncode == 0
+    for text in (r.stdout, r.stderr, out.read_text()):
+        assert "s3cret-pw" not in text and "tok-123" not in text
+
+
+BAD = [
+    (["load", "http://[::1/"], "URL"),
+    (["load", "http://"], "no host"),
+    (["load", "ftp://example.com/"], "scheme 'ftp'"),
+    (["load", "example.com/path"], "no scheme"),
+    (["load", "-H", "no-colon-here", "http://127.0.0.1:9/"], "-H 'no-colon-here'"),
+    (
+        ["load", "-D", "/nonexistent/input.json", "http://127.0.0.1:9/"],
+        "-D /nonexistent/input.json",
+    ),
+    (["load", "-n", "10", "-c", "50", "http://127.0.0.1:9/"], "-n 10 is less than -c 50"),
+    (["load", "-n", "0", "http://127.0.0.1:9/"], "-n 0"),
+    (["load", "-n", "-5", "http://127.0.0.1:9/"], "-n -5"),
+    (["load", "-c", "0", "http://127.0.0.1:9/"], "-c 0"),
+    (["load", "-z", "10x", "http://127.0.0.1:9/"], "duration '10x'"),
+    (["load", "--rate", "fast", "http://127.0.0.1:9/"], "--rate"),
+    (["load", "--rate", "-5", "http://127.0.0.1:9/"], "--rate -5"),
+    (["load", "--rate", "100", "-q", "10", "http://127.0.0.1:9/"], "--rate and -q"),
+    (
+        ["load", "-d", "{not json", "-T", "application/json", "http://127.0.0.1:9/"],
+        "not valid JSON",
+    ),
+    (["load", "-m", "FETCH", "http://127.0.0.1:9/"], "-m 'FETCH'"),
+    (["load", "--v2-shape", "1,x", "http://127.0.0.1:9/"], "--v2-shape"),
+    (["load", "--rate", "100000", "http://127.0.0.1:9/"], "safety cap"),
+    (["load", "--no-such-flag", "http://127.0.0.1:9/"], "--no-such-flag"),
+    (["report", "/nonexistent.json"], "no such results file"),
+]
+
+
+@pytest.mark.parametrize("args, names", BAD, ids=[" ".join(a) for a, _ in BAD])
+def test_bad_input_is_one_clear_line_and_exit_2(args, names, tmp_path):
+    r = run_cli(*args, cwd=tmp_path)
+    assert r.returncode == (2 if args[0] == "load" else 1), r.stderr
+    assert "Traceback" not in r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert names in lines[0]
+    assert r.stdout == ""
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_payload_file_not_json_when_json_asked(tmp_path):
+    bad = tmp_path / "input.json"
+    bad.write_text("instances: [1, 2]")
+    r = run_cli("load", "-D", str(bad), "-T", "application/json", "http://127.0.0.1:9/")
+    assert r.returncode == 2 and "not valid JSON" in r.stderr and str(bad) in r.stderr
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_ctrl_c_stops_cleanly_and_prints_what_was_measured(fault_server, workers):
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "kfp_bench.cli",
+            "load",
+            "-z",
+            "60s",
+            "-c",
+            "4",
+            "--workers",
+            workers,
+            fault_server.url,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(2.5)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 130, err
+    assert "Summary:" in out and "  [200]\t" in out
+    assert "interrupted" in out
+    assert "Traceback" not in err
