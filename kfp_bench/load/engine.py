@@ -136,7 +136,7 @@ class _Conn(asyncio.Protocol):
             a.connects.append((self.seq, self.connect, self.dns))
             self.connect = self.dns = 0.0
         a.inflight -= 1
-        if not self.parser.should_keep_alive() or a.opts.disable_keepalive:
+        if not (a.keepalive and self.parser.should_keep_alive()):
             self.abort(graceful=True)
             a.after(None)
         elif a.fast and a.remaining > 0:
@@ -203,6 +203,7 @@ class Attack:
         self.ssl = opts.ssl_context()
         self.request = self.target.request
         self.request_len = len(self.request)
+        self.keepalive = not opts.disable_keepalive
         self.conn_class = _HeadConn if opts.method.upper() == "HEAD" else _Conn
         # The closed-loop hot path applies while this is true (see _Conn.on_message_complete).
         self.fast = not opts.open_loop and not opts.qps
