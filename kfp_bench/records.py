@@ -119,3 +119,77 @@ class ResultBatch:
                 wait=max(first - written, 0.0) if written else 0.0,
                 read=done - first,
             )
+
+
+@dataclass(frozen=True, slots=True)
+class ApiCall:
+    """One call of the KFP API, as the driver made it.
+
+    Attributes:
+        operation: what was called: upload_pipeline, upload_pipeline_version, create_experiment,
+            create_run, list_runs, get_run, terminate_run, delete_run, delete_pipeline_version,
+            delete_pipeline, delete_experiment, ...
+        start: wall-clock start (epoch seconds).
+        duration: seconds from the start to the end of the response.
+        outcome: "ok", or "error" for an HTTP error or a transport failure.
+        status: HTTP status code, or 0 when no response came back.
+        error: the error text (never a token), empty when ok.
+        attempt: 1 for the first try, 2 and more for retries.
+    """
+
+    operation: str
+    start: float
+    duration: float
+    outcome: str = "ok"
+    status: int = 200
+    error: str = ""
+    attempt: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class TaskRecord:
+    """One task of a run, from the run's ``run_details.task_details``.
+
+    Attributes:
+        name: the task's display name.
+        state: its final v2beta1 RuntimeState.
+        duration: seconds from its create_time to its end_time, or None when unknown.
+    """
+
+    name: str
+    state: str
+    duration: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    """One run the benchmark created, with figures taken from the server's own timestamps.
+
+    Attributes:
+        run_id: the server's run id.
+        name: the run's display name (carries the benchmark id).
+        state: final v2beta1 RuntimeState (SUCCEEDED, FAILED, SKIPPED, CANCELED, ...), or the
+            last state seen when the benchmark gave up on it.
+        created_at: epoch seconds, from the server.
+        scheduled_at: epoch seconds, or None.
+        finished_at: epoch seconds, or None while unfinished.
+        queue_delay: created_at to the first RUNNING in state_history (s), or None.
+        execution: the first RUNNING to finished_at (s), or None.
+        duration: created_at to finished_at (s), or None.
+        tasks: the run's tasks.
+        simulated: True when the server simulated the run rather than executing it.
+        error: the run's error message, if any.
+    """
+
+    run_id: str
+    name: str
+    state: str
+    created_at: float | None = None
+    scheduled_at: float | None = None
+    finished_at: float | None = None
+    queue_delay: float | None = None
+    execution: float | None = None
+    duration: float | None = None
+    tasks: tuple[TaskRecord, ...] = ()
+    simulated: bool = False
+    error: str = ""
