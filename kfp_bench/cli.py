@@ -204,6 +204,13 @@ def cmd_load(a: argparse.Namespace) -> int:
             shutil.rmtree(csv_dir, ignore_errors=True)
     if a.json_out:
         store.save(stats, a.json_out)
+    if stats.workers["missing"]:
+        missing = ", ".join(map(str, stats.workers["missing"]))
+        print(
+            f"kfp-bench: warning: worker process(es) {missing} died before reporting; their "
+            "requests are not in the figures",
+            file=sys.stderr,
+        )
     return EXIT_INTERRUPTED if "interrupted" in stats.flags else 0
 
 

@@ -217,3 +217,42 @@ def test_ctrl_c_stops_cleanly_and_prints_what_was_measured(fault_server, workers
     assert "Summary:" in out and "  [200]\t" in out
     assert "interrupted" in out
     assert "Traceback" not in err
+
+
+def test_a_killed_worker_is_reported_missing(fault_server, tmp_path):
+    import psutil
+
+    out = tmp_path / "r.json"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "kfp_bench.cli",
+            "load",
+            "-z",
+            "6s",
+            "-c",
+            "4",
+            "--workers",
+            "2",
+            "--json-out",
+            str(out),
+            fault_server.url,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 10
+    children = []
+    while len(children) < 2 and time.monotonic() < deadline:
+        children = psutil.Process(proc.pid).children()
+        time.sleep(0.1)
+    time.sleep(2)
+    children[1].kill()
+    stdout, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 0, stderr
+    assert "did not report" in stdout
+    doc = json.loads(out.read_text())
+    assert doc["workers"] == {"expected": 2, "reported": 1, "missing": [1]}
+    assert doc["requests"] > 0
