@@ -24,6 +24,30 @@ def clean_env(monkeypatch):
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
 
 
+#: The keys every load result document has at its top level (issue: the results file format).
+LOAD_RESULT_KEYS = (
+    "requests",
+    "duration_s",
+    "rps",
+    "success_ratio",
+    "latency_ms",
+    "status_codes",
+    "errors",
+    "corrected",
+)
+LATENCY_KEYS = {"p50", "p90", "p95", "p99", "max", "mean"}
+
+
+def start_cli(*args: str) -> subprocess.Popen:
+    """Start ``kfp-bench ARGS`` in a real process, its output piped."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "kfp_bench.cli", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def run_cli(*args: str, timeout: float = 120, **kwargs) -> subprocess.CompletedProcess:
     """Run ``kfp-bench ARGS`` in a real process and capture its output."""
     return subprocess.run(
