@@ -1,0 +1,531 @@
+"""Benchmark ``kfp-bench load`` side by side with hey and wrk, on loopback only.
+
+This script owns the comparison behind the README's performance claims. One command finds (or
+installs) nginx, hey and wrk, runs four cases in one go, prints the machine, every command it ran
+and a table of figures, and writes them all to a JSON file:
+
+  a  top throughput at -c 50 against nginx: hey, wrk, kfp-bench (1 and 2 worker processes)
+  b  latency fidelity: a fault server holding each response 10 ms, at 500 req/s
+  c  coordinated omission: a fault server stalling 0.5 s every 5 s, at 200 req/s, against the
+     true p99 of that schedule computed from the server's and the client's start times
+  d  memory: kfp-bench's RSS (children included) sampled every second at the top rate
+
+Run it as ``.venv/bin/python bench/run.py [--quick] [--only a,b,c,d] [--out FILE]``. Nothing here
+runs in CI; the figures depend on the machine, which is why the machine is printed with them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import contextlib
+import json
+import math
+import os
+import platform
+import re
+import shlex
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import psutil
+
+from kfp_bench.sandbox import start_fault_server
+
+HERE = Path(__file__).resolve().parent
+KFP = shutil.which("kfp-bench", path=str(Path(sys.executable).parent)) or "kfp-bench"
+TOOLS = ("nginx", "hey", "wrk")
+GRACE_S = 60  # added to every run's own duration before its timeout kills it
+COMMANDS: list[str] = []  # every command run, in order, for the report
+
+NGINX_CONF = """\
+worker_processes auto;
+daemon off;
+pid {tmp}/nginx.pid;
+error_log {tmp}/error.log warn;
+events {{ worker_connections 4096; }}
+http {{
+    access_log off;
+    keepalive_requests 1000000;
+    client_body_temp_path {tmp}/body;
+    proxy_temp_path {tmp}/proxy;
+    fastcgi_temp_path {tmp}/fastcgi;
+    uwsgi_temp_path {tmp}/uwsgi;
+    scgi_temp_path {tmp}/scgi;
+    server {{
+        listen 127.0.0.1:{port};
+        location / {{ return 200 "hello world\\n"; }}
+    }}
+}}
+"""
+
+
+# --- running commands ----------------------------------------------------------------------
+
+
+def run(cmd: list[str], timeout: float, check: bool = True) -> str:
+    """Run ``cmd`` in its own process group; return stdout and stderr; kill the group on timeout."""
+    COMMANDS.append(shlex.join(cmd))
+    print(f"  $ {shlex.join(cmd)}", flush=True)
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+    )
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except BaseException:  # a timeout or Ctrl-C: take the whole group down with us
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise
+    if check and proc.returncode != 0:
+        raise RuntimeError(f"exit {proc.returncode}: {shlex.join(cmd)}\n{out[-2000:]}")
+    return out
+
+
+# --- machine and tools ---------------------------------------------------------------------
+
+
+def ensure_tools() -> None:
+    """Install nginx, hey and wrk with apt when any of them is missing."""
+    missing = [t for t in TOOLS if shutil.which(t) is None]
+    if missing:
+        print(f"missing {missing}: installing with apt-get", flush=True)
+        run(["apt-get", "update"], 600)
+        run(["apt-get", "install", "-y", "nginx-light", "hey", "wrk"], 900)
+
+
+def machine() -> dict:
+    cpuinfo = Path("/proc/cpuinfo").read_text()
+    model = re.search(r"^model name\s*:\s*(.*)$", cpuinfo, re.M)
+    return {
+        "nproc": len(os.sched_getaffinity(0)),
+        "cpu": model.group(1) if model else platform.processor(),
+        "kernel": platform.release(),
+        "loadavg_1m": os.getloadavg()[0],  # other work on the machine skews every figure
+        "python": platform.python_version(),
+        "nginx": run(["nginx", "-v"], 10).strip().removeprefix("nginx version: "),
+        "wrk": run(["wrk", "-v"], 10, check=False).split(" Copyright")[0].strip(),
+        "hey": _dpkg_version("hey"),
+        "kfp-bench": run([KFP, "--version"], 30).strip(),
+    }
+
+
+def _dpkg_version(package: str) -> str:
+    # hey has no --version flag; the package manager is the only place that knows it.
+    if shutil.which("dpkg-query") is None:
+        return "unknown"
+    out = run(["dpkg-query", "-W", "-f=${Version}", package], 10, check=False)
+    return f"hey {out.strip()}" if out.strip() else "unknown"
+
+
+# --- servers -------------------------------------------------------------------------------
+
+
+def free_loopback_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def nginx_server():
+    """nginx on a free loopback port, from a temporary nginx.conf; yields its URL."""
+    with tempfile.TemporaryDirectory(prefix="bench-nginx-") as tmp:
+        port = free_loopback_port()
+        conf = Path(tmp) / "nginx.conf"
+        conf.write_text(NGINX_CONF.format(tmp=tmp, port=port))
+        cmd = ["nginx", "-p", tmp, "-c", str(conf)]
+        COMMANDS.append(shlex.join(cmd))
+        print(f"  $ {shlex.join(cmd)}", flush=True)
+        proc = subprocess.Popen(cmd, start_new_session=True)
+        atexit.register(_stop_nginx, proc, Path(tmp) / "nginx.pid")
+        try:
+            _wait_listening(port, proc, Path(tmp) / "error.log")
+            yield f"http://127.0.0.1:{port}/"
+        finally:
+            _stop_nginx(proc, Path(tmp) / "nginx.pid")
+
+
+def _wait_listening(port: int, proc: subprocess.Popen, log: Path, timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"nginx exited {proc.returncode}: {log.read_text()[-2000:]}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.5):
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"nginx did not listen on 127.0.0.1:{port} within {timeout}s")
+
+
+def _stop_nginx(proc: subprocess.Popen, pid_file: Path) -> None:
+    """SIGQUIT (graceful) to the master named in the pid file, SIGKILL to the group if stuck."""
+    if proc.poll() is not None:
+        return
+    with contextlib.suppress(OSError, ValueError):
+        os.kill(int(pid_file.read_text()), signal.SIGQUIT)
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+
+
+# --- the three load generators, each run to a dict of figures ---------------------------------
+
+
+def hey(args: list[str], url: str, seconds: int) -> dict:
+    text = run(["hey", "-z", f"{seconds}s", *args, url], seconds + GRACE_S)
+    codes = re.findall(r"\[(\d+)\]\s+(\d+) responses", text)
+    errors = sum(int(n) for code, n in codes if not code.startswith("2"))
+    errors += sum(
+        map(int, re.findall(r"^\s*\[(\d+)\]", text.partition("Error distribution:")[2], re.M))
+    )
+    # "Latency distribution: ... 50% in 0.0102 secs"
+    pcts = {p: re.search(rf"^\s*{p}% in ([\d.]+) secs", text, re.M) for p in (50, 95, 99)}
+    return {
+        "rps": float(re.search(r"Requests/sec:\s*([\d.]+)", text).group(1)),
+        "errors": errors,
+        **{f"p{p}_ms": float(m.group(1)) * 1e3 if m else None for p, m in pcts.items()},
+    }
+
+
+def wrk(args: list[str], url: str, seconds: int) -> dict:
+    text = run(["wrk", *args, f"-d{seconds}s", url], seconds + GRACE_S)
+    non2xx = re.search(r"Non-2xx or 3xx responses:\s*(\d+)", text)
+    sock = re.search(r"Socket errors:(.*)", text)
+    errors = int(non2xx.group(1)) if non2xx else 0
+    errors += sum(map(int, re.findall(r"\d+", sock.group(1)))) if sock else 0
+    # --latency: "50%   10.22ms"
+    m = re.search(r"^\s*50%\s+([\d.]+)(us|ms|s)\s*$", text, re.M)
+    unit = {"us": 1e-3, "ms": 1.0, "s": 1e3}
+    return {
+        "rps": float(re.search(r"Requests/sec:\s*([\d.]+)", text).group(1)),
+        "errors": errors,
+        "p50_ms": float(m.group(1)) * unit[m.group(2)] if m else None,
+    }
+
+
+def kfp(args: list[str], url: str, seconds: int) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "load.json"
+        run(
+            [KFP, "load", "-z", f"{seconds}s", *args, "--json-out", str(out), url],
+            seconds + GRACE_S,
+        )
+        return kfp_figures(json.loads(out.read_text()))
+
+
+def kfp_figures(doc: dict) -> dict:
+    lat, unc = doc["latency_ms"], doc.get("latency_uncorrected_ms", {})
+    return {
+        "rps": doc["rps"],
+        "errors": doc["requests"] - doc["ok"],
+        "requests": doc["requests"],
+        "started_at": doc["started_at"],
+        **{f"p{p}_ms": lat[f"p{p}"] for p in (50, 95, 99)},
+        **{f"p{p}_uncorrected_ms": unc.get(f"p{p}") for p in (50, 99)},
+    }
+
+
+# --- (a) throughput ------------------------------------------------------------------------
+
+
+def case_throughput(url: str, reps: int, seconds: int = 10) -> dict:
+    """Median req/s of each tool over ``reps`` interleaved runs, the order rotated each round."""
+    tools = {
+        "hey": lambda: hey(["-c", "50"], url, seconds),
+        "wrk": lambda: wrk(["-t2", "-c50"], url, seconds),
+        "kfp-bench": lambda: kfp(["-c", "50"], url, seconds),
+        "kfp-bench --workers 2": lambda: kfp(["-c", "50", "--workers", "2"], url, seconds),
+    }
+    names = list(tools)
+    runs: dict[str, list] = {name: [] for name in names}
+    for rep in range(reps):
+        for name in names[rep % len(names) :] + names[: rep % len(names)]:
+            runs[name].append(tools[name]())
+    median = {name: statistics.median(r["rps"] for r in rs) for name, rs in runs.items()}
+    return {"runs": runs, "median_rps": median}
+
+
+# --- (b) latency fidelity ------------------------------------------------------------------
+
+
+def case_latency(seconds: int = 20, delay_ms: float = 10.0) -> dict:
+    """Each tool's p50 against the server-measured hold p50, on a fresh server per tool run."""
+    tools = {
+        "kfp-bench": lambda url: kfp(["--rate", "500"], url, seconds),
+        "hey": lambda url: hey(["-c", "5", "-q", "100"], url, seconds),
+        # wrk has no rate limit, but 5 connections held 10 ms each come to about 500 req/s.
+        "wrk": lambda url: wrk(["-t1", "-c5", "--latency"], url, seconds),
+    }
+    out = {}
+    for name, go in tools.items():
+        with start_fault_server(delay_ms=delay_ms) as srv:
+            r = go(srv.url + "/")
+            r["truth_ms"] = srv.stats()["hold_ms"]["p50"]
+        r["diff_ms"] = None if r["p50_ms"] is None else r["p50_ms"] - r["truth_ms"]
+        out[name] = r
+    return {"delay_ms": delay_ms, "tools": out}
+
+
+# --- (c) coordinated omission --------------------------------------------------------------
+
+
+def true_latencies(rate, seconds, offset, every, length, base_s) -> list[float]:
+    """Latency of each request of a constant-rate schedule against the stalling server.
+
+    Request i leaves ``offset + i / rate`` seconds after the server started; one due inside a
+    stall window ``[k * every, k * every + length)`` is held to the window's end (the server's own
+    rule); every request also costs ``base_s``.
+    """
+    out = []
+    for i in range(round(rate * seconds)):
+        into = (offset + i / rate) % every
+        out.append(base_s + (length - into if into < length else 0.0))
+    return out
+
+
+def nearest_rank(values: list[float], pct: float) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(pct / 100 * len(ordered)) - 1)]
+
+
+def case_omission(seconds: int = 30, rate: int = 200, every: float = 5, length: float = 0.5):
+    """kfp-bench's and hey's p99 and p95 against those of the schedule, the truth."""
+    modes = {"stall_every": every, "stall_for": length}
+    tools = {
+        "kfp-bench": lambda url: kfp(["--rate", str(rate)], url, seconds),
+        "hey": lambda url: hey(["-c", "10", "-q", str(rate // 10)], url, seconds),
+    }
+    out = {}
+    for name, go in tools.items():
+        with start_fault_server(**modes) as srv:
+            launched = time.time()  # hey prints no start time: take the moment it is launched
+            r = go(srv.url + "/")
+            stats = srv.stats()
+        r["offset_s"] = r.get("started_at", launched) - stats["started_at"]
+        r["server_requests"] = stats["requests"]
+        out[name] = r
+    # Outside the stalls a request costs what kfp-bench measured as its median.
+    base = out["kfp-bench"]["p50_uncorrected_ms"] / 1e3
+    for r in out.values():
+        true = true_latencies(rate, seconds, r["offset_s"], every, length, base)
+        for p in (95, 99):
+            r[f"true_p{p}_ms"] = nearest_rank(true, p) * 1e3
+            if r[f"p{p}_ms"] is not None:
+                r[f"error_p{p}_pct"] = 100 * (r[f"p{p}_ms"] / r[f"true_p{p}_ms"] - 1)
+    return {"rate": rate, "stall_every_s": every, "stall_for_s": length, "tools": out}
+
+
+# --- (d) memory ----------------------------------------------------------------------------
+
+
+def rss_mb(proc: psutil.Process) -> float:
+    """RSS of a process and all its descendants, in MB (shared pages counted in each)."""
+    total = 0
+    for p in [proc, *proc.children(recursive=True)]:
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.AccessDenied):
+            total += p.memory_info().rss
+    return total / 2**20
+
+
+def sample_rss(cmd: list[str], seconds: int) -> list[tuple[float, float]]:
+    """Run ``cmd``, sampling its RSS every second until it exits: (elapsed s, MB) pairs."""
+    COMMANDS.append(shlex.join(cmd))
+    print(f"  $ {shlex.join(cmd)}", flush=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, start_new_session=True)
+    samples, t0 = [], time.monotonic()
+    try:
+        ps = psutil.Process(proc.pid)
+        while proc.poll() is None and time.monotonic() - t0 < seconds + GRACE_S:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                samples.append((round(time.monotonic() - t0, 2), rss_mb(ps)))
+            time.sleep(1)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    return samples
+
+
+def case_rss(url: str, seconds: int) -> dict:
+    """RSS of kfp-bench at -c 50, in one process and in two, through the run."""
+    out = {}
+    for label, extra in (("kfp-bench", []), ("kfp-bench --workers 2", ["--workers", "2"])):
+        with tempfile.TemporaryDirectory() as tmp:
+            doc = Path(tmp) / "load.json"
+            cmd = [KFP, "load", "-z", f"{seconds}s", "-c", "50", *extra, "--json-out", str(doc)]
+            samples = sample_rss([*cmd, url], seconds)
+            figures = kfp_figures(json.loads(doc.read_text())) if doc.exists() else {}
+        out[label] = {**summarize_rss(samples, seconds), **figures, "samples": samples}
+    return out
+
+
+def summarize_rss(samples: list[tuple[float, float]], seconds: int, warmup: float = 2.0) -> dict:
+    """Start and end (the load phase only), peak; flat when the last third of the load phase
+    is within 5 MB or 5 % of its second third. Start-up (imports, worker processes) and the
+    merge after the load are left out of start, end and the flatness test.
+    """
+    load = [mb for t, mb in samples if warmup <= t <= seconds] or [mb for _, mb in samples]
+    if not load:
+        return {"start_mb": None, "peak_mb": None, "end_mb": None, "flat": False}
+    third = max(1, len(load) // 3)
+    middle = statistics.median(load[third : 2 * third] or load)
+    flat = statistics.median(load[-third:]) - middle <= max(5.0, 0.05 * middle)
+    peak = max(mb for _, mb in samples)
+    return {"start_mb": load[0], "peak_mb": peak, "end_mb": load[-1], "flat": flat}
+
+
+# --- the table -----------------------------------------------------------------------------
+
+OK = {True: "ok", False: "MISS"}
+
+
+def ms(value: float | None, digits: int = 3) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f} ms"
+
+
+def table(res: dict) -> list[tuple[str, str, str, str]]:
+    """Rows of (case, figure, value, target or note) from the results."""
+    cases = {"a": rows_a, "b": rows_b, "c": rows_c, "d": rows_d}
+    rows = []
+    for case, doc in sorted(res.items()):
+        if "failed" in doc:
+            rows.append((case, "FAILED", "", doc["failed"].splitlines()[0][:120]))
+        else:
+            rows += cases[case](doc)
+    return rows
+
+
+def rows_a(a: dict) -> list:
+    med, rows = a["median_rps"], []
+    for name, rps in med.items():
+        runs = a["runs"][name]
+        note = f"{len(runs)} runs, errors {sum(r['errors'] for r in runs)}"
+        rows.append(("a", f"{name} req/s (median)", f"{rps:,.0f}", note))
+    for name in ("kfp-bench", "kfp-bench --workers 2"):
+        for other, target in (("hey", 3.0), ("wrk", 0.9)):
+            ratio = med[name] / med[other]
+            rows.append(
+                ("a", f"{name} / {other}", f"{ratio:.2f}x", f">= {target}x {OK[ratio >= target]}")
+            )
+    return rows
+
+
+def rows_b(b: dict) -> list:
+    rows = []
+    for name, r in b["tools"].items():
+        note = f"truth {ms(r['truth_ms'])}, errors {r['errors']}"
+        rows.append(("b", f"{name} p50 at {r['rps']:.0f} req/s", ms(r["p50_ms"]), note))
+        if r["diff_ms"] is not None:
+            target = f"|d| <= 0.5 ms {OK[abs(r['diff_ms']) <= 0.5]}" if name == "kfp-bench" else ""
+            rows.append(("b", f"{name} p50 - truth", f"{r['diff_ms']:+.3f} ms", target))
+    return rows
+
+
+def rows_c(c: dict) -> list:
+    k, h = c["tools"]["kfp-bench"], c["tools"]["hey"]
+    err = k["error_p99_pct"]
+    verdict = f"error {err:+.1f}% (<= 10% {OK[abs(err) <= 10]})"
+    hey_note = f"error {h.get('error_p99_pct', math.nan):+.1f}%, {h['server_requests']} requests"
+    base, sent = f"base {ms(k['p50_uncorrected_ms'])}", f"{k['requests']} requests"
+    p95 = (k["true_p95_ms"], k["p95_ms"], h["p95_ms"])
+    p95 = " / ".join("n/a" if v is None else f"{v:.1f}" for v in p95)
+    return [
+        ("c", "true p99 of the schedule", ms(k["true_p99_ms"], 1), base),
+        ("c", "kfp-bench p99 (corrected)", ms(k["p99_ms"], 1), verdict),
+        ("c", "kfp-bench p99 (uncorrected)", ms(k["p99_uncorrected_ms"], 1), sent),
+        ("c", "hey p99", ms(h["p99_ms"], 1), hey_note),
+        ("c", "p95: true / kfp-bench / hey", f"{p95} ms", ""),
+    ]
+
+
+def rows_d(d: dict) -> list:
+    rows = []
+    for name, r in d.items():
+        if r["peak_mb"] is None:
+            rows.append(("d", f"{name} RSS", "no samples", "MISS"))
+            continue
+        figures = f"{r['start_mb']:.0f} / {r['peak_mb']:.0f} / {r['end_mb']:.0f} MB"
+        good = r["peak_mb"] < 200 and r["flat"]
+        verdict = f"< 200 MB and flat ({'yes' if r['flat'] else 'no'}) {OK[good]}"
+        rows.append(("d", f"{name} RSS start/peak/end", figures, verdict))
+    return rows
+
+
+def print_table(rows) -> None:
+    head = ("case", "figure", "value", "target / note")
+    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(4)]
+    for r in [head, tuple("-" * w for w in widths), *rows]:
+        print("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+
+
+# --- main ----------------------------------------------------------------------------------
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="1 run per tool in (a), 15 s in (d)")
+    p.add_argument("--only", default="a,b,c,d", help="comma-separated cases to run, e.g. a,c")
+    p.add_argument("--out", type=Path, default=HERE / "results.json", help="JSON results file")
+    args = p.parse_args(argv)
+    args.cases = [c.strip() for c in args.only.split(",") if c.strip()]
+    unknown = set(args.cases) - set("abcd")
+    if unknown:
+        p.error(f"--only: unknown cases {sorted(unknown)}; choose from a, b, c, d")
+    return args
+
+
+def run_cases(args) -> dict:
+    """The chosen cases' results; a case that fails leaves {"failed": why} and the rest go on."""
+    res: dict = {}
+
+    def attempt(case: str, title: str, go) -> None:
+        if case not in args.cases:
+            return
+        print(f"({case}) {title}", flush=True)
+        try:
+            res[case] = go()
+        except Exception as e:  # a harness reports a broken case rather than losing the others
+            res[case] = {"failed": f"{type(e).__name__}: {e}"}
+            print(f"  ({case}) FAILED: {res[case]['failed']}", flush=True)
+
+    if {"a", "d"} & set(args.cases):
+        with nginx_server() as url:
+            reps, seconds = (1, 15) if args.quick else (3, 60)
+            attempt("a", "throughput against nginx", lambda: case_throughput(url, reps))
+            attempt("d", "RSS at the top rate", lambda: case_rss(url, seconds))
+    attempt("b", "latency fidelity, 10 ms delay at 500 req/s", case_latency)
+    attempt("c", "coordinated omission, 0.5 s stall every 5 s at 200 req/s", case_omission)
+    return res
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    ensure_tools()
+    print("machine:", flush=True)
+    info = machine()
+    print("\n".join(f"  {k}: {v}" for k, v in info.items()))
+    started = time.time()
+    res = run_cases(args)
+    rows = table(res)
+    print(f"\ncommands run ({len(COMMANDS)}):")
+    print("\n".join(f"  {c}" for c in COMMANDS))
+    print(f"\nresults ({time.time() - started:.0f} s, quick={args.quick}):")
+    print_table(rows)
+    doc = {"machine": info, "quick": args.quick, "cases": res, "table": rows, "commands": COMMANDS}
+    args.out.write_text(json.dumps(doc, indent=1) + "\n")
+    print(f"\nwritten to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
