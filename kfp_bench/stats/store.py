@@ -4,27 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 
 from kfp_bench.errors import ResultsError
+from kfp_bench.jsonl import write_json_atomic
 from kfp_bench.stats.load import LoadStats
 
 
 def save(stats: LoadStats, path: str | os.PathLike) -> Path:
     """Write the results document; a crash mid-write never leaves a half file at ``path``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(stats.to_dict(), f, indent=1)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-    return path
+    return write_json_atomic(stats.to_dict(), path)
 
 
 def load(path: str | os.PathLike) -> LoadStats:
