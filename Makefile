@@ -19,6 +19,7 @@ demo: $(STAMP)
 	$(VENV)/bin/kfp-bench demo --out results/demo
 
 test: $(STAMP)
+	scripts/system-deps.sh
 	scripts/test.sh
 
 lint: $(STAMP)
