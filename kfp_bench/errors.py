@@ -6,6 +6,9 @@
     ├── ConfigError               bad input (flags, files, parameters), raised before sending
     │   └── PayloadError          a request body that cannot be read or is not what was asked for
     ├── ResultsError              a saved result that is missing, malformed or of another version
+    ├── ApiError                  a KFP API call the benchmark cannot go on without failed
+    ├── HistoryError              the results history (--results-uri) cannot be read or written
+    │   └── BaselineError         a baseline with too few samples for a regression verdict
     └── ServerError               a server kfp-bench started itself could not be started or reached
 
 A failed request during a benchmark is *not* an exception: it is a measurement, stored in the
@@ -27,6 +30,21 @@ class PayloadError(ConfigError):
 
 class ResultsError(BenchError):
     """A saved result cannot be used: missing, malformed, or written by an incompatible version."""
+
+
+class ApiError(BenchError):
+    """A KFP API call that the benchmark cannot go on without (upload, create experiment) failed.
+
+    Raised after the failed call was recorded and whatever was created before it cleaned up.
+    """
+
+
+class HistoryError(BenchError):
+    """The results history cannot be used: no credentials, no such bucket, a key not found."""
+
+
+class BaselineError(HistoryError):
+    """A baseline too small for a regression verdict; no verdict is guessed."""
 
 
 class ServerError(BenchError):

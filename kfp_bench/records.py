@@ -135,6 +135,8 @@ class ApiCall:
         status: HTTP status code, or 0 when no response came back.
         error: the error text (never a token), empty when ok.
         attempt: 1 for the first try, 2 and more for retries.
+        poll_round: the poll round a list_runs or sampled get_run call belongs to (1, 2, ...);
+            0 for calls made outside polling. Lets the cost of a round be counted from the records.
     """
 
     operation: str
@@ -144,6 +146,7 @@ class ApiCall:
     status: int = 200
     error: str = ""
     attempt: int = 1
+    poll_round: int = 0
 
 
 @dataclass(frozen=True, slots=True)

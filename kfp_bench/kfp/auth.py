@@ -1,0 +1,165 @@
+"""How the driver authenticates to the KFP API, and in which namespace it works.
+
+Four ways, as KFP is deployed:
+
+- ``none``: standalone KFP, or a port-forward to ml-pipeline:8888, needs no credentials.
+- ``token-file``: a bearer token read from a file, re-read when the file changes (the kubelet
+  rotates projected service-account tokens in place).
+- ``sa-token``: in the cluster, the projected service-account token (audience
+  ``pipelines.kubeflow.org``) at ``$KF_PIPELINES_SA_TOKEN_PATH``, or KFP's default path.
+- ``kfp-client``: whatever ``kfp.Client(host=...)`` finds itself (IAP client ids, a saved context,
+  cookies, kube config): the driver borrows its configuration.
+
+``auto`` picks token-file when a file is given, else sa-token when the service-account token file
+exists, else none. A token is never printed, logged or saved: ``Auth`` keeps only the file name,
+``describe()`` says where a token came from, and ``redact()`` scrubs any text that would leave.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import warnings
+from dataclasses import dataclass
+
+from kfp_bench.errors import ConfigError
+
+#: The variable and default path kfp's ServiceAccountTokenVolumeCredentials read.
+SA_TOKEN_ENV = "KF_PIPELINES_SA_TOKEN_PATH"
+SA_TOKEN_PATH = "/var/run/secrets/kubeflow/pipelines/token"
+MODES = ("auto", "none", "token-file", "sa-token", "kfp-client")
+AUTH_HINT = (
+    "pass --token-file FILE (a bearer token), run in the cluster with the service-account token at "
+    f"${SA_TOKEN_ENV} (audience pipelines.kubeflow.org), or --auth kfp-client; in multi-user KFP "
+    "also give --namespace"
+)
+
+
+class _TokenFile:
+    """A bearer token from a file, re-read when its mtime changes (rotated in place)."""
+
+    def __init__(self, path: str, flag: str):
+        self.path, self.flag = path, flag
+        self._lock = threading.Lock()
+        self._mtime = None
+        self.token = ""
+        self.refresh()
+
+    def refresh(self) -> str:
+        try:
+            mtime = os.stat(self.path).st_mtime_ns
+            if mtime != self._mtime:
+                with self._lock, open(self.path) as f:
+                    token = f.read().strip()
+                if not token:
+                    raise ConfigError(f"{self.flag} {self.path}: the token file is empty")
+                self.token, self._mtime = token, mtime
+        except OSError as exc:
+            if not self.token:  # a rotation mid-benchmark keeps the token we have
+                raise ConfigError(
+                    f"{self.flag} {self.path}: cannot read the token ({exc.strerror}); {AUTH_HINT}"
+                ) from None
+        return self.token
+
+    def hook(self, config) -> None:
+        """kfp_server_api's ``refresh_api_key_hook``: called before each authenticated call."""
+        config.api_key["authorization"] = self.refresh()
+
+
+@dataclass(frozen=True)
+class Auth:
+    """Credentials and namespace of the driver.
+
+    Attributes:
+        mode: auto, none, token-file, sa-token or kfp-client (see kfp_bench.kfp.auth).
+        token_file: a file holding a bearer token; never printed.
+        namespace: the Kubernetes namespace of multi-user KFP; empty for standalone KFP.
+    """
+
+    mode: str = "auto"
+    token_file: str = ""
+    namespace: str = ""
+
+    def resolved(self) -> Auth:
+        """The same auth with ``auto`` replaced by the mode it stands for; checks the inputs."""
+        if self.mode not in MODES:
+            raise ConfigError(f"--auth {self.mode!r}: use one of {', '.join(MODES)}")
+        if self.mode == "token-file" and not self.token_file:
+            raise ConfigError("--auth token-file needs --token-file FILE")
+        if self.token_file and self.mode not in ("auto", "token-file"):
+            raise ConfigError(f"--token-file given with --auth {self.mode}: drop one of them")
+        if self.mode != "auto":
+            return self
+        if self.token_file:
+            return Auth("token-file", self.token_file, self.namespace)
+        if os.path.exists(os.environ.get(SA_TOKEN_ENV) or SA_TOKEN_PATH):
+            return Auth("sa-token", "", self.namespace)
+        return Auth("none", "", self.namespace)
+
+    def describe(self) -> str:
+        """Where the credentials come from, fit to print: never the token itself."""
+        a = self.resolved()
+        ns = f", namespace {a.namespace}" if a.namespace else ""
+        if a.mode == "token-file":
+            return f"bearer token from {a.token_file}{ns}"
+        if a.mode == "sa-token":
+            return f"service-account token from {os.environ.get(SA_TOKEN_ENV) or SA_TOKEN_PATH}{ns}"
+        if a.mode == "kfp-client":
+            return f"kfp.Client's credentials{ns}"
+        return f"no auth{ns}"
+
+    def configure(self, host: str, config) -> dict:
+        """Set up ``config`` (a ``kfp_server_api.Configuration``) and return extra ApiClient
+        arguments (``cookie``, ``header_name``, ``header_value``)."""
+        a = self.resolved()
+        if a.mode in ("token-file", "sa-token"):
+            path = a.token_file or os.environ.get(SA_TOKEN_ENV) or SA_TOKEN_PATH
+            flag = "--token-file" if a.mode == "token-file" else f"${SA_TOKEN_ENV}"
+            tf = _TokenFile(path, flag)
+            config.api_key["authorization"] = tf.token
+            config.api_key_prefix["authorization"] = "Bearer"
+            config.refresh_api_key_hook = tf.hook
+            return {}
+        if a.mode == "kfp-client":
+            return _borrow_kfp_client(host, a.namespace, config)
+        return {}
+
+    def redact(self, text: str) -> str:
+        """``text`` with the token, if one is in use, replaced by ``<token>``."""
+        a = self.resolved()
+        if a.mode not in ("token-file", "sa-token"):
+            return text
+        try:
+            with open(a.token_file or os.environ.get(SA_TOKEN_ENV) or SA_TOKEN_PATH) as f:
+                token = f.read().strip()
+        except OSError:
+            return text
+        return text.replace(token, "<token>") if token else text
+
+
+def _borrow_kfp_client(host: str, namespace: str, config) -> dict:
+    """Build a ``kfp.Client`` and copy its credentials into ``config``; the driver keeps its own
+    ApiClient because it needs a connection pool as large as its concurrency."""
+    import kfp
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # "only works with KFP v2.0.0-beta.2+"
+        try:
+            client = kfp.Client(host=host, namespace=namespace or "kubeflow")
+        except Exception as exc:  # kfp.Client raises whatever its auth helpers raise
+            raise ConfigError(
+                f"--auth kfp-client: kfp.Client(host={host!r}) failed ({type(exc).__name__}); "
+                f"{AUTH_HINT}"
+            ) from None
+    borrowed = client._existing_config
+    config.api_key.update(borrowed.api_key)
+    config.api_key_prefix.update(borrowed.api_key_prefix)
+    config.refresh_api_key_hook = borrowed.refresh_api_key_hook
+    config.proxy = borrowed.proxy
+    config.ssl_ca_cert = borrowed.ssl_ca_cert
+    config.verify_ssl = borrowed.verify_ssl
+    api_client = client._run_api.api_client
+    extra = {"cookie": api_client.cookie}
+    for name, value in api_client.default_headers.items():
+        extra.update(header_name=name, header_value=value)
+    return extra

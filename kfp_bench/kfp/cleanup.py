@@ -1,0 +1,140 @@
+"""Sweep what kfp-bench left on a KFP server: one benchmark's resources, or all orphans by age.
+
+A benchmark cleans up after itself; this is for the ones that could not (killed, ``--keep``,
+``--on-timeout leave``). It deletes only what kfp-bench made, recognised twice over: by name
+(``kfp-bench-<benchmark id>``, runs ``kfp-bench-<id>-NNNNN``) and by the description the driver
+writes ("Created by kfp-bench", "kfp-bench benchmark"). A user's pipeline that merely starts with
+"kfp-bench-" is left alone.
+
+Order matters to KFP: runs before their experiment, versions before their pipeline. An experiment
+that still holds runs after the sweep (a delete failed, or someone else's run) is kept.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+from kfp_bench.kfp import convert
+from kfp_bench.kfp.api import KfpApi
+from kfp_bench.kfp.options import NAME_PREFIX, CleanupOptions
+from kfp_bench.records import ApiCall
+
+_OWN_DESC = "Created by kfp-bench"
+_RUN_DESC = "kfp-bench benchmark"
+
+
+def sweep(opts: CleanupOptions, *, on_call: Callable[[ApiCall], None] | None = None) -> dict:
+    """Delete what ``opts`` selects; return what was found and deleted.
+
+    The report: ``{"experiments": [...], "pipelines": [...], "runs": n, "deleted": {...},
+    "failed": [...], "dry_run": bool}``; every API call also goes to ``on_call``.
+    """
+    opts.validate()
+    api = KfpApi(
+        opts.host,
+        auth=opts.auth,
+        pool_size=opts.concurrency + 2,
+        timeout=opts.request_timeout,
+        on_call=on_call,
+    )
+    try:
+        api.preflight()
+        return _Sweep(opts, api).run()
+    finally:
+        api.close()
+
+
+class _Sweep:
+    def __init__(self, opts: CleanupOptions, api: KfpApi):
+        self.o, self.api = opts, api
+        self.cutoff = time.time() - opts.older_than if opts.older_than else None
+        self.report = {
+            "experiments": [],
+            "pipelines": [],
+            "runs": 0,
+            "deleted": {"runs": 0, "experiments": 0, "pipeline_versions": 0, "pipelines": 0},
+            "failed": [],
+            "dry_run": opts.dry_run,
+        }
+
+    def selected(self, item: dict, name_key: str = "display_name") -> bool:
+        name = item.get(name_key) or item.get("display_name") or ""
+        if not name.startswith(NAME_PREFIX) or not (item.get("description") or "").startswith(
+            _OWN_DESC
+        ):
+            return False
+        if self.o.benchmark_id and name != NAME_PREFIX + self.o.benchmark_id:
+            return False
+        if self.cutoff is not None:
+            created = convert.timestamp(item.get("created_at"))
+            if created is None or created > self.cutoff:
+                return False
+        return True
+
+    def run(self) -> dict:
+        for exp in self._pages(self.api.list_experiments, "experiments"):
+            if self.selected(exp):
+                self._experiment(exp)
+        for pipe in self._pages(self.api.list_pipelines, "pipelines"):
+            if self.selected(pipe):
+                self._pipeline(pipe)
+        return self.report
+
+    def _pages(self, list_call, key: str, *args):
+        token = ""
+        while True:
+            r = list_call(*args, token) if args else list_call(token)
+            if not r.ok:
+                self.report["failed"].append(f"{r.call.operation}: {r.call.error}")
+                return
+            yield from r.body.get(key) or ()
+            token = r.body.get("next_page_token") or ""
+            if not token:
+                return
+
+    def _experiment(self, exp: dict) -> None:
+        name, eid = exp.get("display_name"), exp.get("experiment_id")
+        self.report["experiments"].append(name)
+        prefix = name + "-"
+        runs, foreign = [], 0
+        for run in self._pages(self.api.list_runs, "runs", eid):
+            mine = (run.get("display_name") or "").startswith(prefix) and (
+                run.get("description") or ""
+            ).startswith(_RUN_DESC)
+            if mine:
+                runs.append(run["run_id"])
+            else:
+                foreign += 1
+        self.report["runs"] += len(runs)
+        if self.o.dry_run:
+            return
+        with ThreadPoolExecutor(self.o.concurrency) as pool:
+            results = list(pool.map(self.api.delete_run, runs))
+        failed = [r for r in results if not r.ok]
+        self.report["deleted"]["runs"] += len(results) - len(failed)
+        self.report["failed"] += [f"delete_run: {r.call.error}" for r in failed[:5]]
+        if failed or foreign:
+            self.report["failed"].append(
+                f"kept experiment {name}: {len(failed)} runs not deleted, {foreign} not ours"
+            )
+            return
+        self._delete(self.api.delete_experiment(eid), "experiments")
+
+    def _pipeline(self, pipe: dict) -> None:
+        name, pid = pipe.get("display_name"), pipe.get("pipeline_id")
+        self.report["pipelines"].append(name)
+        if self.o.dry_run:
+            return
+        versions = list(self._pages(self.api.list_pipeline_versions, "pipeline_versions", pid))
+        for v in versions:
+            r = self.api.delete_pipeline_version(pid, v.get("pipeline_version_id"))
+            self._delete(r, "pipeline_versions")
+        self._delete(self.api.delete_pipeline(pid), "pipelines")
+
+    def _delete(self, reply, kind: str) -> None:
+        if reply.ok:
+            self.report["deleted"][kind] += 1
+        else:
+            self.report["failed"].append(f"{reply.call.operation}: {reply.call.error}")

@@ -1,0 +1,345 @@
+"""The runs benchmark: upload a pipeline, create an experiment, spawn runs, poll, clean up.
+
+``run_benchmark`` is the one entry point (the CLI, components and the bench all call it). It never
+prints: every API call becomes an ``ApiCall`` and every run a ``RunRecord``, written as JSON lines
+the moment they happen when an output directory is given, and aggregated into ``RunsStats``.
+
+The order keeps bad input cheap: the manifest is fetched and checked, the parameters checked
+against it, and one authenticated read made (unreachable host, 401, 403) before anything is
+created. Then:
+
+- Spawn: runs are created by ``pipeline_version_reference`` from a ``ThreadPoolExecutor`` of
+  ``create_concurrency`` threads, the pipeline uploaded once (``create_run_from_pipeline_package``
+  would upload per run).
+- Poll: while runs are being created and until all are final, each round LISTs the experiment's
+  runs in pages of 200 (KFP's cap): N/200 calls a round instead of a GET per run, which at ~200
+  GETs/s exhausts KFP's MySQL connections (kubeflow/pipelines#7716). Terminal states are
+  v2beta1's SUCCEEDED, FAILED, SKIPPED and CANCELED (``wait_for_run_completion`` misses CANCELED).
+- Timeout: past ``timeout`` the unfinished runs are terminated, or left running and out of the
+  cleanup, as chosen.
+- Cleanup: what this benchmark created, and only that: its runs, its pipeline version, its pipeline
+  (versions first: KFP refuses to delete a pipeline that has versions) and its experiment. A run
+  whose create call failed but which the server made anyway still carries the benchmark id in its
+  name, so the LIST finds it and it is polled and deleted like the others.
+
+The first Ctrl-C stops creating and polling, records what was seen, and still cleans up; the
+stats come back flagged "interrupted".
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, wait
+from pathlib import Path
+
+from kfp_bench.errors import ApiError
+from kfp_bench.jsonl import JsonlWriter
+from kfp_bench.kfp import convert, promscrape
+from kfp_bench.kfp.api import KfpApi
+from kfp_bench.kfp.manifest import Manifest, load_manifest
+from kfp_bench.kfp.options import NAME_PREFIX, RunsOptions, new_benchmark_id
+from kfp_bench.records import ApiCall, RunRecord
+from kfp_bench.stats.runs import RunsStats
+
+#: Progress callback: (phase, runs created, runs final, runs requested).
+Progress = Callable[[str, int, int, int], None]
+
+
+def run_benchmark(
+    opts: RunsOptions,
+    *,
+    out_dir: str | Path | None = None,
+    on_progress: Progress | None = None,
+    manifest: Manifest | None = None,
+) -> RunsStats:
+    """Run the benchmark described by ``opts`` and return its stats.
+
+    Args:
+        opts: the options; validated here, before anything is sent.
+        out_dir: where runs.jsonl and api_calls.jsonl are written as records happen; none if None.
+        on_progress: called about once per poll round with (phase, created, final, requested).
+        manifest: an already loaded manifest (otherwise ``opts.pipeline`` is loaded).
+    """
+    opts.validate()
+    manifest = manifest or load_manifest(opts.pipeline)
+    params = manifest.check_params(opts.params)
+    bid = opts.benchmark_id or new_benchmark_id()
+    stats = RunsStats(
+        requested=opts.num_runs, benchmark_id=bid, host=opts.host, options=opts.redacted()
+    )
+    stats.options["benchmark_id"] = bid
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    sinks = _Sinks(stats, out_dir)
+    api = KfpApi(
+        opts.host,
+        auth=opts.auth,
+        pool_size=opts.create_concurrency + opts.get_sample + 4,
+        timeout=opts.request_timeout,
+        on_call=sinks.call,
+    )
+    metrics_url = "" if opts.metrics_url == "none" else (opts.metrics_url or api.host + "/metrics")
+    try:
+        api.preflight()  # ConfigError for an unreachable host, 401, 403: nothing created yet
+        before = promscrape.scrape(metrics_url, opts.request_timeout) if metrics_url else None
+        driver = _Driver(opts, api, manifest, params, bid, sinks, on_progress)
+        try:
+            driver.run()
+        finally:
+            driver.finish()
+        if before is not None:
+            after = promscrape.scrape(metrics_url, opts.request_timeout)
+            stats.set_server(promscrape.deltas(before, after))
+    finally:
+        sinks.close()
+        api.close()
+        stats.close(time.perf_counter() - wall0, time.process_time() - cpu0)
+    return stats
+
+
+class _Sinks:
+    """Records go to the stats and, if asked, to JSON-lines files, from any thread."""
+
+    def __init__(self, stats: RunsStats, out_dir):
+        self.stats = stats
+        self.lock = threading.Lock()
+        self.calls = self.runs = None
+        if out_dir is not None:
+            self.calls = JsonlWriter(Path(out_dir) / "api_calls.jsonl")
+            self.runs = JsonlWriter(Path(out_dir) / "runs.jsonl")
+
+    def call(self, c: ApiCall) -> None:
+        with self.lock:
+            self.stats.add(c)
+        if self.calls:
+            self.calls.write(c)
+
+    def run(self, r: RunRecord) -> None:
+        with self.lock:
+            self.stats.add(r)
+        if self.runs:
+            self.runs.write(r)
+
+    def close(self) -> None:
+        for w in (self.calls, self.runs):
+            if w:
+                w.close()
+
+
+class _Driver:
+    def __init__(self, opts, api, manifest, params, bid, sinks, on_progress):
+        self.o: RunsOptions = opts
+        self.api: KfpApi = api
+        self.manifest = manifest
+        self.params = params
+        self.bid = bid
+        self.name = NAME_PREFIX + bid
+        self.sinks: _Sinks = sinks
+        self.on_progress = on_progress or (lambda *a: None)
+        self.pipeline_id = ""
+        self.version_id = ""
+        self.new_pipeline = False
+        self.experiment_id = ""
+        self.lock = threading.Lock()
+        self.created: set[str] = set()  # ids the create call returned
+        self.last: dict[str, dict] = {}  # run id -> the run as last listed
+        self.final: dict[str, RunRecord] = {}
+        self.left: set[str] = set()  # runs given up and left running
+        self.creates_done = threading.Event()
+        self.round = 0
+        self.pool: ThreadPoolExecutor | None = None
+        self.interrupted = False
+        self.note = ""  # the error every run finalized from now on carries (after a timeout)
+        self.cleanup = {"runs_deleted": 0, "runs_failed": 0, "left": []}
+
+    # -- phases -----------------------------------------------------------------------------
+    def run(self) -> None:
+        try:
+            self.setup()
+            self.spawn_and_poll()
+        except KeyboardInterrupt:
+            self.interrupted = True
+            self.sinks.stats.flags.append("interrupted")
+            if self.pool:
+                self.pool.shutdown(wait=False, cancel_futures=True)
+
+    def setup(self) -> None:
+        """Upload the pipeline (or a version) and create the experiment; any failure here cleans
+        up what was made and raises ``ApiError``: without them there is nothing to measure."""
+        desc = f"Created by kfp-bench, benchmark {self.bid}; delete with kfp-bench cleanup."
+        with tempfile.TemporaryDirectory(prefix="kfp-bench-") as tmp:
+            path = str(self.manifest.write_to(tmp))
+            if self.o.pipeline_id:
+                r = self.api.upload_pipeline_version(path, self.o.pipeline_id, self.name, desc)
+                self._need(r, "upload the pipeline version")
+                self.pipeline_id = self.o.pipeline_id
+                self.version_id = r.body.get("pipeline_version_id", "")
+            else:
+                r = self.api.upload_pipeline(path, self.name, desc)
+                self._need(r, "upload the pipeline")
+                self.pipeline_id, self.new_pipeline = r.body.get("pipeline_id", ""), True
+        if not self.version_id:
+            r = self.api.list_pipeline_versions(self.pipeline_id)
+            self._need(r, "find the uploaded pipeline's version")
+            versions = r.body.get("pipeline_versions") or []
+            self.version_id = versions[0].get("pipeline_version_id", "") if versions else ""
+        r = self.api.create_experiment(self.name, desc)
+        self._need(r, "create the experiment")
+        self.experiment_id = r.body.get("experiment_id", "")
+
+    def _need(self, reply, what: str) -> None:
+        if reply.ok:
+            return
+        raise ApiError(
+            f"{self.api.host}: could not {what} ({reply.call.error}); the benchmark "
+            f"{self.bid} stops here and cleans up what it created"
+        )
+
+    def spawn_and_poll(self) -> None:
+        self.start = time.monotonic()
+        deadline = self.start + self.o.timeout
+        self.pool = ThreadPoolExecutor(self.o.create_concurrency, thread_name_prefix="create")
+        futures = [self.pool.submit(self._create, i) for i in range(self.o.num_runs)]
+        self.pool.shutdown(wait=False)
+        rng = random.Random()
+        while True:
+            pending = [f for f in futures if not f.done()]
+            if not pending:
+                self.creates_done.set()
+            self.poll_round(rng)
+            self.on_progress("polling", len(self.created), len(self.final), self.o.num_runs)
+            if self.creates_done.is_set() and self._all_final():
+                return
+            if time.monotonic() >= deadline:
+                self.give_up(futures)
+                return
+            pause = self.o.poll_interval * (
+                1 + rng.uniform(-self.o.poll_jitter, self.o.poll_jitter)
+            )
+            pause = min(pause, max(deadline - time.monotonic(), 0.0))
+            if pending:  # wake early when the last create returns: no idle wait at the end
+                wait(pending, timeout=pause)
+            else:
+                time.sleep(pause)
+
+    def _create(self, i: int) -> None:
+        body = {
+            "display_name": f"{self.name}-{i:05d}",
+            "description": f"kfp-bench benchmark {self.bid}, run {i}",
+            "experiment_id": self.experiment_id,
+            "pipeline_version_reference": {
+                "pipeline_id": self.pipeline_id,
+                "pipeline_version_id": self.version_id,
+            },
+            "runtime_config": {"parameters": self.params},
+        }
+        r = self.api.create_run(body)
+        if r.ok and r.body.get("run_id"):
+            with self.lock:
+                self.created.add(r.body["run_id"])
+                self.last.setdefault(r.body["run_id"], r.body)
+
+    def _all_final(self) -> bool:
+        with self.lock:
+            return all(rid in self.final or rid in self.left for rid in self.last)
+
+    def poll_round(self, rng: random.Random) -> None:
+        """One LIST of the experiment's runs, page by page, plus the sampled GETs."""
+        self.round += 1
+        token, ours = "", self.name + "-"
+        while True:
+            r = self.api.list_runs(self.experiment_id, token, poll_round=self.round)
+            if not r.ok:
+                return  # counted as an error; the next round tries again
+            for run in r.body.get("runs") or ():
+                rid = run.get("run_id")
+                if not rid or not (run.get("display_name") or "").startswith(ours):
+                    continue
+                with self.lock:
+                    self.last[rid] = run
+                    done = rid in self.final
+                if not done and convert.is_terminal(run):
+                    self._finalize(run)
+            token = r.body.get("next_page_token") or ""
+            if not token:
+                break
+        with self.lock:
+            ids = list(self.last)
+        for rid in rng.sample(ids, min(self.o.get_sample, len(ids))):
+            self.api.get_run(rid, poll_round=self.round)
+
+    def _finalize(self, run: dict, error: str = "") -> None:
+        if self.o.task_details == "get" and not convert.tasks_of(run) and convert.is_terminal(run):
+            r = self.api.get_run(run["run_id"])
+            if r.ok:
+                run = r.body
+        rec = convert.run_record(run, error=error or self.note)
+        with self.lock:
+            if rec.run_id in self.final:
+                return
+            self.final[rec.run_id] = rec
+        self.sinks.run(rec)
+
+    def give_up(self, futures) -> None:
+        """Past the timeout: stop creating; terminate or leave what is unfinished."""
+        for f in futures:
+            f.cancel()
+        wait(futures)  # creates already sent finish (within --request-timeout): their runs count
+        self.creates_done.set()
+        self.sinks.stats.flags.append("timeout")
+        with self.lock:
+            open_ids = [rid for rid in self.last if rid not in self.final]
+        how = "terminated" if self.o.on_timeout == "terminate" else "left running"
+        self.note = f"gave up after the {self.o.timeout:g}s timeout ({how})"
+        if self.o.on_timeout == "terminate":
+            self._each(self.api.terminate_run, open_ids)
+            self.poll_round(random.Random())  # to record the state termination led to
+        else:
+            self.left.update(open_ids)
+        with self.lock:
+            still_open = [self.last[rid] for rid in open_ids if rid not in self.final]
+        for run in still_open:
+            self._finalize(run)
+
+    def finish(self) -> None:
+        """Record every run not yet final, then clean up (unless asked to keep)."""
+        with self.lock:
+            open_ids = [rid for rid in self.last if rid not in self.final]
+        note = "interrupted before it finished" if self.interrupted else "not final at the end"
+        for rid in open_ids:
+            self._finalize(self.last[rid], error=self.note or note)
+        if self.o.keep:
+            self.cleanup = {"kept": True}
+        else:
+            self.clean()
+        self.sinks.stats.cleanup = self.cleanup
+
+    def clean(self) -> None:
+        with self.lock:
+            run_ids = [rid for rid in self.last if rid not in self.left]
+        results = self._each(self.api.delete_run, run_ids)
+        self.cleanup["runs_deleted"] = sum(r.ok for r in results)
+        self.cleanup["runs_failed"] = sum(not r.ok for r in results)
+        if self.left or self.cleanup["runs_failed"]:
+            # Runs remain that reference the experiment and pipeline: keep those for the sweep.
+            self.cleanup["left"] = [f"{len(self.left)} runs", "experiment", "pipeline"]
+            return
+        if self.version_id:
+            r = self.api.delete_pipeline_version(self.pipeline_id, self.version_id)
+            self.cleanup["pipeline_version_deleted"] = r.ok
+        if self.new_pipeline and self.pipeline_id:
+            r = self.api.delete_pipeline(self.pipeline_id)
+            self.cleanup["pipeline_deleted"] = r.ok
+        if self.experiment_id:
+            r = self.api.delete_experiment(self.experiment_id)
+            self.cleanup["experiment_deleted"] = r.ok
+
+    def _each(self, call, ids: list[str]) -> list:
+        """``call(id)`` for each id, ``create_concurrency`` at a time."""
+        if not ids:
+            return []
+        with ThreadPoolExecutor(self.o.create_concurrency, thread_name_prefix="each") as pool:
+            return list(pool.map(call, ids))

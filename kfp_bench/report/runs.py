@@ -1,0 +1,148 @@
+"""The runs benchmark's summary: a text table for people and summary.json for programs.
+
+Both are functions of the finished ``RunsStats.summary()`` document, so ``kfp-bench`` can print
+the same table again from a saved summary.json without a cluster.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TextIO
+
+from kfp_bench.errors import ResultsError
+from kfp_bench.jsonl import write_json_atomic
+from kfp_bench.stats.runs import FORMAT
+
+
+def write_text(doc: dict, out: TextIO) -> None:
+    """Print the summary table of a summary.json document."""
+    w = out.write
+    runs, api = doc["runs"], doc["api"]
+    w(f"\nBenchmark {doc['benchmark_id']} against {doc['host']}\n")
+    w(
+        f"  Runs:\t{runs['requested']} requested, {runs['created']} created"
+        + (f", {runs['create_errors']} create calls failed" if runs["create_errors"] else "")
+        + "\n"
+    )
+    states = ", ".join(f"{k} {v}" for k, v in runs["by_state"].items()) or "none"
+    w(f"  States:\t{states}\n")
+    if runs.get("simulated"):
+        w(f"  Simulated:\t{runs['simulated']} runs (the server simulated them)\n")
+    if runs.get("gave_up"):
+        w(f"  Gave up:\t{runs['gave_up']} runs at the timeout\n")
+
+    w("\nRun times from server timestamps (seconds):\n")
+    w(f"  {'':<14}{'count':>7}{'p50':>10}{'p90':>10}{'p99':>10}{'max':>10}{'mean':>10}\n")
+    for label, key in (
+        ("duration", "duration_s"),
+        ("queue delay", "queue_delay_s"),
+        ("execution", "execution_s"),
+    ):
+        d = runs[key]
+        w(
+            f"  {label:<14}{d['count']:>7}"
+            + "".join(f"{d[k]:>10.3f}" for k in ("p50", "p90", "p99", "max", "mean"))
+            + "\n"
+        )
+
+    w("\nAPI calls, client side (milliseconds):\n")
+    w(f"  {'operation':<24}{'count':>7}{'errors':>7}{'p50':>10}{'p90':>10}{'p99':>10}{'max':>10}\n")
+    for op, d in api.items():
+        if not d["count"] and op not in ("create_run", "list_runs"):
+            continue
+        w(
+            f"  {op:<24}{d['count']:>7}{d['errors']:>7}"
+            + "".join(f"{d[k]:>10.2f}" for k in ("p50_ms", "p90_ms", "p99_ms", "max_ms"))
+            + "\n"
+        )
+    per_round = doc.get("calls_per_poll_round", {})
+    w(
+        f"\n  API calls:\t{doc['api_calls_total']} in total, {doc['poll_rounds']} poll rounds "
+        f"(at most {per_round.get('max', 0)} calls a round)\n"
+    )
+    client = doc.get("client", {})
+    w(f"  Driver:\t{client.get('cpu_s', 0):.2f} CPU seconds over {client.get('wall_s', 0):.2f} s\n")
+    _write_server(doc.get("server") or {}, w)
+    _write_errors(api, w)
+    _write_notes(doc, w)
+    w("\n")
+
+
+def _write_server(server: dict, w) -> None:
+    if not server:
+        return
+    if "error" in server:
+        w(f"\nServer side: no metrics ({server['error']})\n")
+        return
+    ops = server.get("operations") or {}
+    if not ops:
+        w("\nServer side: /metrics has no per-operation series kfp-bench recognises\n")
+        return
+    w("\nServer side, from /metrics deltas (milliseconds; network = client mean - server mean):\n")
+    w(
+        f"  {'operation':<24}{'requests':>9}{'errors':>7}{'mean':>10}{'p50':>10}{'p99':>10}"
+        f"{'client':>10}{'network':>10}{'share':>8}\n"
+    )
+
+    def f(v, width=10, fmt=".2f"):
+        return f"{v:>{width}{fmt}}" if isinstance(v, int | float) else f"{'-':>{width}}"
+
+    for op, v in ops.items():
+        share = v.get("network_share")
+        w(
+            f"  {op:<24}{v.get('requests', 0):>9}{v.get('errors', 0):>7}{f(v.get('mean_ms'))}"
+            f"{f(v.get('p50_ms'))}{f(v.get('p99_ms'))}{f(v.get('client_mean_ms'))}"
+            f"{f(v.get('network_ms'))}"
+            + (f"{share * 100:>7.1f}%" if isinstance(share, float) else f"{'-':>8}")
+            + "\n"
+        )
+
+
+def _write_errors(api: dict, w) -> None:
+    lines = [
+        f"  [{n}]\t{op}: {text}"
+        for op, d in api.items()
+        for text, n in (d.get("error_texts") or {}).items()
+    ]
+    if lines:
+        w("\nError distribution:\n" + "\n".join(lines) + "\n")
+
+
+def _write_notes(doc: dict, w) -> None:
+    notes = []
+    flags = doc.get("flags") or []
+    if "interrupted" in flags:
+        notes.append("interrupted: figures cover what was measured before the stop")
+    if "timeout" in flags:
+        notes.append("the timeout was reached before every run finished")
+    cleanup = doc.get("cleanup") or {}
+    if cleanup.get("left"):
+        notes.append(
+            f"left in place: {', '.join(cleanup['left'])}; remove later with "
+            f"kfp-bench cleanup --host {doc['host']} --benchmark-id {doc['benchmark_id']}"
+        )
+    elif cleanup.get("kept"):
+        notes.append(f"kept (--keep): kfp-bench cleanup --benchmark-id {doc['benchmark_id']}")
+    if notes:
+        w("\nNotes:\n" + "".join(f"  {n}\n" for n in notes))
+
+
+def save_json(doc: dict, path: str | os.PathLike) -> Path:
+    """Write summary.json atomically: a crash never leaves half a file."""
+    return write_json_atomic(doc, path)
+
+
+def load_json(path: str | os.PathLike) -> dict:
+    """Read a summary.json written by ``save_json``."""
+    p = Path(path)
+    try:
+        doc = json.loads(p.read_text())
+    except FileNotFoundError:
+        raise ResultsError(f"{p}: no such summary file") from None
+    except (OSError, ValueError) as exc:
+        raise ResultsError(f"{p}: not a readable summary.json ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise ResultsError(f"{p}: not a kfp-bench runs summary (no format {FORMAT!r})")
+    return doc

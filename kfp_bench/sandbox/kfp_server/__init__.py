@@ -1,0 +1,67 @@
+"""A local Kubeflow Pipelines API server (v2beta1) that really runs pipelines.
+
+It serves the paths of the official swagger that kfp.Client and kfp-bench's driver use: healthz;
+pipelines (multipart upload and upload_version, versions, get, list, delete with cascade);
+experiments; runs (create, get, list with filter/page_token/page_size/sort_by, delete, terminate,
+archive); recurring runs (6-field cron and interval triggers, max_concurrency, enable/disable).
+Run it as::
+
+    python -m kfp_bench.sandbox.kfp_server --port 8888 [--max-parallel-runs K] [--latency-ms X]
+        [--error-rate E] [--simulate DIST] [--state-dir DIR] [--seed N]
+
+or from Python with ``start_kfp_server(port=0, **options)`` (a context manager with ``.url``,
+``.stop()``). Modules:
+
+* ``server``: options, command line (``add_arguments``, ``main``) and ``start_kfp_server``.
+* ``app`` / ``pipelines`` / ``replies``: the HTTP routes (aiohttp) and the shape of answers.
+* ``store``: the resources and their JSON; ``listing``: filters, sorting, page tokens.
+* ``executor``: the run queue (``--max-parallel-runs``), real and simulated execution;
+  ``_runner``: the child process that runs one pipeline with kfp.local's SubprocessRunner;
+  ``envs``: the cached isolated environments its tasks run in; ``simulate``: ``--simulate``.
+* ``metrics``: ``/metrics`` and injected faults; ``cron``: recurring-run triggers and scheduler.
+
+A simulated run says so in ``plugins_output["kfp-bench"].entries["execution"].value``
+(``"simulated"``; ``"executed"`` for a run kfp.local executed). Nothing here is imported until
+used: ``python -m kfp_bench.sandbox.kfp_server`` must not find its modules already imported.
+"""
+
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kfp_bench.sandbox.kfp_server.server import (
+        KfpServerHandle,
+        KfpServerOptions,
+        add_arguments,
+        main,
+        start_kfp_server,
+    )
+    from kfp_bench.sandbox.kfp_server.store import PLUGIN
+
+_EXPORTS = {
+    "KfpServerHandle": "server",
+    "KfpServerOptions": "server",
+    "add_arguments": "server",
+    "main": "server",
+    "start_kfp_server": "server",
+    "PLUGIN": "store",
+}
+
+__all__ = [
+    "PLUGIN",
+    "KfpServerHandle",
+    "KfpServerOptions",
+    "add_arguments",
+    "main",
+    "start_kfp_server",
+]
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

@@ -1,0 +1,376 @@
+"""The HTTP routes of the local KFP API: the v2beta1 paths kfp.Client and the driver use.
+
+This module owns request parsing, the answers, and the mapping from paths to the store, the run
+queue (``executor.py``) and the scheduler (``cron.py``). Paths, JSON field names and error bodies
+follow ``kfp_api_v2beta1.swagger.json``; handlers for pipelines live in ``pipelines.py``.
+Errors: a ``ValueError`` raised while handling becomes 400 INVALID_ARGUMENT, a ``LookupError`` 404
+NOT_FOUND, both with the google.rpc.Status body ``{"code", "message", "details"}``.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+from pathlib import Path
+
+from aiohttp import web
+
+from kfp_bench.sandbox.kfp_server import cron, pipelines, specs
+from kfp_bench.sandbox.kfp_server.executor import Executor
+from kfp_bench.sandbox.kfp_server.metrics import Metrics, rpc_error
+from kfp_bench.sandbox.kfp_server.replies import (
+    errors_middleware,
+    json_body,
+    list_answer,
+    list_rows,
+    ok,
+)
+from kfp_bench.sandbox.kfp_server.simulate import SimulateSpec
+from kfp_bench.sandbox.kfp_server.store import (
+    EXPERIMENT_FIELDS,
+    RECURRING_FIELDS,
+    RUN_FIELDS,
+    Experiment,
+    RecurringRun,
+    Run,
+    Store,
+    new_id,
+)
+
+API = "/apis/v2beta1"
+_ID = "[^/:]+"  # an id path segment: a custom verb (":terminate") follows a colon
+
+
+class KfpApi:
+    """The handlers, over one store, run queue, scheduler and set of metrics."""
+
+    def __init__(self, store: Store, executor: Executor, metrics: Metrics) -> None:
+        self.store = store
+        self.executor = executor
+        self.metrics = metrics
+        self.scheduler = cron.Scheduler(store.recurring, self._live_runs, self._spawn_scheduled)
+        metrics.state_source = self._states
+        executor.on_finish = lambda run: None
+
+    def _states(self) -> tuple[Counter, int]:
+        return Counter(r.state for r in self.store.runs.values()), self.executor.executing
+
+    # --- health ---------------------------------------------------------------------------
+
+    async def healthz(self, request: web.Request) -> web.Response:
+        return ok({"multi_user": False, "pipeline_store": "kfp-bench sandbox (in memory)"})
+
+    async def internal_health(self, request: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    # --- experiments ----------------------------------------------------------------------
+
+    async def create_experiment(self, request: web.Request) -> web.Response:
+        self.metrics.operation("experiment_server_create_requests")
+        body = await json_body(request)
+        name = body.get("display_name") or ""
+        if not name:
+            raise ValueError("experiment display_name is empty; give the experiment a name")
+        namespace = body.get("namespace") or ""
+        for e in self.store.experiments.values():
+            if e.display_name == name and e.namespace == namespace:
+                return rpc_error(409, 6, f"an experiment named {name!r} already exists")
+        exp = Experiment(new_id(), name, body.get("description") or "", namespace)
+        self.store.experiments[exp.experiment_id] = exp
+        return ok(exp.to_api())
+
+    async def get_experiment(self, request: web.Request) -> web.Response:
+        self.metrics.operation("experiment_server_get_requests")
+        key = request.match_info["experiment_id"]
+        return ok(self.store.get("experiments", key, "experiment").to_api())
+
+    async def list_experiments(self, request: web.Request) -> web.Response:
+        self.metrics.operation("experiment_server_list_requests")
+        rows = list(self.store.experiments.values())
+        return list_answer("experiments", *list_rows(request, rows, EXPERIMENT_FIELDS))
+
+    async def delete_experiment(self, request: web.Request) -> web.Response:
+        self.metrics.operation("experiment_server_delete_requests")
+        key = request.match_info["experiment_id"]
+        self.store.get("experiments", key, "experiment")
+        del self.store.experiments[key]
+        return ok({})
+
+    async def archive_experiment(self, request: web.Request) -> web.Response:
+        return self._set_storage("experiments", request, "experiment_id", "ARCHIVED")
+
+    async def unarchive_experiment(self, request: web.Request) -> web.Response:
+        return self._set_storage("experiments", request, "experiment_id", "AVAILABLE")
+
+    def _set_storage(self, table: str, request, key: str, state: str) -> web.Response:
+        self.metrics.operation(
+            f"{table[:-1]}_server_{'archive' if state == 'ARCHIVED' else 'unarchive'}_requests"
+        )
+        self.store.get(table, request.match_info[key], table[:-1]).storage_state = state
+        return ok({})
+
+    # --- runs -----------------------------------------------------------------------------
+
+    def _package_of(self, body: dict) -> tuple[specs.Package, bool, dict | None]:
+        """The package a run or recurring run executes: inline spec, or a pipeline version."""
+        if body.get("pipeline_spec"):
+            return specs.from_api_view(body["pipeline_spec"]), True, None
+        ref = dict(body.get("pipeline_version_reference") or {})
+        if not ref and body.get("pipeline_version_id"):
+            version = self.store.get("versions", body["pipeline_version_id"], "pipeline version")
+            ref = {"pipeline_id": version.pipeline_id}
+            ref["pipeline_version_id"] = version.pipeline_version_id
+        if not ref.get("pipeline_id") and not ref.get("pipeline_version_id"):
+            raise ValueError(
+                "the request has neither pipeline_spec nor pipeline_version_reference; "
+                "give one of them"
+            )
+        if ref.get("pipeline_version_id"):
+            version = self.store.get("versions", ref["pipeline_version_id"], "pipeline version")
+        else:
+            self.store.get("pipelines", ref["pipeline_id"], "pipeline")
+            version = self.store.latest_version(ref["pipeline_id"])
+        ref = {
+            "pipeline_id": version.pipeline_id,
+            "pipeline_version_id": version.pipeline_version_id,
+        }
+        return version.package, False, ref
+
+    def new_run(self, body: dict, experiment_id: str | None, recurring_run_id: str = "") -> Run:
+        name = body.get("display_name") or ""
+        if not name:
+            raise ValueError("the run name (display_name) is empty; give the run a name")
+        package, inline, ref = self._package_of(body)
+        config = body.get("runtime_config") or {}
+        params = config.get("parameters") or {}
+        if not isinstance(params, dict):
+            raise ValueError("runtime_config.parameters must be an object")
+        exp_id = self.store.resolve_experiment(experiment_id or body.get("experiment_id"))
+        run = Run(
+            new_id(),
+            exp_id,
+            name,
+            package,
+            description=body.get("description") or "",
+            inline_spec=inline,
+            version_ref=ref,
+            params=params,
+            pipeline_root=config.get("pipeline_root") or "",
+            service_account=body.get("service_account") or "",
+            recurring_run_id=recurring_run_id,
+        )
+        self.store.runs[run.run_id] = run
+        self.store.experiments[exp_id].last_run_created_at = run.created_at
+        self.metrics.run_count += 1
+        self.executor.submit(run)
+        return run
+
+    async def create_run(self, request: web.Request) -> web.Response:
+        self.metrics.operation("run_server_create_requests")
+        body = await json_body(request)
+        run = self.new_run(body, request.query.get("experiment_id"))
+        return ok(run.to_api())
+
+    async def get_run(self, request: web.Request) -> web.Response:
+        self.metrics.operation("run_server_get_requests")
+        return ok(self.store.get("runs", request.match_info["run_id"], "run").to_api())
+
+    async def list_runs(self, request: web.Request) -> web.Response:
+        self.metrics.operation("run_server_list_requests")
+        rows = self.store.runs.values()
+        experiment_id = request.query.get("experiment_id")
+        if experiment_id:
+            self.store.get("experiments", experiment_id, "experiment")
+            rows = [r for r in rows if r.experiment_id == experiment_id]
+        return list_answer("runs", *list_rows(request, list(rows), RUN_FIELDS))
+
+    async def delete_run(self, request: web.Request) -> web.Response:
+        self.metrics.operation("run_server_delete_requests")
+        run = self.store.get("runs", request.match_info["run_id"], "run")
+        self.executor.forget(run)
+        del self.store.runs[run.run_id]
+        self.metrics.run_count = max(0, self.metrics.run_count - 1)
+        return ok({})
+
+    async def terminate_run(self, request: web.Request) -> web.Response:
+        self.metrics.operation("run_server_terminate_requests")
+        run = self.store.get("runs", request.match_info["run_id"], "run")
+        self.executor.terminate(run)
+        return ok({})
+
+    async def archive_run(self, request: web.Request) -> web.Response:
+        return self._set_storage("runs", request, "run_id", "ARCHIVED")
+
+    async def unarchive_run(self, request: web.Request) -> web.Response:
+        return self._set_storage("runs", request, "run_id", "AVAILABLE")
+
+    # --- recurring runs -------------------------------------------------------------------
+
+    def _live_runs(self, job_id: str) -> int:
+        runs = self.store.runs.values()
+        return sum(1 for r in runs if r.recurring_run_id == job_id and not r.done)
+
+    def _spawn_scheduled(self, job: RecurringRun, due: float) -> None:
+        stamp = time.strftime("%Y%m%d%H%M%S", time.gmtime(due))
+        body = {
+            "display_name": f"{job.display_name}-{stamp}",
+            "description": job.description,
+            "runtime_config": {"parameters": job.params, "pipeline_root": job.pipeline_root},
+            "service_account": job.service_account,
+        }
+        if job.inline_spec:
+            body["pipeline_spec"] = job.package.api_view()
+        else:
+            body["pipeline_version_reference"] = job.version_ref
+        try:
+            self.new_run(body, job.experiment_id, job.recurring_run_id)
+        except (LookupError, ValueError):
+            job.enabled = False  # its pipeline version or experiment is gone
+
+    async def create_recurring_run(self, request: web.Request) -> web.Response:
+        self.metrics.operation("recurring_run_server_create_requests")
+        body = await json_body(request)
+        name = body.get("display_name") or ""
+        if not name:
+            raise ValueError("the recurring run name (display_name) is empty")
+        trigger = cron.validate_trigger(body.get("trigger"))
+        package, inline, ref = self._package_of(body)
+        try:
+            max_concurrency = int(body.get("max_concurrency") or 1)
+        except (TypeError, ValueError):
+            max_concurrency = 0
+        if max_concurrency < 1:
+            raise ValueError("max_concurrency must be an integer >= 1")
+        config = body.get("runtime_config") or {}
+        job = RecurringRun(
+            new_id(),
+            name,
+            self.store.resolve_experiment(body.get("experiment_id")),
+            trigger,
+            package,
+            description=body.get("description") or "",
+            inline_spec=inline,
+            version_ref=ref,
+            params=config.get("parameters") or {},
+            pipeline_root=config.get("pipeline_root") or "",
+            service_account=body.get("service_account") or "",
+            max_concurrency=max_concurrency,
+            no_catchup=bool(body.get("no_catchup")),
+            enabled=body.get("mode") != "DISABLE",
+            namespace=body.get("namespace") or "",
+        )
+        job.next_fire = cron.next_fire(trigger, job.created_at, job.created_at)
+        self.store.recurring[job.recurring_run_id] = job
+        return ok(job.to_api())
+
+    async def get_recurring_run(self, request: web.Request) -> web.Response:
+        self.metrics.operation("recurring_run_server_get_requests")
+        key = request.match_info["recurring_run_id"]
+        return ok(self.store.get("recurring", key, "recurring run").to_api())
+
+    async def list_recurring_runs(self, request: web.Request) -> web.Response:
+        self.metrics.operation("recurring_run_server_list_requests")
+        rows = self.store.recurring.values()
+        experiment_id = request.query.get("experiment_id")
+        if experiment_id:
+            rows = [j for j in rows if j.experiment_id == experiment_id]
+        return list_answer("recurringRuns", *list_rows(request, list(rows), RECURRING_FIELDS))
+
+    async def delete_recurring_run(self, request: web.Request) -> web.Response:
+        self.metrics.operation("recurring_run_server_delete_requests")
+        key = request.match_info["recurring_run_id"]
+        self.store.get("recurring", key, "recurring run")
+        del self.store.recurring[key]
+        return ok({})
+
+    async def enable_recurring_run(self, request: web.Request) -> web.Response:
+        return self._enable(request, True)
+
+    async def disable_recurring_run(self, request: web.Request) -> web.Response:
+        return self._enable(request, False)
+
+    def _enable(self, request: web.Request, enabled: bool) -> web.Response:
+        op = "enable" if enabled else "disable"
+        self.metrics.operation(f"recurring_run_server_{op}_requests")
+        key = request.match_info["recurring_run_id"]
+        job = self.store.get("recurring", key, "recurring run")
+        if enabled and not job.enabled:
+            now = time.time()
+            job.next_fire = cron.next_fire(job.trigger, now, job.created_at)
+        job.enabled, job.updated_at = enabled, time.time()
+        return ok({})
+
+    # --- wiring ---------------------------------------------------------------------------
+
+    def routes(self) -> list[web.RouteDef]:
+        p = pipelines.PipelineHandlers(self.store, self.metrics)
+        run, job, exp = (
+            f"{API}/runs/{{run_id:{_ID}}}",
+            f"{API}/recurringruns/{{recurring_run_id:{_ID}}}",
+            f"{API}/experiments/{{experiment_id:{_ID}}}",
+        )  # noqa: E501
+        return [
+            web.get("/__health", self.internal_health),
+            web.get("/metrics", self.metrics.handle_metrics),
+            web.get(f"{API}/healthz", self.healthz),
+            *p.routes(API),
+            web.post(f"{API}/experiments", self.create_experiment),
+            web.get(f"{API}/experiments", self.list_experiments),
+            web.get(exp, self.get_experiment),
+            web.delete(exp, self.delete_experiment),
+            web.post(f"{exp}:archive", self.archive_experiment),
+            web.post(f"{exp}:unarchive", self.unarchive_experiment),
+            web.post(f"{API}/runs", self.create_run),
+            web.get(f"{API}/runs", self.list_runs),
+            web.get(run, self.get_run),
+            web.delete(run, self.delete_run),
+            web.post(f"{run}:terminate", self.terminate_run),
+            web.post(f"{run}:archive", self.archive_run),
+            web.post(f"{run}:unarchive", self.unarchive_run),
+            web.post(f"{API}/recurringruns", self.create_recurring_run),
+            web.get(f"{API}/recurringruns", self.list_recurring_runs),
+            web.get(job, self.get_recurring_run),
+            web.delete(job, self.delete_recurring_run),
+            web.post(f"{job}:enable", self.enable_recurring_run),
+            web.post(f"{job}:disable", self.disable_recurring_run),
+        ]
+
+
+def build_app(
+    *,
+    max_parallel_runs: int = 4,
+    latency_ms: float = 0.0,
+    error_rate: float = 0.0,
+    simulate: SimulateSpec | None = None,
+    state_dir: Path,
+    seed: int | None = None,
+    use_venv: bool = False,
+) -> web.Application:
+    """The aiohttp application; the run queue and scheduler start and stop with it."""
+    store = Store()
+    metrics = Metrics(latency_ms=latency_ms, error_rate=error_rate, seed=seed)
+    executor = Executor(
+        store,
+        slots=max_parallel_runs,
+        simulate=simulate or SimulateSpec(),
+        state_dir=state_dir,
+        rng=random.Random(seed),
+        use_venv=use_venv,
+    )
+    api = KfpApi(store, executor, metrics)
+    app = web.Application(
+        middlewares=[metrics.middleware, errors_middleware],
+        client_max_size=specs.MAX_PACKAGE_BYTES + 1024 * 1024,
+    )
+    app.add_routes(api.routes())
+    app["api"] = api
+
+    async def lifecycle(app: web.Application):
+        api.scheduler.start()
+        yield
+        await api.scheduler.stop()
+        await executor.close()
+
+    app.cleanup_ctx.append(lifecycle)
+    return app

@@ -1,0 +1,145 @@
+"""The server's Prometheus metrics and injected faults, applied to every API request.
+
+This module owns ``/metrics`` and the fault middleware. Metric names (Prometheus text format):
+
+* ``kfp_api_requests_total{method, route, code}``: counter of API requests, by route template
+  (e.g. ``/apis/v2beta1/runs/{run_id}``) and response status, injected faults included.
+* ``kfp_api_request_duration_seconds{method, route}``: histogram of the time from a request's
+  arrival to its response, injected latency included.
+* The real KFP API server's own per-operation counters, with its names, for the operations this
+  server implements: ``run_server_create_requests``, ``run_server_get_requests``,
+  ``run_server_list_requests``, ``run_server_delete_requests``, ``run_server_terminate_requests``,
+  ``pipeline_server_create_requests`` (uploads and creates), ``pipeline_server_get_requests``,
+  ``pipeline_server_list_requests``, ``pipeline_server_delete_requests``,
+  ``pipeline_server_create_version_requests``, ``experiment_server_create_requests``, ...,
+  ``recurring_run_server_create_requests``, ..., and the gauge ``run_server_run_count``. As the Go
+  server does, they have no ``_total`` suffix and count requests that reached the handler.
+* ``kfp_bench_runs{state}`` (gauge): runs by state; ``kfp_bench_runs_executing`` (gauge): runs
+  holding an execution slot.
+
+Faults: ``--latency-ms`` delays every ``/apis/`` response by that long (healthz included: it is an
+endpoint like the others); ``--error-rate`` answers that fraction of ``/apis/`` requests, before
+they reach their handler, with 503 UNAVAILABLE or 429 RESOURCE_EXHAUSTED (even odds), in the
+google.rpc.Status shape. ``/metrics`` and the internal ``/__health`` are never faulted or counted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from collections import Counter
+
+from aiohttp import web
+from prometheus_client import CollectorRegistry, Gauge, Histogram, generate_latest
+from prometheus_client import Counter as PromCounter
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+_FAULTS = ((503, 14, "UNAVAILABLE"), (429, 8, "RESOURCE_EXHAUSTED"))
+
+
+class Metrics:
+    """The metrics of one server; ``middleware`` counts and faults each request."""
+
+    def __init__(self, *, latency_ms: float, error_rate: float, seed: int | None) -> None:
+        self.latency = latency_ms / 1000.0
+        self.error_rate = error_rate
+        self.rng = random.Random(seed)
+        self.registry = CollectorRegistry()
+        self.requests = PromCounter(
+            "kfp_api_requests",
+            "API requests by route template and status.",
+            ["method", "route", "code"],
+            registry=self.registry,
+        )
+        self.duration = Histogram(
+            "kfp_api_request_duration_seconds",
+            "Time from a request's arrival to its response (s), injected latency included.",
+            ["method", "route"],
+            buckets=_BUCKETS,
+            registry=self.registry,
+        )
+        self.runs_by_state = Gauge(
+            "kfp_bench_runs", "Runs by state.", ["state"], registry=self.registry
+        )
+        self.executing = Gauge(
+            "kfp_bench_runs_executing", "Runs holding an execution slot.", registry=self.registry
+        )
+        self.operations: Counter[str] = Counter()
+        self.run_count = 0
+        self.state_source = None  # () -> (Counter of run states, executing): set by the app
+
+    def operation(self, name: str) -> None:
+        """Count one request of a real-server operation, e.g. "run_server_create_requests"."""
+        self.operations[name] += 1
+
+    @web.middleware
+    async def middleware(self, request: web.Request, handler):
+        if not request.path.startswith("/apis/"):
+            return await handler(request)
+        started = time.perf_counter()
+        route = _route(request)
+        try:
+            if self.latency:
+                await asyncio.sleep(self.latency)
+            if self.error_rate and self.rng.random() < self.error_rate:
+                status, code, name = self.rng.choice(_FAULTS)
+                response = _rpc_response(status, code, f"injected fault: {name} (--error-rate)")
+            else:
+                response = await handler(request)
+            status = response.status
+        except web.HTTPException as e:
+            status = e.status
+            raise
+        except asyncio.CancelledError:
+            status = 499  # the client went away
+            raise
+        finally:
+            self.requests.labels(request.method, route, str(status)).inc()
+            elapsed = time.perf_counter() - started
+            self.duration.labels(request.method, route).observe(elapsed)
+        return response
+
+    async def handle_metrics(self, request: web.Request) -> web.Response:
+        if self.state_source is not None:
+            states, executing = self.state_source()
+            self.runs_by_state.clear()
+            for state, n in states.items():
+                self.runs_by_state.labels(state).set(n)
+            self.executing.set(executing)
+        text = generate_latest(self.registry).decode() + self._operations_text()
+        content_type, _, charset = CONTENT_TYPE_LATEST.partition("; charset=")
+        return web.Response(text=text, content_type=content_type, charset=charset or "utf-8")
+
+    def _operations_text(self) -> str:
+        lines = []
+        for name, value in sorted(self.operations.items()):
+            lines += [f"# HELP {name} The total number of requests of this operation.",
+                      f"# TYPE {name} counter", f"{name} {value}"]  # fmt: skip
+        lines += [
+            "# HELP run_server_run_count The current number of runs.",
+            "# TYPE run_server_run_count gauge",
+            f"run_server_run_count {self.run_count}",
+        ]
+        return "\n".join(lines) + "\n"
+
+
+def _route(request: web.Request) -> str:
+    info = request.match_info
+    route = getattr(info, "route", None)
+    resource = getattr(route, "resource", None)
+    if resource is None:
+        return "unmatched"
+    return resource.canonical
+
+
+def _rpc_response(status: int, code: int, message: str) -> web.Response:
+    body = json.dumps({"code": code, "message": message, "details": []})
+    return web.Response(status=status, text=body, content_type="application/json")
+
+
+def rpc_error(status: int, code: int, message: str) -> web.Response:
+    """A google.rpc.Status error response, as the swagger's ``default`` responses define it."""
+    return _rpc_response(status, code, message)

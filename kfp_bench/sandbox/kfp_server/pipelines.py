@@ -1,0 +1,230 @@
+"""The pipeline routes: multipart upload, upload_version, create, get, list and delete (cascade).
+
+This module owns pipelines and their versions in the API. Uploads are ``multipart/form-data``
+with the package in the field ``uploadfile`` and the rest in the query (``name``,
+``display_name``, ``description``, ``namespace``, ``pipelineid`` for a version), as kfp.Client
+sends them. The package is validated with kfp's own protobuf messages (``specs.py``); a bad one
+is answered 400 with what is wrong. A pipeline name is unique per namespace and a version name
+unique per pipeline (409 ALREADY_EXISTS otherwise). Deleting a pipeline that still has versions
+fails with 400 FAILED_PRECONDITION unless ``cascade=true``, as the real server does.
+"""
+
+from __future__ import annotations
+
+import os
+
+from aiohttp import web
+
+from kfp_bench.sandbox.kfp_server import specs
+from kfp_bench.sandbox.kfp_server.metrics import Metrics, rpc_error
+from kfp_bench.sandbox.kfp_server.replies import json_body, list_answer, list_rows, ok
+from kfp_bench.sandbox.kfp_server.store import (
+    PIPELINE_FIELDS,
+    VERSION_FIELDS,
+    Pipeline,
+    Store,
+    Version,
+    new_id,
+)
+
+_ID = "[^/:]+"
+
+
+class PipelineHandlers:
+    def __init__(self, store: Store, metrics: Metrics) -> None:
+        self.store = store
+        self.metrics = metrics
+
+    async def _upload(self, request: web.Request) -> tuple[specs.Package, str]:
+        if not request.content_type.startswith("multipart/"):
+            raise ValueError("upload must be multipart/form-data with the package in 'uploadfile'")
+        form = await request.post()
+        field = form.get("uploadfile")
+        if field is None or not hasattr(field, "file"):
+            raise ValueError("the upload has no file in the multipart field 'uploadfile'")
+        filename = field.filename or "pipeline.yaml"
+        return specs.read_package(field.file.read(), filename), filename
+
+    def _add_pipeline(self, name: str, display: str, description: str, namespace: str):
+        if self.store.pipeline_by_name(name, namespace) is not None:
+            return None
+        pipeline = Pipeline(new_id(), name, display or name, description, namespace)
+        self.store.pipelines[pipeline.pipeline_id] = pipeline
+        return pipeline
+
+    def _add_version(self, pipeline: Pipeline, name: str, display: str, package, **extra):
+        if any(v.name == name for v in self.store.versions_of(pipeline.pipeline_id)):
+            return None
+        version = Version(new_id(), pipeline.pipeline_id, name, display or name, package, **extra)
+        self.store.versions[version.pipeline_version_id] = version
+        return version
+
+    async def upload(self, request: web.Request) -> web.Response:
+        self.metrics.operation("pipeline_server_create_requests")
+        package, filename = await self._upload(request)
+        q = request.query
+        name = q.get("name") or q.get("display_name") or _stem(filename)
+        pipeline = self._add_pipeline(
+            name, q.get("display_name") or name, q.get("description", ""), q.get("namespace", "")
+        )
+        if pipeline is None:
+            return rpc_error(409, 6, f"a pipeline named {name!r} already exists")
+        self._add_version(pipeline, name, pipeline.display_name, package,
+                          description=q.get("description", ""))  # fmt: skip
+        return ok(pipeline.to_api())
+
+    async def upload_version(self, request: web.Request) -> web.Response:
+        self.metrics.operation("pipeline_server_create_version_requests")
+        q = request.query
+        if not q.get("pipelineid"):
+            raise ValueError("upload_version needs the query parameter pipelineid")
+        pipeline = self.store.get("pipelines", q["pipelineid"], "pipeline")
+        package, filename = await self._upload(request)
+        name = q.get("name") or q.get("display_name") or _stem(filename)
+        version = self._add_version(
+            pipeline, name, q.get("display_name") or name, package,
+            description=q.get("description", ""), code_source_url=q.get("code_source_url", ""),
+        )  # fmt: skip
+        if version is None:
+            return rpc_error(409, 6, f"pipeline {pipeline.pipeline_id} already has a version "
+                             f"named {name!r}")  # fmt: skip
+        return ok(version.to_api())
+
+    async def create(self, request: web.Request) -> web.Response:
+        self.metrics.operation("pipeline_server_create_requests")
+        body = await json_body(request)
+        pipeline = self._create_pipeline(body)
+        return pipeline if isinstance(pipeline, web.Response) else ok(pipeline.to_api())
+
+    def _create_pipeline(self, body: dict):
+        name = body.get("name") or body.get("display_name") or ""
+        if not name:
+            raise ValueError("the pipeline name (name or display_name) is empty")
+        pipeline = self._add_pipeline(
+            name, body.get("display_name") or name, body.get("description") or "",
+            body.get("namespace") or "",
+        )  # fmt: skip
+        if pipeline is None:
+            return rpc_error(409, 6, f"a pipeline named {name!r} already exists")
+        return pipeline
+
+    async def create_and_version(self, request: web.Request) -> web.Response:
+        self.metrics.operation("pipeline_server_create_requests")
+        body = await json_body(request)
+        version_body = body.get("pipeline_version") or {}
+        package = _version_package(version_body)
+        pipeline = self._create_pipeline(body.get("pipeline") or {})
+        if isinstance(pipeline, web.Response):
+            return pipeline
+        name = version_body.get("name") or version_body.get("display_name") or pipeline.name
+        self._add_version(pipeline, name, version_body.get("display_name") or name, package)
+        return ok(pipeline.to_api())
+
+    async def create_version(self, request: web.Request) -> web.Response:
+        self.metrics.operation("pipeline_server_create_version_requests")
+        pipeline = self.store.get("pipelines", request.match_info["pipeline_id"], "pipeline")
+        body = await json_body(request)
+        package = _version_package(body)
+        name = body.get("name") or body.get("display_name") or ""
+        if not name:
+            raise ValueError("the pipeline version name (name or display_name) is empty")
+        version = self._add_version(pipeline, name, body.get("display_name") or name, package,
+                                    description=body.get("description") or "")  # fmt: skip
+        if version is None:
+            return rpc_error(409, 6, f"a version named {name!r} already exists")
+        return ok(version.to_api())
+
+    async def get(self, request: web.Request) -> web.Response:
+        self.metrics.operation("pipeline_server_get_requests")
+        key = request.match_info["pipeline_id"]
+        return ok(self.store.get("pipelines", key, "pipeline").to_api())
+
+    async def get_by_name(self, request: web.Request) -> web.Response:
+        self.metrics.operation("pipeline_server_get_requests")
+        name = request.match_info["name"]
+        pipeline = self.store.pipeline_by_name(name, request.query.get("namespace", ""))
+        if pipeline is None:
+            raise LookupError(f"pipeline named {name!r} not found")
+        return ok(pipeline.to_api())
+
+    async def list(self, request: web.Request) -> web.Response:
+        self.metrics.operation("pipeline_server_list_requests")
+        namespace = request.query.get("namespace", "")
+        rows = [p for p in self.store.pipelines.values() if p.namespace == namespace]
+        return list_answer("pipelines", *list_rows(request, rows, PIPELINE_FIELDS))
+
+    async def delete(self, request: web.Request) -> web.Response:
+        self.metrics.operation("pipeline_server_delete_requests")
+        pipeline = self.store.get("pipelines", request.match_info["pipeline_id"], "pipeline")
+        versions = self.store.versions_of(pipeline.pipeline_id)
+        if versions and request.query.get("cascade", "").lower() not in ("true", "1"):
+            return rpc_error(
+                400, 9,
+                f"pipeline {pipeline.pipeline_id} has {len(versions)} version(s): delete them "
+                "first, or delete with cascade=true",
+            )  # fmt: skip
+        for v in versions:
+            del self.store.versions[v.pipeline_version_id]
+        del self.store.pipelines[pipeline.pipeline_id]
+        return ok({})
+
+    async def list_versions(self, request: web.Request) -> web.Response:
+        self.metrics.operation("pipeline_server_list_versions_requests")
+        pipeline = self.store.get("pipelines", request.match_info["pipeline_id"], "pipeline")
+        rows = self.store.versions_of(pipeline.pipeline_id)
+        return list_answer("pipeline_versions", *list_rows(request, rows, VERSION_FIELDS))
+
+    def _version(self, request: web.Request) -> Version:
+        pipeline_id = request.match_info["pipeline_id"]
+        self.store.get("pipelines", pipeline_id, "pipeline")
+        key = request.match_info["pipeline_version_id"]
+        version = self.store.get("versions", key, "pipeline version")
+        if version.pipeline_id != pipeline_id:
+            raise LookupError(f"pipeline version {key!r} not found in pipeline {pipeline_id!r}")
+        return version
+
+    async def get_version(self, request: web.Request) -> web.Response:
+        self.metrics.operation("pipeline_server_get_version_requests")
+        return ok(self._version(request).to_api())
+
+    async def delete_version(self, request: web.Request) -> web.Response:
+        self.metrics.operation("pipeline_server_delete_version_requests")
+        del self.store.versions[self._version(request).pipeline_version_id]
+        return ok({})
+
+    def routes(self, api: str) -> list[web.RouteDef]:
+        one = f"{api}/pipelines/{{pipeline_id:{_ID}}}"
+        version = f"{one}/versions/{{pipeline_version_id:{_ID}}}"
+        return [
+            web.post(f"{api}/pipelines/upload", self.upload),
+            web.post(f"{api}/pipelines/upload_version", self.upload_version),
+            web.post(f"{api}/pipelines/create", self.create_and_version),
+            web.post(f"{api}/pipelines", self.create),
+            web.get(f"{api}/pipelines", self.list),
+            web.get(f"{api}/pipelines/names/{{name}}", self.get_by_name),
+            web.get(one, self.get),
+            web.delete(one, self.delete),
+            web.get(f"{one}/versions", self.list_versions),
+            web.post(f"{one}/versions", self.create_version),
+            web.get(version, self.get_version),
+            web.delete(version, self.delete_version),
+        ]
+
+
+def _stem(filename: str) -> str:
+    base = os.path.basename(filename)
+    for ext in (".tar.gz", ".tgz", ".yaml", ".yml", ".json", ".zip"):
+        if base.lower().endswith(ext):
+            return base[: -len(ext)]
+    return base
+
+
+def _version_package(body: dict) -> specs.Package:
+    if body.get("pipeline_spec"):
+        return specs.from_api_view(body["pipeline_spec"])
+    if (body.get("package_url") or {}).get("pipeline_url"):
+        raise ValueError(
+            "this local server cannot fetch package_url (no network); upload the package with "
+            "POST /apis/v2beta1/pipelines/upload_version, or give pipeline_spec inline"
+        )
+    raise ValueError("the pipeline version has neither pipeline_spec nor package_url")

@@ -1,0 +1,71 @@
+"""Reading JSON requests and writing JSON answers, google.rpc.Status errors and LIST pages.
+
+This module owns the shape of every answer: a ``ValueError`` raised while handling becomes 400
+INVALID_ARGUMENT, a ``LookupError`` 404 NOT_FOUND, both with the body ``{"code", "message",
+"details"}``; LIST answers leave out an empty list and an empty next_page_token, as proto3 JSON
+does.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from aiohttp import web
+
+from kfp_bench.sandbox.kfp_server import listing
+from kfp_bench.sandbox.kfp_server.metrics import rpc_error
+
+log = logging.getLogger("kfp_bench.kfp_server")
+
+
+@web.middleware
+async def errors_middleware(request: web.Request, handler):
+    try:
+        return await handler(request)
+    except LookupError as e:
+        return rpc_error(404, 5, str(e).strip("'\""))
+    except ValueError as e:
+        return rpc_error(400, 3, str(e))
+    except web.HTTPException:
+        raise
+    except Exception as e:
+        # A bug of ours, not the client's: say so in the answer and keep the trace in our log.
+        log.exception("internal error on %s %s", request.method, request.path)
+        return rpc_error(500, 13, f"internal error: {type(e).__name__}: {e}")
+
+
+async def json_body(request: web.Request) -> dict:
+    try:
+        body = await request.json()
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ValueError(f"request body is not JSON: {e}") from None
+    if not isinstance(body, dict):
+        raise ValueError("request body must be a JSON object")
+    return body
+
+
+def ok(payload: dict) -> web.Response:
+    return web.Response(text=json.dumps(payload), content_type="application/json")
+
+
+def list_answer(name: str, rows: list, total: int, token: str) -> web.Response:
+    out: dict = {"total_size": total}
+    if rows:
+        out[name] = [r.to_api() for r in rows]
+    if token:
+        out["next_page_token"] = token
+    return ok(out)
+
+
+def list_rows(request: web.Request, rows, fields) -> tuple[list, int, str]:
+    q = request.query
+    return listing.page(
+        rows,
+        fields=fields,
+        seq=lambda r: r.seq,
+        filter_text=q.get("filter"),
+        sort_by=q.get("sort_by"),
+        page_size=q.get("page_size"),
+        page_token=q.get("page_token"),
+    )

@@ -1,0 +1,286 @@
+"""Aggregation of a runs benchmark: API calls and runs, mergeable, summarized as summary.json.
+
+``RunsStats.add`` takes an ``ApiCall`` or a ``RunRecord``; ``merge`` combines the stats of several
+drivers (pods, processes); ``summary()`` returns the summary.json document. Samples are kept as
+float arrays and percentiles taken with numpy: a benchmark makes thousands of calls, not millions,
+so exact percentiles cost nothing and merge by concatenation.
+
+The server's side comes from two scrapes of the KFP API server's Prometheus /metrics, as per-
+operation deltas (``set_server``): request counts and latency histograms. Next to the client's
+latency of the same operation they give the share of the time spent outside the server's handler
+(network, proxies, the client library).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from array import array
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from kfp_bench.records import ApiCall, RunRecord
+
+FORMAT = "kfp-bench/runs"
+FORMAT_VERSION = 1
+#: The operations summary.json always reports, with a count of 0 when none was made.
+OPERATIONS = (
+    "upload_pipeline",
+    "create_experiment",
+    "create_run",
+    "list_runs",
+    "get_run",
+    "delete_run",
+    "delete_pipeline",
+)
+_PCTS = (50.0, 90.0, 99.0)
+
+
+def _dist(values: array, scale: float = 1.0, unit: str = "") -> dict:
+    """p50 p90 p99 max mean (and count) of ``values``; zeros when empty."""
+    a = np.frombuffer(values, dtype=np.float64) * scale if len(values) else None
+    keys = [f"p{p:g}{unit}" for p in _PCTS] + [f"max{unit}", f"mean{unit}"]
+    if a is None:
+        return {"count": 0, **dict.fromkeys(keys, 0.0)}
+    vals = list(np.percentile(a, _PCTS)) + [a.max(), a.mean()]
+    return {
+        "count": int(a.size),
+        **{k: round(float(v), 6) for k, v in zip(keys, vals, strict=True)},
+    }
+
+
+@dataclass
+class _Op:
+    """The calls of one operation."""
+
+    durations: array = field(default_factory=lambda: array("d"))
+    errors: int = 0
+    statuses: Counter = field(default_factory=Counter)
+    error_texts: Counter = field(default_factory=Counter)
+
+    def merge(self, other: _Op) -> None:
+        self.durations.extend(other.durations)
+        self.errors += other.errors
+        self.statuses.update(other.statuses)
+        self.error_texts.update(other.error_texts)
+
+
+@dataclass
+class RunsStats:
+    """The aggregate of a runs benchmark.
+
+    Attributes:
+        requested: runs the benchmark asked for.
+        benchmark_id: the id in the names of everything it created.
+        host: the KFP API it measured.
+        started_at: wall-clock start (epoch seconds).
+        wall_s: the whole benchmark, upload to cleanup (s); set by ``close``.
+        cpu_s: CPU seconds the driver's process used over the benchmark; set by ``close``.
+    """
+
+    requested: int = 0
+    benchmark_id: str = ""
+    host: str = ""
+    started_at: float = field(default_factory=time.time)
+    wall_s: float = 0.0
+    cpu_s: float = 0.0
+    options: dict = field(default_factory=dict)
+    ops: dict = field(default_factory=dict)
+    rounds: Counter = field(default_factory=Counter)
+    by_state: Counter = field(default_factory=Counter)
+    durations: array = field(default_factory=lambda: array("d"))
+    queue_delays: array = field(default_factory=lambda: array("d"))
+    executions: array = field(default_factory=lambda: array("d"))
+    tasks: dict = field(default_factory=dict)
+    simulated: int = 0
+    gave_up: int = 0
+    server: dict = field(default_factory=dict)
+    cleanup: dict = field(default_factory=dict)
+    flags: list = field(default_factory=list)
+
+    # -- adding ------------------------------------------------------------------------------
+    def add(self, record: ApiCall | RunRecord) -> None:
+        """Add one record; cheap: an append or two."""
+        if isinstance(record, ApiCall):
+            self._add_call(record)
+        else:
+            self._add_run(record)
+
+    def _add_call(self, c: ApiCall) -> None:
+        op = self.ops.get(c.operation)
+        if op is None:
+            op = self.ops[c.operation] = _Op()
+        op.durations.append(c.duration)
+        op.statuses[c.status] += 1
+        if c.outcome != "ok":
+            op.errors += 1
+            op.error_texts[c.error] += 1
+        if c.poll_round:
+            self.rounds[c.poll_round] += 1
+
+    def _add_run(self, r: RunRecord) -> None:
+        self.by_state[r.state] += 1
+        for arr, v in (
+            (self.durations, r.duration),
+            (self.queue_delays, r.queue_delay),
+            (self.executions, r.execution),
+        ):
+            if v is not None:
+                arr.append(v)
+        for t in r.tasks:
+            if t.duration is not None:
+                self.tasks.setdefault(t.name, array("d")).append(t.duration)
+        self.simulated += r.simulated
+        self.gave_up += r.error.startswith("gave up")
+
+    def set_server(self, deltas: dict) -> None:
+        """The server-side view: per-operation deltas of two /metrics scrapes (see
+        kfp_bench.kfp.promscrape.deltas), or ``{"error": why}`` when no scrape was possible."""
+        self.server = deltas
+
+    def close(self, wall_s: float, cpu_s: float) -> RunsStats:
+        self.wall_s, self.cpu_s = wall_s, cpu_s
+        return self
+
+    # -- merging -----------------------------------------------------------------------------
+    def merge(self, other: RunsStats) -> None:
+        """Add another driver's stats (another pod or process of the same benchmark)."""
+        end = max(self.started_at + self.wall_s, other.started_at + other.wall_s)
+        self.started_at = min(self.started_at, other.started_at)
+        self.wall_s = end - self.started_at
+        self.cpu_s += other.cpu_s
+        self.requested += other.requested
+        for name, op in other.ops.items():
+            self.ops.setdefault(name, _Op()).merge(op)
+        # Poll rounds of different drivers are different rounds: renumber the other's after ours.
+        base = max(self.rounds, default=0)
+        self.rounds.update({base + r: n for r, n in other.rounds.items()})
+        self.by_state.update(other.by_state)
+        for mine, theirs in (
+            (self.durations, other.durations),
+            (self.queue_delays, other.queue_delays),
+            (self.executions, other.executions),
+        ):
+            mine.extend(theirs)
+        for name, d in other.tasks.items():
+            self.tasks.setdefault(name, array("d")).extend(d)
+        self.simulated += other.simulated
+        self.gave_up += other.gave_up
+        self.server = merge_server(self.server, other.server)
+        self.flags = sorted(set(self.flags) | set(other.flags))
+
+    # -- summary -----------------------------------------------------------------------------
+    def summary(self) -> dict:
+        """The summary.json document."""
+        api = {}
+        for name in (*OPERATIONS, *sorted(set(self.ops) - set(OPERATIONS))):
+            op = self.ops.get(name, _Op())
+            d = _dist(op.durations, 1000.0, "_ms")
+            api[name] = {"errors": op.errors, **d}
+            if op.error_texts:
+                api[name]["error_texts"] = dict(op.error_texts.most_common(5))
+        created = self.ops.get("create_run", _Op())
+        runs = {
+            "requested": self.requested,
+            "created": sum(self.by_state.values()),
+            "create_errors": created.errors,
+            "by_state": dict(sorted(self.by_state.items())),
+            "duration_s": _dist(self.durations),
+            "queue_delay_s": _dist(self.queue_delays),
+            "execution_s": _dist(self.executions),
+            "simulated": self.simulated,
+            "gave_up": self.gave_up,
+            "tasks_s": {name: _dist(d) for name, d in sorted(self.tasks.items())},
+        }
+        calls_total = sum(len(op.durations) for op in self.ops.values())
+        doc = {
+            "format": FORMAT,
+            "format_version": FORMAT_VERSION,
+            "benchmark_id": self.benchmark_id,
+            "host": self.host,
+            "started_at": self.started_at,
+            "wall_s": round(self.wall_s, 3),
+            "runs": runs,
+            "api": api,
+            "api_calls_total": calls_total,
+            "poll_rounds": len(self.rounds),
+            "calls_per_poll_round": {
+                "max": max(self.rounds.values(), default=0),
+                "mean": round(sum(self.rounds.values()) / len(self.rounds), 3)
+                if self.rounds
+                else 0.0,
+            },
+            "client": {"cpu_s": round(self.cpu_s, 3), "wall_s": round(self.wall_s, 3)},
+            "server": self.server_view(api),
+            "cleanup": self.cleanup,
+            "flags": self.flags,
+            "options": self.options,
+        }
+        return doc
+
+    def server_view(self, api: dict) -> dict:
+        """Per operation: the server's request count and latency beside the client's, and the
+        share of the client's mean latency spent outside the server's handler."""
+        if not self.server or "error" in self.server:
+            return dict(self.server)
+        out = {}
+        for name, s in sorted(self.server.get("operations", {}).items()):
+            view = {"requests": s.get("count", 0), "errors": s.get("errors", 0)}
+            n, total = s.get("count", 0), s.get("sum_s")
+            if n and total is not None:
+                view["mean_ms"] = round(total / n * 1000, 3)
+            for p in _PCTS:
+                q = histogram_quantile(p / 100, s.get("buckets") or [])
+                if q is not None:
+                    view[f"p{p:g}_ms"] = round(q * 1000, 3)
+            client = api.get(name)
+            if client and client["count"] and "mean_ms" in view:
+                network = client["mean_ms"] - view["mean_ms"]
+                view["client_mean_ms"] = client["mean_ms"]
+                view["network_ms"] = round(network, 3)
+                view["network_share"] = round(network / client["mean_ms"], 4)
+            out[name] = view
+        return {"operations": out, **{k: v for k, v in self.server.items() if k != "operations"}}
+
+
+def histogram_quantile(q: float, buckets: list) -> float | None:
+    """Prometheus' histogram_quantile over cumulative [upper_bound, count] pairs: linear within
+    the bucket; None without samples. The +Inf bucket answers with the last finite bound."""
+    if not buckets:
+        return None
+    buckets = sorted(buckets, key=lambda b: b[0])
+    total = buckets[-1][1]
+    if total <= 0:
+        return None
+    rank = q * total
+    prev_bound, prev_count = 0.0, 0.0
+    for bound, count in buckets:
+        if count >= rank:
+            if math.isinf(bound):
+                return prev_bound
+            if count == prev_count:
+                return bound
+            return prev_bound + (bound - prev_bound) * (rank - prev_count) / (count - prev_count)
+        prev_bound, prev_count = bound, count
+    return prev_bound
+
+
+def merge_server(a: dict, b: dict) -> dict:
+    """Sum two drivers' server-side deltas (they scraped the same or different servers)."""
+    if not a or "error" in a:
+        return dict(b)
+    if not b or "error" in b:
+        return dict(a)
+    ops = {name: dict(v) for name, v in a.get("operations", {}).items()}
+    for name, s in b.get("operations", {}).items():
+        mine = ops.setdefault(name, {"count": 0, "errors": 0, "sum_s": 0.0, "buckets": []})
+        mine["count"] = mine.get("count", 0) + s.get("count", 0)
+        mine["errors"] = mine.get("errors", 0) + s.get("errors", 0)
+        if s.get("sum_s") is not None:
+            mine["sum_s"] = (mine.get("sum_s") or 0.0) + s["sum_s"]
+        merged = Counter({le: c for le, c in mine.get("buckets") or []})
+        merged.update({le: c for le, c in s.get("buckets") or []})
+        mine["buckets"] = sorted([le, c] for le, c in merged.items())
+    return {**a, "operations": ops}

@@ -1,0 +1,72 @@
+"""The local KFP API server (kfp_bench.sandbox.kfp_server) in a subprocess, simulating short runs,
+and kfp.Client pointed at it to check what the driver left behind."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import pytest
+
+REF = Path(__file__).resolve().parents[3] / "shared/reference/kfp-pipelines"
+if not REF.exists():
+    REF = Path("/work/shared/reference/kfp-pipelines")
+HELLO = REF / "hello_world.yaml"
+ADD = REF / "add_numbers.yaml"
+
+
+def _start(**options):
+    mod = pytest.importorskip("kfp_bench.sandbox.kfp_server")
+    return mod.start_kfp_server(port=0, **options)
+
+
+@pytest.fixture(scope="session")
+def kfp_server():
+    """Every run simulated, 0.2 s each: the driver's behaviour without kfp.local's cost."""
+    with _start(simulate="all:fixed(0.2)") as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def slow_kfp_server():
+    """Runs that outlast any test's --timeout."""
+    with _start(simulate="all:fixed(60)") as server:
+        yield server
+
+
+def kfp_client(url: str):
+    import kfp
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        return kfp.Client(host=url)
+
+
+def leftovers(url: str, benchmark_id: str) -> dict:
+    """What a benchmark left on the server, seen through kfp.Client."""
+    client = kfp_client(url)
+    name = f"kfp-bench-{benchmark_id}"
+    exps = [
+        e
+        for e in (client.list_experiments(page_size=200).experiments or [])
+        if e.display_name == name
+    ]
+    pipes = [
+        p for p in (client.list_pipelines(page_size=200).pipelines or []) if p.display_name == name
+    ]
+    runs = [
+        r
+        for e in exps
+        for r in (client.list_runs(experiment_id=e.experiment_id, page_size=200).runs or [])
+    ]
+    return {"experiments": len(exps), "pipelines": len(pipes), "runs": len(runs)}
+
+
+def counts(url: str) -> tuple[int, int, int]:
+    """How many experiments, pipelines and runs the server holds."""
+    client = kfp_client(url)
+    return (
+        client.list_experiments(page_size=200).total_size or 0,
+        client.list_pipelines(page_size=200).total_size or 0,
+        client.list_runs(page_size=200).total_size or 0,
+    )
