@@ -178,10 +178,20 @@ def test_payload_file_not_json_when_json_asked(tmp_path):
     assert r.returncode == 2 and "not valid JSON" in r.stderr and str(bad) in r.stderr
 
 
+def _wait_for_traffic(server, requests: int = 200, within: float = 30.0) -> None:
+    """Wait until a load that just started has sent ``requests`` more requests to ``server``: a
+    busy machine may take seconds to start worker processes."""
+    start = server.stats()["requests"]
+    deadline = time.monotonic() + within
+    while server.stats()["requests"] < start + requests:
+        assert time.monotonic() < deadline, "the load never reached the server"
+        time.sleep(0.1)
+
+
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_ctrl_c_stops_cleanly_and_prints_what_was_measured(fault_server, workers):
     proc = start_cli("load", "-z", "60s", "-c", "4", "--workers", workers, fault_server.url)
-    time.sleep(2.5)
+    _wait_for_traffic(fault_server)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=20)
     assert proc.returncode == 130, err
@@ -197,13 +207,8 @@ def test_a_killed_worker_is_reported_missing(fault_server, tmp_path):
     proc = start_cli(
         "load", "-z", "6s", "-c", "4", "--workers", "2", "--json-out", str(out), fault_server.url
     )
-    deadline = time.monotonic() + 10
-    children = []
-    while len(children) < 2 and time.monotonic() < deadline:
-        children = psutil.Process(proc.pid).children()
-        time.sleep(0.1)
-    time.sleep(2)
-    children[1].kill()
+    _wait_for_traffic(fault_server)
+    psutil.Process(proc.pid).children()[1].kill()
     stdout, stderr = proc.communicate(timeout=30)
     assert proc.returncode == 0, stderr
     assert "did not report" in stdout
