@@ -14,7 +14,18 @@ HERE = Path(__file__).parent
 
 def _requirements() -> list[str]:
     """Runtime pins from requirements.txt, without the test and lint tools."""
-    dev_only = {"pytest", "ruff", "gcp-storage-emulator"}
+    dev_only = {
+        "pytest",
+        "ruff",
+        "gcp-storage-emulator",
+        "nbclient",
+        "nbformat",
+        "ipykernel",
+        "ipython",
+        "jupyter_client",
+        "pyzmq",
+        "tornado",
+    }
     reqs = []
     for line in (HERE / "requirements.txt").read_text().splitlines():
         line = line.split("#", 1)[0].strip()
@@ -38,8 +49,6 @@ setup(
     include_package_data=True,
     package_data={"kfp_bench": ["py.typed"]},
     install_requires=_requirements(),
-    extras_require={
-        "test": ["pytest==9.2.0", "ruff==0.17.6", "gcp-storage-emulator==2026.7.19"]
-    },
+    extras_require={"test": ["pytest==9.2.0", "ruff==0.17.6", "gcp-storage-emulator==2026.7.19"]},
     entry_points={"console_scripts": ["kfp-bench=kfp_bench.cli:main"]},
 )
