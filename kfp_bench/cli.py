@@ -24,6 +24,7 @@ from kfp_bench.stats import store
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
+EXIT_REGRESSION = 3
 
 
 class _Parser(argparse.ArgumentParser):
@@ -237,15 +238,136 @@ def cmd_merge(a: argparse.Namespace) -> int:
 
 
 def cmd_report(a: argparse.Namespace) -> int:
-    for path in a.results:
-        hey.write_text(store.load(path), sys.stdout)
-    return 0
+    from kfp_bench.report.rebuild import rebuild_all
+
+    outcomes = rebuild_all(
+        a.results, sys.stdout, out_dir=a.out, results_uri=a.results_uri, baseline=a.baseline
+    )
+    refused = [o.history.refused for o in outcomes if o.history and o.history.refused]
+    for why in refused:
+        print(f"kfp-bench: {why}", file=sys.stderr)
+    return 1 if refused else 0
+
+
+def cmd_compare(a: argparse.Namespace) -> int:
+    from kfp_bench.report.rebuild import compare_dirs
+
+    verdict = compare_dirs(a.a, a.b, sys.stdout, results_uri=a.results_uri)
+    return EXIT_REGRESSION if verdict.regression and a.fail_on_regression else 0
 
 
 def cmd_demo(a: argparse.Namespace) -> int:
     from kfp_bench.sandbox.demo import run_demo
 
-    return run_demo(Path(a.out), duration_s=a.duration)
+    return run_demo(
+        Path(a.out), duration_s=a.duration, num_runs=a.num_runs, load_workers=a.load_workers
+    )
+
+
+def cmd_compile(a: argparse.Namespace) -> int:
+    from kfp_bench.compile import compile_all
+
+    for path in compile_all(a.out, base_image=a.base_image).values():
+        print(f"{path}  {path.stat().st_size / 1000:.0f} kB")
+    return 0
+
+
+def _target(a: argparse.Namespace):
+    from kfp_bench.submit import Target
+
+    return Target(a.host, a.namespace, a.package, a.experiment)
+
+
+def cmd_submit(a: argparse.Namespace) -> int:
+    from kfp_bench.submit import parse_params, submit
+
+    params = parse_params(a.param)  # unknown names refused before anything is sent
+    run_id = submit(_target(a), params, run_name=a.run_name)
+    print(f"Created run {run_id} on {a.host}")
+    return 0
+
+
+def cmd_schedule(a: argparse.Namespace) -> int:
+    from kfp_bench.submit import parse_params, schedule
+
+    params = parse_params(a.param)
+    rid = schedule(_target(a), params, cron=a.cron, max_concurrency=a.max_concurrency)
+    print(f"Created recurring run {rid} on {a.host} (cron {a.cron!r})")
+    return 0
+
+
+def _add_pipeline_commands(sub) -> None:
+    """compile, submit, schedule and demo: the kfp_bench pipeline's own subcommands."""
+    from kfp_bench.params import BenchParams
+    from kfp_bench.submit import Target
+
+    p = sub.add_parser(
+        "compile",
+        help="Compile the kfp_bench pipeline and the child pipelines to YAML (compiled/).",
+        allow_abbrev=False,
+    )
+    p.add_argument("--out", default="compiled", metavar="DIR", help="Where to write the YAML.")
+    p.add_argument(
+        "--base-image",
+        default="",
+        metavar="IMAGE",
+        help="Run every component in IMAGE (built from the repository's Dockerfile), for "
+        "clusters that cannot reach PyPI.",
+    )
+    p.set_defaults(func=cmd_compile)
+
+    params = ", ".join(BenchParams.names())
+    for name, what in (("submit", "Start one run"), ("schedule", "Create a recurring run")):
+        p = sub.add_parser(
+            name,
+            help=f"{what} of the kfp_bench pipeline on a KFP server.",
+            description=f"{what} of the kfp_bench pipeline. Parameters: {params} "
+            "(see kfp_bench.params.BenchParams).",
+            allow_abbrev=False,
+        )
+        p.add_argument("--host", required=True, metavar="URL", help=field_help(Target, "host"))
+        p.add_argument("--namespace", default="", help=field_help(Target, "namespace"))
+        p.add_argument(
+            "--param",
+            action="append",
+            default=[],
+            metavar="NAME=VALUE",
+            help="A pipeline parameter; repeat for more (JSON for object parameters).",
+        )
+        p.add_argument("--package", default=Target.package, help=field_help(Target, "package"))
+        p.add_argument(
+            "--experiment", default=Target.experiment, help=field_help(Target, "experiment")
+        )
+        if name == "submit":
+            p.add_argument("--run-name", default="", help="The run's name (default: generated).")
+            p.set_defaults(func=cmd_submit)
+        else:
+            p.add_argument(
+                "--cron",
+                required=True,
+                help="KFP's 6-field cron, seconds first, e.g. '0 0 3 * * *' (03:00 daily).",
+            )
+            p.add_argument(
+                "--max-concurrency",
+                type=int,
+                default=1,
+                help="At most this many runs of the schedule at once (default 1).",
+            )
+            p.set_defaults(func=cmd_schedule)
+
+    p = sub.add_parser(
+        "demo",
+        help="Run the kfp_bench pipeline with kfp.local against a local KServe model server "
+        "and a local KFP API (the embedded default).",
+        allow_abbrev=False,
+    )
+    p.add_argument("--out", default="results/demo", help="Directory for the results.")
+    p.add_argument(
+        "--duration", type=_duration, default=5.0, help="Seconds of load per worker (default 5s)."
+    )
+    p.add_argument("--num-runs", type=int, default=5, help="Child runs to spawn (default 5).")
+    p.add_argument("--load-workers", type=int, default=2, help="Load workers (default 2).")
+    p.set_defaults(func=cmd_demo)
 
 
 def _rh(name: str) -> str:
@@ -372,9 +494,10 @@ def cmd_cleanup(a: argparse.Namespace) -> int:
     verb = "Would delete" if report["dry_run"] else "Found"
     print(
         f"{verb}: {len(report['experiments'])} experiments, {report['runs']} runs, "
-        f"{len(report['pipelines'])} pipelines"
+        f"{len(report['pipelines'])} pipelines, "
+        f"{len(report['pipeline_versions'])} versions in other pipelines"
     )
-    for name in report["experiments"] + report["pipelines"]:
+    for name in report["experiments"] + report["pipelines"] + report["pipeline_versions"]:
         print(f"  {name}")
     if not report["dry_run"]:
         d = report["deleted"]
@@ -406,20 +529,47 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--out", required=True, metavar="FILE", help="Where to write the merge.")
     p.set_defaults(func=cmd_merge)
 
-    p = sub.add_parser("report", help="Print the summary of saved load results again.")
-    p.add_argument("results", nargs="+", metavar="RESULT.json")
+    from kfp_bench.report.rebuild import rebuild
+
+    p = sub.add_parser(
+        "report",
+        help="Rebuild the reports of saved results (no cluster needed).",
+        description="For each results directory: report.html, summary.md, metrics.json and "
+        "CSV files, with the trend and a regression verdict from --results-uri. A load "
+        "result FILE.json is printed again in hey's layout.",
+        allow_abbrev=False,
+    )
+    p.add_argument("results", nargs="+", metavar="RESULTS_DIR|RESULT.json")
+    p.add_argument("--out", default="", metavar="DIR", help=field_help(rebuild, "out_dir"))
+    p.add_argument(
+        "--results-uri", default="", metavar="URI", help=field_help(rebuild, "results_uri")
+    )
+    p.add_argument(
+        "--baseline", default="", metavar="last:N|KEY", help=field_help(rebuild, "baseline")
+    )
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser(
-        "demo",
-        help="Run the benchmark on one machine against a local KServe "
-        "model server (the embedded default).",
+        "compare",
+        help="Print how results B differ from results A, with the regression verdict.",
+        allow_abbrev=False,
     )
-    p.add_argument("--out", default="results/demo", help="Directory for the results.")
+    p.add_argument("a", metavar="A", help="the baseline: a results directory or history key.")
+    p.add_argument("b", metavar="B", help="the current results: a directory or history key.")
     p.add_argument(
-        "--duration", type=_duration, default=10.0, help="Length of each load step (default 10s)."
+        "--results-uri",
+        default="",
+        metavar="URI",
+        help="the results history where A and B are looked up when they are keys.",
     )
-    p.set_defaults(func=cmd_demo)
+    p.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help=f"exit {EXIT_REGRESSION} when the verdict is a regression.",
+    )
+    p.set_defaults(func=cmd_compare)
+
+    _add_pipeline_commands(sub)
 
     p = sub.add_parser(
         "runs",

@@ -1,71 +1,161 @@
-"""``kfp-bench demo``: the embedded default, run end to end on one machine.
+"""``kfp-bench demo``: the embedded default, the kfp_bench pipeline run end to end on one machine.
 
-It starts the sandbox KServe model server on loopback and loads it the two ways users do: closed
-loop with the KServe autoscaling guide's hey command, then open loop at a fixed rate. It prints each
-summary and writes the results to the output directory. Everything it starts is stopped on the
-way out, Ctrl-C included.
+It starts, on loopback, the sandbox KServe model server (iris) and the local KFP API server, then
+runs the kfp_bench meta-pipeline itself with kfp.local (each step a subprocess, as a pod would be):
+the runs benchmark spawns noop child runs on the local KFP server while the load workers load the
+model server. It shows each step as it finishes, prints the summary, and writes the report bundle
+and the results into the output directory. Everything it starts is stopped on the way out, Ctrl-C
+included. kfp.local's own, verbose, output goes to DIR/pipeline.log.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
+import re
+import shutil
 import sys
+import tempfile
+import threading
 import time
 from pathlib import Path
 
-from kfp_bench.load import LoadOptions, run_load
-from kfp_bench.load.payload import v1_payload
-from kfp_bench.report import hey
 from kfp_bench.sandbox.model_server import start_model_server
-from kfp_bench.stats import store
 
 SERVICE_HOSTNAME = "iris.kfp-bench.example.com"
+#: What the demo copies out of kfp.local's pipeline root: (task, output) -> files.
+_OUTPUTS = (("aggregate", "results"), ("report", "records"))
+_BUNDLE = ("report.html", "summary.md", "metrics.json")
+_RECORDS = ("summary.json", "load.json", "runs.jsonl", "api_calls.jsonl")
+_TASK_DONE = re.compile(r"Task \S*?'(\S+?)'\S* finished with status \S*?(SUCCESS|FAILURE)")
 
 
-def _say(msg: str) -> None:
-    print(f"[demo] {msg}", file=sys.stderr, flush=True)
+def _say(msg: str, stream=None) -> None:
+    print(f"[demo] {msg}", file=stream or sys.stderr, flush=True)
 
 
-def run_demo(out: Path, duration_s: float = 10.0, rate: float = 50.0) -> int:
+def run_demo(
+    out: Path,
+    duration_s: float = 5.0,
+    num_runs: int = 5,
+    load_workers: int = 2,
+    concurrency: int = 4,
+) -> int:
     """Run the demo; return the process exit code (130 when interrupted)."""
+    from kfp_bench.sandbox.kfp_server import start_kfp_server
+
     out.mkdir(parents=True, exist_ok=True)
-    body = v1_payload([1, 4])
-    (out / "input.json").write_bytes(body)
-    _say("starting the KServe model server (iris, scikit-learn) on 127.0.0.1")
     started = time.monotonic()
-    with start_model_server() as server:
-        _say(f"model server ready at {server.url} in {time.monotonic() - started:.1f}s")
-        steps = [
-            (
-                "closed-loop",
-                f"hey-style: -z {duration_s:g}s -c 5 -m POST -host ...",
-                dict(concurrency=5),
-            ),
-            (
-                "open-loop",
-                f"open loop: --rate {rate:g} -z {duration_s:g}s",
-                dict(rate=rate, concurrency=5),
-            ),
-        ]
-        for i, (name, what, knobs) in enumerate(steps, 1):
-            _say(f"step {i}/{len(steps)}: {what} {server.v1_predict_url}")
-            opts = LoadOptions(
-                url=server.v1_predict_url,
-                method="POST",
-                body=body,
-                content_type="application/json",
-                host=SERVICE_HOSTNAME,
-                duration=duration_s,
-                **knobs,
+    root = Path(tempfile.mkdtemp(prefix="kfp-bench-demo-"))
+    try:
+        _say("starting the KServe model server (iris) and the local KFP API on 127.0.0.1")
+        with start_model_server() as model, start_kfp_server() as kfp_api:
+            _say(f"ready in {time.monotonic() - started:.0f}s: KFP API {kfp_api.url}, "
+                 f"model {model.v1_predict_url}")  # fmt: skip
+            args = dict(
+                kfp_host=kfp_api.url,
+                num_runs=num_runs,
+                poll_interval_sec=0.5,
+                run_timeout_sec=120.0,
+                inference_url=model.v1_predict_url,
+                host_header=SERVICE_HOSTNAME,
+                duration_sec=duration_s,
+                concurrency=concurrency,
+                load_workers=load_workers,
             )
-            stats = run_load(opts)
-            print(f"\n=== {name}: {what}")
-            hey.write_text(stats, sys.stdout)
-            path = store.save(stats, out / f"load-{name}.json")
-            with (out / f"summary-{name}.txt").open("w") as f:
-                hey.write_text(stats, f)
-            _say(f"wrote {path}")
-            if "interrupted" in stats.flags:
-                _say("interrupted: stopping the demo after saving what was measured")
-                return 130
-    _say(f"done: results in {out}/ (kfp-bench report {out}/load-open-loop.json prints it again)")
+            what = f"{num_runs} noop runs, {load_workers} load workers x {duration_s:g}s"
+            _say(f"running the kfp_bench pipeline with kfp.local: {what} ({out}/pipeline.log)")
+            ok = _run_pipeline(args, root, out / "pipeline.log")
+        _collect(root, out)
+    except KeyboardInterrupt:
+        _say("interrupted: the servers are stopped; what finished is in " + str(out))
+        return 130
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    if not ok:
+        _say(f"the pipeline failed: see {out}/pipeline.log")
+        return 1
+    _print_summary(out)
+    _say(f"done in {time.monotonic() - started:.0f}s: {', '.join(_BUNDLE)}, the records and "
+         f"summary.json are in {out}/")  # fmt: skip
     return 0
+
+
+def _run_pipeline(args: dict, root: Path, log: Path) -> bool:
+    """Run the pipeline with kfp.local, its output to ``log``, a line per finished step."""
+    from kfp import local
+
+    from kfp_bench.pipelines.meta import kfp_bench
+
+    local.init(runner=local.SubprocessRunner(use_venv=False), pipeline_root=str(root))
+    stderr = os.fdopen(os.dup(2), "w", buffering=1)
+    stop = threading.Event()
+    with open(log, "w") as f, _redirected(f.fileno()):
+        tail = threading.Thread(target=_follow, args=(log, stderr, stop), daemon=True)
+        tail.start()
+        try:
+            kfp_bench(**args)
+            return True
+        except RuntimeError as exc:  # kfp.local: a task failed
+            print(f"pipeline failed: {exc}", flush=True)
+            return False
+        finally:
+            stop.set()
+            tail.join(timeout=2)
+            stderr.close()
+
+
+@contextlib.contextmanager
+def _redirected(fd: int):
+    """Send this process's stdout and stderr (and its children's) to ``fd``."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        os.close(saved[0])
+        os.close(saved[1])
+
+
+def _follow(log: Path, stream, stop: threading.Event) -> None:
+    t0 = time.monotonic()
+    with open(log, errors="replace") as f:
+        while True:
+            line = f.readline()
+            if not line:
+                if stop.is_set():
+                    return
+                time.sleep(0.2)
+                continue
+            m = _TASK_DONE.search(re.sub(r"\x1b\[[0-9;]*m", "", line))
+            if m:
+                _say(f"{time.monotonic() - t0:5.0f}s  step {m.group(1)}: {m.group(2)}", stream)
+
+
+def _collect(root: Path, out: Path) -> None:
+    """Copy the results and the report bundle from kfp.local's pipeline root into ``out``."""
+    for task, output in _OUTPUTS:
+        for src in sorted(root.glob(f"*/{task}/{output}")):
+            for item in src.iterdir():
+                if item.is_file():
+                    shutil.copyfile(item, out / item.name)
+
+
+def _print_summary(out: Path) -> None:
+    from kfp_bench.report import hey
+    from kfp_bench.report import runs as runs_report
+    from kfp_bench.results import read_results
+
+    res = read_results(out)
+    print("\n=== KFP runs (noop child pipeline on the local KFP API)")
+    runs_report.write_text(res.summary, sys.stdout)
+    if res.load is not None:
+        print("\n=== inference load (KServe iris model, V1 predict)")
+        hey.write_text(res.load, sys.stdout)

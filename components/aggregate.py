@@ -1,0 +1,66 @@
+"""Merge the load workers' results and the runs benchmark's into one results directory."""
+
+from kfp import dsl
+from kfp.dsl import Dataset, Input, Output
+from kfp_bench.components._embed import BASE_IMAGE, engine, packages
+
+
+@dsl.component(
+    base_image=BASE_IMAGE,
+    packages_to_install=packages("stats"),
+    embedded_artifact_path=engine("stats", "results.py"),
+)
+def aggregate(
+    runs: Input[Dataset],
+    loads: Input[list[Dataset]],
+    load_workers: int,
+    run_load: bool,
+    results: Output[Dataset],
+):
+    """Write a results directory (kfp_bench.results): the runs summary and records, and the
+    workers' load histograms merged. A worker whose result is missing is named in
+    load.workers.missing, never silently dropped.
+
+    Args:
+        runs: the runs step's directory (empty when the runs benchmark was switched off).
+        loads: each load worker's result.
+        load_workers: how many load workers were started.
+        run_load: whether the load ran.
+        results: the results directory.
+    """
+    import json
+    import os
+    import shutil
+
+    from kfp_bench.results import write_results
+    from kfp_bench.stats import store
+
+    os.makedirs(results.path, exist_ok=True)
+    summary = None
+    if os.path.exists(os.path.join(runs.path, "runs_summary.json")):
+        with open(os.path.join(runs.path, "runs_summary.json")) as f:
+            summary = json.load(f)
+        for name in ("runs.jsonl", "api_calls.jsonl"):
+            shutil.copyfile(os.path.join(runs.path, name), os.path.join(results.path, name))
+    merged, missing = None, []
+    for i in range(load_workers if run_load else 0):
+        part = None
+        if i < len(loads):
+            try:
+                part = store.load(loads[i].path)
+            except Exception as exc:  # a worker that died mid-write is reported below
+                print(f"load worker {i}: unreadable result ({exc})")
+        if part is None:
+            missing.append(i)
+        elif merged is None:
+            merged = part
+        else:
+            merged.merge(part)
+    if merged is not None and missing:
+        merged.workers["expected"] += len(missing)
+        merged.workers["missing"] += missing
+        merged.flags = sorted(set(merged.flags) | {"missing-workers"})
+    if missing:
+        print(f"load workers missing from the result: {missing}")
+    write_results(results.path, runs_summary=summary, load=merged)
+    print(f"results: {sorted(os.listdir(results.path))}")

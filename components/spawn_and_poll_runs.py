@@ -1,0 +1,79 @@
+"""The runs benchmark: upload the manifest, spawn the child runs and poll them to the end."""
+
+from kfp import dsl
+from kfp.dsl import Dataset, Input, Output
+from kfp_bench.components._embed import BASE_IMAGE, engine, packages
+
+
+@dsl.component(
+    base_image=BASE_IMAGE,
+    packages_to_install=packages("kfp", "stats"),
+    embedded_artifact_path=engine("kfp", "stats"),
+)
+def spawn_and_poll_runs(
+    kfp_host: str,
+    namespace: str,
+    manifest: Input[Dataset],
+    num_runs: int,
+    create_concurrency: int,
+    poll_interval_sec: float,
+    run_timeout_sec: float,
+    run_parameters: dict,
+    run_node_selector: dict,
+    benchmark_id: str,
+    job_id: str,
+    enabled: bool,
+    runs: Output[Dataset],
+):
+    """Run the KFP driver (kfp_bench.kfp.run_benchmark): upload, create num_runs runs at
+    create_concurrency while polling them, then delete what it created.
+
+    Upload, spawn and poll are one engine call, and so one step: polling starts while creates are
+    in flight, which is what the benchmark measures; split across pods it would measure pod
+    start-up instead.
+
+    Args:
+        kfp_host: the KFP API.
+        namespace: the namespace of multi-user KFP; empty for standalone.
+        manifest: the child pipeline, from stage_manifest.
+        num_runs: runs to create.
+        create_concurrency: runs created at once.
+        poll_interval_sec: seconds between poll rounds.
+        run_timeout_sec: seconds after which unfinished runs are terminated.
+        run_parameters: each run's parameters.
+        run_node_selector: the runs' node selector, passed as their node_selector parameter.
+        benchmark_id: the id in every name this step creates; empty: derived from job_id, as
+            cleanup does.
+        job_id: the pipeline run's id.
+        enabled: false when the runs benchmark is switched off: the step only says so.
+        runs: a directory: runs_summary.json, runs.jsonl and api_calls.jsonl.
+    """
+    import dataclasses
+    import json
+    import os
+
+    from kfp_bench.kfp import run_benchmark
+    from kfp_bench.params import BenchParams, benchmark_id_for
+
+    os.makedirs(runs.path, exist_ok=True)
+    if not enabled:
+        print("runs benchmark switched off (run_benchmark=false)")
+        return
+    p = BenchParams(
+        kfp_host=kfp_host,
+        namespace=namespace,
+        num_runs=num_runs,
+        create_concurrency=create_concurrency,
+        poll_interval_sec=poll_interval_sec,
+        run_timeout_sec=run_timeout_sec,
+        run_parameters=run_parameters,
+        run_node_selector=run_node_selector,
+    )
+    opts = dataclasses.replace(
+        p.runs_options(benchmark_id_for(benchmark_id, job_id)), pipeline=manifest.path
+    )
+    stats = run_benchmark(opts, out_dir=runs.path)
+    doc = stats.summary()
+    with open(os.path.join(runs.path, "runs_summary.json"), "w") as f:
+        json.dump(doc, f, indent=1, sort_keys=True)
+    print(json.dumps(doc.get("runs", {}), indent=1))

@@ -1,0 +1,263 @@
+"""The regression verdict: tonight's raw samples against a baseline's, with a statistical test.
+
+A verdict never rests on one number crossing a threshold. For each metric with enough samples on
+both sides, a one-sided Mann-Whitney U test (``scipy.stats.mannwhitneyu``, alternative
+"greater") asks whether the current samples tend to be larger (slower) than the baseline's; for
+failure counts, a one-sided Fisher exact test asks whether failures became more frequent. The
+p-values are Holm-adjusted over all the tests of a verdict, so testing ten metrics does not give ten
+chances of a false alarm. A metric regresses when its adjusted p-value is below ``alpha`` *and* the
+change is large enough to matter (``min_effect``: the median grew by at least that fraction, or the
+failure ratio by at least ``min_rate`` absolute): with thousands of samples a 1 % drift is
+"significant" and still not worth waking anyone.
+
+The samples:
+
+- run durations (s) of SUCCEEDED runs, from runs.jsonl (failures are tested as a rate instead,
+  since a failed run is often faster);
+- API latencies (ms) of every operation with enough calls, from api_calls.jsonl;
+- load latencies (ms) drawn from the HDR histogram's counts, not from the per-second series. The
+  histogram holds every request's latency (at 0.1 % resolution); the series keeps only three
+  percentiles a second, which are summaries of overlapping windows, not samples of the request
+  distribution, and a 60 s load has 60 of them. The histogram is expanded deterministically into
+  at most ``LOAD_SAMPLES`` values at evenly spaced ranks (its quantile function), which keeps the
+  distribution's shape and keeps the test's power comparable to the run and API tests: requests
+  of one attack are not independent (a slow second slows many), and a test over 10^5 of them
+  would call any wobble significant.
+- failures: failed runs out of finished runs, failed requests out of sent requests.
+
+A baseline is one or more earlier results, pooled. A metric with fewer than ``min_samples`` on
+either side is not tested (and listed as skipped); when no metric can be tested at all,
+``compare`` raises ``BaselineError`` rather than guess.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats
+
+from kfp_bench.errors import BaselineError
+from kfp_bench.results import Results
+
+ALPHA = 0.01
+MIN_EFFECT = 0.10
+MIN_RATE = 0.02
+MIN_SAMPLES = 8
+#: At most this many load latencies are drawn from one result's histogram.
+LOAD_SAMPLES = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class Test:
+    """One metric's test.
+
+    Attributes:
+        metric: what was compared, e.g. "run_duration_s", "api_create_run_ms", "runs_failed".
+        test: "mannwhitneyu" or "fisher".
+        n_current: samples (or trials) of the current result.
+        n_baseline: samples (or trials) of the baseline.
+        current: the current median (or failure ratio).
+        baseline: the baseline median (or failure ratio).
+        change: relative change of the median, or the absolute change of the failure ratio.
+        p_value: the one-sided p-value.
+        p_adjusted: the Holm-adjusted p-value.
+        regressed: adjusted p below alpha and the change at least the minimum effect.
+    """
+
+    metric: str
+    test: str
+    n_current: int
+    n_baseline: int
+    current: float
+    baseline: float
+    change: float
+    p_value: float
+    p_adjusted: float = 1.0
+    regressed: bool = False
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of comparing one result with a baseline.
+
+    Attributes:
+        regression: True when any test regressed.
+        baseline: the keys (or paths) of the results pooled into the baseline.
+        tests: every test made, worst first.
+        skipped: metric -> why it was not tested (too few samples).
+        alpha: the significance level.
+        min_effect: the smallest relative change of a median that counts.
+    """
+
+    regression: bool
+    baseline: tuple[str, ...]
+    tests: tuple[Test, ...]
+    skipped: dict = field(default_factory=dict)
+    alpha: float = ALPHA
+    min_effect: float = MIN_EFFECT
+
+    @property
+    def regressed(self) -> list[Test]:
+        return [t for t in self.tests if t.regressed]
+
+    def metrics(self) -> dict[str, float]:
+        """The verdict's entries of metrics.json (see kfp_bench.report.metrics)."""
+        return {
+            "regression": int(self.regression),
+            "regression_tests": len(self.tests),
+            "regression_failed_tests": len(self.regressed),
+            "regression_min_p_value": round(min(t.p_adjusted for t in self.tests), 6),
+            "baseline_results": len(self.baseline),
+        }
+
+    def headline(self) -> str:
+        """One line: the verdict and the metrics that regressed."""
+        base = f"baseline of {len(self.baseline)} result(s)"
+        if not self.regression:
+            return f"no regression against the {base} ({len(self.tests)} metrics tested)"
+        worst = ", ".join(f"{t.metric} {_change(t)}" for t in self.regressed)
+        return f"REGRESSION against the {base}: {worst}"
+
+
+def _change(t: Test) -> str:
+    if t.test == "fisher":
+        return f"{t.baseline:.1%} -> {t.current:.1%} failed"
+    return f"{t.change:+.0%} (median {t.baseline:.4g} -> {t.current:.4g})"
+
+
+# -- samples -----------------------------------------------------------------------------------
+def samples(results: Results) -> dict[str, np.ndarray]:
+    """The raw samples of ``results`` by metric name (see the module docstring)."""
+    out: dict[str, np.ndarray] = {}
+    durations = [r.duration for r in results.runs if r.state == "SUCCEEDED" and r.duration]
+    if durations:
+        out["run_duration_s"] = np.asarray(durations, dtype=np.float64)
+    by_op: dict[str, list[float]] = {}
+    for c in results.api_calls:
+        by_op.setdefault(c.operation, []).append(c.duration * 1000)
+    for op, values in sorted(by_op.items()):
+        out[f"api_{op}_ms"] = np.asarray(values, dtype=np.float64)
+    if results.load is not None and results.load.latency.count:
+        out["load_latency_ms"] = hdr_samples(results.load.latency, LOAD_SAMPLES) / 1000
+    return out
+
+
+def hdr_samples(hist, n: int) -> np.ndarray:
+    """At most ``n`` values (µs) of a ``kfp_bench.stats.hdr.Histogram`` at evenly spaced ranks:
+    the histogram's quantile function at (i + 0.5) / n; every value when it holds fewer."""
+    idx = np.nonzero(hist._view)[0]
+    if not idx.size:
+        return np.empty(0)
+    counts = hist._view[idx].astype(np.int64)
+    h = hist._h
+    values = np.array([h._hdr_median_equiv_value(h.get_value_from_index(int(i))) for i in idx])
+    total = int(counts.sum())
+    if total <= n:
+        return np.repeat(values, counts).astype(np.float64)
+    ranks = (np.arange(n) + 0.5) * total / n
+    return values[np.searchsorted(np.cumsum(counts), ranks, side="left")].astype(np.float64)
+
+
+def failures(results: Results) -> dict[str, tuple[int, int]]:
+    """metric -> (failed, trials): finished runs, and load requests."""
+    out = {}
+    finished = [r for r in results.runs if r.finished_at is not None or r.state != "RUNNING"]
+    if finished:
+        failed = sum(r.state != "SUCCEEDED" for r in finished)
+        out["runs_failed"] = (failed, len(finished))
+    if results.load is not None and results.load.requests:
+        out["load_failed"] = (results.load.requests - results.load.ok, results.load.requests)
+    return out
+
+
+# -- the verdict -------------------------------------------------------------------------------
+def compare(
+    current: Results,
+    baseline: list[Results],
+    *,
+    names: list[str] | None = None,
+    alpha: float = ALPHA,
+    min_effect: float = MIN_EFFECT,
+    min_rate: float = MIN_RATE,
+    min_samples: int = MIN_SAMPLES,
+) -> Verdict:
+    """Compare ``current`` with the pooled ``baseline`` results; ``names`` label the baseline.
+
+    Raises:
+        BaselineError: when no metric has ``min_samples`` on both sides.
+    """
+    names = names or [str(b.path) for b in baseline]
+    if not baseline:
+        raise BaselineError(
+            "the baseline holds no earlier results: no verdict made; record more benchmarks "
+            "into --results-uri first, or pin a baseline that exists"
+        )
+    cur, base = samples(current), _pool([samples(b) for b in baseline])
+    tests, skipped = [], {}
+    for metric in sorted(set(cur) | set(base)):
+        a, b = cur.get(metric, np.empty(0)), base.get(metric, np.empty(0))
+        if min(a.size, b.size) < min_samples:
+            skipped[metric] = f"{a.size} current, {b.size} baseline samples (need {min_samples})"
+            continue
+        p = stats.mannwhitneyu(a, b, alternative="greater").pvalue
+        ma, mb = float(np.median(a)), float(np.median(b))
+        change = (ma - mb) / mb if mb > 0 else (np.inf if ma > mb else 0.0)
+        tests.append(Test(metric, "mannwhitneyu", a.size, b.size, ma, mb, change, float(p)))
+    cur_f = failures(current)
+    base_f = _pool_counts([failures(b) for b in baseline])
+    for metric in sorted(set(cur_f) & set(base_f)):
+        (fa, na), (fb, nb) = cur_f[metric], base_f[metric]
+        if min(na, nb) < min_samples:
+            skipped[metric] = f"{na} current, {nb} baseline trials (need {min_samples})"
+            continue
+        p = stats.fisher_exact([[fa, na - fa], [fb, nb - fb]], alternative="greater").pvalue
+        ra, rb = fa / na, fb / nb
+        tests.append(Test(metric, "fisher", na, nb, ra, rb, ra - rb, float(p)))
+    if not tests:
+        why = "; ".join(f"{m}: {s}" for m, s in skipped.items()) or "no samples at all"
+        raise BaselineError(
+            f"too few samples for a verdict against {', '.join(names)} ({why}); no verdict made. "
+            f"Run longer benchmarks (more runs, a longer load) or a larger baseline (last:N)"
+        )
+    tests = _holm(tests, alpha, min_effect, min_rate)
+    return Verdict(
+        regression=any(t.regressed for t in tests),
+        baseline=tuple(names),
+        tests=tuple(tests),
+        skipped=skipped,
+        alpha=alpha,
+        min_effect=min_effect,
+    )
+
+
+def _pool(parts: list[dict]) -> dict[str, np.ndarray]:
+    keys = {k for p in parts for k in p}
+    return {k: np.concatenate([p[k] for p in parts if k in p]) for k in keys}
+
+
+def _pool_counts(parts: list[dict]) -> dict[str, tuple[int, int]]:
+    out: dict[str, tuple[int, int]] = {}
+    for p in parts:
+        for k, (f, n) in p.items():
+            f0, n0 = out.get(k, (0, 0))
+            out[k] = (f0 + f, n0 + n)
+    return out
+
+
+def _holm(tests: list[Test], alpha: float, min_effect: float, min_rate: float) -> list[Test]:
+    """Holm's step-down adjustment; returns the tests worst (smallest adjusted p) first."""
+    order = sorted(range(len(tests)), key=lambda i: tests[i].p_value)
+    m, running, out = len(tests), 0.0, []
+    for rank, i in enumerate(order):
+        t = tests[i]
+        running = max(running, min(1.0, (m - rank) * t.p_value))
+        big = t.change >= (min_rate if t.test == "fisher" else min_effect)
+        out.append(
+            Test(**{**_fields(t), "p_adjusted": running, "regressed": running < alpha and big})
+        )
+    return out
+
+
+def _fields(t: Test) -> dict:
+    return {name: getattr(t, name) for name in Test.__dataclass_fields__}

@@ -1,0 +1,304 @@
+"""The meta-pipeline's parameters: their defaults, their checks, and the engine options they become.
+
+``BenchParams`` holds every knob of the kfp_bench pipeline; its docstring is the source of the
+pipeline's parameter help and of ``kfp-bench submit --help``. The defaults work in a cluster with
+Kubeflow Pipelines and KServe's first example InferenceService (sklearn-iris): the in-cluster KFP
+API, the bundled noop child pipeline, and the KServe autoscaling guide's load (30 s at
+concurrency 5). ``check()`` is what the pipeline's first step runs: a bad value raises one
+``ConfigError`` naming the parameter and the fix, before anything is created. The components then
+turn the parameters into the engine's own options (``runs_options``, ``load_options``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from kfp_bench.errors import ConfigError
+
+DEFAULT_KFP_HOST = "http://ml-pipeline.kubeflow.svc.cluster.local:8888"
+DEFAULT_INFERENCE_URL = (
+    "http://sklearn-iris-predictor.default.svc.cluster.local/v1/models/sklearn-iris:predict"
+)
+DEFAULT_PAYLOAD = '{"instances": [[6.8, 2.8, 4.8, 1.4], [6.0, 3.4, 4.5, 1.6]]}'
+#: The child pipelines bundled with kfp-bench (pipelines/children.py), by name.
+BUNDLED = ("noop", "fanout", "train")
+#: Where a component finds a mounted API token (the Secret of kfp_bench's token_secret).
+TOKEN_DIR = "/var/run/secrets/kfp-bench"
+MAX_LOAD_WORKERS = 64
+MAX_DURATION_S = 3600.0
+MAX_RUN_TIMEOUT_S = 86400.0
+
+
+@dataclass(frozen=True)
+class BenchParams:
+    """The parameters of the kfp_bench pipeline.
+
+    Attributes:
+        kfp_host: the KFP API to benchmark; the in-cluster ml-pipeline service by default.
+        namespace: the Kubernetes namespace of multi-user KFP (your profile); empty for
+            standalone KFP.
+        pipeline: the child pipeline to spawn runs of: noop, fanout or train (bundled), or the
+            http(s):// or gs:// URL of a compiled pipeline.
+        run_benchmark: run the KFP runs benchmark (upload, spawn, poll).
+        num_runs: number of child runs to create.
+        create_concurrency: child runs created at once.
+        poll_interval_sec: seconds between poll rounds (each LISTs the runs in pages of 200).
+        run_timeout_sec: seconds after which unfinished child runs are terminated.
+        run_parameters: parameters of each child run, a JSON object; each must be declared by
+            the child pipeline.
+        run_node_selector: node labels the child runs' pods must have, e.g.
+            {"cloud.google.com/gke-nodepool": "pool-1"} as in KFP's benchmark guide; empty for
+            none (the child pipeline must declare a node_selector parameter, as bundled ones do).
+        run_load: run the inference load.
+        inference_url: the URL to load, e.g. an InferenceService's V1 predict URL.
+        host_header: HTTP Host header, for an InferenceService behind the ingress
+            (SERVICE_HOSTNAME in KServe's guides); empty to use the URL's host.
+        payload: the JSON request body, POSTed as application/json.
+        duration_sec: seconds of load (KServe's autoscaling guide: hey -z 30s).
+        concurrency: connections sending at once across all load workers (hey -c).
+        rate: open-loop total requests/s across all load workers; 0 for closed loop at the
+            given concurrency.
+        load_workers: pods generating the load in parallel; their histograms are merged.
+        load_node_selector: node labels the load pods must have, a JSON object; empty for none.
+        token_secret: a Secret whose key "token" is a KFP API bearer token, mounted into the
+            steps that call KFP when it exists; otherwise they use the projected service-account
+            token of multi-user KFP (pods labelled access-ml-pipeline), else no auth.
+        benchmark_id: the id in the name of everything the benchmark creates on the KFP server;
+            empty to derive it from the pipeline run's id.
+    """
+
+    kfp_host: str = DEFAULT_KFP_HOST
+    namespace: str = ""
+    pipeline: str = "noop"
+    run_benchmark: bool = True
+    num_runs: int = 10
+    create_concurrency: int = 4
+    poll_interval_sec: float = 2.0
+    run_timeout_sec: float = 600.0
+    run_parameters: dict = field(default_factory=dict)
+    run_node_selector: dict = field(default_factory=dict)
+    run_load: bool = True
+    inference_url: str = DEFAULT_INFERENCE_URL
+    host_header: str = ""
+    payload: str = DEFAULT_PAYLOAD
+    duration_sec: float = 30.0
+    concurrency: int = 5
+    rate: float = 0.0
+    load_workers: int = 1
+    load_node_selector: dict = field(default_factory=dict)
+    token_secret: str = "kfp-bench-token"
+    benchmark_id: str = ""
+
+    @classmethod
+    def names(cls) -> list[str]:
+        return [f.name for f in fields(cls)]
+
+    def check(self, *, fetch: bool = True) -> BenchParams:
+        """Check every parameter; raise ``ConfigError`` naming the parameter and the fix.
+
+        Args:
+            fetch: also read the child manifest and check run_parameters against it.
+        """
+        if not (self.run_benchmark or self.run_load):
+            raise ConfigError(
+                "pipeline parameters run_benchmark and run_load are both false: nothing to "
+                "measure; set one of them to true"
+            )
+        _check_id(self.benchmark_id)
+        if not re.fullmatch(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?", self.token_secret):
+            raise _bad("token_secret", self.token_secret, "give a Kubernetes Secret name")
+        _selector("load_node_selector", self.load_node_selector)
+        if self.run_benchmark:
+            self._check_runs(fetch)
+        if self.run_load:
+            self._check_load()
+        return self
+
+    def _check_runs(self, fetch: bool) -> None:
+        _url("kfp_host", self.kfp_host, ("http", "https"), "http://ml-pipeline.kubeflow:8888")
+        if self.pipeline not in BUNDLED:
+            _url(
+                "pipeline",
+                self.pipeline,
+                ("http", "https", "gs"),
+                "noop, or https://host/pipeline.yaml",
+                bundled=True,
+            )
+        _positive_int("num_runs", self.num_runs, 1000)
+        _positive_int("create_concurrency", self.create_concurrency, 256)
+        _positive("poll_interval_sec", self.poll_interval_sec, 3600)
+        _positive("run_timeout_sec", self.run_timeout_sec, MAX_RUN_TIMEOUT_S)
+        if not isinstance(self.run_parameters, dict):
+            raise _bad("run_parameters", self.run_parameters, 'give a JSON object, e.g. {"n": 1}')
+        _selector("run_node_selector", self.run_node_selector)
+        self._translated(lambda: self.runs_options("check").validate())
+        if fetch:
+            from kfp_bench.kfp.manifest import load_manifest
+
+            manifest = self._translated(lambda: load_manifest(self.manifest_source()))
+            params = self.child_params()
+            self._translated(lambda: manifest.check_params(params))
+
+    def _check_load(self) -> None:
+        _url("inference_url", self.inference_url, ("http", "https"), DEFAULT_INFERENCE_URL)
+        _positive("duration_sec", self.duration_sec, MAX_DURATION_S)
+        _positive_int("concurrency", self.concurrency, 10000)
+        _positive_int("load_workers", self.load_workers, MAX_LOAD_WORKERS)
+        if self.concurrency < self.load_workers:
+            raise _bad(
+                "concurrency",
+                self.concurrency,
+                f"give at least one connection per load worker (load_workers={self.load_workers})",
+            )
+        if not (isinstance(self.rate, int | float) and 0 <= self.rate < float("inf")):
+            raise _bad("rate", self.rate, "give requests/s >= 0 (0: closed loop)")
+        if self.host_header and not re.fullmatch(r"[A-Za-z0-9.:\[\]-]+", self.host_header):
+            raise _bad("host_header", self.host_header, "give a host name such as iris.example.com")
+        try:
+            json.loads(self.payload)
+        except (TypeError, ValueError) as exc:
+            raise _bad(
+                "payload", self.payload[:60], f"not JSON ({exc}); give e.g. {DEFAULT_PAYLOAD}"
+            ) from None
+        self._translated(lambda: self.load_options().validate())
+
+    @staticmethod
+    def _translated(fn):
+        """Run an engine check; its message names a CLI flag, so say it is about the parameters."""
+        try:
+            return fn()
+        except ConfigError as exc:
+            raise ConfigError(f"pipeline parameters: {exc}") from None
+
+    # -- what the components build from the parameters ---------------------------------------
+    def manifest_source(self) -> str:
+        """The child manifest as the driver loads it: a file for a bundled name, else the URL."""
+        return str(bundled_manifest(self.pipeline)) if self.pipeline in BUNDLED else self.pipeline
+
+    def child_params(self) -> dict:
+        """The child runs' parameters, with run_node_selector as their node_selector.
+
+        A KFP dict parameter travels as a protobuf Struct, whose numbers are all doubles: a
+        whole number comes back an int, as the child's integer parameters need (and a double
+        parameter accepts).
+        """
+        params = {
+            k: int(v) if isinstance(v, float) and v.is_integer() else v
+            for k, v in self.run_parameters.items()
+        }
+        if self.run_node_selector:
+            params["node_selector"] = dict(self.run_node_selector)
+        return params
+
+    def runs_options(self, benchmark_id: str, pipeline_id: str = ""):
+        """The driver's options for these parameters (the API token as ``token_auth`` finds it)."""
+        from kfp_bench.kfp import RunsOptions
+
+        return RunsOptions(
+            host=self.kfp_host,
+            pipeline=self.manifest_source(),
+            num_runs=self.num_runs,
+            create_concurrency=self.create_concurrency,
+            poll_interval=self.poll_interval_sec,
+            timeout=self.run_timeout_sec,
+            params=self.child_params(),
+            pipeline_id=pipeline_id,
+            benchmark_id=benchmark_id if benchmark_id != "check" else "",
+            auth=token_auth(self.namespace),
+        )
+
+    def load_options(self):
+        """The load engine's options for all load workers together (``share`` splits them)."""
+        from kfp_bench.load import LoadOptions
+
+        return LoadOptions(
+            url=self.inference_url,
+            method="POST",
+            body=self.payload.encode(),
+            content_type="application/json",
+            host=self.host_header,
+            duration=self.duration_sec,
+            concurrency=self.concurrency,
+            rate=self.rate,
+            workers=1,
+            i_know=True,  # the caps are checked above, per parameter
+        )
+
+
+def token_auth(namespace: str = ""):
+    """The driver's auth inside a pipeline pod: the token of the mounted Secret when there is
+    one, else the projected service-account token (multi-user KFP), else none."""
+    from kfp_bench.kfp import Auth
+
+    token = Path(TOKEN_DIR) / "token"
+    return Auth("auto", str(token) if token.exists() else "", namespace)
+
+
+def benchmark_id_for(given: str, job_id: str) -> str:
+    """The benchmark id: the one given, else one derived from the pipeline run's id."""
+    if given:
+        return _check_id(given)
+    derived = re.sub(r"[^A-Za-z0-9-]+", "-", job_id).strip("-")[-40:].strip("-")
+    return derived or "run"
+
+
+def bundled_manifest(name: str) -> Path:
+    """The compiled YAML of a bundled child pipeline.
+
+    Inside a component it was embedded with the engine (kfp_bench/bundled/); in a checkout it is
+    compiled on first use.
+    """
+    if name not in BUNDLED:
+        raise _bad("pipeline", name, f"give one of {', '.join(BUNDLED)} or a URL")
+    path = Path(__file__).parent / "bundled" / f"{name}.yaml"
+    if path.exists():
+        return path
+    import tempfile
+
+    from kfp_bench.pipelines import compile_pipeline
+
+    out = Path(tempfile.gettempdir()) / "kfp-bench-bundled" / f"{name}.yaml"
+    out.parent.mkdir(exist_ok=True)
+    return compile_pipeline(name, out)
+
+
+def _bad(name: str, value, fix: str) -> ConfigError:
+    return ConfigError(f"pipeline parameter {name}={value!r}: {fix}")
+
+
+def _check_id(bid: str) -> str:
+    if bid and not (len(bid) <= 40 and all(c.isalnum() or c == "-" for c in bid)):
+        raise _bad("benchmark_id", bid, "use up to 40 letters, digits and dashes, or leave empty")
+    return bid
+
+
+def _url(name: str, value, schemes, example: str, bundled: bool = False) -> None:
+    ok = isinstance(value, str) and urlsplit(value).scheme in schemes
+    if ok and urlsplit(value).netloc:
+        return
+    names = f"one of {', '.join(BUNDLED)} or " if bundled else ""
+    raise _bad(name, value, f"give {names}a {'/'.join(schemes)} URL, e.g. {example}")
+
+
+def _positive(name: str, value, cap: float) -> None:
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and 0 < value <= cap
+    if not ok:
+        raise _bad(name, value, f"give a number of seconds above 0 and at most {cap:g}")
+
+
+def _positive_int(name: str, value, cap: int) -> None:
+    ok = isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= cap
+    if not ok:
+        raise _bad(name, value, f"give a whole number from 1 to {cap}")
+
+
+def _selector(name: str, value) -> None:
+    ok = isinstance(value, dict) and all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    )
+    if not ok:
+        raise _bad(name, value, 'give a JSON object of label strings, e.g. {"pool": "pool-1"}')

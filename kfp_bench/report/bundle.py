@@ -1,0 +1,115 @@
+"""The report bundle: every report of one results directory, written in one step.
+
+``write_bundle(results, out_dir)`` is the single entry point that the CLI, the KFP component and
+``kfp-bench demo`` call. It writes into ``out_dir``::
+
+    report.html        one self-contained page: inline PNG charts, inline CSS, no script, no
+                       external resource (works offline and in the KFP UI's sandboxed iframe)
+    summary.md         the tables and the verdict as Markdown (< 400 kB)
+    metrics.json       the flat {name: number} metrics (names in kfp_bench.report.metrics)
+    runs.csv           one row per run           tasks.csv        one row per task of a run
+    api_calls.csv      one row per KFP API call  load_series.csv  one row per second of load
+
+Every file is rendered into a temporary folder inside ``out_dir`` first and moved into place
+only when all of them are done, so a failure half-way never leaves a half-written report over a
+good one (and each file is replaced whole, by a rename). Other files in ``out_dir`` (e.g. the
+results themselves, when the report is written beside them) are left alone. The CSV files are
+always written, with only their header when nothing of that kind was measured.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from kfp_bench.report import html, markdown, plots
+from kfp_bench.report.metrics import collect
+from kfp_bench.report.tables import Tables, build
+from kfp_bench.results import Results
+
+#: The files of a bundle, in the order they are listed.
+FILES = (
+    "report.html",
+    "summary.md",
+    "metrics.json",
+    "runs.csv",
+    "tasks.csv",
+    "api_calls.csv",
+    "load_series.csv",
+)
+
+
+class BundleTooLarge(RuntimeError):
+    """summary.md outgrew its limit: a bug in the Markdown reporter's row limits."""
+
+
+def write_bundle(
+    results: Results, out_dir: str | os.PathLike, *, history=None, kde: bool = True
+) -> dict[str, Path]:
+    """Write report.html, summary.md, metrics.json and the CSV files of ``results``.
+
+    Args:
+        results: a results directory read back (``kfp_bench.results.read_results``).
+        out_dir: the folder to write into; created when missing.
+        history: a ``kfp_bench.history.History`` (earlier results and the regression verdict),
+            or None for a report of this result alone.
+        kde: draw a kernel density estimate over the latency and duration histograms.
+
+    Returns:
+        Each file's name (``FILES``) mapped to its path in ``out_dir``.
+    """
+    tables = build(results)
+    verdict = history.verdict if history is not None else None
+    metrics = collect(tables, verdict)
+    load_options = results.load.options if results.load is not None else None
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(prefix=".kfp-bench-report-", dir=out))
+    try:
+        figures = plots.render(tables, history=history, metrics=metrics, kde=kde)
+        page = html.render(tables, figures, metrics, history=history, load_options=load_options)
+        (stage / "report.html").write_text(page, encoding="utf-8")
+        (stage / "summary.md").write_bytes(_markdown(tables, history, load_options))
+        (stage / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n")
+        _csvs(tables, stage)
+        for name in FILES:
+            os.replace(stage / name, out / name)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    return {name: out / name for name in FILES}
+
+
+def _markdown(tables: Tables, history, load_options) -> bytes:
+    buf = io.StringIO()
+    markdown.write(tables, buf, history=history, load_options=load_options)
+    data = buf.getvalue().encode("utf-8")
+    if len(data) >= markdown.MAX_BYTES:
+        raise BundleTooLarge(f"summary.md would be {len(data)} bytes (limit {markdown.MAX_BYTES})")
+    return data
+
+
+def _csvs(t: Tables, d: Path) -> None:
+    t.runs.to_csv(d / "runs.csv", index=False)
+    t.tasks.to_csv(d / "tasks.csv", index=False)
+    t.api.to_csv(d / "api_calls.csv", index=False)
+    series = t.series if t.series is not None else pd.DataFrame(columns=_SERIES_COLUMNS)
+    series.to_csv(d / "load_series.csv", index=False)
+
+
+_SERIES_COLUMNS = [
+    "t_s",
+    "t",
+    "requests",
+    "errors",
+    "bytes_in",
+    "inflight",
+    "p50_ms",
+    "p90_ms",
+    "p99_ms",
+]

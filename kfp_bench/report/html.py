@@ -1,0 +1,202 @@
+"""report.html: one self-contained page of tables and charts.
+
+The page carries everything inline: CSS in a ``<style>`` element, each chart a base64 PNG in an
+``<img>``'s data: URL. It has no script, no font or stylesheet link, no external URL, so it works
+offline, from a file, and inside the KFP UI's sandboxed iframe (which runs no scripts and may
+refuse other origins). The layout is one column at most 840 px wide; the charts are 800 px wide,
+the width of the KFP UI's viewer, and shrink with the window.
+
+A function of finished tables, figures and metrics; every text is escaped.
+"""
+
+from __future__ import annotations
+
+import base64
+from html import escape
+
+import pandas as pd
+
+from kfp_bench.report import fmt
+from kfp_bench.report.plots import Figure
+from kfp_bench.report.tables import Tables
+
+CSS = """
+body{font:14px/1.45 -apple-system,"Segoe UI",Roboto,"DejaVu Sans",Arial,sans-serif;color:#212121;
+ background:#fff;margin:0;padding:16px}
+main{max-width:840px;margin:0 auto}
+h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #ddd}
+h3{font-size:15px;margin:18px 0 6px}p.sub{color:#616161;margin:0 0 12px}
+table{border-collapse:collapse;margin:6px 0 12px;font-size:13px}
+th,td{padding:3px 8px;border-bottom:1px solid #eee;text-align:right;white-space:nowrap}
+th:first-child,td:first-child{text-align:left}th{background:#f5f5f5}
+.wrap{overflow-x:auto}
+figure{margin:12px 0 20px}figure img{display:block;width:100%;max-width:800px;height:auto}
+figcaption{color:#616161;font-size:12px;margin-top:4px}
+.verdict{padding:10px 14px;border-radius:6px;margin:12px 0;font-weight:600}
+.ok{background:#e8f5e9;border:1px solid #2e7d32;color:#1b5e20}
+.bad{background:#ffebee;border:2px solid #c62828;color:#b71c1c}
+.none{background:#fff8e1;border:1px solid #f9a825;color:#6d4c00}
+.cards{display:flex;flex-wrap:wrap;gap:8px;margin:8px 0}
+.card{border:1px solid #e0e0e0;border-radius:6px;padding:6px 10px;min-width:120px}
+.card b{display:block;font-size:18px}.card span{color:#616161;font-size:12px}
+tr.reg td{background:#ffebee;font-weight:600}
+"""
+
+#: The headline cards: metric, label, unit.
+CARDS = (
+    ("runs_succeeded", "runs succeeded", ""),
+    ("runs_failed", "runs failed", ""),
+    ("run_duration_p50_s", "run duration p50", "s"),
+    ("run_duration_p99_s", "run duration p99", "s"),
+    ("api_create_run_p99_ms", "create_run p99", "ms"),
+    ("load_rps", "load throughput", "req/s"),
+    ("load_p99_ms", "load p99", "ms"),
+    ("load_success_ratio", "load success", ""),
+)
+
+
+def _table(head: list[str], body: list[list[str]], classes: list[str] | None = None) -> str:
+    th = "".join(f"<th>{escape(h)}</th>" for h in head)
+    trs = []
+    for i, r in enumerate(body):
+        cls = f' class="{classes[i]}"' if classes and classes[i] else ""
+        trs.append(f"<tr{cls}>" + "".join(f"<td>{escape(c)}</td>" for c in r) + "</tr>")
+    return f'<div class="wrap"><table><tr>{th}</tr>{"".join(trs)}</table></div>\n'
+
+
+def _df(df: pd.DataFrame, index: str | None = None) -> str:
+    return _table(*fmt.rows(df, index))
+
+
+def _figure(f: Figure) -> str:
+    data = base64.b64encode(f.png).decode("ascii")
+    return (
+        f'<figure id="fig-{escape(f.name)}"><img alt="{escape(f.title)}" width="800" '
+        f'src="data:image/png;base64,{data}"><figcaption>{escape(f.caption)}</figcaption>'
+        "</figure>\n"
+    )
+
+
+def render(
+    tables: Tables,
+    figures: list[Figure],
+    metrics: dict,
+    *,
+    history=None,
+    load_options: dict | None = None,
+) -> str:
+    """The page for ``tables`` with ``figures``, ``metrics`` and ``history`` (or None)."""
+    figs = {f.name: f for f in figures}
+    parts = [
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>kfp-bench report</title><style>{CSS}</style></head><body><main>\n",
+        "<h1>kfp-bench report</h1>",
+        f'<p class="sub">{escape(fmt.header(tables.summary, load_options))}</p>\n',
+        _verdict(history),
+        _cards(metrics),
+    ]
+    if tables.has_runs:
+        parts.append(_runs(tables, figs))
+    if tables.load is not None:
+        parts.append(_load(tables, figs))
+    if tables.sweep is not None:
+        parts.append("<h2>Rate sweep</h2>\n" + _fig(figs, "sweep"))
+        parts.append(_df(tables.sweep.set_index(tables.sweep.columns[0])))
+    if history is not None:
+        parts.append(_history(history, figs))
+    if tables.notes:
+        parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{escape(n)}</li>" for n in tables.notes))
+        parts.append("</ul>\n")
+    parts.append("</main></body></html>\n")
+    return "".join(parts)
+
+
+def _fig(figs: dict, name: str) -> str:
+    return _figure(figs[name]) if name in figs else ""
+
+
+def _verdict(history) -> str:
+    if history is None or not history.baseline:
+        return ""
+    if history.verdict is None:
+        return f'<div class="verdict none">No verdict: {escape(history.refused)}</div>\n'
+    v = history.verdict
+    cls = "bad" if v.regression else "ok"
+    return f'<div class="verdict {cls}" id="verdict">{escape(v.headline())}</div>\n'
+
+
+def _cards(metrics: dict) -> str:
+    cards = []
+    for key, label, unit in CARDS:
+        if key in metrics:
+            v = metrics[key]
+            text = fmt.pct(v) if key.endswith("_ratio") else fmt.num(v)
+            cards.append(
+                f'<div class="card"><b>{escape(text)} {escape(unit)}</b>'
+                f"<span>{escape(label)}</span></div>"
+            )
+    return f'<div class="cards">{"".join(cards)}</div>\n' if cards else ""
+
+
+def _runs(t: Tables, figs: dict) -> str:
+    out = ["<h2>Runs</h2>\n", _fig(figs, "run_states")]
+    if len(t.states):
+        out.append(_df(t.states.set_index("state")))
+    out += [_fig(figs, "run_durations"), "<h3>Run times (seconds, server timestamps)</h3>\n"]
+    out.append(_df(t.run_times, "phase"))
+    out.append("<h2>KFP API calls</h2>\n")
+    out += [_fig(figs, f"api_{op}") for op in ("create_run", "get_run", "delete_run")]
+    out.append(_fig(figs, "api_ecdf"))
+    if len(t.api_ops):
+        out += ["<h3>Client-side latency (milliseconds)</h3>\n", _df(t.api_ops)]
+    if len(t.task_times):
+        out += ["<h2>Tasks</h2>\n", _fig(figs, "task_breakdown"), _df(t.task_times)]
+    return "".join(out)
+
+
+def _load(t: Tables, figs: dict) -> str:
+    out = ["<h2>Load</h2>\n"]
+    out.append(_table(["summary", "value"], [list(r) for r in fmt.load_rows(t.load)]))
+    out += [_fig(figs, "load_latency"), "<h3>Latency percentiles (milliseconds)</h3>\n"]
+    out.append(_df(t.load_pcts))
+    out.append(_fig(figs, "load_timeline"))
+    return "".join(out)
+
+
+def _history(h, figs: dict) -> str:
+    out = [f'<h2>History</h2>\n<p class="sub">{len(h.entries)} earlier results in ']
+    out.append(f"{escape(h.uri)}; this result's key: {escape(h.key or '-')}</p>\n")
+    out.append(_fig(figs, "trend"))
+    v = h.verdict
+    if v is not None:
+        out.append(
+            f'<h3>Regression tests</h3>\n<p class="sub">One-sided Mann-Whitney U (latencies, '
+            f"durations) and Fisher exact (failures) against {escape(', '.join(v.baseline))}; "
+            f"Holm-adjusted p, alpha {v.alpha:g}, minimum effect {v.min_effect:.0%} of the "
+            "median.</p>\n"
+        )
+        body, classes = [], []
+        for t in v.tests:
+            change = f"{t.change:+.1%}" if t.test != "fisher" else f"{t.change * 100:+.1f} pts"
+            body.append(
+                [
+                    t.metric,
+                    t.test,
+                    f"{t.n_current} / {t.n_baseline}",
+                    fmt.num(t.baseline),
+                    fmt.num(t.current),
+                    change,
+                    f"{t.p_adjusted:.3g}",
+                    "yes" if t.regressed else "no",
+                ]
+            )
+            classes.append("reg" if t.regressed else "")
+        head = ["metric", "test", "n cur / base", "baseline", "current", "change", "p", "regressed"]
+        out.append(_table(head, body, classes))
+        if v.skipped:
+            out.append(
+                f'<p class="sub">Not tested (too few samples): '
+                f"{escape(', '.join(sorted(v.skipped)))}</p>\n"
+            )
+    return "".join(out)

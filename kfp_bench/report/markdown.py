@@ -1,0 +1,130 @@
+"""summary.md: the report's tables and verdict as GitHub-flavoured Markdown, without images.
+
+A function of finished tables (``kfp_bench.report.tables``) and of the history, so a saved result
+renders the same text every time. It stays well under ``MAX_BYTES`` (the KFP UI's Markdown viewer
+and chat tools choke on large files): the per-second series and the records go to the CSV files,
+and long tables are cut at ``MAX_ROWS`` rows with a note saying how many were left out.
+"""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+import pandas as pd
+
+from kfp_bench.report import fmt
+from kfp_bench.report.tables import Tables
+
+MAX_BYTES = 400_000
+MAX_ROWS = 40
+
+
+def _table(w, head: list[str], body: list[list[str]], limit: int = MAX_ROWS) -> None:
+    w("| " + " | ".join(head) + " |\n")
+    w("|" + "|".join(":---" if i == 0 else "---:" for i in range(len(head))) + "|\n")
+    for r in body[:limit]:
+        w("| " + " | ".join(c.replace("|", "\\|") for c in r) + " |\n")
+    if len(body) > limit:
+        w(f"\n_{len(body) - limit} more rows in the CSV files._\n")
+    w("\n")
+
+
+def _df(w, df: pd.DataFrame, index: str | None = None) -> None:
+    head, body = fmt.rows(df, index)
+    _table(w, head, body)
+
+
+def write(tables: Tables, out: TextIO, *, history=None, load_options: dict | None = None) -> None:
+    """Write summary.md for ``tables`` (and ``history``, a ``kfp_bench.history.History``)."""
+    w = out.write
+    w("# kfp-bench report\n\n")
+    w(f"{fmt.header(tables.summary, load_options)}.\n\n")
+    _verdict(w, history)
+    if tables.has_runs:
+        _runs(w, tables)
+    if tables.load is not None:
+        _load(w, tables)
+    if tables.sweep is not None:
+        w("## Rate sweep\n\n")
+        _df(w, tables.sweep.set_index(tables.sweep.columns[0]))
+    if tables.replicas is not None and "ready" in tables.replicas:
+        r = tables.replicas
+        w("## Replicas\n\n")
+        w(f"Ready replicas from {int(r['ready'].min())} to {int(r['ready'].max())} ")
+        w(f"over {fmt.num(float(r['t_s'].max() - r['t_s'].min()))} s ({len(r)} samples).\n\n")
+    if history is not None:
+        _history(w, history)
+    if tables.notes:
+        w("## Notes\n\n" + "".join(f"- {n}\n" for n in tables.notes) + "\n")
+    w("Charts: report.html. Records: runs.csv, tasks.csv, api_calls.csv, load_series.csv.\n")
+
+
+def _verdict(w, history) -> None:
+    if history is None or not history.baseline:
+        return
+    if history.verdict is None:
+        w(f"> **No verdict**: {history.refused}\n\n")
+        return
+    v = history.verdict
+    mark = "**REGRESSION**" if v.regression else "**No regression**"
+    w(f"> {mark}: {v.headline()}.\n\n")
+
+
+def _runs(w, t: Tables) -> None:
+    w("## Runs\n\n")
+    if len(t.states):
+        _df(w, t.states.set_index("state"))
+    w("### Run times (seconds, from server timestamps)\n\n")
+    _df(w, t.run_times, "phase")
+    if len(t.api_ops):
+        w("### API calls, client side (milliseconds)\n\n")
+        _df(w, t.api_ops)
+    if len(t.task_times):
+        w("### Tasks (seconds)\n\n")
+        _df(w, t.task_times)
+
+
+def _load(w, t: Tables) -> None:
+    w("## Load\n\n")
+    _table(w, ["summary", "value"], [list(r) for r in fmt.load_rows(t.load)])
+    w("### Latency percentiles (milliseconds)\n\n")
+    _df(w, t.load_pcts)
+
+
+def _history(w, h) -> None:
+    v = h.verdict
+    if v is not None:
+        w("## Regression tests\n\n")
+        w(
+            f"One-sided tests against {len(v.baseline)} earlier result(s) "
+            f"({', '.join(v.baseline)}); Holm-adjusted p-values, alpha {v.alpha:g}, "
+            f"minimum effect {v.min_effect:.0%} of the median.\n\n"
+        )
+        body = [
+            [
+                t.metric,
+                t.test,
+                f"{t.n_current} / {t.n_baseline}",
+                fmt.num(t.baseline),
+                fmt.num(t.current),
+                f"{t.change:+.1%}" if t.test != "fisher" else f"{t.change * 100:+.1f} pts",
+                f"{t.p_adjusted:.3g}",
+                "**yes**" if t.regressed else "no",
+            ]
+            for t in v.tests
+        ]
+        head = ["metric", "test", "n cur / base", "baseline", "current", "change", "p", "regressed"]
+        _table(w, head, body)
+        if v.skipped:
+            w("Not tested (too few samples): " + ", ".join(sorted(v.skipped)) + ".\n\n")
+    if h.entries:
+        w(f"## History ({len(h.entries)} earlier results in {h.uri})\n\n")
+        keys = (
+            "run_duration_p50_s",
+            "api_create_run_p99_ms",
+            "load_p99_ms",
+            "load_rps",
+            "regression",
+        )
+        body = [[e.key] + [fmt.num(e.metrics.get(k)) for k in keys] for e in reversed(h.entries)]
+        _table(w, ["key", *keys], body, limit=15)

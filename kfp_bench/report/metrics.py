@@ -1,0 +1,134 @@
+"""metrics.json: the scalar metrics of one benchmark, a flat ``{name: number}`` dict.
+
+This is also what the KFP component logs as its ``dsl.Metrics`` output, and what the history store
+keeps for the trend chart, so the names are an interface: **keep them stable**. A name is only
+ever added. A metric whose value is unknown (nothing measured) is left out, never NaN.
+
+Runs benchmark (present when runs were measured)::
+
+    runs_requested, runs_created           runs asked for; runs the driver saw to a final state
+    runs_succeeded, runs_failed            SUCCEEDED; FAILED, CANCELED or CANCELING
+    runs_other                             any other final state (SKIPPED, still RUNNING, ...)
+    runs_success_ratio                     runs_succeeded / runs_created
+    run_duration_{mean,p50,p90,p95,p99,max}_s       created to finished, from server timestamps
+    run_queue_delay_{mean,p50,p90,p95,p99,max}_s    created to the first RUNNING
+    run_execution_{mean,p50,p90,p95,p99,max}_s      first RUNNING to finished
+    api_calls_total, api_errors_total      every KFP API call the driver made; the failed ones
+    api_<operation>_count, api_<operation>_errors
+    api_<operation>_{mean,p50,p90,p95,p99,max}_ms   client-side latency, e.g. api_create_run_p99_ms
+
+    <operation> is the driver's name of the call (create_run, get_run, list_runs, delete_run,
+    upload_pipeline, create_experiment, delete_pipeline, ...). The seven operations of
+    ``kfp_bench.stats.runs.OPERATIONS`` always have _count and _errors when runs were measured.
+
+Load (present when a load ran)::
+
+    load_requests, load_errors             requests sent; failed ones (4xx, 5xx, transport)
+    load_duration_s, load_rps              the attack's length; requests per second
+    load_success_ratio                     responses with a 1xx-3xx status / requests
+    load_{mean,p50,p90,p95,p99,p99_9,max}_ms           latency, corrected for coordinated omission
+                                                      in rate mode (from the intended send time)
+    load_uncorrected_{p50,p90,p95,p99,p99_9}_ms        from the actual send time
+
+From other steps, when summary.json carries them::
+
+    replicas_max, replicas_min             ready replicas over the load (the ``replicas`` rows)
+    sweep_max_rps                          the highest throughput of the rate sweep
+    sweep_p99_ms_at_max_rps                p99 at that step
+
+Regression verdict (present when a baseline was compared)::
+
+    regression                             1 when a regression was found, else 0
+    regression_tests                       metrics tested (enough samples on both sides)
+    regression_failed_tests                tests that found a regression
+    regression_min_p_value                 the smallest Holm-adjusted p-value
+    baseline_results                       results pooled into the baseline
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from kfp_bench.report.tables import Tables
+from kfp_bench.stats.runs import OPERATIONS
+
+_STATS = ("mean", "p50", "p90", "p95", "p99", "max")
+_RUN_TIMES = (("duration", "run_duration"), ("queue delay", "run_queue_delay"))
+_RUN_TIMES += (("execution", "run_execution"),)
+_LOAD_PCTS = ("p50", "p90", "p95", "p99", "p99_9")
+
+
+def _name(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+
+
+def _put(out: dict, name: str, value) -> None:
+    if value is None:
+        return
+    v = float(value)
+    if math.isfinite(v):
+        out[name] = int(v) if isinstance(value, bool | int) else round(v, 6)
+
+
+def collect(tables: Tables, verdict=None) -> dict[str, float]:
+    """The flat metrics of ``tables`` (and of ``verdict``, a ``kfp_bench.history.regress.Verdict``),
+    sorted by name."""
+    out: dict[str, float] = {}
+    if tables.has_runs:
+        _runs(tables, out)
+    if tables.load is not None:
+        _load(tables, out)
+    if tables.replicas is not None and "ready" in tables.replicas:
+        _put(out, "replicas_max", int(tables.replicas["ready"].max()))
+        _put(out, "replicas_min", int(tables.replicas["ready"].min()))
+    if tables.sweep is not None:
+        best = tables.sweep.loc[tables.sweep["rps"].idxmax()]
+        _put(out, "sweep_max_rps", best["rps"])
+        _put(out, "sweep_p99_ms_at_max_rps", best["p99_ms"])
+    if verdict is not None:
+        out.update(verdict.metrics())
+    return dict(sorted(out.items()))
+
+
+def _runs(t: Tables, out: dict) -> None:
+    runs = t.summary.get("runs") or {}
+    counts = t.states.groupby("outcome")["count"].sum()
+    created = int(t.states["count"].sum())
+    _put(out, "runs_requested", int(runs.get("requested", created)))
+    _put(out, "runs_created", created)
+    for key in ("succeeded", "failed", "other"):
+        _put(out, f"runs_{key}", int(counts.get(key, 0)))
+    if created:
+        _put(out, "runs_success_ratio", counts.get("succeeded", 0) / created)
+    for label, prefix in _RUN_TIMES:
+        row = t.run_times.loc[label]
+        for s in _STATS:
+            _put(out, f"{prefix}_{s}_s", row[s])
+    ops = t.api_ops
+    _put(out, "api_calls_total", int(ops["count"].sum()))
+    _put(out, "api_errors_total", int(ops["errors"].sum()))
+    for op in OPERATIONS:
+        out[f"api_{op}_count"] = 0
+        out[f"api_{op}_errors"] = 0
+    for op, row in ops.iterrows():
+        name = _name(str(op))
+        _put(out, f"api_{name}_count", int(row["count"]))
+        _put(out, f"api_{name}_errors", int(row["errors"]))
+        for s in _STATS:
+            _put(out, f"api_{name}_{s}_ms", row[s])
+
+
+def _load(t: Tables, out: dict) -> None:
+    s = t.load
+    _put(out, "load_requests", s["requests"])
+    _put(out, "load_errors", s["errors"])
+    _put(out, "load_duration_s", s["total_s"])
+    _put(out, "load_rps", s["rps"])
+    _put(out, "load_success_ratio", s["success_ratio"])
+    _put(out, "load_mean_ms", s["average_ms"])
+    _put(out, "load_max_ms", s["slowest_ms"])
+    for p in _LOAD_PCTS:
+        key = p.replace("_", ".")
+        _put(out, f"load_{p}_ms", t.load_pcts.loc[key, "corrected_ms"])
+        _put(out, f"load_uncorrected_{p}_ms", t.load_pcts.loc[key, "uncorrected_ms"])

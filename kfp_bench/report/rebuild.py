@@ -1,0 +1,207 @@
+"""Reports from saved results, with the history: what ``kfp-bench report`` and ``compare`` do.
+
+``rebuild(results_dir, out_dir, results_uri=..., baseline=...)`` reads a results directory, builds
+its history (the earlier results at ``results_uri`` and, with ``baseline``, the regression
+verdict), writes the bundle, and archives the results and the report under their key. The KFP
+component and ``kfp-bench demo`` can call it as the CLI does; ``write_bundle`` alone makes the
+report without any history.
+
+``diff(a, b)`` compares two results' metrics and ``verdict`` tests B against A as the baseline.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from kfp_bench import history as hist
+from kfp_bench.errors import BaselineError, ConfigError
+from kfp_bench.results import Results, read_results
+
+if TYPE_CHECKING:
+    from kfp_bench.history.regress import Verdict
+
+# pandas, scipy and matplotlib are imported where they are used: the CLI imports this module to
+# build its help, and `kfp-bench load` must not pay seconds of imports it never uses.
+
+
+@dataclass
+class Outcome:
+    """What ``rebuild`` did.
+
+    Attributes:
+        files: the bundle's files.
+        history: the history shown in the report, or None without a results URI or baseline.
+        key: the result's key in the history ("" without a results URI).
+        archived: True when stored now, False when the key was stored before, None without a URI.
+    """
+
+    files: dict[str, Path]
+    history: hist.History | None = None
+    key: str = ""
+    archived: bool | None = None
+
+
+def rebuild(
+    results: Results | str | os.PathLike,
+    out_dir: str | os.PathLike,
+    *,
+    results_uri: str = "",
+    baseline: str = "",
+) -> Outcome:
+    """Write the bundle of ``results`` into ``out_dir``, with the history when asked.
+
+    A baseline too small for a verdict is not an error here: ``Outcome.history.refused`` says
+    why (the CLI then exits nonzero).
+
+    Args:
+        results: a results directory (or one read back already).
+        out_dir: where the report goes; default RESULTS_DIR/report, or OUT/NAME for each of
+            several results directories.
+        results_uri: the results history, gs://BUCKET/PREFIX or a local folder (file:///PATH):
+            the report shows the trend of the earlier results there, and the results and report
+            are archived under a new timestamped key (nothing is overwritten).
+        baseline: what to test for a regression against: last:N (the N latest earlier results
+            in --results-uri, pooled), one KEY of it, or a results directory.
+    """
+    from kfp_bench.report.bundle import write_bundle
+
+    res = results if isinstance(results, Results) else read_results(results)
+    store = hist.open_store(results_uri) if results_uri else None
+    history = _history(res, store, baseline)
+    files = write_bundle(res, out_dir, history=history)
+    out = Outcome(files, history)
+    if store is not None:
+        out.key = history.key
+        out.archived = hist.archive(store, history.key, res, files)
+    return out
+
+
+def _history(res: Results, store, baseline: str) -> hist.History | None:
+    from kfp_bench.history import regress
+
+    if baseline and Path(baseline).is_dir():
+        h = hist.prepare(store, res) if store else hist.History(uri="")
+        h.baseline = baseline
+        try:
+            h.verdict = regress.compare(res, [read_results(baseline)], names=[baseline])
+        except BaselineError as exc:
+            h.refused = str(exc)
+        return h
+    if store is None:
+        if baseline:
+            raise ConfigError(
+                f"--baseline {baseline}: give --results-uri too (where the earlier results are), "
+                "or a results directory as the baseline"
+            )
+        return None
+    return hist.prepare(store, res, baseline)
+
+
+# -- compare -----------------------------------------------------------------------------------
+def rebuild_all(
+    paths: list[str], out: TextIO, *, out_dir: str = "", results_uri: str = "", baseline: str = ""
+) -> list[Outcome]:
+    """``kfp-bench report``: a load result file is printed in hey's layout; each results
+    directory gets its bundle (oldest first, so a batch builds the history in order)."""
+    from kfp_bench.report import hey
+    from kfp_bench.stats import store
+
+    dirs = []
+    for p in paths:
+        if Path(p).is_file() or (p.endswith(".json") and not Path(p).exists()):
+            hey.write_text(store.load(p), out)
+        else:
+            dirs.append(read_results(p))
+    dirs.sort(key=hist.started_at)
+    outcomes = []
+    for res in dirs:
+        if not out_dir:
+            target = res.path / "report"
+        else:
+            target = Path(out_dir) / res.path.name if len(dirs) > 1 else Path(out_dir)
+        o = rebuild(res, target, results_uri=results_uri, baseline=baseline)
+        out.write(f"{res.path}: wrote {', '.join(o.files)} in {target}\n")
+        h = o.history
+        if h is not None and h.verdict is not None:
+            out.write(f"  {h.verdict.headline()}\n")
+        if o.archived is not None:
+            done = "archived as" if o.archived else "already archived as"
+            out.write(f"  {done} {o.key} in {results_uri}\n")
+        outcomes.append(o)
+    return outcomes
+
+
+def load_either(spec: str, results_uri: str, tmp: Path) -> Results:
+    """A results directory, or a key of the history at ``results_uri``."""
+    if Path(spec).exists() or not results_uri:
+        return read_results(spec)
+    return hist.fetch(hist.open_store(results_uri), spec, tmp)
+
+
+def diff(a: Results, b: Results) -> list[tuple[str, float | None, float | None]]:
+    """Every metric of either result whose value differs: (name, a, b); None where absent."""
+    from kfp_bench.report.metrics import collect
+    from kfp_bench.report.tables import build
+
+    ma, mb = collect(build(a)), collect(build(b))
+    return [
+        (name, ma.get(name), mb.get(name))
+        for name in sorted(set(ma) | set(mb))
+        if ma.get(name) != mb.get(name)
+    ]
+
+
+def compare_dirs(a_spec: str, b_spec: str, out: TextIO, *, results_uri: str = "") -> Verdict:
+    """Print the metrics that differ between A and B, then the verdict of B against A.
+
+    Raises:
+        BaselineError: A or B has too few samples for a verdict (after the differences).
+    """
+    from kfp_bench.history import regress
+
+    with tempfile.TemporaryDirectory(prefix="kfp-bench-compare-") as tmp:
+        a = load_either(a_spec, results_uri, Path(tmp))
+        b = load_either(b_spec, results_uri, Path(tmp))
+        rows = diff(a, b)
+        write_diff(rows, a_spec, b_spec, out)
+        verdict = regress.compare(b, [a], names=[a_spec])
+    write_verdict(verdict, out)
+    return verdict
+
+
+def write_diff(rows, a_name: str, b_name: str, out: TextIO) -> None:
+    from kfp_bench.report import fmt
+
+    w = out.write
+    w(f"\nA (baseline): {a_name}\nB (current):  {b_name}\n\n")
+    if not rows:
+        w("The metrics are identical.\n")
+        return
+    width = max(len(r[0]) for r in rows) + 2
+    w(f"  {'metric':<{width}}{'A':>14}{'B':>14}{'change':>10}\n")
+    for name, va, vb in rows:
+        change = ""
+        if va not in (None, 0) and vb is not None:
+            change = f"{(vb - va) / abs(va):+.1%}"
+        w(f"  {name:<{width}}{fmt.num(va):>14}{fmt.num(vb):>14}{change:>10}\n")
+
+
+def write_verdict(v: Verdict, out: TextIO) -> None:
+    from kfp_bench.report import fmt
+
+    w = out.write
+    w(f"\nVerdict: {v.headline()}\n")
+    w(f"  {'metric':<28}{'test':<14}{'n B/A':>13}{'A':>11}{'B':>11}{'change':>10}{'p':>10}\n")
+    for t in v.tests:
+        change = f"{t.change:+.1%}" if t.test != "fisher" else f"{t.change * 100:+.1f}pt"
+        w(
+            f"{'!' if t.regressed else ' '} {t.metric:<28}{t.test:<14}"
+            f"{f'{t.n_current}/{t.n_baseline}':>13}{fmt.num(t.baseline):>11}"
+            f"{fmt.num(t.current):>11}{change:>10}{t.p_adjusted:>10.3g}\n"
+        )
+    if v.skipped:
+        w(f"  not tested (too few samples): {', '.join(sorted(v.skipped))}\n")

@@ -1,0 +1,332 @@
+"""Aggregation for the report bundle: pandas tables built from one results directory.
+
+Everything the charts, the Markdown, the HTML and metrics.json show is computed here, once, from
+the records (``RunRecord``, ``TaskRecord``, ``ApiCall``) and the load stats; the renderers only
+format. When a results directory has no JSON-lines records (a summary written by another tool),
+the run and API tables fall back to the percentiles in summary.json (without p95, which the
+summary does not keep).
+
+Units are part of the column names: ``_s`` seconds, ``_ms`` milliseconds. Times on the shared time
+axis (``t_s``) are seconds from the start of the load.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from kfp_bench.records import ApiCall, RunRecord
+from kfp_bench.results import Results
+from kfp_bench.stats.load import LoadStats
+
+#: The statistics of every distribution table, in column order.
+STATS = ("count", "mean", "p50", "p90", "p95", "p99", "max")
+#: States counted as a success and as a failure; any other final state is "other".
+SUCCEEDED, FAILED = ("SUCCEEDED",), ("FAILED", "CANCELED", "CANCELING")
+#: The percentiles of the load's latency table (corrected and uncorrected).
+LOAD_PCTS = (50.0, 90.0, 95.0, 99.0, 99.9)
+#: Epoch seconds start here: smaller times in replicas rows are already offsets from the start.
+_EPOCH = 1e9
+#: Run phases and their labels: (records attribute, table row).
+RUN_TIMES = (("duration", "duration"), ("queue_delay", "queue delay"), ("execution", "execution"))
+
+
+def describe(values) -> dict:
+    """count, mean, p50, p90, p95, p99 and max of ``values`` (NaN when there are none)."""
+    a = np.asarray(values, dtype=np.float64)
+    a = a[~np.isnan(a)]
+    if not a.size:
+        return {"count": 0, **dict.fromkeys(STATS[1:], float("nan"))}
+    p = np.percentile(a, (50, 90, 95, 99))
+    return {
+        "count": int(a.size),
+        "mean": float(a.mean()),
+        **{f"p{q}": float(v) for q, v in zip((50, 90, 95, 99), p, strict=True)},
+        "max": float(a.max()),
+    }
+
+
+def _frame(rows: dict, columns=STATS) -> pd.DataFrame:
+    return pd.DataFrame.from_dict(rows, orient="index", columns=list(columns))
+
+
+# -- raw records -------------------------------------------------------------------------------
+def runs_frame(runs: list[RunRecord]) -> pd.DataFrame:
+    """One row per run: the record's fields, times in seconds, with an ``outcome`` column
+    (succeeded, failed or other)."""
+    cols = [
+        "run_id",
+        "name",
+        "state",
+        "outcome",
+        "created_at",
+        "scheduled_at",
+        "finished_at",
+        "queue_delay_s",
+        "execution_s",
+        "duration_s",
+        "tasks",
+        "simulated",
+        "error",
+    ]
+    rows = [
+        (
+            r.run_id,
+            r.name,
+            r.state,
+            outcome(r.state),
+            r.created_at,
+            r.scheduled_at,
+            r.finished_at,
+            r.queue_delay,
+            r.execution,
+            r.duration,
+            len(r.tasks),
+            r.simulated,
+            r.error,
+        )
+        for r in runs
+    ]
+    df = pd.DataFrame(rows, columns=cols)
+    for c in ("created_at", "scheduled_at", "finished_at", "queue_delay_s", "execution_s"):
+        df[c] = df[c].astype("float64")
+    df["duration_s"] = df["duration_s"].astype("float64")
+    return df
+
+
+def tasks_frame(runs: list[RunRecord]) -> pd.DataFrame:
+    """One row per task of every run: run_id, task, state, duration_s."""
+    rows = [(r.run_id, t.name, t.state, t.duration) for r in runs for t in r.tasks]
+    df = pd.DataFrame(rows, columns=["run_id", "task", "state", "duration_s"])
+    df["duration_s"] = df["duration_s"].astype("float64")
+    return df
+
+
+def api_frame(calls: list[ApiCall]) -> pd.DataFrame:
+    """One row per API call, its duration in milliseconds."""
+    rows = [
+        (c.operation, c.start, c.duration * 1000, c.outcome, c.status, c.attempt, c.poll_round)
+        for c in calls
+    ]
+    cols = ["operation", "start", "duration_ms", "outcome", "status", "attempt", "poll_round"]
+    df = pd.DataFrame(rows, columns=cols)
+    df["duration_ms"] = df["duration_ms"].astype("float64")
+    return df
+
+
+def outcome(state: str) -> str:
+    """succeeded, failed or other, for a run's final state."""
+    return "succeeded" if state in SUCCEEDED else "failed" if state in FAILED else "other"
+
+
+# -- the runs benchmark ------------------------------------------------------------------------
+def states_table(runs: pd.DataFrame, summary: dict) -> pd.DataFrame:
+    """Runs by final state: ``state``, ``outcome`` and ``count``, most frequent first."""
+    if len(runs):
+        counts = runs["state"].value_counts()
+    else:
+        counts = pd.Series((summary.get("runs") or {}).get("by_state") or {}, dtype="int64")
+    df = pd.DataFrame({"state": counts.index, "count": counts.to_numpy(dtype="int64")})
+    df["outcome"] = df["state"].map(outcome)
+    return df.sort_values(["count", "state"], ascending=[False, True], ignore_index=True)[
+        ["state", "outcome", "count"]
+    ]
+
+
+def run_times_table(runs: pd.DataFrame, summary: dict) -> pd.DataFrame:
+    """Run duration, queue delay and execution (seconds): one row each, ``STATS`` columns."""
+    if len(runs):
+        return _frame({label: describe(runs[f"{attr}_s"]) for attr, label in RUN_TIMES})
+    s = summary.get("runs") or {}
+    return _frame({label: _from_summary(s.get(f"{attr}_s")) for attr, label in RUN_TIMES})
+
+
+def api_table(api: pd.DataFrame, summary: dict) -> pd.DataFrame:
+    """Per API operation (milliseconds): count, errors, then ``STATS``; busiest first."""
+    cols = ["count", "errors", *STATS[1:]]
+    rows = {}
+    if len(api):
+        for op, g in api.groupby("operation", sort=True):
+            d = describe(g["duration_ms"])
+            rows[op] = {**d, "errors": int((g["outcome"] != "ok").sum())}
+    else:
+        for op, d in (summary.get("api") or {}).items():
+            if d.get("count"):
+                rows[op] = {**_from_summary(d, "_ms"), "errors": d.get("errors", 0)}
+    df = _frame(rows, cols)
+    df.index.name = "operation"
+    return df.sort_values("count", ascending=False, kind="stable")
+
+
+def tasks_table(tasks: pd.DataFrame) -> pd.DataFrame:
+    """Per task name (seconds): ``STATS``, slowest median first."""
+    rows = {name: describe(g["duration_s"]) for name, g in tasks.groupby("task", sort=True)}
+    df = _frame(rows)
+    df.index.name = "task"
+    return df.sort_values("p50", ascending=False, kind="stable")
+
+
+def _from_summary(d: dict | None, unit: str = "") -> dict:
+    d = d or {}
+    out = {"count": int(d.get("count", 0))}
+    for k in STATS[1:]:
+        v = d.get(f"{k}{unit}")
+        out[k] = float(v) if v is not None and out["count"] else float("nan")
+    return out
+
+
+# -- the load ----------------------------------------------------------------------------------
+def load_summary(load: LoadStats) -> dict:
+    """hey's summary as numbers: total, slowest, fastest, average, requests/s, data, plus the
+    success ratio, errors, and whether latency is corrected for coordinated omission."""
+    s = load.summary()
+    lat = load.latency
+    return {
+        "requests": load.requests,
+        "total_s": s.duration_s,
+        "slowest_ms": lat.max_us / 1000,
+        "fastest_ms": lat.min_us / 1000,
+        "average_ms": lat.mean_us / 1000,
+        "rps": s.rps,
+        "success_ratio": s.success_ratio,
+        "errors": load.requests - load.ok,
+        "bytes_in": load.bytes_in,
+        "size_per_request": load.bytes_in // max(load.requests, 1),
+        "not_sent": load.not_sent,
+        "corrected": load.corrected,
+    }
+
+
+def load_percentiles(load: LoadStats) -> pd.DataFrame:
+    """Latency percentiles (ms), corrected (from the intended send time) and uncorrected."""
+    corrected = load.latency.percentiles_us(LOAD_PCTS)
+    uncorrected = (load.uncorrected if load.corrected else load.latency).percentiles_us(LOAD_PCTS)
+    df = pd.DataFrame(
+        {
+            "corrected_ms": [corrected[p] / 1000 for p in LOAD_PCTS],
+            "uncorrected_ms": [uncorrected[p] / 1000 for p in LOAD_PCTS],
+        },
+        index=[f"p{p:g}" for p in LOAD_PCTS],
+    )
+    df.index.name = "percentile"
+    return df
+
+
+def load_series_frame(load: LoadStats) -> pd.DataFrame:
+    """The per-second series: ``t_s`` from the load's start, epoch second ``t``, requests (the
+    throughput of that second), errors, bytes_in, inflight and p50/p90/p99 (ms)."""
+    cols = ["t", "requests", "errors", "bytes_in", "inflight", "p50_ms", "p90_ms", "p99_ms"]
+    df = pd.DataFrame([{c: r[c] for c in cols} for r in load.series.rows()], columns=cols)
+    df.insert(0, "t_s", (df["t"] - int(load.started_at)).astype("float64"))
+    return df
+
+
+def load_histogram(load: LoadStats) -> pd.DataFrame:
+    """The latency histograms' non-empty buckets: ``measure`` (corrected, uncorrected),
+    ``latency_ms`` (the bucket's middle value) and ``count``. Weighting a plot by count draws
+    every request. Without a schedule (closed loop) only the one histogram is given, as corrected.
+    """
+    parts = [("corrected", load.latency)]
+    if load.corrected:
+        parts.append(("uncorrected", load.uncorrected))
+    frames = []
+    for measure, h in parts:
+        idx = np.nonzero(h._view)[0]
+        mids = [h._h._hdr_median_equiv_value(h._h.get_value_from_index(int(i))) for i in idx]
+        frames.append(
+            pd.DataFrame(
+                {
+                    "measure": measure,
+                    "latency_ms": np.asarray(mids, dtype=np.float64) / 1000,
+                    "count": h._view[idx].astype(np.int64),
+                }
+            )
+        )
+    return pd.concat(frames, ignore_index=True)
+
+
+# -- optional series from other steps ----------------------------------------------------------
+def replicas_frame(summary: dict, origin: float | None) -> pd.DataFrame | None:
+    """summary.json's optional ``replicas`` rows ({t, ready, total, desired?, actual?}) with
+    ``t_s`` on the load's time axis; None when absent. Epoch times are made relative to
+    ``origin`` (the load's start) or else to the first row."""
+    rows = summary.get("replicas")
+    if not rows:
+        return None
+    df = pd.DataFrame(rows)
+    if "t" not in df:
+        return None
+    t = df["t"].astype("float64")
+    if t.min() > _EPOCH:
+        t = t - (origin if origin else t.min())
+    df.insert(0, "t_s", t)
+    return df.sort_values("t_s", ignore_index=True)
+
+
+def sweep_frame(summary: dict) -> pd.DataFrame | None:
+    """summary.json's optional ``sweep`` rows (rate, rps, mean_ms, p50_ms, p95_ms, p99_ms,
+    success_ratio, max_replicas?), by rate; None when absent."""
+    rows = summary.get("sweep")
+    if not rows:
+        return None
+    df = pd.DataFrame(rows)
+    if not {"rps", "p99_ms"} <= set(df.columns):
+        return None
+    return df.sort_values("rate" if "rate" in df else "rps", ignore_index=True)
+
+
+# -- everything --------------------------------------------------------------------------------
+@dataclass
+class Tables:
+    """Every table of one results directory (empty frames or None where nothing was measured)."""
+
+    summary: dict
+    runs: pd.DataFrame
+    tasks: pd.DataFrame
+    api: pd.DataFrame
+    states: pd.DataFrame
+    run_times: pd.DataFrame
+    api_ops: pd.DataFrame
+    task_times: pd.DataFrame
+    load: dict | None = None
+    load_pcts: pd.DataFrame | None = None
+    series: pd.DataFrame | None = None
+    histogram: pd.DataFrame | None = None
+    replicas: pd.DataFrame | None = None
+    sweep: pd.DataFrame | None = None
+    notes: list = field(default_factory=list)
+
+    @property
+    def has_runs(self) -> bool:
+        return bool(len(self.states)) or bool(len(self.api_ops))
+
+
+def build(results: Results) -> Tables:
+    """All tables of ``results``."""
+    summary = results.summary
+    runs = runs_frame(results.runs)
+    tasks = tasks_frame(results.runs)
+    api = api_frame(results.api_calls)
+    t = Tables(
+        summary=summary,
+        runs=runs,
+        tasks=tasks,
+        api=api,
+        states=states_table(runs, summary),
+        run_times=run_times_table(runs, summary),
+        api_ops=api_table(api, summary),
+        task_times=tasks_table(tasks),
+    )
+    load = results.load
+    if load is not None:
+        t.load = load_summary(load)
+        t.load_pcts = load_percentiles(load)
+        t.series = load_series_frame(load)
+        t.histogram = load_histogram(load)
+    t.replicas = replicas_frame(summary, load.started_at if load is not None else None)
+    t.sweep = sweep_frame(summary)
+    if not results.runs and summary.get("runs"):
+        t.notes.append("no runs.jsonl: run and API figures come from summary.json")
+    return t

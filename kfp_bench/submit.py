@@ -1,0 +1,144 @@
+"""Starting the kfp_bench pipeline on a KFP server: one run, or a recurring (cron) run.
+
+``submit`` and ``schedule`` take the compiled pipeline (compiled/kfp_bench.yaml by default) and
+parameters checked by ``parse_params``: a name the pipeline does not declare, or a value that does
+not parse as its type, is refused with ``ConfigError`` before anything is sent. They use kfp.Client,
+as a notebook would (examples/benchmark.ipynb).
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from kfp_bench.errors import ApiError, ConfigError
+from kfp_bench.params import BenchParams
+
+DEFAULT_PACKAGE = Path(__file__).resolve().parent.parent / "compiled" / "kfp_bench.yaml"
+EXPERIMENT = "kfp-bench"
+
+
+def parse_params(pairs: list[str]) -> dict:
+    """``["num_runs=5", "run_parameters={...}"]`` as typed pipeline arguments.
+
+    Raises:
+        ConfigError: a pair without ``=``, a name the pipeline does not declare, or a value
+            that is not of the parameter's type; nothing has been sent.
+    """
+    types = {f.name: f.type for f in fields(BenchParams)}
+    out: dict = {}
+    for pair in pairs:
+        name, eq, text = pair.partition("=")
+        name = name.strip()
+        if not eq:
+            raise ConfigError(f"--param {pair!r}: write it as NAME=VALUE, e.g. --param num_runs=5")
+        if name not in types:
+            raise ConfigError(
+                f"--param {name}: the kfp_bench pipeline has no such parameter; it takes "
+                f"{', '.join(types)}"
+            )
+        out[name] = _typed(name, types[name], text)
+    return out
+
+
+def _typed(name: str, kind: str, text: str):
+    try:
+        if kind == "int":
+            return int(text)
+        if kind == "float":
+            return float(text)
+        if kind == "bool":
+            if text.lower() not in ("true", "false"):
+                raise ValueError("not true or false")
+            return text.lower() == "true"
+        if kind == "dict":
+            value = json.loads(text)
+            if not isinstance(value, dict):
+                raise ValueError("not a JSON object")
+            return value
+    except ValueError as exc:
+        raise ConfigError(f"--param {name}={text!r}: not a {kind} ({exc})") from None
+    return text
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where to start the pipeline.
+
+    Attributes:
+        host: base URL of the KFP API, e.g. http://127.0.0.1:8888.
+        namespace: the namespace of multi-user KFP; empty for standalone KFP.
+        package: the compiled pipeline to start (default: compiled/kfp_bench.yaml).
+        experiment: the experiment the runs go in.
+    """
+
+    host: str
+    namespace: str = ""
+    package: str = str(DEFAULT_PACKAGE)
+    experiment: str = EXPERIMENT
+
+    def client(self):
+        from kfp_bench.kfp.api import check_host
+
+        check_host(self.host)
+        if not Path(self.package).is_file():
+            raise ConfigError(f"--package {self.package}: no such file; run kfp-bench compile")
+        import kfp
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)  # kfp.Client's v1-backend notice
+            return kfp.Client(host=self.host, namespace=self.namespace or None)
+
+
+def submit(target: Target, params: dict, run_name: str = "") -> str:
+    """Create one run of the pipeline; return its run id."""
+    client = target.client()
+    try:
+        result = client.create_run_from_pipeline_package(
+            target.package,
+            arguments=params,
+            run_name=run_name or None,
+            experiment_name=target.experiment,
+            namespace=target.namespace or None,
+            enable_caching=False,
+        )
+    except Exception as exc:  # kfp.Client raises ApiException, urllib3 errors, ...
+        raise ApiError(f"{target.host}: could not create the run ({_short(exc)})") from None
+    return result.run_id
+
+
+def schedule(
+    target: Target, params: dict, *, cron: str, max_concurrency: int = 1, name: str = ""
+) -> str:
+    """Create a recurring run on a 6-field cron schedule (seconds first); return its id."""
+    if len(cron.split()) != 6:
+        raise ConfigError(
+            f"--cron {cron!r}: give KFP's 6 fields, seconds first, e.g. '0 0 3 * * *' (03:00 daily)"
+        )
+    if max_concurrency < 1:
+        raise ConfigError(f"--max-concurrency {max_concurrency}: give at least 1")
+    client = target.client()
+    try:
+        exp = client.create_experiment(target.experiment, namespace=target.namespace or None)
+        job = client.create_recurring_run(
+            experiment_id=exp.experiment_id,
+            job_name=name or "kfp-bench-schedule",
+            cron_expression=cron,
+            max_concurrency=max_concurrency,
+            no_catchup=True,
+            params=params,
+            pipeline_package_path=target.package,
+            enable_caching=False,
+        )
+    except Exception as exc:
+        raise ApiError(
+            f"{target.host}: could not create the recurring run ({_short(exc)})"
+        ) from None
+    return job.recurring_run_id
+
+
+def _short(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0] if text else ''}"[:300]

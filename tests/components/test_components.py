@@ -1,0 +1,187 @@
+"""Each component, run with kfp.local on small inputs against real local servers."""
+
+import json
+from pathlib import Path
+
+import pytest
+from kfp import dsl
+from kfp.dsl import Dataset
+from kfp_bench.components import (
+    aggregate,
+    check_params,
+    cleanup,
+    inference_load,
+    report,
+    spawn_and_poll_runs,
+    stage_manifest,
+)
+
+from kfp_bench.params import BenchParams
+from kfp_bench.results import read_results
+from kfp_bench.stats import store
+from tests.components.conftest import leftovers
+
+pytestmark = pytest.mark.usefixtures("kfp_local")
+
+
+def _check_args(**over) -> dict:
+    p = BenchParams(kfp_host="http://127.0.0.1:9", inference_url="http://127.0.0.1:9/")
+    args = {n: getattr(p, n) for n in BenchParams.names()}
+    args.update(over, job_id="job-1")
+    return args
+
+
+def test_check_params_accepts_good_values_and_lists_the_workers():
+    task = check_params(**_check_args(load_workers=3))
+    assert [int(i) for i in task.output] == [0, 1, 2]
+
+
+@pytest.mark.parametrize(
+    ("param", "value", "words"),
+    [
+        ("num_runs", 0, "pipeline parameter num_runs=0: give a whole number"),
+        ("pipeline", "ftp://x/p.yaml", "pipeline parameter pipeline='ftp://x/p.yaml'"),
+        ("payload", "{not json", "pipeline parameter payload="),
+        ("run_parameters", {"nope": 1}, "nope not declared by pipeline"),
+    ],
+)
+def test_check_params_fails_naming_the_parameter(capfd, param, value, words):
+    with pytest.raises(RuntimeError):
+        check_params(**_check_args(**{param: value}))
+    assert words in capfd.readouterr().out
+
+
+def test_stage_manifest_keeps_the_bundled_child():
+    task = stage_manifest(
+        pipeline="fanout", run_parameters={"width": 2}, run_node_selector={}, enabled=True
+    )
+    text = Path(task.outputs["manifest"].path).read_text()
+    assert "kfp-bench-fanout" in text
+
+
+def test_inference_load_saves_a_mergeable_result(model_server):
+    task = inference_load(
+        worker=1,
+        load_workers=2,
+        inference_url=model_server.v1_predict_url,
+        host_header="iris.example.com",
+        payload=BenchParams().payload,
+        duration_sec=1.0,
+        concurrency=4,
+        rate=0.0,
+        enabled=True,
+    )
+    stats = store.load(task.outputs["result"].path)
+    assert stats.requests > 0 and stats.ok == stats.requests
+    assert stats.options["concurrency"] == 2  # this worker's share
+
+
+def test_spawn_and_poll_runs_then_cleanup_leaves_nothing(kfp_api):
+    @dsl.pipeline
+    def runs_only(host: str) -> Dataset:
+        staged = stage_manifest(
+            pipeline="noop", run_parameters={}, run_node_selector={}, enabled=True
+        )
+        return spawn_and_poll_runs(
+            kfp_host=host,
+            namespace="",
+            manifest=staged.outputs["manifest"],
+            num_runs=3,
+            create_concurrency=2,
+            poll_interval_sec=0.2,
+            run_timeout_sec=60.0,
+            run_parameters={},
+            run_node_selector={"pool": "pool-1"},
+            benchmark_id="comp-test-1",
+            job_id="unused",
+            enabled=True,
+        ).outputs["runs"]
+
+    out = Path(runs_only(host=kfp_api.url).output.path)
+    summary = json.loads((out / "runs_summary.json").read_text())
+    assert summary["runs"]["by_state"] == {"SUCCEEDED": 3}
+    assert len((out / "runs.jsonl").read_text().splitlines()) == 3
+    assert leftovers(kfp_api.url, "comp-test-1") == 0
+
+
+def test_cleanup_sweeps_what_a_failed_benchmark_left(kfp_api):
+    from kfp_bench.kfp.api import KfpApi
+    from kfp_bench.kfp.options import NAME_PREFIX
+
+    api = KfpApi(kfp_api.url)
+    desc = "Created by kfp-bench, benchmark comp-test-2; delete with kfp-bench cleanup."
+    assert api.create_experiment(NAME_PREFIX + "comp-test-2", desc).ok
+    assert leftovers(kfp_api.url, "comp-test-2") == 1
+
+    @dsl.pipeline
+    def failing():
+        done = cleanup(
+            kfp_host=kfp_api.url,
+            namespace="",
+            benchmark_id="comp-test-2",
+            job_id="x",
+            run_benchmark=True,
+        )
+        with dsl.ExitHandler(done):
+            check_params(**_check_args(num_runs=-1))
+
+    with pytest.raises(RuntimeError, match="check-params"):
+        failing()
+    assert leftovers(kfp_api.url, "comp-test-2") == 0
+
+
+def test_aggregate_reports_a_missing_worker_and_report_publishes_the_bundle(model_server):
+    @dsl.pipeline
+    def chain(url: str) -> Dataset:
+        staged = stage_manifest(
+            pipeline="noop", run_parameters={}, run_node_selector={}, enabled=False
+        )
+        runs = spawn_and_poll_runs(
+            kfp_host="http://127.0.0.1:9",
+            namespace="",
+            manifest=staged.outputs["manifest"],
+            num_runs=1,
+            create_concurrency=1,
+            poll_interval_sec=1.0,
+            run_timeout_sec=1.0,
+            run_parameters={},
+            run_node_selector={},
+            benchmark_id="",
+            job_id="x",
+            enabled=False,
+        )
+        with dsl.ParallelFor([0, 1]) as worker:
+            load = inference_load(
+                worker=worker,
+                load_workers=3,
+                inference_url=url,
+                host_header="",
+                payload=BenchParams().payload,
+                duration_sec=0.5,
+                concurrency=3,
+                rate=0.0,
+                enabled=True,
+            )
+        merged = aggregate(
+            runs=runs.outputs["runs"],
+            loads=dsl.Collected(load.outputs["result"]),
+            load_workers=3,
+            run_load=True,
+        )
+        shown = report(results=merged.outputs["results"])
+        return shown.outputs["records"]
+
+    records = Path(chain(url=model_server.v1_predict_url).output.path)
+    res = read_results(records)
+    assert res.load.workers["missing"] == [2]
+    assert res.load.workers["expected"] == 3
+    assert {"report.html", "summary.md", "metrics.json", "load.json"} <= {
+        p.name for p in records.iterdir()
+    }
+    html = (records / "report.html").read_text()
+    assert "<script" not in html and "http://" not in html.split("<body", 1)[-1][:0] + ""
+    assert len((records / "summary.md").read_bytes()) < 400_000
+    assert all(
+        isinstance(v, int | float)
+        for v in json.loads((records / "metrics.json").read_text()).values()
+    )

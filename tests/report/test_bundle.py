@@ -1,0 +1,124 @@
+"""The report bundle: its files, golden Markdown and metrics, sizes, and the all-or-nothing write.
+
+Golden files live in tests/report/golden; refresh them with KFP_BENCH_UPDATE_GOLDEN=1.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from kfp_bench.report import bundle as bundle_mod
+from kfp_bench.report import metrics as metrics_mod
+from kfp_bench.report.bundle import FILES, write_bundle
+from kfp_bench.results import Results, read_results
+from tests.synthetic import make_results
+
+GOLDEN = Path(__file__).parent / "golden"
+# Read at import: the autouse clean_env fixture removes KFP_BENCH_* variables from the tests.
+UPDATE = os.environ.get("KFP_BENCH_UPDATE_GOLDEN") == "1"
+
+
+def _golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if UPDATE or not path.exists():
+        path.write_text(text)
+        if not UPDATE:
+            pytest.fail(f"{path} did not exist: written; check it and commit it")
+    assert text == path.read_text(), f"{name} changed; refresh with KFP_BENCH_UPDATE_GOLDEN=1"
+
+
+def test_every_file_is_written(bundle):
+    assert list(bundle) == list(FILES)
+    for name, path in bundle.items():
+        assert path.name == name and path.stat().st_size > 0
+    assert not [p for p in bundle["report.html"].parent.iterdir() if p.name.startswith(".")]
+
+
+def test_markdown_golden(bundle):
+    text = bundle["summary.md"].read_text()
+    assert len(text.encode()) < 400_000
+    _golden("summary.md", text)
+
+
+def test_metrics_golden(bundle):
+    metrics = json.loads(bundle["metrics.json"].read_text())
+    assert all(isinstance(v, int | float) for v in metrics.values())
+    for name in ("runs_succeeded", "runs_failed", "run_duration_p50_s", "api_create_run_p99_ms"):
+        assert name in metrics
+    for name in ("load_rps", "load_p99_ms", "load_success_ratio", "sweep_max_rps", "replicas_max"):
+        assert name in metrics
+    assert metrics["runs_succeeded"] == 27 and metrics["runs_failed"] == 3
+    _golden("metrics.json", bundle["metrics.json"].read_text())
+
+
+def test_metric_names_are_documented(bundle):
+    """Every metric's name (with <operation> for the API ones) appears in the module docstring."""
+    doc = metrics_mod.__doc__
+    for name in json.loads(bundle["metrics.json"].read_text()):
+        generic = re.sub(
+            r"^api_[a-z_]+?_(count|errors|mean_ms|p\d+_ms|max_ms)$", r"api_<operation>_\1", name
+        )
+        stem = re.sub(r"_(mean|p50|p90|p95|p99|p99_9|max)_", "_{", generic)
+        assert name in doc or generic.split("_<")[0] in doc or stem.split("{")[0] in doc, name
+
+
+def test_html_is_self_contained(bundle):
+    page = bundle["report.html"].read_text()
+    assert "<script" not in page.lower()
+    assert not re.search(r"""(src|href)=["']?(https?:|//)""", page)
+    assert "@import" not in page and "url(" not in page
+    imgs = re.findall(r'<img [^>]*src="data:image/png;base64,', page)
+    # run states, durations, 3 API charts, ECDF, tasks, load latency, timeline, sweep
+    assert len(imgs) == 10
+    for fig in (
+        "run_states",
+        "run_durations",
+        "api_create_run",
+        "api_get_run",
+        "api_delete_run",
+        "task_breakdown",
+        "load_latency",
+        "load_timeline",
+        "sweep",
+    ):
+        assert f'id="fig-{fig}"' in page
+
+
+def test_csvs(bundle):
+    rows = list(csv.DictReader(bundle["runs.csv"].open()))
+    assert len(rows) == 30 and {"run_id", "state", "duration_s"} <= set(rows[0])
+    assert len(list(csv.DictReader(bundle["api_calls.csv"].open()))) == 104
+    assert len(list(csv.DictReader(bundle["tasks.csv"].open()))) == 90
+    series = list(csv.DictReader(bundle["load_series.csv"].open()))
+    assert len(series) >= 6 and {"t_s", "requests", "errors", "p99_ms"} <= set(series[0])
+
+
+def test_load_only_results_and_empty_csvs(tmp_path):
+    res = make_results(tmp_path / "r", runs=0, failed=0, requests=300)
+    files = write_bundle(read_results(res), tmp_path / "out", kde=False)
+    assert files["runs.csv"].read_text().startswith("run_id,")
+    metrics = json.loads(files["metrics.json"].read_text())
+    assert metrics["load_requests"] == 300 and "run_duration_p50_s" not in metrics
+
+
+def test_a_failed_render_leaves_the_good_report(tmp_path, bundle, monkeypatch):
+    """Rendering fails half-way: the report already there is untouched, and no temp dir stays."""
+    out = tmp_path / "out"
+    out.mkdir()
+    for name, path in bundle.items():
+        (out / name).write_bytes(path.read_bytes())
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    def broken(*a, **k):
+        raise RuntimeError("disk full, say")
+
+    monkeypatch.setattr(bundle_mod.html, "render", broken)
+    with pytest.raises(RuntimeError, match="disk full"):
+        write_bundle(Results(tmp_path, {}), out)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
