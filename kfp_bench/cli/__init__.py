@@ -1,0 +1,46 @@
+"""The ``kfp-bench`` command: parse, build options, call the engine, hand results to reporters.
+
+One subcommand per job (vegeta's subcommand map), one module per group: ``load`` (load, merge),
+``runs`` (runs, cleanup, kfp-server), ``pipeline`` (compile, submit, schedule, demo) and ``report``
+(report, compare). Bad input prints one line naming the input and the fix, and exits 2 with no
+traceback. The first Ctrl-C stops a benchmark cleanly and still prints what was measured; the exit
+code is then 130.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from kfp_bench import __version__
+from kfp_bench.cli import load, pipeline, report, runs
+from kfp_bench.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Parser
+from kfp_bench.errors import BenchError, ConfigError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="kfp-bench", description="Benchmarks for Kubeflow Pipelines and KServe.")
+    parser.add_argument("--version", action="version", version=f"kfp-bench {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    for group in (load, runs, pipeline, report):
+        group.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        return args.func(args)
+    except ConfigError as exc:
+        print(f"kfp-bench: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except BenchError as exc:
+        print(f"kfp-bench: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("kfp-bench: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # the reader went away (| head): not an error of ours
+        sys.stderr.close()
+        return 0

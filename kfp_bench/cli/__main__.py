@@ -1,0 +1,7 @@
+"""``python -m kfp_bench.cli``."""
+
+import sys
+
+from kfp_bench.cli import main
+
+sys.exit(main())

@@ -1,0 +1,204 @@
+"""``kfp-bench load`` and ``merge``: hey's flags, the load engine, hey's summary."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from kfp_bench._doc import field_help
+from kfp_bench.cli.common import EXIT_INTERRUPTED, Progress, duration
+from kfp_bench.errors import ConfigError
+from kfp_bench.load import LoadOptions, run_load
+from kfp_bench.load.payload import parse_shape, read_body, v1_payload, v2_payload
+from kfp_bench.report import hey
+from kfp_bench.stats import store
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "load",
+        help="HTTP load with hey's flags, or open-loop at --rate.",
+        description="Load an HTTP endpoint. hey's flags keep hey's meaning.",
+        allow_abbrev=False,
+    )
+    _add_load_flags(p)
+    p.set_defaults(func=cmd_load)
+
+    p = sub.add_parser("merge", help="Merge load results from several processes or machines.")
+    p.add_argument("results", nargs="+", metavar="RESULT.json")
+    p.add_argument("-o", "--out", required=True, metavar="FILE", help="Where to write the merge.")
+    p.set_defaults(func=cmd_merge)
+
+
+def _h(name: str) -> str:
+    return field_help(LoadOptions, name)
+
+
+def _add_load_flags(p: argparse.ArgumentParser) -> None:
+    """hey's flags with hey's meaning (single dash, as hey spells them), then kfp-bench's own."""
+    p.add_argument("url", help=_h("url"))
+    p.add_argument("-n", type=int, default=200, dest="requests", help=_h("requests"))
+    p.add_argument("-c", type=int, default=50, dest="concurrency", help=_h("concurrency"))
+    p.add_argument("-q", type=float, default=0.0, dest="qps", help=_h("qps"))
+    p.add_argument("-z", type=duration, default=0.0, dest="duration", help=_h("duration"))
+    p.add_argument("-m", default="GET", dest="method", help=_h("method"))
+    p.add_argument(
+        "-H", action="append", default=[], dest="headers", metavar="HEADER", help=_h("headers")
+    )
+    p.add_argument("-d", dest="data", help="HTTP request body.")
+    p.add_argument("-D", dest="data_file", metavar="FILE", help="HTTP request body from a file.")
+    p.add_argument("-T", default="text/html", dest="content_type", help=_h("content_type"))
+    p.add_argument("-A", default="", dest="accept", help=_h("accept"))
+    p.add_argument("-a", default="", dest="basic_auth", metavar="USER:PASS", help=_h("basic_auth"))
+    p.add_argument("-U", default="", dest="user_agent", help=_h("user_agent"))
+    p.add_argument("-t", type=float, default=20.0, dest="timeout", help=_h("timeout"))
+    p.add_argument("-host", "--host", default="", dest="host", help=_h("host"))
+    p.add_argument(
+        "-disable-keepalive",
+        "--disable-keepalive",
+        action="store_true",
+        help=_h("disable_keepalive"),
+    )
+    p.add_argument(
+        "-disable-compression",
+        "--disable-compression",
+        action="store_true",
+        help=_h("disable_compression"),
+    )
+    p.add_argument(
+        "-o",
+        choices=["csv"],
+        dest="output",
+        help="Output type: csv prints one row per request instead of the summary.",
+    )
+    g = p.add_argument_group("beyond hey")
+    g.add_argument("--rate", type=float, default=0.0, help=_h("rate"))
+    g.add_argument(
+        "--arrival", default="constant", choices=["constant", "poisson"], help=_h("arrival")
+    )
+    g.add_argument("--max-inflight", type=int, default=1000, help=_h("max_inflight"))
+    g.add_argument("--workers", type=int, default=1, help=_h("workers"))
+    g.add_argument("--insecure", action="store_true", help=_h("insecure"))
+    g.add_argument("--cacert", default="", metavar="FILE", help=_h("cacert"))
+    g.add_argument("--seed", type=int, default=None, help=_h("seed"))
+    g.add_argument("--i-know", action="store_true", help=_h("i_know"))
+    g.add_argument(
+        "--json-out",
+        metavar="FILE",
+        help="Write the full result (histograms, "
+        "series, status codes, errors, options) as JSON to FILE.",
+    )
+    g.add_argument(
+        "--v1-shape",
+        metavar="SHAPE",
+        help='Send a KServe V1 body {"instances": ...} of this shape, e.g. 1,4.',
+    )
+    g.add_argument(
+        "--v2-shape",
+        metavar="SHAPE",
+        help="Send an Open Inference Protocol (V2) "
+        "body with one input tensor of this shape, e.g. 1,4.",
+    )
+    g.add_argument("--v2-datatype", default="FP32", help="Datatype of the V2 input tensor.")
+    g.add_argument(
+        "--progress",
+        action="store_true",
+        help="Show progress on stderr even when it is not a terminal.",
+    )
+
+
+def _load_options(a: argparse.Namespace) -> LoadOptions:
+    if sum(x is not None for x in (a.data, a.data_file, a.v1_shape, a.v2_shape)) > 1:
+        raise ConfigError("give one body: -d, -D, --v1-shape or --v2-shape")
+    content_type = a.content_type
+    if a.v1_shape:
+        body, content_type = v1_payload(parse_shape(a.v1_shape, "--v1-shape")), "application/json"
+    elif a.v2_shape:
+        shape = parse_shape(a.v2_shape, "--v2-shape")
+        body, content_type = v2_payload(shape, a.v2_datatype), "application/json"
+    else:
+        body = read_body(a.data, a.data_file, content_type)
+    return LoadOptions(
+        url=a.url,
+        method=a.method,
+        headers=tuple(a.headers),
+        body=body,
+        content_type=content_type,
+        accept=a.accept,
+        basic_auth=a.basic_auth,
+        host=a.host,
+        user_agent=a.user_agent,
+        requests=a.requests,
+        concurrency=a.concurrency,
+        qps=a.qps,
+        duration=a.duration,
+        timeout=a.timeout,
+        disable_keepalive=a.disable_keepalive,
+        disable_compression=a.disable_compression,
+        rate=a.rate,
+        arrival=a.arrival,
+        max_inflight=a.max_inflight,
+        workers=a.workers,
+        insecure=a.insecure,
+        cacert=a.cacert,
+        i_know=a.i_know,
+        seed=a.seed,
+    ).validate()
+
+
+def cmd_load(a: argparse.Namespace) -> int:
+    opts = _load_options(a)
+    progress = Progress(a.progress or sys.stderr.isatty())
+    csv_dir = tempfile.mkdtemp(prefix="kfp-bench-csv-") if a.output == "csv" else None
+    try:
+        stats = run_load(
+            opts,
+            on_progress=progress,
+            on_batch_factory=_csv_writer_factory(csv_dir) if csv_dir else None,
+        )
+        progress.done()
+        if csv_dir:
+            hey.write_csv_header(sys.stdout)
+            for part in sorted(Path(csv_dir).glob("*.csv")):
+                with part.open() as f:
+                    shutil.copyfileobj(f, sys.stdout)
+        else:
+            hey.write_text(stats, sys.stdout)
+    finally:
+        if csv_dir:
+            shutil.rmtree(csv_dir, ignore_errors=True)
+    if a.json_out:
+        store.save(stats, a.json_out)
+    if stats.workers["missing"]:
+        missing = ", ".join(map(str, stats.workers["missing"]))
+        print(
+            f"kfp-bench: warning: worker process(es) {missing} died before reporting; their "
+            "requests are not in the figures",
+            file=sys.stderr,
+        )
+    return EXIT_INTERRUPTED if "interrupted" in stats.flags else 0
+
+
+def _csv_writer_factory(directory: str):
+    def factory(index: int):
+        f = open(Path(directory) / f"{index:04d}.csv", "w", buffering=1 << 16)  # noqa: SIM115
+
+        def on_batch(batch):
+            hey.write_csv_rows(batch, f)
+            f.flush()
+
+        return on_batch
+
+    return factory
+
+
+def cmd_merge(a: argparse.Namespace) -> int:
+    merged = store.load(a.results[0])
+    for path in a.results[1:]:
+        merged.merge(store.load(path))
+    store.save(merged, a.out)
+    hey.write_text(merged, sys.stdout)
+    return 0

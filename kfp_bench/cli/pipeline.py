@@ -1,0 +1,128 @@
+"""The kfp_bench pipeline's subcommands: ``compile``, ``submit``, ``schedule`` and ``demo``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from kfp_bench._doc import field_help
+from kfp_bench.cli.common import duration
+
+
+def register(sub) -> None:
+    """compile, submit, schedule and demo."""
+    _add_pipeline_commands(sub)
+
+
+def cmd_demo(a: argparse.Namespace) -> int:
+    from kfp_bench.sandbox.demo import run_demo
+
+    return run_demo(
+        Path(a.out), duration_s=a.duration, num_runs=a.num_runs, load_workers=a.load_workers
+    )
+
+
+def cmd_compile(a: argparse.Namespace) -> int:
+    from kfp_bench.compile import compile_all
+
+    for path in compile_all(a.out, base_image=a.base_image).values():
+        print(f"{path}  {path.stat().st_size / 1000:.0f} kB")
+    return 0
+
+
+def _target(a: argparse.Namespace):
+    from kfp_bench.submit import Target
+
+    return Target(a.host, a.namespace, a.package, a.experiment)
+
+
+def cmd_submit(a: argparse.Namespace) -> int:
+    from kfp_bench.submit import parse_params, submit
+
+    params = parse_params(a.param)  # unknown names refused before anything is sent
+    run_id = submit(_target(a), params, run_name=a.run_name)
+    print(f"Created run {run_id} on {a.host}")
+    return 0
+
+
+def cmd_schedule(a: argparse.Namespace) -> int:
+    from kfp_bench.submit import parse_params, schedule
+
+    params = parse_params(a.param)
+    rid = schedule(_target(a), params, cron=a.cron, max_concurrency=a.max_concurrency)
+    print(f"Created recurring run {rid} on {a.host} (cron {a.cron!r})")
+    return 0
+
+
+def _add_pipeline_commands(sub) -> None:
+    """compile, submit, schedule and demo: the kfp_bench pipeline's own subcommands."""
+    from kfp_bench.params import BenchParams
+    from kfp_bench.submit import Target
+
+    p = sub.add_parser(
+        "compile",
+        help="Compile the kfp_bench pipeline and the child pipelines to YAML (compiled/).",
+        allow_abbrev=False,
+    )
+    p.add_argument("--out", default="compiled", metavar="DIR", help="Where to write the YAML.")
+    p.add_argument(
+        "--base-image",
+        default="",
+        metavar="IMAGE",
+        help="Run every component in IMAGE (built from the repository's Dockerfile), for "
+        "clusters that cannot reach PyPI.",
+    )
+    p.set_defaults(func=cmd_compile)
+
+    params = ", ".join(BenchParams.names())
+    for name, what in (("submit", "Start one run"), ("schedule", "Create a recurring run")):
+        p = sub.add_parser(
+            name,
+            help=f"{what} of the kfp_bench pipeline on a KFP server.",
+            description=f"{what} of the kfp_bench pipeline. Parameters: {params} "
+            "(see kfp_bench.params.BenchParams).",
+            allow_abbrev=False,
+        )
+        p.add_argument("--host", required=True, metavar="URL", help=field_help(Target, "host"))
+        p.add_argument("--namespace", default="", help=field_help(Target, "namespace"))
+        p.add_argument(
+            "--param",
+            action="append",
+            default=[],
+            metavar="NAME=VALUE",
+            help="A pipeline parameter; repeat for more (JSON for object parameters).",
+        )
+        p.add_argument("--package", default=Target.package, help=field_help(Target, "package"))
+        p.add_argument(
+            "--experiment", default=Target.experiment, help=field_help(Target, "experiment")
+        )
+        if name == "submit":
+            p.add_argument("--run-name", default="", help="The run's name (default: generated).")
+            p.set_defaults(func=cmd_submit)
+        else:
+            p.add_argument(
+                "--cron",
+                required=True,
+                help="KFP's 6-field cron, seconds first, e.g. '0 0 3 * * *' (03:00 daily).",
+            )
+            p.add_argument(
+                "--max-concurrency",
+                type=int,
+                default=1,
+                help="At most this many runs of the schedule at once (default 1).",
+            )
+            p.set_defaults(func=cmd_schedule)
+
+    p = sub.add_parser(
+        "demo",
+        help="Run the kfp_bench pipeline with kfp.local against a local KServe model server "
+        "and a local KFP API (the embedded default).",
+        allow_abbrev=False,
+    )
+    p.add_argument("--out", default="results/demo", help="Directory for the results.")
+    p.add_argument(
+        "--duration", type=duration, default=5.0, help="Seconds of load per worker (default 5s)."
+    )
+    p.add_argument("--num-runs", type=int, default=5, help="Child runs to spawn (default 5).")
+    p.add_argument("--load-workers", type=int, default=2, help="Load workers (default 2).")
+    p.set_defaults(func=cmd_demo)

@@ -1,0 +1,70 @@
+"""``kfp-bench report`` and ``compare``: reports rebuilt from saved results, and verdicts."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from kfp_bench._doc import field_help
+from kfp_bench.cli.common import EXIT_REGRESSION
+
+
+def register(sub) -> None:
+    from kfp_bench.report.rebuild import rebuild
+
+    p = sub.add_parser(
+        "report",
+        help="Rebuild the reports of saved results (no cluster needed).",
+        description="For each results directory: report.html, summary.md, metrics.json and "
+        "CSV files, with the trend and a regression verdict from --results-uri. A load "
+        "result FILE.json is printed again in hey's layout.",
+        allow_abbrev=False,
+    )
+    p.add_argument("results", nargs="+", metavar="RESULTS_DIR|RESULT.json")
+    p.add_argument("--out", default="", metavar="DIR", help=field_help(rebuild, "out_dir"))
+    p.add_argument(
+        "--results-uri", default="", metavar="URI", help=field_help(rebuild, "results_uri")
+    )
+    p.add_argument(
+        "--baseline", default="", metavar="last:N|KEY", help=field_help(rebuild, "baseline")
+    )
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser(
+        "compare",
+        help="Print how results B differ from results A, with the regression verdict.",
+        allow_abbrev=False,
+    )
+    p.add_argument("a", metavar="A", help="the baseline: a results directory or history key.")
+    p.add_argument("b", metavar="B", help="the current results: a directory or history key.")
+    p.add_argument(
+        "--results-uri",
+        default="",
+        metavar="URI",
+        help="the results history where A and B are looked up when they are keys.",
+    )
+    p.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help=f"exit {EXIT_REGRESSION} when the verdict is a regression.",
+    )
+    p.set_defaults(func=cmd_compare)
+
+
+def cmd_report(a: argparse.Namespace) -> int:
+    from kfp_bench.report.rebuild import rebuild_all
+
+    outcomes = rebuild_all(
+        a.results, sys.stdout, out_dir=a.out, results_uri=a.results_uri, baseline=a.baseline
+    )
+    refused = [o.history.refused for o in outcomes if o.history and o.history.refused]
+    for why in refused:
+        print(f"kfp-bench: {why}", file=sys.stderr)
+    return 1 if refused else 0
+
+
+def cmd_compare(a: argparse.Namespace) -> int:
+    from kfp_bench.report.rebuild import compare_dirs
+
+    verdict = compare_dirs(a.a, a.b, sys.stdout, results_uri=a.results_uri)
+    return EXIT_REGRESSION if verdict.regression and a.fail_on_regression else 0

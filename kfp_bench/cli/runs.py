@@ -1,0 +1,196 @@
+"""``kfp-bench runs``, ``cleanup`` and ``kfp-server``: the KFP runs benchmark and its server."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from kfp_bench._doc import field_help
+from kfp_bench.cli.common import EXIT_INTERRUPTED, duration
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "runs",
+        help="Benchmark KFP: upload a pipeline, spawn N runs, poll them, clean up.",
+        description="Upload a pipeline, create N runs at bounded concurrency, poll them with "
+        "paged LIST calls, and report run and API-call latencies.",
+        allow_abbrev=False,
+    )
+    _add_runs_flags(p)
+    p.set_defaults(func=cmd_runs)
+
+    from kfp_bench.kfp.options import CleanupOptions
+
+    p = sub.add_parser(
+        "cleanup",
+        help="Delete what kfp-bench runs left on a KFP server (by benchmark id or age).",
+        allow_abbrev=False,
+    )
+    _add_kfp_flags(p, CleanupOptions)
+    p.add_argument("--benchmark-id", default="", help=field_help(CleanupOptions, "benchmark_id"))
+    p.add_argument(
+        "--older-than",
+        type=duration,
+        default=0.0,
+        metavar="AGE",
+        help=field_help(CleanupOptions, "older_than"),
+    )
+    p.add_argument("--dry-run", action="store_true", help=field_help(CleanupOptions, "dry_run"))
+    p.add_argument(
+        "--concurrency", type=int, default=8, help=field_help(CleanupOptions, "concurrency")
+    )
+    p.set_defaults(func=cmd_cleanup)
+
+    from kfp_bench.sandbox import kfp_server
+
+    p = sub.add_parser(
+        "kfp-server",
+        help="Serve a local KFP API (v2beta1) that runs or simulates pipelines.",
+        description=kfp_server.__doc__.split("\n\n")[0],
+        allow_abbrev=False,
+    )
+    kfp_server.add_arguments(p)
+    p.set_defaults(func=kfp_server.main)
+
+
+def _rh(name: str) -> str:
+    from kfp_bench.kfp.options import RunsOptions
+
+    return field_help(RunsOptions, name)
+
+
+def _add_kfp_flags(p: argparse.ArgumentParser, owner) -> None:
+    """Host and credentials, shared by runs and cleanup."""
+    from kfp_bench.kfp.auth import MODES, Auth
+
+    p.add_argument("--host", required=True, metavar="URL", help=field_help(owner, "host"))
+    g = p.add_argument_group("auth")
+    g.add_argument("--auth", default="auto", choices=MODES, help=field_help(Auth, "mode"))
+    g.add_argument("--token-file", default="", metavar="FILE", help=field_help(Auth, "token_file"))
+    g.add_argument("--namespace", default="", help=field_help(Auth, "namespace"))
+    p.add_argument(
+        "--request-timeout",
+        type=duration,
+        default=30.0,
+        metavar="S",
+        help=field_help(owner, "request_timeout"),
+    )
+
+
+def _add_runs_flags(p: argparse.ArgumentParser) -> None:
+    from kfp_bench.kfp.options import DEFAULT_MAX_RUNS, RunsOptions
+
+    _add_kfp_flags(p, RunsOptions)
+    p.add_argument("--pipeline", required=True, metavar="FILE|URL", help=_rh("pipeline"))
+    p.add_argument("--num-runs", type=int, required=True, metavar="N", help=_rh("num_runs"))
+    p.add_argument(
+        "--create-concurrency", type=int, default=16, metavar="C", help=_rh("create_concurrency")
+    )
+    p.add_argument(
+        "--poll-interval", type=duration, default=2.0, metavar="S", help=_rh("poll_interval")
+    )
+    p.add_argument("--poll-jitter", type=float, default=0.2, help=_rh("poll_jitter"))
+    p.add_argument("--timeout", type=duration, default=600.0, metavar="S", help=_rh("timeout"))
+    p.add_argument(
+        "--on-timeout", default="terminate", choices=["terminate", "leave"], help=_rh("on_timeout")
+    )
+    p.add_argument("--params", default=None, metavar="JSON", help=_rh("params"))
+    p.add_argument("--get-sample", type=int, default=1, metavar="K", help=_rh("get_sample"))
+    p.add_argument(
+        "--task-details", default="list", choices=["list", "get"], help=_rh("task_details")
+    )
+    p.add_argument("--max-runs", type=int, default=DEFAULT_MAX_RUNS, help=_rh("max_runs"))
+    p.add_argument("--pipeline-id", default="", help=_rh("pipeline_id"))
+    p.add_argument("--benchmark-id", default="", help=_rh("benchmark_id"))
+    p.add_argument("--keep", action="store_true", help=_rh("keep"))
+    p.add_argument("--metrics-url", default="", metavar="URL", help=_rh("metrics_url"))
+    p.add_argument(
+        "--out",
+        default="results/runs",
+        metavar="DIR",
+        help="Directory for summary.json, runs.jsonl and api_calls.jsonl.",
+    )
+    p.add_argument(
+        "--progress",
+        action="store_true",
+        help="Show progress on stderr even when it is not a terminal.",
+    )
+
+
+def cmd_runs(a: argparse.Namespace) -> int:
+    from kfp_bench.kfp import Auth, RunsOptions, run_benchmark
+    from kfp_bench.kfp.options import parse_params
+    from kfp_bench.report import runs as runs_report
+
+    opts = RunsOptions(
+        host=a.host,
+        pipeline=a.pipeline,
+        num_runs=a.num_runs,
+        create_concurrency=a.create_concurrency,
+        poll_interval=a.poll_interval,
+        poll_jitter=a.poll_jitter,
+        timeout=a.timeout,
+        on_timeout=a.on_timeout,
+        params=parse_params(a.params),
+        get_sample=a.get_sample,
+        task_details=a.task_details,
+        max_runs=a.max_runs,
+        pipeline_id=a.pipeline_id,
+        benchmark_id=a.benchmark_id,
+        keep=a.keep,
+        request_timeout=a.request_timeout,
+        metrics_url=a.metrics_url,
+        auth=Auth(a.auth, a.token_file, a.namespace),
+    ).validate()
+    show = a.progress or sys.stderr.isatty()
+    last = [0.0]
+
+    def progress(phase: str, created: int, final: int, requested: int) -> None:
+        if show and time.monotonic() - last[0] >= 0.5:
+            last[0] = time.monotonic()
+            sys.stderr.write(f"\r  {phase}: {created}/{requested} created, {final} finished ")
+            sys.stderr.flush()
+
+    stats = run_benchmark(opts, out_dir=a.out, on_progress=progress)
+    if show and last[0]:
+        sys.stderr.write("\n")
+    doc = stats.summary()
+    runs_report.save_json(doc, Path(a.out) / "summary.json")
+    runs_report.write_text(doc, sys.stdout)
+    print(f"Wrote {a.out}/summary.json, runs.jsonl and api_calls.jsonl")
+    return EXIT_INTERRUPTED if "interrupted" in stats.flags else 0
+
+
+def cmd_cleanup(a: argparse.Namespace) -> int:
+    from kfp_bench.kfp import Auth, CleanupOptions, sweep
+
+    opts = CleanupOptions(
+        host=a.host,
+        benchmark_id=a.benchmark_id,
+        older_than=a.older_than,
+        dry_run=a.dry_run,
+        concurrency=a.concurrency,
+        request_timeout=a.request_timeout,
+        auth=Auth(a.auth, a.token_file, a.namespace),
+    )
+    report = sweep(opts)
+    verb = "Would delete" if report["dry_run"] else "Found"
+    print(
+        f"{verb}: {len(report['experiments'])} experiments, {report['runs']} runs, "
+        f"{len(report['pipelines'])} pipelines, "
+        f"{len(report['pipeline_versions'])} versions in other pipelines"
+    )
+    for name in report["experiments"] + report["pipelines"] + report["pipeline_versions"]:
+        print(f"  {name}")
+    if not report["dry_run"]:
+        d = report["deleted"]
+        print(
+            f"Deleted: {d['runs']} runs, {d['experiments']} experiments, "
+            f"{d['pipeline_versions']} pipeline versions, {d['pipelines']} pipelines"
+        )
+    for f in report["failed"]:
+        print(f"  failed: {f}")
+    return 1 if report["failed"] else 0
