@@ -78,6 +78,7 @@ def https_server(tmp_path_factory):
     loop.call_soon_threadsafe(server.close)
     loop.call_soon_threadsafe(loop.stop)
     thread.join(5)
+    loop.close()
 
 
 def test_verification_is_on_by_default(https_server):
