@@ -89,8 +89,10 @@ class KfpApi:
         config.connection_pool_maxsize = max(pool_size, 1)
         config.retries = urllib3.Retry(total=0, redirect=0, raise_on_redirect=False)
         extra = self.auth.configure(self.host, config)
-        self.client = kfp_server_api.ApiClient(config, **extra)
+        self.client = kfp_server_api.ApiClient(config, cookie=extra.get("cookie"))
         self.client.user_agent = "kfp-bench"
+        for name, value in (extra.get("headers") or {}).items():
+            self.client.set_default_header(name, value)
         self.runs = kfp_server_api.RunServiceApi(self.client)
         self.pipelines = kfp_server_api.PipelineServiceApi(self.client)
         self.uploads = kfp_server_api.PipelineUploadServiceApi(self.client)
@@ -168,20 +170,26 @@ class KfpApi:
             description=desc,
         )
 
-    def list_pipeline_versions(self, pipeline_id: str, page_token: str = "") -> Reply:
+    def list_pipeline_versions(
+        self, pipeline_id: str, page_token: str = "", filter: str | None = None
+    ) -> Reply:
+        """``filter``: a v2beta1 Filter as JSON text, e.g. to list only kfp-bench's versions."""
         return self.call(
             "list_pipeline_versions",
             self.pipelines.pipeline_service_list_pipeline_versions,
             pipeline_id,
             page_size=MAX_PAGE_SIZE,
             page_token=page_token or None,
+            filter=filter,
         )
 
-    def list_pipelines(self, page_token: str = "") -> Reply:
+    def list_pipelines(self, page_token: str = "", shared: bool = False) -> Reply:
+        """The namespace's pipelines; ``shared``: those of no namespace (multi-user KFP's shared
+        pipelines) instead."""
         return self.call(
             "list_pipelines",
             self.pipelines.pipeline_service_list_pipelines,
-            namespace=self.namespace,
+            namespace=None if shared else self.namespace,
             page_size=MAX_PAGE_SIZE,
             page_token=page_token or None,
         )

@@ -109,8 +109,8 @@ class Auth:
         return f"no auth{ns}"
 
     def configure(self, host: str, config) -> dict:
-        """Set up ``config`` (a ``kfp_server_api.Configuration``) and return extra ApiClient
-        arguments (``cookie``, ``header_name``, ``header_value``)."""
+        """Set up ``config`` (a ``kfp_server_api.Configuration``) and return what the ApiClient
+        must also send: ``{"cookie": str | None, "headers": {name: value}}``, or ``{}``."""
         a = self.resolved()
         if a.mode in ("token-file", "sa-token"):
             path = a.token_file or os.environ.get(SA_TOKEN_ENV) or SA_TOKEN_PATH
@@ -159,7 +159,8 @@ def _borrow_kfp_client(host: str, namespace: str, config) -> dict:
     config.ssl_ca_cert = borrowed.ssl_ca_cert
     config.verify_ssl = borrowed.verify_ssl
     api_client = client._run_api.api_client
-    extra = {"cookie": api_client.cookie}
-    for name, value in api_client.default_headers.items():
-        extra.update(header_name=name, header_value=value)
-    return extra
+    # Every default header but the User-Agent kfp_server_api sets itself: kfp.Client's
+    # client_authentication_header (a saved context) is one of them, and taking only the last
+    # header would take the User-Agent instead.
+    headers = {k: v for k, v in api_client.default_headers.items() if k.lower() != "user-agent"}
+    return {"cookie": api_client.cookie, "headers": headers}

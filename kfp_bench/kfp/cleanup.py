@@ -6,12 +6,17 @@ A benchmark cleans up after itself; this is for the ones that could not (killed,
 writes ("Created by kfp-bench", "kfp-bench benchmark"). A user's pipeline that merely starts with
 "kfp-bench-" is left alone.
 
+A benchmark given ``--pipeline-id`` uploaded a version, named and described the same way, into a
+pipeline that is not its own: every other pipeline of the namespace (and, with a namespace, the
+shared ones) is searched for such versions, and only those versions are deleted.
+
 Order matters to KFP: runs before their experiment, versions before their pipeline. An experiment
 that still holds runs after the sweep (a delete failed, or someone else's run) is kept.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -53,6 +58,7 @@ class _Sweep:
         self.report = {
             "experiments": [],
             "pipelines": [],
+            "pipeline_versions": [],  # kfp-bench's versions in pipelines not its own
             "runs": 0,
             "deleted": {"runs": 0, "experiments": 0, "pipeline_versions": 0, "pipelines": 0},
             "failed": [],
@@ -77,9 +83,15 @@ class _Sweep:
         for exp in self._pages(self.api.list_experiments, "experiments"):
             if self.selected(exp):
                 self._experiment(exp)
-        for pipe in self._pages(self.api.list_pipelines, "pipelines"):
+        pipes = {p.get("pipeline_id"): p for p in self._pages(self.api.list_pipelines, "pipelines")}
+        if self.api.namespace:  # a single-user server ignores namespaces: the same ones again
+            shared = self._pages(lambda t: self.api.list_pipelines(t, shared=True), "pipelines")
+            pipes.update((p.get("pipeline_id"), p) for p in shared)
+        for pipe in pipes.values():
             if self.selected(pipe):
                 self._pipeline(pipe)
+            else:
+                self._versions_in(pipe)
         return self.report
 
     def _pages(self, list_call, key: str, *args):
@@ -132,6 +144,23 @@ class _Sweep:
             r = self.api.delete_pipeline_version(pid, v.get("pipeline_version_id"))
             self._delete(r, "pipeline_versions")
         self._delete(self.api.delete_pipeline(pid), "pipelines")
+
+    def _versions_in(self, pipe: dict) -> None:
+        """Delete the versions a benchmark uploaded into someone else's pipeline."""
+        pid = pipe.get("pipeline_id")
+        # The server narrows the list to kfp-bench's names; ``selected`` still decides.
+        name = NAME_PREFIX + self.o.benchmark_id if self.o.benchmark_id else NAME_PREFIX
+        op = "EQUALS" if self.o.benchmark_id else "IS_SUBSTRING"
+        pred = {"key": "name", "operation": op, "string_value": name}
+        query = json.dumps({"predicates": [pred]})
+        versions = self._pages(
+            lambda token: self.api.list_pipeline_versions(pid, token, query), "pipeline_versions"
+        )
+        for v in [v for v in versions if self.selected(v, "name")]:
+            self.report["pipeline_versions"].append(f"{pipe.get('display_name')}/{v.get('name')}")
+            if not self.o.dry_run:
+                r = self.api.delete_pipeline_version(pid, v.get("pipeline_version_id"))
+                self._delete(r, "pipeline_versions")
 
     def _delete(self, reply, kind: str) -> None:
         if reply.ok:

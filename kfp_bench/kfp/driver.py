@@ -20,10 +20,12 @@ created. Then:
 - Cleanup: what this benchmark created, and only that: its runs, its pipeline version, its pipeline
   (versions first: KFP refuses to delete a pipeline that has versions) and its experiment. A run
   whose create call failed but which the server made anyway still carries the benchmark id in its
-  name, so the LIST finds it and it is polled and deleted like the others.
+  name, so the LIST finds it and it is polled and deleted like the others; when creates failed or
+  were cut short, one more LIST just before the cleanup finds any made after the last poll round.
 
-The first Ctrl-C stops creating and polling, records what was seen, and still cleans up; the
-stats come back flagged "interrupted".
+The first Ctrl-C stops creating (the creates already sent are waited for, so that their runs are
+known) and polling, records what was seen, and still cleans up; the stats come back flagged
+"interrupted".
 """
 
 from __future__ import annotations
@@ -164,7 +166,9 @@ class _Driver:
             self.interrupted = True
             self.sinks.stats.flags.append("interrupted")
             if self.pool:
-                self.pool.shutdown(wait=False, cancel_futures=True)
+                # Creates already sent finish (within --request-timeout): the runs they make
+                # must be known before the cleanup, or they would outlive the benchmark.
+                self.pool.shutdown(wait=True, cancel_futures=True)
 
     def setup(self) -> None:
         """Upload the pipeline (or a version) and create the experiment; any failure here cleans
@@ -249,11 +253,21 @@ class _Driver:
     def poll_round(self, rng: random.Random) -> None:
         """One LIST of the experiment's runs, page by page, plus the sampled GETs."""
         self.round += 1
+        if not self.list_ours(self.round):
+            return  # counted as an error; the next round tries again
+        with self.lock:
+            ids = list(self.last)
+        for rid in rng.sample(ids, min(self.o.get_sample, len(ids))):
+            self.api.get_run(rid, poll_round=self.round)
+
+    def list_ours(self, poll_round: int = 0) -> bool:
+        """LIST the experiment's runs and take in this benchmark's, by name: runs whose create
+        failed but which the server made are found here. False if a page could not be read."""
         token, ours = "", self.name + "-"
         while True:
-            r = self.api.list_runs(self.experiment_id, token, poll_round=self.round)
+            r = self.api.list_runs(self.experiment_id, token, poll_round=poll_round)
             if not r.ok:
-                return  # counted as an error; the next round tries again
+                return False
             for run in r.body.get("runs") or ():
                 rid = run.get("run_id")
                 if not rid or not (run.get("display_name") or "").startswith(ours):
@@ -265,11 +279,7 @@ class _Driver:
                     self._finalize(run)
             token = r.body.get("next_page_token") or ""
             if not token:
-                break
-        with self.lock:
-            ids = list(self.last)
-        for rid in rng.sample(ids, min(self.o.get_sample, len(ids))):
-            self.api.get_run(rid, poll_round=self.round)
+                return True
 
     def _finalize(self, run: dict, error: str = "") -> None:
         if self.o.task_details == "get" and not convert.tasks_of(run) and convert.is_terminal(run):
@@ -306,6 +316,10 @@ class _Driver:
 
     def finish(self) -> None:
         """Record every run not yet final, then clean up (unless asked to keep)."""
+        if self.experiment_id and (self.interrupted or len(self.created) < self.o.num_runs):
+            # Some creates failed or were cut short: one more LIST finds the runs the server
+            # made after the last poll round or without answering, so they are cleaned up too.
+            self.list_ours()
         with self.lock:
             open_ids = [rid for rid in self.last if rid not in self.final]
         note = "interrupted before it finished" if self.interrupted else "not final at the end"

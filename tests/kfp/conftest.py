@@ -3,6 +3,7 @@ and kfp.Client pointed at it to check what the driver left behind."""
 
 from __future__ import annotations
 
+import json
 import warnings
 from pathlib import Path
 
@@ -70,3 +71,36 @@ def counts(url: str) -> tuple[int, int, int]:
         client.list_pipelines(page_size=200).total_size or 0,
         client.list_runs(page_size=200).total_size or 0,
     )
+
+
+def _named(benchmark_id: str) -> str:
+    """A LIST filter: names that carry the benchmark id."""
+    pred = {"key": "name", "operation": "IS_SUBSTRING", "string_value": benchmark_id}
+    return json.dumps({"predicates": [pred]})
+
+
+def remains(url: str, benchmark_id: str, namespaces=("",)) -> dict:
+    """Everything on the server whose name carries ``benchmark_id``, seen through kfp.Client:
+    experiments and runs of every namespace (a LIST without namespace sees them all on the local
+    server), pipelines of ``namespaces`` and their versions, the versions of every other
+    pipeline included."""
+    client = kfp_client(url)
+    named = _named(benchmark_id)
+    exps = client.list_experiments(page_size=200, filter=named).experiments or []
+    runs = client.list_runs(page_size=200, filter=named).runs or []
+    pipes, versions = [], []
+    for ns in namespaces:
+        listed = client.list_pipelines(page_size=200, namespace=ns or None).pipelines or []
+        pipes += [p for p in listed if benchmark_id in p.display_name]
+        for p in listed:
+            found = client.list_pipeline_versions(p.pipeline_id, page_size=200, filter=named)
+            versions += found.pipeline_versions or []
+    return {
+        "experiments": len(exps),
+        "pipelines": len(pipes),
+        "pipeline_versions": len(versions),
+        "runs": len(runs),
+    }
+
+
+NOTHING = {"experiments": 0, "pipelines": 0, "pipeline_versions": 0, "runs": 0}

@@ -7,7 +7,8 @@ archive); recurring runs (6-field cron and interval triggers, max_concurrency, e
 Run it as::
 
     python -m kfp_bench.sandbox.kfp_server --port 8888 [--max-parallel-runs K] [--latency-ms X]
-        [--error-rate E] [--simulate DIST] [--state-dir DIR] [--seed N]
+        [--error-rate E [--error-ops OPS] [--error-after]] [--simulate DIST] [--state-dir DIR]
+        [--seed N]
 
 or from Python with ``start_kfp_server(port=0, **options)`` (a context manager with ``.url``,
 ``.stop()``). Modules:
@@ -18,7 +19,9 @@ or from Python with ``start_kfp_server(port=0, **options)`` (a context manager w
 * ``executor``: the run queue (``--max-parallel-runs``), real and simulated execution;
   ``_runner``: the child process that runs one pipeline with kfp.local's SubprocessRunner;
   ``envs``: the cached isolated environments its tasks run in; ``simulate``: ``--simulate``.
-* ``metrics``: ``/metrics`` and injected faults; ``cron``: recurring-run triggers and scheduler.
+* ``metrics``: ``/metrics``, credentials seen and the fault middleware; ``faults``: which
+  requests ``--error-rate`` faults, and whether before or after handling.
+* ``cron``: recurring-run triggers and scheduler.
 
 A simulated run says so in ``plugins_output["kfp-bench"].entries["execution"].value``
 (``"simulated"``; ``"executed"`` for a run kfp.local executed). Nothing here is imported until

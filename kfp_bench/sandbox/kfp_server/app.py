@@ -5,6 +5,13 @@ queue (``executor.py``) and the scheduler (``cron.py``). Paths, JSON field names
 follow ``kfp_api_v2beta1.swagger.json``; handlers for pipelines live in ``pipelines.py``.
 Errors: a ``ValueError`` raised while handling becomes 400 INVALID_ARGUMENT, a ``LookupError`` 404
 NOT_FOUND, both with the google.rpc.Status body ``{"code", "message", "details"}``.
+
+Namespaces, as multi-user KFP has them (no access is checked): an experiment belongs to the
+``namespace`` it was created with, a run or recurring run to its experiment's. ListExperiments,
+ListRuns and ListRecurringRuns with ``namespace`` answer only that namespace's resources; with
+``experiment_id`` ListRuns answers that experiment's runs, whatever ``namespace`` says (the real
+server takes the namespace from the experiment). Without either, they answer every namespace, as
+a single-user server does.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from aiohttp import web
 
 from kfp_bench.sandbox.kfp_server import cron, pipelines, specs
 from kfp_bench.sandbox.kfp_server.executor import Executor
+from kfp_bench.sandbox.kfp_server.faults import Faults, parse_ops
 from kfp_bench.sandbox.kfp_server.metrics import Metrics, rpc_error
 from kfp_bench.sandbox.kfp_server.replies import (
     errors_middleware,
@@ -39,6 +47,7 @@ from kfp_bench.sandbox.kfp_server.store import (
 )
 
 API = "/apis/v2beta1"
+API_KEY: web.AppKey[KfpApi] = web.AppKey("api")  # the handlers, for whoever holds the app
 _ID = "[^/:]+"  # an id path segment: a custom verb (":terminate") follows a colon
 
 
@@ -88,6 +97,9 @@ class KfpApi:
     async def list_experiments(self, request: web.Request) -> web.Response:
         self.metrics.operation("experiment_server_list_requests")
         rows = list(self.store.experiments.values())
+        namespace = request.query.get("namespace")
+        if namespace:
+            rows = [e for e in rows if e.namespace == namespace]
         return list_answer("experiments", *list_rows(request, rows, EXPERIMENT_FIELDS))
 
     async def delete_experiment(self, request: web.Request) -> web.Response:
@@ -147,6 +159,7 @@ class KfpApi:
         if not isinstance(params, dict):
             raise ValueError("runtime_config.parameters must be an object")
         exp_id = self.store.resolve_experiment(experiment_id or body.get("experiment_id"))
+        experiment = self.store.experiments[exp_id]
         run = Run(
             new_id(),
             exp_id,
@@ -159,9 +172,10 @@ class KfpApi:
             pipeline_root=config.get("pipeline_root") or "",
             service_account=body.get("service_account") or "",
             recurring_run_id=recurring_run_id,
+            namespace=experiment.namespace,
         )
         self.store.runs[run.run_id] = run
-        self.store.experiments[exp_id].last_run_created_at = run.created_at
+        experiment.last_run_created_at = run.created_at
         self.metrics.run_count += 1
         self.executor.submit(run)
         return run
@@ -179,10 +193,13 @@ class KfpApi:
     async def list_runs(self, request: web.Request) -> web.Response:
         self.metrics.operation("run_server_list_requests")
         rows = self.store.runs.values()
-        experiment_id = request.query.get("experiment_id")
+        q = request.query
+        experiment_id, namespace = q.get("experiment_id"), q.get("namespace")
         if experiment_id:
             self.store.get("experiments", experiment_id, "experiment")
             rows = [r for r in rows if r.experiment_id == experiment_id]
+        elif namespace:
+            rows = [r for r in rows if r.namespace == namespace]
         return list_answer("runs", *list_rows(request, list(rows), RUN_FIELDS))
 
     async def delete_run(self, request: web.Request) -> web.Response:
@@ -243,10 +260,11 @@ class KfpApi:
         if max_concurrency < 1:
             raise ValueError("max_concurrency must be an integer >= 1")
         config = body.get("runtime_config") or {}
+        exp_id = self.store.resolve_experiment(body.get("experiment_id"))
         job = RecurringRun(
             new_id(),
             name,
-            self.store.resolve_experiment(body.get("experiment_id")),
+            exp_id,
             trigger,
             package,
             description=body.get("description") or "",
@@ -258,7 +276,7 @@ class KfpApi:
             max_concurrency=max_concurrency,
             no_catchup=bool(body.get("no_catchup")),
             enabled=body.get("mode") != "DISABLE",
-            namespace=body.get("namespace") or "",
+            namespace=body.get("namespace") or self.store.experiments[exp_id].namespace,
         )
         job.next_fire = cron.next_fire(trigger, job.created_at, job.created_at)
         self.store.recurring[job.recurring_run_id] = job
@@ -272,9 +290,12 @@ class KfpApi:
     async def list_recurring_runs(self, request: web.Request) -> web.Response:
         self.metrics.operation("recurring_run_server_list_requests")
         rows = self.store.recurring.values()
-        experiment_id = request.query.get("experiment_id")
+        q = request.query
+        experiment_id, namespace = q.get("experiment_id"), q.get("namespace")
         if experiment_id:
             rows = [j for j in rows if j.experiment_id == experiment_id]
+        elif namespace:
+            rows = [j for j in rows if j.namespace == namespace]
         return list_answer("recurringRuns", *list_rows(request, list(rows), RECURRING_FIELDS))
 
     async def delete_recurring_run(self, request: web.Request) -> web.Response:
@@ -342,6 +363,8 @@ def build_app(
     max_parallel_runs: int = 4,
     latency_ms: float = 0.0,
     error_rate: float = 0.0,
+    error_ops: str = "",
+    error_after: bool = False,
     simulate: SimulateSpec | None = None,
     state_dir: Path,
     seed: int | None = None,
@@ -349,7 +372,8 @@ def build_app(
 ) -> web.Application:
     """The aiohttp application; the run queue and scheduler start and stop with it."""
     store = Store()
-    metrics = Metrics(latency_ms=latency_ms, error_rate=error_rate, seed=seed)
+    faults = Faults(error_rate, parse_ops(error_ops), after=error_after, seed=seed)
+    metrics = Metrics(latency_ms=latency_ms, faults=faults)
     executor = Executor(
         store,
         slots=max_parallel_runs,
@@ -364,7 +388,7 @@ def build_app(
         client_max_size=specs.MAX_PACKAGE_BYTES + 1024 * 1024,
     )
     app.add_routes(api.routes())
-    app["api"] = api
+    app[API_KEY] = api
 
     async def lifecycle(app: web.Application):
         api.scheduler.start()

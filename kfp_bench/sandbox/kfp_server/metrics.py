@@ -16,18 +16,24 @@ This module owns ``/metrics`` and the fault middleware. Metric names (Prometheus
   server does, they have no ``_total`` suffix and count requests that reached the handler.
 * ``kfp_bench_runs{state}`` (gauge): runs by state; ``kfp_bench_runs_executing`` (gauge): runs
   holding an execution slot.
+* ``kfp_api_request_credentials_total{authorization, cookie}``: API requests by the credentials
+  they carried: ``authorization`` is the scheme of the Authorization header (``bearer``,
+  ``basic``, ``other``) or ``none``, ``cookie`` is ``yes`` or ``no``. Only the presence and the
+  scheme are kept, never a token: a test can check that credentials arrive without the server
+  ever holding them.
 
 Faults: ``--latency-ms`` delays every ``/apis/`` response by that long (healthz included: it is an
-endpoint like the others); ``--error-rate`` answers that fraction of ``/apis/`` requests, before
-they reach their handler, with 503 UNAVAILABLE or 429 RESOURCE_EXHAUSTED (even odds), in the
-google.rpc.Status shape. ``/metrics`` and the internal ``/__health`` are never faulted or counted.
+endpoint like the others); ``--error-rate`` answers that fraction of ``/apis/`` requests (of the
+``--error-ops`` operations only, when given) with 503 UNAVAILABLE or 429 RESOURCE_EXHAUSTED (even
+odds), in the google.rpc.Status shape, before they reach their handler or, with
+``--error-after``, after it (``faults.py``). ``/metrics`` and the internal ``/__health`` are never
+faulted or counted.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import random
 import time
 from collections import Counter
 
@@ -36,17 +42,18 @@ from prometheus_client import CollectorRegistry, Gauge, Histogram, generate_late
 from prometheus_client import Counter as PromCounter
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from kfp_bench.sandbox.kfp_server.faults import Faults
+
 _BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
-_FAULTS = ((503, 14, "UNAVAILABLE"), (429, 8, "RESOURCE_EXHAUSTED"))
+_SCHEMES = ("bearer", "basic")
 
 
 class Metrics:
     """The metrics of one server; ``middleware`` counts and faults each request."""
 
-    def __init__(self, *, latency_ms: float, error_rate: float, seed: int | None) -> None:
+    def __init__(self, *, latency_ms: float, faults: Faults) -> None:
         self.latency = latency_ms / 1000.0
-        self.error_rate = error_rate
-        self.rng = random.Random(seed)
+        self.faults = faults
         self.registry = CollectorRegistry()
         self.requests = PromCounter(
             "kfp_api_requests",
@@ -67,6 +74,12 @@ class Metrics:
         self.executing = Gauge(
             "kfp_bench_runs_executing", "Runs holding an execution slot.", registry=self.registry
         )
+        self.credentials = PromCounter(
+            "kfp_api_request_credentials",
+            "API requests by Authorization scheme (or none) and cookie presence; never a token.",
+            ["authorization", "cookie"],
+            registry=self.registry,
+        )
         self.operations: Counter[str] = Counter()
         self.run_count = 0
         self.state_source = None  # () -> (Counter of run states, executing): set by the app
@@ -81,14 +94,15 @@ class Metrics:
             return await handler(request)
         started = time.perf_counter()
         route = _route(request)
+        self.credentials.labels(*_credentials(request)).inc()
         try:
             if self.latency:
                 await asyncio.sleep(self.latency)
-            if self.error_rate and self.rng.random() < self.error_rate:
-                status, code, name = self.rng.choice(_FAULTS)
-                response = _rpc_response(status, code, f"injected fault: {name} (--error-rate)")
-            else:
+            fault = self.faults.draw(request.method, route)
+            if fault is None or self.faults.after:
                 response = await handler(request)
+            if fault is not None:
+                response = _rpc_response(*fault)
             status = response.status
         except web.HTTPException as e:
             status = e.status
@@ -133,6 +147,16 @@ def _route(request: web.Request) -> str:
     if resource is None:
         return "unmatched"
     return resource.canonical
+
+
+def _credentials(request: web.Request) -> tuple[str, str]:
+    """(authorization scheme or "none", "yes"/"no" for a cookie): what a request carried, never
+    the secret itself."""
+    header = request.headers.get("Authorization", "").strip()
+    scheme = header.split(" ", 1)[0].lower() if header else "none"
+    if header and scheme not in _SCHEMES:
+        scheme = "other"
+    return scheme, "yes" if request.headers.get("Cookie") else "no"
 
 
 def _rpc_response(status: int, code: int, message: str) -> web.Response:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from kfp_bench._doc import field_help
 from kfp_bench.errors import ConfigError
+from kfp_bench.sandbox.kfp_server.faults import parse_ops
 from kfp_bench.sandbox.kfp_server.simulate import SimulateSpec
 from kfp_bench.sandbox.process import ServerHandle, ServerSpec, start_server, watch_parent
 
@@ -34,6 +35,12 @@ class KfpServerOptions:
             wait PENDING in a FIFO queue.
         latency_ms: delay every /apis/ response by this many milliseconds.
         error_rate: answer this fraction of /apis/ requests with 503 or 429 (even odds).
+        error_ops: limit --error-rate to these operations, comma-separated, named as
+            kfp_server_api's methods without the service prefix (e.g. create_run,list_runs,
+            upload_pipeline, create_experiment); empty: every /apis/ request.
+        error_after: inject the errors after the request was handled, not before: a create then
+            creates and still answers 503/429, as when a proxy times out a call the server
+            completed; by default an errored request changes nothing.
         simulate: SCOPE[:DIST][,fail=F]. SCOPE: auto (execute what kfp.local can run, simulate
             container components), all (simulate every run) or none. DIST: fixed(s),
             uniform(a,b) or lognormal(mean_s,sigma), in seconds; F: fraction of simulated runs
@@ -49,6 +56,8 @@ class KfpServerOptions:
     max_parallel_runs: int = 4
     latency_ms: float = 0.0
     error_rate: float = 0.0
+    error_ops: str = ""
+    error_after: bool = False
     simulate: str = "auto"
     state_dir: str = ""
     seed: int | None = None
@@ -64,6 +73,10 @@ class KfpServerOptions:
             raise ConfigError(f"kfp server: latency_ms={self.latency_ms!r} must be >= 0")
         if not 0 <= self.error_rate <= 1:
             raise ConfigError(f"kfp server: error_rate={self.error_rate!r} must be in [0, 1]")
+        try:
+            parse_ops(self.error_ops)
+        except ValueError as e:
+            raise ConfigError(f"kfp server: --error-ops {self.error_ops!r}: {e}") from None
         SimulateSpec.parse(self.simulate)
 
     def argv(self) -> tuple[str, ...]:
@@ -88,6 +101,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=h("max_parallel_runs"))  # fmt: skip
     parser.add_argument("--latency-ms", type=float, default=d.latency_ms, help=h("latency_ms"))
     parser.add_argument("--error-rate", type=float, default=d.error_rate, help=h("error_rate"))
+    parser.add_argument("--error-ops", default=d.error_ops, metavar="OPS", help=h("error_ops"))
+    parser.add_argument("--error-after", action="store_true", help=h("error_after"))
     parser.add_argument("--simulate", default=d.simulate, metavar="DIST", help=h("simulate"))
     parser.add_argument("--state-dir", default=d.state_dir, help=h("state_dir"))
     parser.add_argument("--seed", type=int, default=None, help=h("seed"))
@@ -130,6 +145,8 @@ async def _serve(options: KfpServerOptions, port: int, state_dir: Path) -> None:
         max_parallel_runs=options.max_parallel_runs,
         latency_ms=options.latency_ms,
         error_rate=options.error_rate,
+        error_ops=options.error_ops,
+        error_after=options.error_after,
         simulate=SimulateSpec.parse(options.simulate),
         state_dir=state_dir,
         seed=options.seed,

@@ -155,6 +155,7 @@ class Run:
     pipeline_root: str = ""
     service_account: str = ""
     recurring_run_id: str = ""
+    namespace: str = ""  # its experiment's; v2beta1's Run has no such field, so not shown
     storage_state: str = "AVAILABLE"
     created_at: float = field(default_factory=time.time)
     finished_at: float | None = None
