@@ -25,6 +25,7 @@ def _requirements() -> list[str]:
         "jupyter_client",
         "pyzmq",
         "tornado",
+        "jsonschema",
     }
     reqs = []
     for line in (HERE / "requirements.txt").read_text().splitlines():

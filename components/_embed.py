@@ -38,6 +38,7 @@ PINS = {
     "load": ["hdrhistogram==0.10.8", "httptools==0.9.0", "uvloop==0.23.0", "numpy==2.4.6"],
     "stats": ["hdrhistogram==0.10.8", "numpy==2.4.6"],
     "kfp": ["PyYAML==6.0.4"],
+    "kserve": ["kserve==0.21.0"],  # brings kubernetes (30.1.0 here)
     "report": [
         "numpy==2.4.6",
         "pandas==2.3.3",

@@ -8,11 +8,13 @@ from kfp_bench.components._embed import BASE_IMAGE, engine, packages
 @dsl.component(
     base_image=BASE_IMAGE,
     packages_to_install=packages("stats"),
-    embedded_artifact_path=engine("stats", "results.py"),
+    embedded_artifact_path=engine("stats", "kserve", "results.py"),
 )
 def aggregate(
     runs: Input[Dataset],
     loads: Input[list[Dataset]],
+    sweep: Input[Dataset],
+    replicas: Input[Dataset],
     load_workers: int,
     run_load: bool,
     results: Output[Dataset],
@@ -24,6 +26,9 @@ def aggregate(
     Args:
         runs: the runs step's directory (empty when the runs benchmark was switched off).
         loads: each load worker's result.
+        sweep: the rate sweep's rows and knee ({"skipped": true} when it was off).
+        replicas: the replica watcher's samples ({"skipped": true} when nothing was watched),
+            joined with the load's per-second series into summary.json's replicas rows.
         load_workers: how many load workers were started.
         run_load: whether the load ran.
         results: the results directory.
@@ -62,5 +67,17 @@ def aggregate(
         merged.flags = sorted(set(merged.flags) | {"missing-workers"})
     if missing:
         print(f"load workers missing from the result: {missing}")
-    write_results(results.path, runs_summary=summary, load=merged)
+    extra = {}
+    with open(sweep.path) as f:
+        doc = json.load(f)
+    if not doc.get("skipped"):
+        extra.update(doc)
+    with open(replicas.path) as f:
+        doc = json.load(f)
+    if not doc.get("skipped"):
+        from kfp_bench.kserve.watch import replica_rows
+
+        series = merged.series.rows() if merged is not None else []
+        extra.update(replica_rows(doc, series))
+    write_results(results.path, runs_summary=summary, load=merged, extra=extra)
     print(f"results: {sorted(os.listdir(results.path))}")

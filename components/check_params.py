@@ -7,7 +7,7 @@ from kfp_bench.components._embed import BASE_IMAGE, engine, packages
 @dsl.component(
     base_image=BASE_IMAGE,
     packages_to_install=packages("kfp", "load", "stats"),
-    embedded_artifact_path=engine("kfp", "load", "stats"),
+    embedded_artifact_path=engine("kfp", "kserve", "load", "stats"),
 )
 def check_params(
     kfp_host: str,
@@ -29,6 +29,9 @@ def check_params(
     rate: float,
     load_workers: int,
     load_node_selector: dict,
+    sweep_rates: str,
+    sweep_step_sec: float,
+    isvc: dict,
     token_secret: str,
     benchmark_id: str,
     job_id: str,

@@ -7,6 +7,8 @@
     │   └── PayloadError          a request body that cannot be read or is not what was asked for
     ├── ResultsError              a saved result that is missing, malformed or of another version
     ├── ApiError                  a KFP API call the benchmark cannot go on without failed
+    ├── KubeError                 a Kubernetes call (InferenceService, pods) failed
+    │   └── NotReadyError         an InferenceService was not ready in time (it was deleted)
     ├── HistoryError              the results history (--results-uri) cannot be read or written
     │   └── BaselineError         a baseline with too few samples for a regression verdict
     └── ServerError               a server kfp-bench started itself could not be started or reached
@@ -37,6 +39,15 @@ class ApiError(BenchError):
 
     Raised after the failed call was recorded and whatever was created before it cleaned up.
     """
+
+
+class KubeError(BenchError):
+    """A Kubernetes API call the benchmark cannot go on without failed (create, get, delete)."""
+
+
+class NotReadyError(KubeError):
+    """An InferenceService did not become ready in time; the message names the failing
+    condition. What was created has been deleted."""
 
 
 class HistoryError(BenchError):

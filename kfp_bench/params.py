@@ -64,6 +64,14 @@ class BenchParams:
             given concurrency.
         load_workers: pods generating the load in parallel; their histograms are merged.
         load_node_selector: node labels the load pods must have, a JSON object; empty for none.
+        sweep_rates: a rate sweep before the load, one open-loop step per rate (requests/s,
+            increasing, e.g. "5,50,500,1000"): KServe's table of QPS against latency and success,
+            and the saturation knee; empty for none.
+        sweep_step_sec: seconds of each step of the rate sweep.
+        isvc: an InferenceService to deploy before the load, watch during it and delete at the
+            end, a JSON object of kfp_bench.kserve.IsvcSpec fields (name, model_format,
+            storage_uri, deployment_mode, predictor: {scale_target, scale_metric, min_replicas,
+            ...}); its URL replaces inference_url. Empty (the default): none, no cluster needed.
         token_secret: a Secret whose key "token" is a KFP API bearer token, mounted into the
             steps that call KFP when it exists; otherwise they use the projected service-account
             token of multi-user KFP (pods labelled access-ml-pipeline), else no auth.
@@ -90,6 +98,9 @@ class BenchParams:
     rate: float = 0.0
     load_workers: int = 1
     load_node_selector: dict = field(default_factory=dict)
+    sweep_rates: str = ""
+    sweep_step_sec: float = 30.0
+    isvc: dict = field(default_factory=dict)
     token_secret: str = "kfp-bench-token"
     benchmark_id: str = ""
 
@@ -103,10 +114,10 @@ class BenchParams:
         Args:
             fetch: also read the child manifest and check run_parameters against it.
         """
-        if not (self.run_benchmark or self.run_load):
+        if not (self.run_benchmark or self.run_load or self.sweep_rates):
             raise ConfigError(
-                "pipeline parameters run_benchmark and run_load are both false: nothing to "
-                "measure; set one of them to true"
+                "pipeline parameters run_benchmark and run_load are both false and sweep_rates "
+                "is empty: nothing to measure; set one of them"
             )
         _check_id(self.benchmark_id)
         if not re.fullmatch(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?", self.token_secret):
@@ -114,9 +125,26 @@ class BenchParams:
         _selector("load_node_selector", self.load_node_selector)
         if self.run_benchmark:
             self._check_runs(fetch)
-        if self.run_load:
+        if self.run_load or self.sweep_rates:
             self._check_load()
+        if self.sweep_rates:
+            from kfp_bench.load.sweep import parse_rates
+
+            self._translated(lambda: parse_rates(self.sweep_rates, "sweep_rates"))
+            _positive("sweep_step_sec", self.sweep_step_sec, MAX_DURATION_S)
+        if self.isvc:
+            self.isvc_spec()
         return self
+
+    def isvc_spec(self):
+        """The checked ``IsvcSpec`` of the isvc parameter (its namespace defaulting to
+        namespace), or None when no InferenceService is to be deployed."""
+        if not self.isvc:
+            return None
+        from kfp_bench.kserve.spec import IsvcSpec
+
+        doc = {"namespace": self.namespace or "default", **self.isvc}
+        return self._translated(lambda: IsvcSpec.from_dict(doc).validate())
 
     def _check_runs(self, fetch: bool) -> None:
         _url("kfp_host", self.kfp_host, ("http", "https"), "http://ml-pipeline.kubeflow:8888")

@@ -3,16 +3,21 @@
 Wiring only; each step is a component over the engine, each parameter is documented in
 ``kfp_bench.params.BenchParams``::
 
-    exit handler ─ cleanup (sweeps the KFP server for this benchmark's resources, always)
-    └─ check_params ─┬─ stage_manifest ─ spawn_and_poll_runs ─┐
-                     └─ ParallelFor(load_workers): inference_load ─┴─ aggregate ─ report
+    exit handler ─ cleanup (sweeps the KFP server for this benchmark's resources and deletes the
+    │              InferenceService of isvc, always)
+    └─ check_params ─┬─ stage_manifest ─ spawn_and_poll_runs ───────────┐
+                     └─ deploy_isvc ─┬─ rate_sweep ─ ParallelFor: load ─┼─ aggregate ─ report
+                                     └─ watch_replicas ─────────────────┘
 
 The runs branch and the load branch run in parallel; either is switched off with run_benchmark or
-run_load (its steps then only say so). Kubernetes settings: the load pods take load_node_selector,
-the child runs run_node_selector (their own pipelines apply it); the steps that call KFP mount the
-token_secret Secret when it exists and carry the access-ml-pipeline label, through which multi-user
-Kubeflow's PodDefault projects a service-account token for the KFP API; every step has a timeout and
-caching off (a benchmark measures work, never a cache hit).
+run_load (its steps then only say so). deploy_isvc deploys the InferenceService of isvc and passes
+on its URL (else inference_url); watch_replicas samples its pods for the sweep and the load (the
+two run one after the other, so they never share the server); with isvc and sweep_rates empty (the
+defaults) these steps only say so and no cluster is needed. Kubernetes settings: the load pods
+take load_node_selector, the child runs run_node_selector (their own pipelines apply it); the
+steps that call KFP mount the token_secret Secret when it exists and carry the access-ml-pipeline
+label, through which multi-user Kubeflow's PodDefault projects a service-account token for the
+KFP API; every step has a timeout and caching off (a benchmark measures work, never a cache hit).
 """
 
 from kfp import dsl, kubernetes
@@ -20,10 +25,13 @@ from kfp_bench.components import (
     aggregate,
     check_params,
     cleanup,
+    deploy_isvc,
     inference_load,
+    rate_sweep,
     report,
     spawn_and_poll_runs,
     stage_manifest,
+    watch_replicas,
 )
 
 from kfp_bench.params import (
@@ -51,6 +59,118 @@ def _kfp_caller(task, token_secret):
     return task
 
 
+def _benchmark(
+    kfp_host, namespace, pipeline, run_benchmark, num_runs, create_concurrency, poll_interval_sec,
+    run_timeout_sec, run_parameters, run_node_selector, run_load, inference_url, host_header,
+    payload, duration_sec, concurrency, rate, load_workers, load_node_selector, sweep_rates,
+    sweep_step_sec, isvc, token_secret, benchmark_id, job_id,
+):  # fmt: skip
+    """The steps inside the exit handler (wiring of kfp_bench, split to fit a screen)."""
+    checked = _step(
+        check_params(
+            kfp_host=kfp_host,
+            namespace=namespace,
+            pipeline=pipeline,
+            run_benchmark=run_benchmark,
+            num_runs=num_runs,
+            create_concurrency=create_concurrency,
+            poll_interval_sec=poll_interval_sec,
+            run_timeout_sec=run_timeout_sec,
+            run_parameters=run_parameters,
+            run_node_selector=run_node_selector,
+            run_load=run_load,
+            inference_url=inference_url,
+            host_header=host_header,
+            payload=payload,
+            duration_sec=duration_sec,
+            concurrency=concurrency,
+            rate=rate,
+            load_workers=load_workers,
+            load_node_selector=load_node_selector,
+            sweep_rates=sweep_rates,
+            sweep_step_sec=sweep_step_sec,
+            isvc=isvc,
+            token_secret=token_secret,
+            benchmark_id=benchmark_id,
+            job_id=job_id,
+        )
+    )
+    target = deploy_isvc(
+        isvc=isvc,
+        namespace=namespace,
+        inference_url=inference_url,
+        timeout_sec=float(_SHORT),
+        load_workers=load_workers,
+        run_load=run_load,
+    )
+    _step(target.after(checked), 2 * _SHORT)
+    sweep = rate_sweep(
+        targets=target.output,
+        host_header=host_header,
+        payload=payload,
+        sweep_rates=sweep_rates,
+        sweep_step_sec=sweep_step_sec,
+    )
+    _step(sweep, MAX_DURATION_S + _SHORT)
+    kubernetes.add_node_selector_json(sweep, load_node_selector)
+    watch = watch_replicas(
+        isvc=isvc,
+        namespace=namespace,
+        duration_sec=duration_sec,
+        sweep_rates=sweep_rates,
+        sweep_step_sec=sweep_step_sec,
+    )
+    _step(watch.after(target), 2 * MAX_DURATION_S + _SHORT)
+    manifest = _step(
+        stage_manifest(
+            pipeline=pipeline,
+            run_parameters=run_parameters,
+            run_node_selector=run_node_selector,
+            enabled=run_benchmark,
+        ).after(checked)
+    )
+    runs = spawn_and_poll_runs(
+        kfp_host=kfp_host,
+        namespace=namespace,
+        manifest=manifest.outputs["manifest"],
+        num_runs=num_runs,
+        create_concurrency=create_concurrency,
+        poll_interval_sec=poll_interval_sec,
+        run_timeout_sec=run_timeout_sec,
+        run_parameters=run_parameters,
+        run_node_selector=run_node_selector,
+        benchmark_id=benchmark_id,
+        job_id=job_id,
+        enabled=run_benchmark,
+    )
+    _kfp_caller(_step(runs, MAX_RUN_TIMEOUT_S + _SHORT), token_secret)
+    with dsl.ParallelFor(target.output, name="load-workers") as worker:
+        load = inference_load(
+            worker=worker.worker,
+            load_workers=load_workers,
+            inference_url=worker.url,
+            host_header=host_header,
+            payload=payload,
+            duration_sec=duration_sec,
+            concurrency=concurrency,
+            rate=rate,
+            enabled=run_load,
+        )
+        _step(load.after(sweep), MAX_DURATION_S + _SHORT)
+        kubernetes.add_node_selector_json(load, load_node_selector)
+    merged = _step(
+        aggregate(
+            runs=runs.outputs["runs"],
+            loads=dsl.Collected(load.outputs["result"]),
+            sweep=sweep.outputs["sweep"],
+            replicas=watch.outputs["replicas"],
+            load_workers=load_workers,
+            run_load=run_load,
+        )
+    )
+    _step(report(results=merged.outputs["results"]))
+
+
 @dsl.pipeline(name="kfp-bench", description=BenchParams.__doc__.split("\n")[0])
 def kfp_bench(
     kfp_host: str = DEFAULT_KFP_HOST,
@@ -72,6 +192,9 @@ def kfp_bench(
     rate: float = 0.0,
     load_workers: int = 1,
     load_node_selector: dict = {},  # noqa: B006
+    sweep_rates: str = "",
+    sweep_step_sec: float = 30.0,
+    isvc: dict = {},  # noqa: B006
     token_secret: str = "kfp-bench-token",
     benchmark_id: str = "",
 ):
@@ -82,78 +205,8 @@ def kfp_bench(
         benchmark_id=benchmark_id,
         job_id=job_id,
         run_benchmark=run_benchmark,
+        isvc=isvc,
     )
     _kfp_caller(_step(done), token_secret)
     with dsl.ExitHandler(done, name="benchmark"):
-        checked = _step(
-            check_params(
-                kfp_host=kfp_host,
-                namespace=namespace,
-                pipeline=pipeline,
-                run_benchmark=run_benchmark,
-                num_runs=num_runs,
-                create_concurrency=create_concurrency,
-                poll_interval_sec=poll_interval_sec,
-                run_timeout_sec=run_timeout_sec,
-                run_parameters=run_parameters,
-                run_node_selector=run_node_selector,
-                run_load=run_load,
-                inference_url=inference_url,
-                host_header=host_header,
-                payload=payload,
-                duration_sec=duration_sec,
-                concurrency=concurrency,
-                rate=rate,
-                load_workers=load_workers,
-                load_node_selector=load_node_selector,
-                token_secret=token_secret,
-                benchmark_id=benchmark_id,
-                job_id=job_id,
-            )
-        )
-        manifest = _step(
-            stage_manifest(
-                pipeline=pipeline,
-                run_parameters=run_parameters,
-                run_node_selector=run_node_selector,
-                enabled=run_benchmark,
-            ).after(checked)
-        )
-        runs = spawn_and_poll_runs(
-            kfp_host=kfp_host,
-            namespace=namespace,
-            manifest=manifest.outputs["manifest"],
-            num_runs=num_runs,
-            create_concurrency=create_concurrency,
-            poll_interval_sec=poll_interval_sec,
-            run_timeout_sec=run_timeout_sec,
-            run_parameters=run_parameters,
-            run_node_selector=run_node_selector,
-            benchmark_id=benchmark_id,
-            job_id=job_id,
-            enabled=run_benchmark,
-        )
-        _kfp_caller(_step(runs, MAX_RUN_TIMEOUT_S + _SHORT), token_secret)
-        with dsl.ParallelFor(checked.output, name="load-workers") as worker:
-            load = inference_load(
-                worker=worker,
-                load_workers=load_workers,
-                inference_url=inference_url,
-                host_header=host_header,
-                payload=payload,
-                duration_sec=duration_sec,
-                concurrency=concurrency,
-                rate=rate,
-                enabled=run_load,
-            )
-            _step(load, MAX_DURATION_S + _SHORT)
-            kubernetes.add_node_selector_json(load, load_node_selector)
-        merged = _step(
-            aggregate(
-                runs=runs.outputs["runs"],
-                loads=dsl.Collected(load.outputs["result"]),
-                load_workers=load_workers,
-                run_load=run_load,
-            )
-        )
-        _step(report(results=merged.outputs["results"]))
+        _benchmark(**{k: v for k, v in locals().items() if k != "done"})

@@ -1,10 +1,10 @@
 """The ``kfp-bench`` command: parse, build options, call the engine, hand results to reporters.
 
 One subcommand per job (vegeta's subcommand map), one module per group: ``load`` (load, merge),
-``runs`` (runs, cleanup, kfp-server), ``pipeline`` (compile, submit, schedule, demo) and ``report``
-(report, compare). Bad input prints one line naming the input and the fix, and exits 2 with no
-traceback. The first Ctrl-C stops a benchmark cleanly and still prints what was measured; the exit
-code is then 130.
+``runs`` (runs, cleanup, kfp-server), ``pipeline`` (compile, submit, schedule, demo), ``report``
+(report, compare) and ``kserve`` (sweep). Bad input prints one line naming the input and the fix,
+and exits 2 with no traceback. The first Ctrl-C stops a benchmark cleanly and still prints what was
+measured; the exit code is then 130.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import argparse
 import sys
 
 from kfp_bench import __version__
-from kfp_bench.cli import load, pipeline, report, runs
+from kfp_bench.cli import kserve, load, pipeline, report, runs
 from kfp_bench.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Parser
 from kfp_bench.errors import BenchError, ConfigError
 
@@ -22,7 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="kfp-bench", description="Benchmarks for Kubeflow Pipelines and KServe.")
     parser.add_argument("--version", action="version", version=f"kfp-bench {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    for group in (load, runs, pipeline, report):
+    for group in (load, runs, pipeline, report, kserve):
         group.register(sub)
     return parser
 

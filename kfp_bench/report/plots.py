@@ -357,12 +357,20 @@ def load_timeline(t: Tables) -> Figure | None:
 
 
 def _replicas(ax, r: pd.DataFrame) -> None:
-    cols = [c for c in ("ready", "total", "desired", "actual") if c in r]
+    """Replicas by kind; where the observed part from the expected count, a shaded span; a panic
+    (the desired scale jumping), a dashed red line."""
+    cols = [c for c in ("ready", "total", "desired", "actual", "expected") if c in r]
     long = r.melt(id_vars="t_s", value_vars=cols, var_name="replicas", value_name="count")
     sns.lineplot(
         data=long.dropna(), x="t_s", y="count", hue="replicas", drawstyle="steps-post", ax=ax
     )
-    ax.set(title="Replicas", ylabel="pods")
+    if "apart" in r:
+        for t in r.loc[r["apart"].fillna(False).astype(bool), "t_s"]:
+            ax.axvspan(t, t + 1, color="#ffb300", alpha=0.2, lw=0)
+    if "panic" in r:
+        for t in r.loc[r["panic"].fillna(False).astype(bool), "t_s"]:
+            ax.axvline(t, color="#c62828", ls="--", lw=1)
+    ax.set(title="Replicas (dashed: panic; shaded: observed apart from expected)", ylabel="pods")
     ax.yaxis.get_major_locator().set_params(integer=True)
 
 

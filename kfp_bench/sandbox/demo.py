@@ -2,8 +2,9 @@
 
 It starts, on loopback, the sandbox KServe model server (iris) and the local KFP API server, then
 runs the kfp_bench meta-pipeline itself with kfp.local (each step a subprocess, as a pod would be):
-the runs benchmark spawns noop child runs on the local KFP server while the load workers load the
-model server. It shows each step as it finishes, prints the summary, and writes the report bundle
+the runs benchmark spawns noop child runs on the local KFP server while a short rate sweep
+(``SWEEP_RATES``), then the load workers, load the model server. It shows each step as it
+finishes, prints the summary, and writes the report bundle
 and the results into the output directory. Everything it starts is stopped on the way out, Ctrl-C
 included. kfp.local's own, verbose, output goes to DIR/pipeline.log.
 """
@@ -23,6 +24,9 @@ from pathlib import Path
 from kfp_bench.sandbox.model_server import start_model_server
 
 SERVICE_HOSTNAME = "iris.kfp-bench.example.com"
+#: The demo's rate sweep against the model server: short steps, well below its saturation.
+SWEEP_RATES = "5,20,50"
+SWEEP_STEP_S = 2.0
 #: What the demo copies out of kfp.local's pipeline root: (task, output) -> files.
 _OUTPUTS = (("aggregate", "results"), ("report", "records"))
 _BUNDLE = ("report.html", "summary.md", "metrics.json")
@@ -62,8 +66,13 @@ def run_demo(
                 duration_sec=duration_s,
                 concurrency=concurrency,
                 load_workers=load_workers,
+                sweep_rates=SWEEP_RATES,
+                sweep_step_sec=SWEEP_STEP_S,
             )
-            what = f"{num_runs} noop runs, {load_workers} load workers x {duration_s:g}s"
+            what = (
+                f"{num_runs} noop runs, a rate sweep ({SWEEP_RATES} req/s, {SWEEP_STEP_S:g}s "
+                f"each), {load_workers} load workers x {duration_s:g}s"
+            )
             _say(f"running the kfp_bench pipeline with kfp.local: {what} ({out}/pipeline.log)")
             ok = _run_pipeline(args, root, out / "pipeline.log")
         _collect(root, out)
@@ -156,6 +165,11 @@ def _print_summary(out: Path) -> None:
     res = read_results(out)
     print("\n=== KFP runs (noop child pipeline on the local KFP API)")
     runs_report.write_text(res.summary, sys.stdout)
+    if res.summary.get("sweep"):
+        from kfp_bench.report import sweep
+
+        print("\n=== rate sweep (KServe iris model, V1 predict, open loop)")
+        sweep.write_text(res.summary["sweep"], res.summary.get("sweep_knee"), sys.stdout)
     if res.load is not None:
         print("\n=== inference load (KServe iris model, V1 predict)")
         hey.write_text(res.load, sys.stdout)

@@ -11,9 +11,11 @@ from kfp_bench.components import (
     check_params,
     cleanup,
     inference_load,
+    rate_sweep,
     report,
     spawn_and_poll_runs,
     stage_manifest,
+    watch_replicas,
 )
 
 from kfp_bench.params import BenchParams
@@ -121,6 +123,7 @@ def test_cleanup_sweeps_what_a_failed_benchmark_left(kfp_api):
             benchmark_id="comp-test-2",
             job_id="x",
             run_benchmark=True,
+            isvc={},
         )
         with dsl.ExitHandler(done):
             check_params(**_check_args(num_runs=-1))
@@ -162,9 +165,21 @@ def test_aggregate_reports_a_missing_worker_and_report_publishes_the_bundle(mode
                 rate=0.0,
                 enabled=True,
             )
+        sweep = rate_sweep(
+            targets=[{"worker": 0, "url": url}],
+            host_header="",
+            payload=BenchParams().payload,
+            sweep_rates="5,10",
+            sweep_step_sec=0.5,
+        )
+        watch = watch_replicas(  # no InferenceService: it only says so
+            isvc={}, namespace="", duration_sec=1.0, sweep_rates="", sweep_step_sec=1.0
+        )
         merged = aggregate(
             runs=runs.outputs["runs"],
             loads=dsl.Collected(load.outputs["result"]),
+            sweep=sweep.outputs["sweep"],
+            replicas=watch.outputs["replicas"],
             load_workers=3,
             run_load=True,
         )
@@ -175,6 +190,7 @@ def test_aggregate_reports_a_missing_worker_and_report_publishes_the_bundle(mode
     res = read_results(records)
     assert res.load.workers["missing"] == [2]
     assert res.load.workers["expected"] == 3
+    assert [r["rate"] for r in res.summary["sweep"]] == [5, 10] and "replicas" not in res.summary
     assert {"report.html", "summary.md", "metrics.json", "load.json"} <= {
         p.name for p in records.iterdir()
     }

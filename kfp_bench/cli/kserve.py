@@ -1,0 +1,127 @@
+"""``kfp-bench sweep``: KServe's benchmark table (one open-loop step per rate) and its knee."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from kfp_bench._doc import field_help
+from kfp_bench.cli.common import EXIT_INTERRUPTED, duration
+from kfp_bench.errors import ConfigError
+from kfp_bench.load import LoadOptions
+from kfp_bench.load.payload import parse_shape, read_body, v1_payload, v2_payload
+from kfp_bench.load.sweep import KNEE_FACTOR, KNEE_MIN_SUCCESS, parse_rates, run_sweep
+from kfp_bench.report import sweep as sweep_report
+
+
+def _h(name: str) -> str:
+    return field_help(LoadOptions, name)
+
+
+def register(sub) -> None:
+    """sweep."""
+    p = sub.add_parser(
+        "sweep",
+        help="Open-loop rate sweep: QPS x (mean, p50, p95, p99, success) and the knee.",
+        description="Load URL open-loop at each rate of --rates for -z each, print KServe's "
+        "benchmark table and the saturation knee: the first rate whose p99 exceeds "
+        "--knee-factor x the first rate's p99, or whose success falls below --knee-success.",
+        allow_abbrev=False,
+    )
+    p.add_argument("url", help=_h("url"))
+    p.add_argument("--rates", required=True, help="Rates of the steps, requests/s, e.g. 5,50,500.")
+    p.add_argument("-z", type=duration, default=30.0, dest="duration", help="Length of each step.")
+    p.add_argument("-m", default="POST", dest="method", help=_h("method"))
+    p.add_argument(
+        "-H", action="append", default=[], dest="headers", metavar="HEADER", help=_h("headers")
+    )
+    p.add_argument("-d", dest="data", help="HTTP request body.")
+    p.add_argument("-D", dest="data_file", metavar="FILE", help="HTTP request body from a file.")
+    p.add_argument("-T", default="application/json", dest="content_type", help=_h("content_type"))
+    p.add_argument("-t", type=float, default=20.0, dest="timeout", help=_h("timeout"))
+    p.add_argument("-host", "--host", default="", dest="host", help=_h("host"))
+    p.add_argument("--v1-shape", metavar="SHAPE", help="Send a KServe V1 body of this shape.")
+    p.add_argument("--v2-shape", metavar="SHAPE", help="Send a V2 body of this shape.")
+    p.add_argument("--max-inflight", type=int, default=1000, help=_h("max_inflight"))
+    p.add_argument("--workers", type=int, default=1, help=_h("workers"))
+    p.add_argument(
+        "--knee-factor",
+        type=float,
+        default=KNEE_FACTOR,
+        help="k: a step whose p99 exceeds k x the first step's p99 is past the knee.",
+    )
+    p.add_argument(
+        "--knee-success",
+        type=float,
+        default=KNEE_MIN_SUCCESS,
+        help="A step whose success ratio is below this is past the knee.",
+    )
+    p.add_argument(
+        "--pause",
+        type=duration,
+        default=0.0,
+        help="Rest between steps, so one step's backlog does not spill over.",
+    )
+    p.add_argument("--i-know", action="store_true", help=_h("i_know"))
+    p.add_argument(
+        "--json-out",
+        metavar="FILE",
+        help='Write {"sweep": rows, "sweep_knee": knee} as JSON to FILE.',
+    )
+    p.set_defaults(func=cmd_sweep)
+
+
+def _options(a: argparse.Namespace) -> LoadOptions:
+    if sum(x is not None for x in (a.data, a.data_file, a.v1_shape, a.v2_shape)) > 1:
+        raise ConfigError("give one body: -d, -D, --v1-shape or --v2-shape")
+    content_type = a.content_type
+    if a.v1_shape:
+        body = v1_payload(parse_shape(a.v1_shape, "--v1-shape"))
+    elif a.v2_shape:
+        body = v2_payload(parse_shape(a.v2_shape, "--v2-shape"))
+    else:
+        body = read_body(a.data, a.data_file, content_type)
+    return LoadOptions(
+        url=a.url,
+        method=a.method,
+        headers=tuple(a.headers),
+        body=body,
+        content_type=content_type,
+        host=a.host,
+        timeout=a.timeout,
+        max_inflight=a.max_inflight,
+        workers=a.workers,
+        i_know=a.i_know,
+        duration=a.duration,
+    )
+
+
+def cmd_sweep(a: argparse.Namespace) -> int:
+    rates = parse_rates(a.rates)
+    opts = _options(a)
+
+    def said(step) -> None:
+        print(
+            f"  {step.rate:g} req/s: {step.requests} requests, p99 {step.p99_ms:.1f} ms, "
+            f"success {step.success_ratio:.2%}",
+            file=sys.stderr,
+            flush=True,
+        )
+
+    result = run_sweep(
+        opts,
+        rates,
+        a.duration,
+        factor=a.knee_factor,
+        min_success=a.knee_success,
+        pause_s=a.pause,
+        on_step=said,
+    )
+    doc = result.as_dict()
+    sweep_report.write_text(doc["sweep"], doc["sweep_knee"], sys.stdout)
+    if a.json_out:
+        with open(a.json_out, "w") as f:
+            json.dump(doc, f, indent=1)
+    interrupted = any(s.interrupted for s in result.steps)
+    return EXIT_INTERRUPTED if interrupted else 0

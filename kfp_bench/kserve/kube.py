@@ -1,0 +1,176 @@
+"""The one small interface between kfp-bench and Kubernetes: ``Kube``.
+
+Everything kfp-bench asks of a cluster goes through its six methods: create, get and delete an
+InferenceService (with the kserve SDK's ``KServeClient`` and its V1beta1 models), list the pods of
+one of its components, and list the Knative PodAutoscalers behind it. The rest of
+``kfp_bench.kserve`` sees plain values (dicts, ``PodState``, ``ScaleState``), so the tests drive it
+with the real clients pointed at a loopback server of recorded responses.
+
+A 404 is an answer (None, or False for a delete), not an error; any other API failure raises
+``KubeError`` naming the call, the object and the API's reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kfp_bench.errors import KubeError
+
+ISVC_LABEL = "serving.kserve.io/inferenceservice"
+GROUP, VERSION, PLURAL = "serving.kserve.io", "v1beta1", "inferenceservices"
+PA_GROUP, PA_VERSION, PA_PLURAL = "autoscaling.internal.knative.dev", "v1alpha1", "podautoscalers"
+
+
+def selector(name: str, component: str = "predictor") -> str:
+    """The label selector of an InferenceService component's pods (and PodAutoscalers)."""
+    return f"{ISVC_LABEL}={name},component={component}"
+
+
+@dataclass(frozen=True, slots=True)
+class PodState:
+    """One pod, as the replica watcher counts it.
+
+    Attributes:
+        name: the pod's name.
+        ready: its Ready condition is True.
+        live: it counts towards the total: neither terminating nor Succeeded/Failed.
+    """
+
+    name: str
+    ready: bool
+    live: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleState:
+    """One Knative PodAutoscaler's scales.
+
+    Attributes:
+        name: the PodAutoscaler's name (the revision's).
+        desired: status.desiredScale, the pods the autoscaler wants; None before it decides.
+        actual: status.actualScale, the pods it counts.
+    """
+
+    name: str
+    desired: int | None
+    actual: int | None
+
+
+class Kube:
+    """The kubernetes and kserve clients of one namespace.
+
+    Args:
+        namespace: the namespace of the InferenceService and its pods.
+        kubeconfig: a kubeconfig file; None for the in-cluster service account (inside a pod) or
+            ~/.kube/config.
+        config_dict: a kubeconfig as a dict, instead of a file.
+    """
+
+    def __init__(self, namespace: str, *, kubeconfig: str | None = None, config_dict=None):
+        from kserve import KServeClient
+
+        self.namespace = namespace
+        try:
+            self.kserve = KServeClient(config_file=kubeconfig, config_dict=config_dict)
+        except Exception as exc:  # kubernetes' config errors have no common base
+            raise KubeError(
+                f"no Kubernetes configuration ({exc}); run inside the cluster or give a kubeconfig"
+            ) from None
+        self.core = self.kserve.core_api
+        self.custom = self.kserve.api_instance
+
+    def _call(self, what: str, fn, *args, **kwargs):
+        from kubernetes.client.exceptions import ApiException
+        from urllib3.exceptions import HTTPError
+
+        try:
+            return fn(*args, **kwargs)
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise KubeError(
+                f"{what} in namespace {self.namespace}: HTTP {exc.status} {exc.reason}"
+                f"{_message(exc.body)}"
+            ) from None
+        except HTTPError as exc:
+            raise KubeError(f"{what}: the Kubernetes API is unreachable ({exc})") from None
+
+    def create_isvc(self, isvc) -> dict:
+        """Create ``isvc`` (a ``V1beta1InferenceService``) with ``KServeClient.create``."""
+        from kubernetes.client.exceptions import ApiException
+
+        name = isvc.metadata.name
+        try:
+            return self.kserve.create(isvc, namespace=self.namespace)
+        except RuntimeError as exc:  # KServeClient wraps the ApiException in a RuntimeError
+            cause = exc.__context__
+            if isinstance(cause, ApiException):
+                raise KubeError(
+                    f"create InferenceService {name} in namespace {self.namespace}: HTTP "
+                    f"{cause.status} {cause.reason}{_message(cause.body)}"
+                ) from None
+            raise KubeError(f"create InferenceService {name}: {exc}") from None
+
+    def get_isvc(self, name: str) -> dict | None:
+        """The InferenceService ``name`` as JSON, or None when there is none."""
+        return self._call(
+            f"get InferenceService {name}",
+            self.custom.get_namespaced_custom_object,
+            GROUP, VERSION, self.namespace, PLURAL, name,
+        )  # fmt: skip
+
+    def delete_isvc(self, name: str) -> bool:
+        """Delete the InferenceService ``name``; False when it was already gone."""
+        done = self._call(
+            f"delete InferenceService {name}",
+            self.custom.delete_namespaced_custom_object,
+            GROUP, VERSION, self.namespace, PLURAL, name,
+        )  # fmt: skip
+        return done is not None
+
+    def pods(self, label_selector: str) -> list[PodState]:
+        """The pods matching ``label_selector``, ready or not."""
+        found = self._call(
+            f"list pods {label_selector}",
+            self.core.list_namespaced_pod,
+            self.namespace,
+            label_selector=label_selector,
+        )
+        return [_pod(p) for p in (found.items if found is not None else [])]
+
+    def podautoscalers(self, label_selector: str) -> list[ScaleState]:
+        """The Knative PodAutoscalers matching ``label_selector`` (one per live revision)."""
+        found = self._call(
+            f"list podautoscalers {label_selector}",
+            self.custom.list_namespaced_custom_object,
+            PA_GROUP, PA_VERSION, self.namespace, PA_PLURAL,
+            label_selector=label_selector,
+        )  # fmt: skip
+        out = []
+        for pa in (found or {}).get("items", []):
+            status = pa.get("status") or {}
+            out.append(
+                ScaleState(
+                    pa["metadata"]["name"], status.get("desiredScale"), status.get("actualScale")
+                )  # fmt: skip
+            )
+        return out
+
+
+def _pod(p) -> PodState:
+    status = p.status
+    conditions = (status.conditions if status is not None else None) or []
+    ready = any(c.type == "Ready" and c.status == "True" for c in conditions)
+    phase = status.phase if status is not None else None
+    live = p.metadata.deletion_timestamp is None and phase not in ("Succeeded", "Failed")
+    return PodState(p.metadata.name, ready and live, live)
+
+
+def _message(body) -> str:
+    import json
+
+    try:
+        msg = json.loads(body).get("message", "")
+    except (TypeError, ValueError, AttributeError):
+        msg = ""
+    return f": {msg}" if msg else ""

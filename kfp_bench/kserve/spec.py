@@ -1,0 +1,301 @@
+"""An InferenceService from parameters: ``IsvcSpec``, its checks, and the kserve SDK object.
+
+``IsvcSpec`` holds the knobs of KServe's autoscaling guide: model format, storageUri and
+runtimeVersion; resources, GPUs included; scaleTarget and scaleMetric (or the old schema's
+``autoscaling.knative.dev/target`` annotation), containerConcurrency, minReplicas, maxReplicas;
+the deployment mode; and an optional transformer with its own scale settings (``ScaleSpec``).
+``validate()`` raises ``ConfigError`` naming the parameter and the fix before anything is created;
+``to_isvc()`` builds the ``V1beta1InferenceService`` with the kserve SDK's models and ``to_dict()``
+its JSON body (what the tests validate against KServe's CRD schema).
+
+GPUs: KServe's CPU-only serving runtimes (kserve-sklearnserver, -xgbserver, -lgbserver,
+-pmmlserver) ship no CUDA, so a GPU asked for with the sklearn, xgboost, lightgbm or pmml format
+is refused; the formats whose runtimes have GPU images (tensorflow, pytorch, onnx via Triton,
+triton, huggingface) take one. RawDeployment (Standard) scales with an HPA, which knows cpu and
+memory only and never scales to zero, so concurrency or rps metrics and minReplicas 0 need the
+Serverless (Knative) mode, and containerConcurrency, a Knative setting, is refused there too.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field, fields
+
+from kfp_bench.errors import ConfigError
+
+#: Model formats of KServe's ClusterServingRuntimes -> whether a GPU image serves them.
+MODEL_FORMATS = {
+    "sklearn": False,
+    "xgboost": False,
+    "lightgbm": False,
+    "pmml": False,
+    "tensorflow": True,
+    "pytorch": True,
+    "onnx": True,
+    "triton": True,
+    "huggingface": True,
+}
+SCALE_METRICS = ("concurrency", "rps", "cpu", "memory")
+#: KServe's serving.kserve.io/deploymentMode values (Standard is RawDeployment's newer name).
+SERVERLESS = "Serverless"
+DEPLOYMENT_MODES = (SERVERLESS, "RawDeployment", "Standard")
+MODE_ANNOTATION = "serving.kserve.io/deploymentMode"
+TARGET_ANNOTATION = "autoscaling.knative.dev/target"
+METRIC_ANNOTATION = "autoscaling.knative.dev/metric"
+GPU = "nvidia.com/gpu"
+_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_QUANTITY = re.compile(r"\d+(\.\d+)?(m|k|Ki|Mi|Gi|Ti|M|G|T)?")
+DEFAULT_STORAGE_URI = "gs://kfserving-examples/models/sklearn/1.0/model"
+
+
+@dataclass(frozen=True, slots=True)
+class ScaleSpec:
+    """How one component (predictor or transformer) scales and what it may use.
+
+    Attributes:
+        scale_target: the autoscaler's target per pod of scale_metric (e.g. 1 request in flight);
+            0 leaves KServe's default.
+        scale_metric: concurrency or rps (Knative's KPA), or cpu or memory (an HPA).
+        container_concurrency: a hard limit of requests in flight per pod (Knative); 0: none.
+        min_replicas: the fewest pods; 0 scales to zero (Serverless only).
+        max_replicas: the most pods; 0: no limit.
+        cpu: CPU request and limit, e.g. 1 or 500m; empty: the runtime's default.
+        memory: memory request and limit, e.g. 2Gi; empty: the runtime's default.
+        gpu: nvidia.com/gpu limit; 0 for none.
+    """
+
+    scale_target: int = 1
+    scale_metric: str = "concurrency"
+    container_concurrency: int = 0
+    min_replicas: int = 1
+    max_replicas: int = 0
+    cpu: str = ""
+    memory: str = ""
+    gpu: int = 0
+
+    def validate(self, where: str, mode: str) -> None:
+        def bad(name: str, value, fix: str) -> ConfigError:
+            return ConfigError(f"isvc {where}{name}={value!r}: {fix}")
+
+        if self.scale_metric not in SCALE_METRICS:
+            raise bad("scale_metric", self.scale_metric, f"use one of {', '.join(SCALE_METRICS)}")
+        for name in ("scale_target", "container_concurrency", "min_replicas", "max_replicas"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise bad(name, value, "give a whole number")
+        if self.scale_target <= 0:
+            raise bad("scale_target", self.scale_target, "give a target above 0, e.g. 1")
+        if self.container_concurrency < 0:
+            raise bad("container_concurrency", self.container_concurrency, "give 0 (no limit) "
+                      "or a positive limit of requests in flight per pod")  # fmt: skip
+        if self.min_replicas < 0 or self.max_replicas < 0:
+            raise bad("min_replicas", self.min_replicas, "replica counts cannot be negative")
+        if self.max_replicas and self.min_replicas > self.max_replicas:
+            raise bad("min_replicas", self.min_replicas,
+                      f"must not exceed max_replicas={self.max_replicas}; lower it or raise "
+                      "max_replicas (0: no limit)")  # fmt: skip
+        if not isinstance(self.gpu, int) or isinstance(self.gpu, bool) or self.gpu < 0:
+            raise bad("gpu", self.gpu, "give a whole number of GPUs, 0 for none")
+        for name in ("cpu", "memory"):
+            value = getattr(self, name)
+            if value and not _QUANTITY.fullmatch(str(value)):
+                raise bad(name, value, "give a Kubernetes quantity, e.g. 500m, 1 or 2Gi")
+        if mode != SERVERLESS:
+            if self.scale_metric in ("concurrency", "rps"):
+                raise bad("scale_metric", self.scale_metric, f"{mode} scales with an HPA, which "
+                          "knows cpu and memory only; use one of them or deployment_mode "
+                          "Serverless")  # fmt: skip
+            if self.min_replicas == 0:
+                raise bad("min_replicas", 0, f"{mode} (HPA) cannot scale to zero; give 1 or "
+                          "more, or deployment_mode Serverless")  # fmt: skip
+            if self.container_concurrency:
+                raise bad("container_concurrency", self.container_concurrency, "a Knative "
+                          f"setting, not used by {mode}; give 0 or deployment_mode "
+                          "Serverless")  # fmt: skip
+
+    def resources(self):
+        """The ``V1ResourceRequirements`` of cpu, memory and gpu, or None when none is set."""
+        from kubernetes.client import V1ResourceRequirements
+
+        amounts = {k: str(v) for k, v in (("cpu", self.cpu), ("memory", self.memory)) if v}
+        limits = dict(amounts)
+        if self.gpu:
+            limits[GPU] = str(self.gpu)
+        if not limits:
+            return None
+        return V1ResourceRequirements(requests=amounts or None, limits=limits)
+
+    def component_fields(self, old_schema: bool) -> dict:
+        """The scale fields of a V1beta1 predictor or transformer spec (snake_case)."""
+        out = {"min_replicas": self.min_replicas}
+        if self.max_replicas:
+            out["max_replicas"] = self.max_replicas
+        if self.container_concurrency:
+            out["container_concurrency"] = self.container_concurrency
+        if not old_schema:
+            out.update(scale_target=self.scale_target, scale_metric=self.scale_metric)
+        return out
+
+    def annotations(self, old_schema: bool) -> dict:
+        """The old schema's Knative annotations, when it is asked for."""
+        if not old_schema:
+            return {}
+        return {TARGET_ANNOTATION: str(self.scale_target), METRIC_ANNOTATION: self.scale_metric}
+
+
+@dataclass(frozen=True, slots=True)
+class IsvcSpec:
+    """An InferenceService to deploy for a benchmark.
+
+    Attributes:
+        name: the InferenceService's name, a DNS-1123 label (lower case, digits, dashes).
+        namespace: its namespace.
+        model_format: the predictor's model format: sklearn, xgboost, lightgbm, pmml,
+            tensorflow, pytorch, onnx, triton or huggingface.
+        storage_uri: where the model lives (gs://, s3://, pvc://, https://, hf://).
+        runtime_version: the serving runtime's image tag; empty for the runtime's default.
+        protocol_version: v1 or v2 (Open Inference Protocol); empty for the runtime's default.
+        deployment_mode: Serverless (Knative, KPA), or RawDeployment / Standard (Deployment and
+            HPA).
+        old_schema: write scaleTarget and scaleMetric as the old autoscaling.knative.dev/target
+            and /metric annotations instead of fields.
+        predictor: the predictor's scale and resources (a ScaleSpec).
+        transformer_image: the transformer's container image; empty for no transformer.
+        transformer: the transformer's own scale and resources (a ScaleSpec).
+    """
+
+    name: str
+    namespace: str = "default"
+    model_format: str = "sklearn"
+    storage_uri: str = DEFAULT_STORAGE_URI
+    runtime_version: str = ""
+    protocol_version: str = ""
+    deployment_mode: str = SERVERLESS
+    old_schema: bool = False
+    predictor: ScaleSpec = field(default_factory=ScaleSpec)
+    transformer_image: str = ""
+    transformer: ScaleSpec = field(default_factory=ScaleSpec)
+
+    @classmethod
+    def from_dict(cls, doc: dict) -> IsvcSpec:
+        """An ``IsvcSpec`` from a JSON object (the pipeline's isvc parameter); ``predictor`` and
+        ``transformer`` are objects of ``ScaleSpec`` fields. Unknown keys are refused."""
+        if not isinstance(doc, dict):
+            raise ConfigError(f"isvc {doc!r}: give a JSON object of IsvcSpec fields")
+        _known(doc, cls, "isvc")
+        doc = dict(doc)
+        for part in ("predictor", "transformer"):
+            if part in doc:
+                sub = doc[part]
+                if not isinstance(sub, dict):
+                    raise ConfigError(
+                        f"isvc {part}={sub!r}: give a JSON object of ScaleSpec fields"
+                    )
+                _known(sub, ScaleSpec, f"isvc {part}")
+                doc[part] = ScaleSpec(**{k: _whole(v) for k, v in sub.items()})
+        if "name" not in doc:
+            raise ConfigError("isvc: no name; give the InferenceService a name, e.g. bench-iris")
+        return cls(**doc)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    @property
+    def serverless(self) -> bool:
+        return self.deployment_mode == SERVERLESS
+
+    def validate(self) -> IsvcSpec:
+        """Check every field; raise ``ConfigError`` naming the field and the fix."""
+        for what, value in (("name", self.name), ("namespace", self.namespace)):
+            if not (
+                isinstance(value, str) and len(value) <= 63 and _DNS1123_LABEL.fullmatch(value)
+            ):
+                raise ConfigError(
+                    f"isvc {what}={value!r}: not a DNS-1123 label; use at most 63 lower-case "
+                    "letters, digits and dashes, starting and ending with a letter or digit"
+                )
+        if self.model_format not in MODEL_FORMATS:
+            raise ConfigError(
+                f"isvc model_format={self.model_format!r}: unknown; use one of "
+                f"{', '.join(MODEL_FORMATS)}"
+            )
+        if self.deployment_mode not in DEPLOYMENT_MODES:
+            raise ConfigError(
+                f"isvc deployment_mode={self.deployment_mode!r}: use one of "
+                f"{', '.join(DEPLOYMENT_MODES)}"
+            )
+        if not self.storage_uri or "://" not in self.storage_uri:
+            raise ConfigError(
+                f"isvc storage_uri={self.storage_uri!r}: give a model URI, e.g. "
+                f"{DEFAULT_STORAGE_URI}"
+            )
+        if self.protocol_version not in ("", "v1", "v2"):
+            raise ConfigError(f"isvc protocol_version={self.protocol_version!r}: use v1 or v2")
+        self.predictor.validate("predictor.", self.deployment_mode)
+        if self.predictor.gpu and not MODEL_FORMATS[self.model_format]:
+            gpu_formats = ", ".join(k for k, v in MODEL_FORMATS.items() if v)
+            raise ConfigError(
+                f"isvc predictor.gpu={self.predictor.gpu}: KServe's {self.model_format} runtime "
+                f"has no GPU image; use gpu 0, or a model format with GPU support ({gpu_formats})"
+            )
+        if self.transformer_image:
+            self.transformer.validate("transformer.", self.deployment_mode)
+        return self
+
+    def to_isvc(self):
+        """The ``V1beta1InferenceService`` (kserve SDK models) of this spec, validated."""
+        import kserve
+        from kubernetes.client import V1Container, V1ObjectMeta
+
+        self.validate()
+        model = kserve.V1beta1ModelSpec(
+            model_format=kserve.V1beta1ModelFormat(name=self.model_format),
+            storage_uri=self.storage_uri,
+            runtime_version=self.runtime_version or None,
+            protocol_version=self.protocol_version or None,
+            resources=self.predictor.resources(),
+        )
+        old = self.old_schema
+        predictor = kserve.V1beta1PredictorSpec(model=model, **self.predictor.component_fields(old))
+        transformer = None
+        if self.transformer_image:
+            container = V1Container(
+                name="kserve-container",
+                image=self.transformer_image,
+                resources=self.transformer.resources(),
+            )
+            transformer = kserve.V1beta1TransformerSpec(
+                containers=[container],
+                annotations=self.transformer.annotations(old) or None,
+                **self.transformer.component_fields(old),
+            )
+        annotations = {MODE_ANNOTATION: self.deployment_mode, **self.predictor.annotations(old)}
+        return kserve.V1beta1InferenceService(
+            api_version="serving.kserve.io/v1beta1",
+            kind="InferenceService",
+            metadata=V1ObjectMeta(
+                name=self.name,
+                namespace=self.namespace,
+                annotations=annotations,
+                labels={"app.kubernetes.io/managed-by": "kfp-bench"},
+            ),
+            spec=kserve.V1beta1InferenceServiceSpec(predictor=predictor, transformer=transformer),
+        )
+
+    def to_dict(self) -> dict:
+        """The InferenceService as the JSON body sent to the Kubernetes API (camelCase)."""
+        from kserve.api_client import ApiClient
+
+        return ApiClient().sanitize_for_serialization(self.to_isvc())
+
+
+def _known(doc: dict, cls, where: str) -> None:
+    names = {f.name for f in fields(cls)}
+    unknown = sorted(set(doc) - names)
+    if unknown:
+        raise ConfigError(f"{where}: unknown fields {unknown}; known: {', '.join(sorted(names))}")
+
+
+def _whole(value):
+    """A KFP dict parameter's numbers arrive as doubles: 1.0 becomes 1."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value

@@ -1,0 +1,178 @@
+"""The replica watcher: ready and total pods, and the Knative autoscaler's scales, over time.
+
+``ReplicaWatcher`` samples one InferenceService component through ``kube.Kube``: its pods by
+label (serving.kserve.io/inferenceservice=NAME, component=predictor) and, in Knative mode, the
+PodAutoscaler's desiredScale and actualScale. It runs in a thread beside a load (``start`` and
+``stop``) or for a fixed time (``watch``), and yields ``ReplicaSample`` records.
+
+``replica_rows`` joins the samples with the load's per-second series (``t`` epoch seconds) into
+summary.json's ``replicas`` rows: {t, ready, total, desired, actual, expected, panic, apart,
+inflight, rps, p50_ms, p99_ms}. ``expected`` is what Knative's rule gives for the observed
+concurrency, ceil(inflight / (target x utilization)); ``apart`` marks where the pods observed
+part from it by more than one pod; ``panic`` marks a sample where the desired scale at least
+doubled, by 2 pods or more, since the sample before: Knative's panic mode (a 6 s window at twice
+the target) jumping ahead of its 60 s stable window. The module never prints.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+
+from kfp_bench.kserve.kube import Kube, selector
+
+#: Knative's defaults (config-autoscaler): container-concurrency-target-percentage 70%.
+UTILIZATION = 0.7
+STABLE_WINDOW_S = 60.0
+PANIC_WINDOW_PERCENT = 10.0
+PANIC_THRESHOLD = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaSample:
+    """The replicas of one component at one moment.
+
+    Attributes:
+        t: when, epoch seconds.
+        ready: pods whose Ready condition is True.
+        total: pods neither terminating nor finished.
+        desired: the PodAutoscalers' desiredScale summed; None outside Knative or before one.
+        actual: their actualScale summed; None likewise.
+    """
+
+    t: float
+    ready: int
+    total: int
+    desired: int | None = None
+    actual: int | None = None
+
+
+class ReplicaWatcher:
+    """Samples the replicas of ``name``'s ``component`` every ``interval_s`` seconds.
+
+    Args:
+        kube: the cluster interface.
+        name: the InferenceService.
+        component: predictor or transformer.
+        knative: also read the Knative PodAutoscalers (Serverless mode).
+        interval_s: seconds between samples.
+    """
+
+    def __init__(self, kube: Kube, name: str, component: str = "predictor", *,
+                 knative: bool = True, interval_s: float = 1.0):  # fmt: skip
+        self.kube = kube
+        self.selector = selector(name, component)
+        self.knative = knative
+        self.interval_s = interval_s
+        self.samples: list[ReplicaSample] = []
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.error: Exception | None = None
+
+    def sample(self) -> ReplicaSample:
+        """One sample, now."""
+        t = time.time()
+        pods = self.kube.pods(self.selector)
+        desired = actual = None
+        if self.knative:
+            pas = self.kube.podautoscalers(self.selector)
+            if any(p.desired is not None for p in pas):
+                desired = sum(p.desired or 0 for p in pas)
+            if any(p.actual is not None for p in pas):
+                actual = sum(p.actual or 0 for p in pas)
+        ready = sum(p.ready for p in pods)
+        return ReplicaSample(t, ready, sum(p.live for p in pods), desired, actual)
+
+    def watch(self, duration_s: float) -> list[ReplicaSample]:
+        """Sample for ``duration_s`` seconds (or until ``stop``); return every sample."""
+        end = time.monotonic() + duration_s
+        next_at = time.monotonic()
+        while not self._stop.is_set() and time.monotonic() < end:
+            self.samples.append(self.sample())
+            next_at += self.interval_s  # paced from the start, not after each sample
+            self._stop.wait(max(0.0, next_at - time.monotonic()))
+        return list(self.samples)
+
+    def start(self, duration_s: float = math.inf) -> ReplicaWatcher:
+        """Watch in a background thread; an API error stops it and is kept in ``error``."""
+
+        def run():
+            try:
+                self.watch(duration_s)
+            except Exception as exc:  # reported by stop(), never lost in the thread
+                self.error = exc
+
+        self._thread = threading.Thread(target=run, name="replica-watcher", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> list[ReplicaSample]:
+        """Stop the background thread; return the samples. Re-raises its API error."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        if self.error is not None:
+            raise self.error
+        return list(self.samples)
+
+    def max_ready(self, t0: float, t1: float) -> int | None:
+        """The most ready pods sampled between ``t0`` and ``t1`` (epoch seconds)."""
+        seen = [s.ready for s in list(self.samples) if t0 <= s.t <= t1 + self.interval_s]
+        return max(seen) if seen else None
+
+
+def watcher_doc(samples: Iterable[ReplicaSample], *, target: float, knative: bool,
+                utilization: float = UTILIZATION) -> dict:  # fmt: skip
+    """The watcher's saved result: its samples and the autoscaler settings to judge them by."""
+    return {
+        "samples": [asdict(s) for s in samples],
+        "target": target,
+        "utilization": utilization,
+        "knative": knative,
+    }
+
+
+def expected_replicas(concurrency: float, target: float, utilization: float = UTILIZATION) -> int:
+    """Knative's pods for an observed concurrency: ceil(concurrency / (target x utilization))."""
+    return math.ceil(round(concurrency / (target * utilization), 9))
+
+
+def replica_rows(doc: dict, series: list[dict]) -> dict:
+    """summary.json's ``replicas`` rows and ``replicas_summary`` from a ``watcher_doc`` and the
+    load's per-second series rows (``t``, requests, inflight, p50_ms, p99_ms)."""
+    by_sec = {int(r["t"]): r for r in series}
+    target, util = doc.get("target") or 0, doc.get("utilization") or UTILIZATION
+    rows, prev_desired = [], None
+    for s in doc.get("samples", []):
+        row = {k: s.get(k) for k in ("t", "ready", "total", "desired", "actual")}
+        load = by_sec.get(int(s["t"]))
+        if load is not None:
+            row.update(
+                inflight=load.get("inflight"),
+                rps=load.get("requests"),
+                p50_ms=load.get("p50_ms"),
+                p99_ms=load.get("p99_ms"),
+            )
+            if target and load.get("inflight") is not None:
+                row["expected"] = expected_replicas(load["inflight"], target, util)
+                row["apart"] = abs(row["expected"] - s["ready"]) > 1
+        desired = s.get("desired")
+        row["panic"] = bool(
+            desired is not None
+            and prev_desired is not None
+            and desired >= 2 * max(prev_desired, 1)
+            and desired - prev_desired >= 2
+        )
+        prev_desired = desired if desired is not None else prev_desired
+        rows.append(row)
+    summary = {
+        "max_ready": max((r["ready"] for r in rows), default=0),
+        "panic_moments": [r["t"] for r in rows if r["panic"]],
+        "apart_seconds": sum(1 for r in rows if r.get("apart")),
+        "target": target,
+        "utilization": util,
+    }
+    return {"replicas": rows, "replicas_summary": summary}

@@ -1,0 +1,243 @@
+"""The rate sweep: one open-loop step per rate, KServe's benchmark table, and the saturation knee.
+
+KServe's own benchmark is a table of QPS against mean, p50, p95 and p99 latency and the success
+rate. ``run_sweep`` builds it with the load engine: for each rate of ``rates`` it runs
+``run_load`` open-loop for ``step_s`` seconds (latency from the intended send time, so a server
+that falls behind shows it) and keeps one ``SweepStep``. ``find_knee`` then names the saturation
+knee: the first rate whose p99 exceeds ``k`` times the low-load p99 (the first step's), or whose
+success ratio falls below ``min_success``. The module never prints; ``on_step`` hears each step.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from kfp_bench.errors import ConfigError
+from kfp_bench.load.options import LoadOptions
+from kfp_bench.load.workers import run_load
+
+#: Defaults of the knee: p99 beyond 3x the low-load p99, or under 99% success.
+KNEE_FACTOR = 3.0
+KNEE_MIN_SUCCESS = 0.99
+MAX_STEPS = 50
+
+
+@dataclass(frozen=True, slots=True)
+class SweepStep:
+    """One step of the sweep: a rate held for a while, and what it measured.
+
+    Attributes:
+        rate: the open-loop rate asked for, requests/s.
+        rps: the rate achieved: requests answered or failed per second.
+        requests: requests sent in the step.
+        mean_ms: mean latency (from the intended send time), ms.
+        p50_ms: median latency, ms.
+        p95_ms: 95th percentile latency, ms.
+        p99_ms: 99th percentile latency, ms.
+        success_ratio: responses with a 1xx-3xx status over requests.
+        started_at: the step's start, epoch seconds.
+        duration_s: the step's length, seconds.
+        max_replicas: the most ready replicas seen during the step; None when not watched.
+        interrupted: the step was cut short by Ctrl-C.
+    """
+
+    rate: float
+    rps: float
+    requests: int
+    mean_ms: float
+    p50_ms: float
+    p95_ms: float
+    p99_ms: float
+    success_ratio: float
+    started_at: float
+    duration_s: float
+    max_replicas: int | None = None
+    interrupted: bool = False
+
+    def row(self, knee: bool = False) -> dict:
+        """The step as a row of summary.json's ``sweep`` (max_replicas only when known)."""
+        row = {
+            "rate": self.rate,
+            "rps": round(self.rps, 3),
+            "requests": self.requests,
+            "mean_ms": round(self.mean_ms, 3),
+            "p50_ms": round(self.p50_ms, 3),
+            "p95_ms": round(self.p95_ms, 3),
+            "p99_ms": round(self.p99_ms, 3),
+            "success_ratio": round(self.success_ratio, 6),
+        }
+        if self.max_replicas is not None:
+            row["max_replicas"] = self.max_replicas
+        row["knee"] = knee
+        return row
+
+
+@dataclass(frozen=True, slots=True)
+class Knee:
+    """Where the sweep saturates.
+
+    Attributes:
+        rate: the first rate past the knee; None when no step saturated.
+        reason: why that step is past the knee ("p99 ... > 3x ..." or "success ..."), or why
+            there is none.
+        baseline_p99_ms: the low-load p99 (the first step's) the others are compared with.
+        factor: k, the p99 multiple that marks saturation.
+        min_success: the success ratio under which a step is saturated.
+    """
+
+    rate: float | None
+    reason: str
+    baseline_p99_ms: float
+    factor: float
+    min_success: float
+
+    def as_dict(self) -> dict:
+        return {
+            "rate": self.rate,
+            "reason": self.reason,
+            "baseline_p99_ms": round(self.baseline_p99_ms, 3),
+            "factor": self.factor,
+            "min_success": self.min_success,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SweepResult:
+    """Every step of a sweep and its knee."""
+
+    steps: tuple[SweepStep, ...]
+    knee: Knee
+
+    def rows(self) -> list[dict]:
+        """summary.json's ``sweep`` rows, the knee's step flagged ``knee: true``."""
+        return [s.row(knee=s.rate == self.knee.rate) for s in self.steps]
+
+    def as_dict(self) -> dict:
+        """``{"sweep": rows, "sweep_knee": knee}``: the keys a results summary takes."""
+        return {"sweep": self.rows(), "sweep_knee": self.knee.as_dict()}
+
+
+def parse_rates(text: str, flag: str = "--rates") -> tuple[float, ...]:
+    """Rates from ``"5,50,500"``: positive, increasing, at most ``MAX_STEPS`` of them."""
+    parts = [p.strip() for p in str(text).split(",") if p.strip()]
+    try:
+        rates = tuple(float(p) for p in parts)
+    except ValueError:
+        raise ConfigError(
+            f"{flag} {text!r}: not a list of numbers; give rates in requests/s, e.g. 5,50,500"
+        ) from None
+    check_rates(rates, flag)
+    return rates
+
+
+def check_rates(rates: Sequence[float], flag: str = "--rates") -> None:
+    """Raise ``ConfigError`` unless ``rates`` are 1 to ``MAX_STEPS`` increasing positive numbers."""
+    shown = ",".join(f"{r:g}" for r in rates)
+    if not rates:
+        raise ConfigError(f"{flag}: no rates; give rates in requests/s, e.g. 5,50,500")
+    if len(rates) > MAX_STEPS:
+        raise ConfigError(f"{flag} {shown}: {len(rates)} steps; give at most {MAX_STEPS}")
+    if any(not (r > 0 and math.isfinite(r)) for r in rates):
+        raise ConfigError(f"{flag} {shown}: every rate must be a positive number of requests/s")
+    if any(b <= a for a, b in zip(rates, rates[1:], strict=False)):
+        raise ConfigError(
+            f"{flag} {shown}: give the rates in increasing order (the first is the low-load "
+            "baseline of the knee)"
+        )
+
+
+def find_knee(
+    steps: Sequence[SweepStep],
+    factor: float = KNEE_FACTOR,
+    min_success: float = KNEE_MIN_SUCCESS,
+) -> Knee:
+    """The first step whose p99 exceeds ``factor`` x the first step's p99, or whose success ratio
+    is below ``min_success``. The first step is the baseline but is itself past the knee when its
+    success ratio is already too low."""
+    if not steps:
+        return Knee(None, "no steps", 0.0, factor, min_success)
+    base = steps[0].p99_ms
+    for s in steps:
+        if s.success_ratio < min_success:
+            reason = f"success {s.success_ratio:.2%} < {min_success:.0%}"
+            return Knee(s.rate, reason, base, factor, min_success)
+        if s is not steps[0] and s.p99_ms > factor * base:
+            reason = f"p99 {s.p99_ms:.1f} ms > {factor:g}x the low-load p99 {base:.1f} ms"
+            return Knee(s.rate, reason, base, factor, min_success)
+    return Knee(None, f"no step past {factor:g}x p99 or under {min_success:.0%}", base, factor,
+                min_success)  # fmt: skip
+
+
+def run_sweep(
+    base: LoadOptions,
+    rates: Sequence[float],
+    step_s: float,
+    *,
+    factor: float = KNEE_FACTOR,
+    min_success: float = KNEE_MIN_SUCCESS,
+    pause_s: float = 0.0,
+    max_replicas: Callable[[float, float], int | None] | None = None,
+    on_step: Callable[[SweepStep], None] | None = None,
+) -> SweepResult:
+    """Run one open-loop step of ``step_s`` seconds per rate; return the steps and the knee.
+
+    Args:
+        base: the request and connection options; its rate, duration and requests are replaced.
+        rates: requests/s of each step, increasing.
+        step_s: seconds of each step.
+        factor: k of the knee (p99 over k x the low-load p99).
+        min_success: the success ratio under which a step is past the knee.
+        pause_s: seconds of rest between steps, so one step's backlog does not spill into the next.
+        max_replicas: ``(t0, t1) -> ready replicas at most`` over a step's window (epoch
+            seconds), e.g. from a replica watcher; None when replicas are not watched.
+        on_step: called with each finished step.
+
+    Raises:
+        ConfigError: bad rates, step length or knee settings, before anything is sent.
+    """
+    check_rates(rates)
+    if not (step_s > 0 and math.isfinite(step_s)):
+        raise ConfigError(f"-z {step_s}: each step needs a duration above 0, e.g. -z 30s")
+    if not factor > 1:
+        raise ConfigError(f"--knee-factor {factor}: give a p99 multiple above 1, e.g. 3")
+    if not 0 < min_success <= 1:
+        raise ConfigError(f"--knee-success {min_success}: give a ratio in (0, 1], e.g. 0.99")
+    plans = [replace(base, rate=float(r), duration=float(step_s), qps=0.0) for r in rates]
+    for p in plans:
+        p.validate()
+    steps: list[SweepStep] = []
+    for i, opts in enumerate(plans):
+        if i and pause_s > 0:
+            time.sleep(pause_s)
+        stats = run_load(opts)
+        step = _step(opts.rate, stats, max_replicas)
+        steps.append(step)
+        if on_step is not None:
+            on_step(step)
+        if step.interrupted:
+            break
+    return SweepResult(tuple(steps), find_knee(steps, factor, min_success))
+
+
+def _step(rate: float, stats, max_replicas) -> SweepStep:
+    s = stats.summary()
+    lat = s.latency_ms
+    t0 = stats.started_at
+    replicas = max_replicas(t0, t0 + s.duration_s) if max_replicas is not None else None
+    return SweepStep(
+        rate=rate,
+        rps=s.rps,
+        requests=s.requests,
+        mean_ms=lat["mean"],
+        p50_ms=lat["p50"],
+        p95_ms=lat["p95"],
+        p99_ms=lat["p99"],
+        success_ratio=s.success_ratio,
+        started_at=t0,
+        duration_s=s.duration_s,
+        max_replicas=replicas,
+        interrupted="interrupted" in stats.flags,
+    )

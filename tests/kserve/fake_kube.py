@@ -1,0 +1,242 @@
+"""A loopback Kubernetes API of recorded responses, for the kserve tests.
+
+No Kubernetes API can run on this machine, so this is the one mock of the kserve tests: a tiny
+HTTP server that answers the paths the real kubernetes and kserve clients call (KServe's
+InferenceService, the pods of a component, Knative's PodAutoscalers) with JSON shaped like what a
+cluster returns, changing over time as a scripted ``Scenario``. The clients themselves are real:
+``kube_config`` points them at the server through an ordinary kubeconfig.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+NS = "bench"
+ISVC_PATH = f"/apis/serving.kserve.io/v1beta1/namespaces/{NS}/inferenceservices"
+PODS_PATH = f"/api/v1/namespaces/{NS}/pods"
+PA_PATH = f"/apis/autoscaling.internal.knative.dev/v1alpha1/namespaces/{NS}/podautoscalers"
+T0 = "2025-01-01T00:00:00Z"
+
+
+@dataclass
+class Frame:
+    """One moment of the scenario: pods of the predictor and the PodAutoscaler's scales."""
+
+    ready: int
+    total: int
+    desired: int | None = None
+    actual: int | None = None
+
+
+@dataclass
+class Scenario:
+    """A scripted cluster: the InferenceService's conditions per GET, and the pod frames per pods
+    LIST (each LIST moves to the next frame; the last one stays)."""
+
+    conditions: list[list[dict]] = field(default_factory=list)
+    frames: list[Frame] = field(default_factory=list)
+    forbidden: bool = False
+    created: list[dict] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)
+    _gets: int = 0
+    _lists: int = 0
+
+    def frame(self, advance: bool) -> Frame:
+        """The frame of the latest pods LIST; ``advance`` (a pods LIST) moves to the next."""
+        i = min(self._lists - (not advance), len(self.frames) - 1)
+        self._lists += advance
+        return self.frames[max(i, 0)] if self.frames else Frame(0, 0)
+
+
+def condition(kind: str, status: str = "True", reason: str = "", message: str = "") -> dict:
+    c = {"type": kind, "status": status, "lastTransitionTime": T0}
+    if reason:
+        c["reason"] = reason
+    if message:
+        c["message"] = message
+    return c
+
+
+READY = [condition(k) for k in ("IngressReady", "PredictorConfigurationReady", "PredictorReady",
+                                "PredictorRouteReady", "Ready")]  # fmt: skip
+STARTING = [
+    condition("PredictorConfigurationReady", "Unknown"),
+    condition("PredictorReady", "Unknown", "RevisionMissing", "Configuration is waiting for a "
+              "Revision to become ready."),
+    condition("Ready", "Unknown", "RevisionMissing"),
+]  # fmt: skip
+FAILING = [
+    condition("PredictorConfigurationReady", "False", "RevisionFailed", "Revision "
+              '"bench-iris-predictor-00001" failed with message: Unschedulable: 0/3 nodes are '
+              "available: 3 Insufficient nvidia.com/gpu."),
+    condition("PredictorReady", "False", "RevisionMissing"),
+    condition("Ready", "False", "RevisionMissing"),
+]  # fmt: skip
+
+
+def _isvc(body: dict, conditions: list[dict]) -> dict:
+    name = body["metadata"]["name"]
+    doc = json.loads(json.dumps(body))
+    doc["metadata"].update(uid="0b6d5c1e-1", generation=1, creationTimestamp=T0,
+                           resourceVersion="1001")  # fmt: skip
+    doc["status"] = {
+        "conditions": conditions,
+        "observedGeneration": 1,
+        "url": f"http://{name}.{NS}.example.com",
+        "address": {"url": f"http://{name}-predictor.{NS}.svc.cluster.local"},
+        "components": {"predictor": {"latestCreatedRevision": f"{name}-predictor-00001"}},
+    }
+    return doc
+
+
+def _pod(name: str, i: int, ready: bool) -> dict:
+    rev = f"{name}-predictor-00001"
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"{rev}-deployment-7d9c-{i:05d}",
+            "namespace": NS,
+            "creationTimestamp": T0,
+            "labels": {
+                "serving.kserve.io/inferenceservice": name,
+                "component": "predictor",
+                "serving.knative.dev/revision": rev,
+                "app": rev,
+            },
+        },
+        "spec": {"containers": [{"name": "kserve-container", "image": "kserve/sklearnserver"}]},
+        "status": {
+            "phase": "Running" if ready else "Pending",
+            "conditions": [
+                condition("PodScheduled"),
+                condition("ContainersReady", "True" if ready else "False"),
+                condition("Ready", "True" if ready else "False"),
+            ],
+        },
+    }
+
+
+def _pa(name: str, f: Frame) -> dict:
+    rev = f"{name}-predictor-00001"
+    status = {"serviceName": rev, "metricsServiceName": f"{rev}-private"}
+    if f.desired is not None:
+        status["desiredScale"] = f.desired
+    if f.actual is not None:
+        status["actualScale"] = f.actual
+    return {
+        "apiVersion": "autoscaling.internal.knative.dev/v1alpha1",
+        "kind": "PodAutoscaler",
+        "metadata": {"name": rev, "namespace": NS,
+                     "labels": {"serving.kserve.io/inferenceservice": name,
+                                "component": "predictor"}},
+        "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment",
+                                    "name": f"{rev}-deployment"}, "protocolType": "http1"},
+        "status": status,
+    }  # fmt: skip
+
+
+class _Handler(BaseHTTPRequestHandler):
+    scenario: Scenario
+
+    def log_message(self, *args):  # quiet
+        pass
+
+    def _send(self, code: int, doc: dict) -> None:
+        data = json.dumps(doc).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _status(self, code: int, reason: str, message: str) -> None:
+        self._send(code, {"kind": "Status", "apiVersion": "v1", "status": "Failure",
+                          "message": message, "reason": reason, "code": code})  # fmt: skip
+
+    def _route(self, method: str) -> None:
+        s = self.scenario
+        url = urlsplit(self.path)
+        s.requests.append(f"{method} {url.path}")
+        if s.forbidden:
+            return self._status(403, "Forbidden", 'inferenceservices.serving.kserve.io is '
+                                'forbidden: User "system:serviceaccount:bench:default" cannot '
+                                'create resource "inferenceservices"')  # fmt: skip
+        query = parse_qs(url.query)
+        if url.path == ISVC_PATH and method == "POST":
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            s.created.append(body)
+            return self._send(201, _isvc(body, []))
+        if url.path.startswith(ISVC_PATH + "/"):
+            name = url.path.rsplit("/", 1)[1]
+            live = [b for b in s.created if b["metadata"]["name"] == name]
+            if not live or name in s.deleted:
+                return self._status(404, "NotFound", f'inferenceservices "{name}" not found')
+            if method == "DELETE":
+                s.deleted.append(name)
+                return self._send(200, {"kind": "Status", "status": "Success"})
+            conds = s.conditions[min(s._gets, len(s.conditions) - 1)] if s.conditions else []
+            s._gets += 1
+            return self._send(200, _isvc(live[-1], conds))
+        name = _selected(query)
+        if url.path == PODS_PATH:
+            f = s.frame(advance=True)
+            pods = [_pod(name, i, i < f.ready) for i in range(f.total)]
+            return self._send(200, {"kind": "PodList", "apiVersion": "v1", "items": pods,
+                                    "metadata": {"resourceVersion": "2002"}})  # fmt: skip
+        if url.path == PA_PATH:
+            f = s.frame(advance=False)
+            return self._send(200, {"kind": "PodAutoscalerList", "items": [_pa(name, f)],
+                                    "metadata": {}})  # fmt: skip
+        return self._status(404, "NotFound", f"no route {url.path}")
+
+    def do_GET(self):  # noqa: N802
+        self._route("GET")
+
+    def do_POST(self):  # noqa: N802
+        self._route("POST")
+
+    def do_DELETE(self):  # noqa: N802
+        self._route("DELETE")
+
+
+def _selected(query: dict) -> str:
+    sel = dict(p.split("=", 1) for p in query.get("labelSelector", [""])[0].split(",") if p)
+    return sel.get("serving.kserve.io/inferenceservice", "")
+
+
+class FakeKube:
+    """The server, its scenario, and a kubeconfig dict pointing at it."""
+
+    def __init__(self):
+        self.scenario = Scenario()
+        handler = type("Handler", (_Handler,), {"scenario": None})
+        self._handler = handler
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def play(self, scenario: Scenario) -> Scenario:
+        self.scenario = self._handler.scenario = scenario
+        return scenario
+
+    def kube_config(self) -> dict:
+        return {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "fake", "cluster": {"server": self.url}}],
+            "users": [{"name": "bench", "user": {"token": "recorded"}}],
+            "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "bench",
+                                                      "namespace": NS}}],
+            "current-context": "fake",
+        }  # fmt: skip
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()

@@ -1,0 +1,182 @@
+"""Deploy, wait, delete, watch and cold start through the real kubernetes and kserve clients.
+
+No Kubernetes API can run on this machine: the clients talk to ``fake_kube``, a loopback server of
+recorded responses shaped like KServe's InferenceService, pods and Knative's PodAutoscalers,
+changing over time as a scripted scenario. That server is the only mock here; the clients, the
+InferenceService objects (checked against KServe's CRD in test_spec), the load and the model
+server of the cold start are real.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+
+import pytest
+
+from kfp_bench.errors import ConfigError, KubeError, NotReadyError
+from kfp_bench.kserve.coldstart import cold_start
+from kfp_bench.kserve.deploy import delete, deploy
+from kfp_bench.kserve.kube import Kube
+from kfp_bench.kserve.spec import IsvcSpec, ScaleSpec
+from kfp_bench.kserve.watch import ReplicaWatcher, expected_replicas, replica_rows, watcher_doc
+from kfp_bench.load import LoadOptions
+from kfp_bench.params import DEFAULT_PAYLOAD
+from kfp_bench.sandbox.model_server import start_model_server
+from tests.kserve.fake_kube import FAILING, NS, READY, STARTING, FakeKube, Frame, Scenario
+
+SPEC = IsvcSpec("bench-iris", namespace=NS, predictor=ScaleSpec(scale_target=1, min_replicas=0))
+
+
+@pytest.fixture(scope="module")
+def fake():
+    server = FakeKube()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def kube(fake) -> Kube:
+    return Kube(NS, config_dict=fake.kube_config())
+
+
+def test_deploy_creates_the_isvc_and_waits_until_ready(fake, kube):
+    s = fake.play(Scenario(conditions=[STARTING, STARTING, READY]))
+    done = deploy(kube, SPEC, timeout_s=10, poll_s=0.01)
+    (body,) = s.created
+    assert body["spec"]["predictor"]["minReplicas"] == 0
+    assert body["metadata"]["annotations"]["serving.kserve.io/deploymentMode"] == "Serverless"
+    assert done.predict_url == (
+        f"http://bench-iris-predictor.{NS}.svc.cluster.local/v1/models/bench-iris:predict"
+    )
+    assert (
+        s.requests[0] == f"POST /apis/serving.kserve.io/v1beta1/namespaces/{NS}/inferenceservices"
+    )
+    assert delete(kube, "bench-iris") is True and s.deleted == ["bench-iris"]
+    assert delete(kube, "bench-iris") is False  # a 404 is an answer
+
+
+def test_a_readiness_timeout_names_the_condition_and_deletes_what_was_created(fake, kube):
+    s = fake.play(Scenario(conditions=[FAILING]))
+    with pytest.raises(NotReadyError) as err:
+        deploy(kube, SPEC, timeout_s=0.2, poll_s=0.05)
+    msg = str(err.value)
+    assert "InferenceService bench-iris in namespace bench not ready after 0.2s" in msg
+    assert "PredictorConfigurationReady False: RevisionFailed" in msg
+    assert "Insufficient nvidia.com/gpu" in msg and "it was deleted" in msg
+    assert s.deleted == ["bench-iris"]
+
+
+def test_bad_input_creates_nothing(fake, kube):
+    s = fake.play(Scenario(conditions=[READY]))
+    with pytest.raises(ConfigError, match="min_replicas=3: must not exceed max_replicas=2"):
+        deploy(kube, IsvcSpec("x", predictor=ScaleSpec(min_replicas=3, max_replicas=2)))
+    assert s.requests == []
+
+
+def test_an_api_refusal_is_a_kube_error_naming_the_call(fake, kube):
+    fake.play(Scenario(forbidden=True))
+    words = "create InferenceService bench-iris in namespace bench: HTTP 403 Forbidden: "
+    with pytest.raises(KubeError, match=words + "inferenceservices.serving.kserve.io is forbidden"):
+        deploy(kube, SPEC, timeout_s=1)
+
+
+#: Scale 1 -> 5 under load, a panic jump of the desired scale, then scale to zero.
+FRAMES = [
+    Frame(1, 1, 1, 1),
+    Frame(1, 1, 1, 1),
+    Frame(1, 3, 5, 1),  # panic: desired 1 -> 5 in one sample
+    Frame(3, 5, 5, 3),
+    Frame(5, 5, 5, 5),
+    Frame(5, 5, 5, 5),
+    Frame(2, 5, 0, 5),
+    Frame(0, 0, 0, 0),
+]
+
+
+def test_the_watcher_samples_pods_and_the_podautoscaler(fake, kube):
+    s = fake.play(Scenario(frames=FRAMES))
+    w = ReplicaWatcher(kube, "bench-iris", interval_s=0.01)
+    samples = [w.sample() for _ in FRAMES]
+    assert [(x.ready, x.total, x.desired, x.actual) for x in samples] == [
+        (f.ready, f.total, f.desired, f.actual) for f in FRAMES
+    ]
+    assert {r.split()[1] for r in s.requests} == {
+        f"/api/v1/namespaces/{NS}/pods",
+        f"/apis/autoscaling.internal.knative.dev/v1alpha1/namespaces/{NS}/podautoscalers",
+    }
+
+
+def test_the_watcher_runs_beside_a_load_in_a_thread(fake, kube):
+    fake.play(Scenario(frames=FRAMES))
+    w = ReplicaWatcher(kube, "bench-iris", interval_s=0.05).start()
+    time.sleep(0.5)
+    samples = w.stop()
+    assert len(samples) >= 4 and max(x.ready for x in samples) >= 3
+    assert w.max_ready(samples[0].t, samples[-1].t) == max(x.ready for x in samples)
+
+
+def test_replica_rows_join_the_load_series_with_expected_replicas_and_panic_marks(fake, kube):
+    fake.play(Scenario(frames=FRAMES))
+    w = ReplicaWatcher(kube, "bench-iris")
+    t0 = 1_700_000_000
+    samples = [w.sample() for _ in FRAMES]
+    samples = [
+        type(x)(t0 + i, x.ready, x.total, x.desired, x.actual) for i, x in enumerate(samples)
+    ]
+    inflight = [1, 1, 5, 5, 5, 3, 0, 0]
+    series = [
+        {"t": t0 + i, "requests": 10 * n, "inflight": n, "p50_ms": 5.0, "p99_ms": 9.0}
+        for i, n in enumerate(inflight)
+    ]
+    doc = replica_rows(watcher_doc(samples, target=1, knative=True), series)
+    rows = doc["replicas"]
+    assert [r["panic"] for r in rows] == [False, False, True, False, False, False, False, False]
+    assert [r["expected"] for r in rows] == [2, 2, 8, 8, 8, 5, 0, 0]  # ceil(c / (1 x 0.7))
+    assert rows[2]["apart"] and not rows[0]["apart"]
+    assert {"t", "ready", "total", "desired", "actual", "p99_ms"} <= set(rows[0])
+    assert doc["replicas_summary"]["panic_moments"] == [t0 + 2]
+    assert doc["replicas_summary"]["max_ready"] == 5
+
+
+def test_expected_replicas_follows_knatives_rule():
+    assert expected_replicas(5, 1, 1.0) == 5  # the guide: 5 in flight, target 1 -> 5 pods
+    assert expected_replicas(10, 1, 1.0) == 10
+    assert expected_replicas(7, 1) == 10  # 70% utilization
+    assert expected_replicas(0, 1) == 0
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_cold_start_from_zero_against_the_real_model_server(fake, kube):
+    """The pods scale to zero in the recorded scenario; the "pod" that then starts is the real
+    KServe model server, started after the first request, so the time to the first success is a
+    real cold start (process start and model load)."""
+    fake.play(Scenario(frames=[Frame(1, 1), Frame(0, 1), Frame(0, 0)]))
+    port = _free_port()
+    opts = LoadOptions(
+        url=f"http://127.0.0.1:{port}/v1/models/iris:predict",
+        method="POST",
+        body=DEFAULT_PAYLOAD.encode(),
+        content_type="application/json",
+        timeout=5,
+    )
+    servers = []
+    starter = threading.Timer(0.3, lambda: servers.append(start_model_server(port)))
+    starter.start()
+    try:
+        cold = cold_start(kube, "bench-iris", opts, poll_s=0.01, first_timeout_s=60,
+                          warm_requests=20)  # fmt: skip
+    finally:
+        starter.join()
+        for server in servers:
+            server.stop()
+    assert cold.attempts > 1 and cold.errors[0].startswith("ConnectionRefusedError")
+    assert cold.first_success_s > 0.3
+    assert cold.warm_requests == 20 and cold.warm_p99_ms < cold.first_success_s * 1000
+    assert set(cold.as_dict()) >= {"first_success_s", "warm_p50_ms", "warm_p99_ms"}

@@ -1,0 +1,150 @@
+"""InferenceServices built from parameters validate against KServe's own CRD schema (its
+openAPIV3Schema, with jsonschema), and bad parameters are refused before anything is created."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+
+from kfp_bench.errors import ConfigError
+from kfp_bench.kserve.spec import GPU, IsvcSpec, ScaleSpec
+
+# shared/ lies beside the checkout (../shared/reference), in CI's fresh clone too.
+CRD = (
+    Path(__file__).resolve().parents[2].parent
+    / "shared/reference/kserve_inferenceservices_crd.yaml"
+)
+if not CRD.exists():
+    CRD = Path("/work/shared/reference/kserve_inferenceservices_crd.yaml")
+
+
+@pytest.fixture(scope="module")
+def schema() -> jsonschema.protocols.Validator:
+    """The CRD's v1beta1 openAPIV3Schema as a validator (the 2 MB file read once, with libyaml;
+    the schema itself is the CRD's, so its meta-check is skipped)."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    doc = yaml.load(CRD.read_text(), Loader=loader)  # noqa: S506 - a safe loader
+    (version,) = [v for v in doc["spec"]["versions"] if v["name"] == "v1beta1"]
+    return jsonschema.Draft4Validator(version["schema"]["openAPIV3Schema"])
+
+
+SPECS = {
+    "guide-default": IsvcSpec("sklearn-iris"),
+    "serverless-scale-to-zero": IsvcSpec(
+        "bench-iris",
+        runtime_version="v0.21.0",
+        protocol_version="v2",
+        predictor=ScaleSpec(
+            scale_target=10,
+            scale_metric="rps",
+            container_concurrency=8,
+            min_replicas=0,
+            max_replicas=20,
+            cpu="500m",
+            memory="1Gi",
+        ),
+    ),  # fmt: skip
+    "raw-hpa": IsvcSpec(
+        "bench-raw",
+        deployment_mode="RawDeployment",
+        predictor=ScaleSpec(scale_target=80, scale_metric="cpu", min_replicas=1, max_replicas=3),
+    ),
+    "gpu-with-transformer": IsvcSpec(
+        "bench-torch",
+        model_format="pytorch",
+        storage_uri="gs://kfserving-examples/models/torchserve/image_classifier/v1",
+        predictor=ScaleSpec(gpu=1, cpu="2", memory="8Gi"),
+        transformer_image="kserve/image-transformer:latest",
+        transformer=ScaleSpec(scale_target=5, min_replicas=0, max_replicas=4, cpu="1"),
+    ),
+    "old-schema": IsvcSpec("bench-old", old_schema=True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_generated_objects_validate_against_the_crd(schema, name):
+    body = SPECS[name].to_dict()
+    schema.validate(body)
+    assert body["apiVersion"] == "serving.kserve.io/v1beta1" and body["kind"] == "InferenceService"
+
+
+def test_the_fields_land_where_kserve_reads_them():
+    body = SPECS["gpu-with-transformer"].to_dict()
+    pred, trans = body["spec"]["predictor"], body["spec"]["transformer"]
+    assert pred["model"]["resources"]["limits"][GPU] == "1"
+    assert pred["model"]["modelFormat"] == {"name": "pytorch"}
+    assert (pred["scaleTarget"], pred["scaleMetric"], pred["minReplicas"]) == (1, "concurrency", 1)
+    assert (trans["scaleTarget"], trans["minReplicas"], trans["maxReplicas"]) == (5, 0, 4)
+    ann = body["metadata"]["annotations"]
+    assert ann["serving.kserve.io/deploymentMode"] == "Serverless"
+    old = SPECS["old-schema"].to_dict()
+    assert old["metadata"]["annotations"]["autoscaling.knative.dev/target"] == "1"
+    assert "scaleTarget" not in old["spec"]["predictor"]
+    zero = SPECS["serverless-scale-to-zero"].to_dict()["spec"]["predictor"]
+    assert zero["containerConcurrency"] == 8 and zero["minReplicas"] == 0
+    assert zero["model"]["runtimeVersion"] == "v0.21.0"
+
+
+def test_a_pipeline_parameter_object_becomes_a_spec():
+    spec = IsvcSpec.from_dict(
+        {"name": "bench-iris", "predictor": {"scale_target": 1.0, "min_replicas": 0.0}}
+    ).validate()
+    assert spec.predictor.scale_target == 1 and spec.predictor.min_replicas == 0
+
+
+@pytest.mark.parametrize(
+    ("spec", "words"),
+    [
+        (IsvcSpec("x", model_format="caffe"), "model_format='caffe': unknown; use one of sklearn"),
+        (IsvcSpec("x", predictor=ScaleSpec(scale_metric="qps")), "scale_metric='qps': use one of"),
+        (IsvcSpec("x", predictor=ScaleSpec(scale_target=0)), "scale_target=0: give a target above"),
+        (IsvcSpec("x", predictor=ScaleSpec(scale_target=-2)), "scale_target=-2"),
+        (
+            IsvcSpec("x", predictor=ScaleSpec(min_replicas=5, max_replicas=2)),
+            "predictor.min_replicas=5: must not exceed max_replicas=2",
+        ),
+        (
+            IsvcSpec("x", predictor=ScaleSpec(container_concurrency=-1)),
+            "container_concurrency=-1: give 0",
+        ),
+        (IsvcSpec("x", predictor=ScaleSpec(gpu=1)), "predictor.gpu=1: KServe's sklearn runtime"),
+        (
+            IsvcSpec("x", deployment_mode="RawDeployment"),
+            "scale_metric='concurrency': RawDeployment scales with an HPA",
+        ),
+        (
+            IsvcSpec(
+                "x", deployment_mode="Standard", predictor=ScaleSpec("cpu" and 50, "cpu", 0, 0)
+            ),
+            "min_replicas=0: Standard (HPA) cannot scale to zero",
+        ),
+        (IsvcSpec("x", deployment_mode="Knative"), "deployment_mode='Knative': use one of"),
+        (IsvcSpec("Bench_Iris"), "name='Bench_Iris': not a DNS-1123 label"),
+        (IsvcSpec("-iris"), "not a DNS-1123 label"),
+        (IsvcSpec("a" * 64), "not a DNS-1123 label"),
+        (
+            IsvcSpec("x", transformer_image="t:1", transformer=ScaleSpec(scale_target=0)),
+            "isvc transformer.scale_target=0",
+        ),
+    ],
+)
+def test_bad_input_is_refused_with_the_field_and_the_fix(spec, words):
+    with pytest.raises(ConfigError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        spec.validate()
+
+
+def test_unknown_fields_of_a_parameter_object_are_refused():
+    with pytest.raises(ConfigError, match=r"isvc: unknown fields \['replicas'\]"):
+        IsvcSpec.from_dict({"name": "x", "replicas": 3})
+    with pytest.raises(ConfigError, match="isvc predictor: unknown fields"):
+        IsvcSpec.from_dict({"name": "x", "predictor": {"target": 3}})
+
+
+def test_the_crd_check_is_real_a_wrong_body_fails(schema):
+    body = SPECS["guide-default"].to_dict()
+    body["spec"]["predictor"]["scaleMetric"] = "qps"
+    with pytest.raises(jsonschema.ValidationError, match="qps"):
+        schema.validate(body)

@@ -1,0 +1,99 @@
+"""The rate sweep and its knee, run for real against the sandbox KServe model server (iris) and the
+fault server; the knee rule itself is also checked on hand-made steps."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kfp_bench.errors import ConfigError
+from kfp_bench.load import LoadOptions
+from kfp_bench.load.sweep import SweepStep, find_knee, parse_rates, run_sweep
+from kfp_bench.params import DEFAULT_PAYLOAD
+from tests.conftest import run_cli
+
+SWEEP_KEYS = {"rate", "rps", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "success_ratio", "knee"}
+
+
+def _post(url: str) -> LoadOptions:
+    return LoadOptions(
+        url=url, method="POST", body=DEFAULT_PAYLOAD.encode(), content_type="application/json"
+    )
+
+
+def _step(rate: float, p99: float, success: float = 1.0) -> SweepStep:
+    return SweepStep(rate, rate, int(rate), p99 / 2, p99 / 2, p99, p99, success, 0.0, 1.0)
+
+
+def test_a_sweep_against_the_model_server_gives_kserves_table_and_finds_the_knee(model_server):
+    # 10 req/s is easy for iris on loopback; 1500 req/s is far past what one kserve worker
+    # answers on this machine (~400-500 req/s), so the backlog drives p99 up by orders.
+    seen = []
+    result = run_sweep(_post(model_server.v1_predict_url), [10, 1500], 1.5, on_step=seen.append)
+    low, high = result.steps
+    assert [s.rate for s in seen] == [10, 1500]
+    assert low.success_ratio == 1.0 and low.requests >= 14
+    assert low.p50_ms <= low.p95_ms <= low.p99_ms
+    assert high.p99_ms > 3 * low.p99_ms
+    assert result.knee.rate == 1500 and "p99" in result.knee.reason
+    rows = result.rows()
+    assert all(SWEEP_KEYS <= set(r) for r in rows)
+    assert [r["knee"] for r in rows] == [False, True]
+    assert json.loads(json.dumps(result.as_dict()))["sweep_knee"]["rate"] == 1500
+
+
+def test_failing_responses_put_the_knee_at_the_first_rate(fault_server):
+    result = run_sweep(_post(fault_server.url + "/?status=503"), [5, 10], 0.5)
+    assert result.steps[0].success_ratio == 0.0
+    assert result.knee.rate == 5 and "success" in result.knee.reason
+
+
+def test_the_knee_rule():
+    assert find_knee([_step(5, 10), _step(50, 29), _step(500, 31)]).rate == 500
+    assert find_knee([_step(5, 10), _step(50, 12, success=0.98)]).rate == 50
+    assert find_knee([_step(5, 10), _step(50, 25)], factor=2).rate == 50
+    none = find_knee([_step(5, 10), _step(50, 11)])
+    assert none.rate is None and none.baseline_p99_ms == 10
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("", "no rates"),
+        ("5,x", "not a list of numbers"),
+        ("50,5", "increasing order"),
+        ("0,5", "positive number"),
+    ],
+)
+def test_bad_rates_are_refused_before_sending(text, words):
+    with pytest.raises(ConfigError, match=words):
+        parse_rates(text)
+
+
+def test_bad_step_settings_are_refused_before_sending():
+    with pytest.raises(ConfigError, match="-z 0"):
+        run_sweep(_post("http://127.0.0.1:9/"), [5], 0)
+    with pytest.raises(ConfigError, match="--knee-factor"):
+        run_sweep(_post("http://127.0.0.1:9/"), [5], 1, factor=1)
+
+
+def test_cli_sweep_prints_the_table_and_writes_json(model_server, tmp_path):
+    out = tmp_path / "sweep.json"
+    args = ("sweep", "--rates", "5,20", "-z", "1s", "--v1-shape", "1,4", "--json-out", str(out))
+    p = run_cli(*args, model_server.v1_predict_url)
+    assert p.returncode == 0, p.stderr
+    header = p.stdout.splitlines()[0].split()
+    assert header[:2] == ["QPS", "achieved"] and "p99" in header and "success" in header
+    doc = json.loads(out.read_text())
+    assert [r["rate"] for r in doc["sweep"]] == [5, 20]
+    assert "rate" in doc["sweep_knee"]
+
+
+def test_cli_sweep_bad_rates_exit_2_with_one_line():
+    p = run_cli("sweep", "--rates", "50,5", "http://127.0.0.1:9/")
+    assert p.returncode == 2
+    assert p.stderr.strip() == (
+        "kfp-bench: --rates 50,5: give the rates in increasing order (the first is the low-load "
+        "baseline of the knee)"
+    )
