@@ -2,8 +2,9 @@
 
 Each is a short ``@dsl.component`` over the engine, whose code it carries in the compiled YAML
 (see ``_embed``). The steps, in pipeline order: check_params, deploy_isvc, stage_manifest,
-spawn_and_poll_runs, rate_sweep, inference_load (one per load worker) beside watch_replicas,
-aggregate, report, and cleanup (the exit handler, which also deletes the InferenceService).
+upload_manifest, spawn_runs, poll_runs, rate_sweep, inference_load (one per load worker) beside
+watch_replicas, aggregate, report, and cleanup (the exit handler, which also deletes the
+InferenceService and sweeps the KFP resources the runs phases made).
 """
 
 from kfp_bench.components.aggregate import aggregate
@@ -11,10 +12,12 @@ from kfp_bench.components.check_params import check_params
 from kfp_bench.components.cleanup import cleanup
 from kfp_bench.components.deploy_isvc import deploy_isvc
 from kfp_bench.components.inference_load import inference_load
+from kfp_bench.components.poll_runs import poll_runs
 from kfp_bench.components.rate_sweep import rate_sweep
 from kfp_bench.components.report import report
-from kfp_bench.components.spawn_and_poll_runs import spawn_and_poll_runs
+from kfp_bench.components.spawn_runs import spawn_runs
 from kfp_bench.components.stage_manifest import stage_manifest
+from kfp_bench.components.upload_manifest import upload_manifest
 from kfp_bench.components.watch_replicas import watch_replicas
 
 __all__ = [
@@ -23,9 +26,11 @@ __all__ = [
     "cleanup",
     "deploy_isvc",
     "inference_load",
+    "poll_runs",
     "rate_sweep",
     "report",
-    "spawn_and_poll_runs",
+    "spawn_runs",
     "stage_manifest",
+    "upload_manifest",
     "watch_replicas",
 ]

@@ -20,16 +20,19 @@ from kfp_bench.records import ApiCall, RunRecord, TaskRecord
 
 
 class JsonlWriter:
-    """Append records to ``path``, one JSON object a line, flushed as each is written."""
+    """Write records to ``path``, one JSON object a line, flushed as each is written; ``append``
+    keeps what the file holds (a later phase of the same benchmark adding its records)."""
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike, append: bool = False):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._f = self.path.open("w", encoding="utf-8")
+        self._f = self.path.open("a" if append else "w", encoding="utf-8")
         self._lock = threading.Lock()
 
     def write(self, record) -> None:
-        line = json.dumps(dataclasses.asdict(record), separators=(",", ":")) + "\n"
+        """Append a record (a dataclass) or a plain dict."""
+        doc = record if isinstance(record, dict) else dataclasses.asdict(record)
+        line = json.dumps(doc, separators=(",", ":")) + "\n"
         with self._lock:
             if not self._f.closed:
                 self._f.write(line)
@@ -72,6 +75,28 @@ def read(path: str | os.PathLike, cls: type) -> list:
     return out
 
 
+def read_dicts(path: str | os.PathLike) -> list[dict]:
+    """The JSON objects of a JSON-lines file, ignoring a last line cut short by a crash."""
+    p = Path(path)
+    try:
+        lines = p.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        raise ResultsError(f"{p}: no such records file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ResultsError(f"{p}: cannot read it ({exc})") from None
+    out = []
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            out.append(json.loads(line))
+        except ValueError as exc:
+            if n == len(lines):
+                break
+            raise ResultsError(f"{p}:{n}: not a JSON object ({exc})") from None
+    return out
+
+
 def write_json_atomic(doc, path: str | os.PathLike) -> Path:
     """Write ``doc`` as JSON; a crash mid-write never leaves a half file at ``path``, and a good
     file there is only ever replaced whole."""
@@ -89,4 +114,4 @@ def write_json_atomic(doc, path: str | os.PathLike) -> Path:
     return path
 
 
-__all__ = ["ApiCall", "JsonlWriter", "RunRecord", "read", "write_json_atomic"]
+__all__ = ["ApiCall", "JsonlWriter", "RunRecord", "read", "read_dicts", "write_json_atomic"]

@@ -5,12 +5,17 @@ Wiring only; each step is a component over the engine, each parameter is documen
 
     exit handler ─ cleanup (sweeps the KFP server for this benchmark's resources and deletes the
     │              InferenceService of isvc, always)
-    └─ check_params ─┬─ stage_manifest ─ spawn_and_poll_runs ───────────┐
-                     └─ deploy_isvc ─┬─ rate_sweep ─ ParallelFor: load ─┼─ aggregate ─ report
-                                     └─ watch_replicas ─────────────────┘
+    └─ check_params ─┬─ stage_manifest ─ upload_manifest ─ spawn_runs ─ poll_runs ─┐
+                     └─ deploy_isvc ─┬─ rate_sweep ─ ParallelFor: load ────────────┼─ aggregate
+                                     └─ watch_replicas ────────────────────────────┘    │
+                                                                                      report
 
 The runs branch and the load branch run in parallel; either is switched off with run_benchmark or
-run_load (its steps then only say so). deploy_isvc deploys the InferenceService of isvc and passes
+run_load (its steps then only say so). The runs branch is three steps over the engine's three
+phases (kfp_bench.kfp.upload, spawn, poll), handing on the benchmark handle and a directory of
+records that each step extends; the run figures come from the server's timestamps, so the pod
+start-up between the steps costs the measurement nothing, and the exit handler's sweep deletes
+what they made. deploy_isvc deploys the InferenceService of isvc and passes
 on its URL (else inference_url); watch_replicas samples its pods for the sweep and the load (the
 two run one after the other, so they never share the server); with isvc and sweep_rates empty (the
 defaults) these steps only say so and no cluster is needed. Kubernetes settings: the load pods
@@ -27,10 +32,12 @@ from kfp_bench.components import (
     cleanup,
     deploy_isvc,
     inference_load,
+    poll_runs,
     rate_sweep,
     report,
-    spawn_and_poll_runs,
+    spawn_runs,
     stage_manifest,
+    upload_manifest,
     watch_replicas,
 )
 
@@ -129,19 +136,30 @@ def _benchmark(
             enabled=run_benchmark,
         ).after(checked)
     )
-    runs = spawn_and_poll_runs(
+    runs_args = dict(
         kfp_host=kfp_host,
         namespace=namespace,
-        manifest=manifest.outputs["manifest"],
         num_runs=num_runs,
         create_concurrency=create_concurrency,
         poll_interval_sec=poll_interval_sec,
         run_timeout_sec=run_timeout_sec,
         run_parameters=run_parameters,
         run_node_selector=run_node_selector,
+    )
+    uploaded = upload_manifest(
+        manifest=manifest.outputs["manifest"],
         benchmark_id=benchmark_id,
         job_id=job_id,
         enabled=run_benchmark,
+        **runs_args,
+    )
+    _kfp_caller(_step(uploaded), token_secret)
+    spawned = spawn_runs(
+        handle=uploaded.outputs["Output"], uploaded=uploaded.outputs["runs"], **runs_args
+    )
+    _kfp_caller(_step(spawned, MAX_RUN_TIMEOUT_S + _SHORT), token_secret)
+    runs = poll_runs(
+        handle=uploaded.outputs["Output"], spawned=spawned.outputs["runs"], **runs_args
     )
     _kfp_caller(_step(runs, MAX_RUN_TIMEOUT_S + _SHORT), token_secret)
     with dsl.ParallelFor(target.output, name="load-workers") as worker:

@@ -1,8 +1,10 @@
 """The runs benchmark: upload a pipeline, create an experiment, spawn runs, poll, clean up.
 
-``run_benchmark`` is the one entry point (the CLI, components and the bench all call it). It never
-prints: every API call becomes an ``ApiCall`` and every run a ``RunRecord``, written as JSON lines
-the moment they happen when an output directory is given, and aggregated into ``RunsStats``.
+``run_benchmark`` runs it all in one process (the CLI and the bench call it); the same steps are
+also the separate phases of ``kfp_bench.kfp.phases`` (upload, spawn, poll), which the
+meta-pipeline runs as one component each. It never prints: every API call becomes an ``ApiCall``
+and every run a ``RunRecord``, written as JSON lines the moment they happen when an output
+directory is given, and aggregated into ``RunsStats``.
 
 The order keeps bad input cheap: the manifest is fetched and checked, the parameters checked
 against it, and one authenticated read made (unreachable host, 401, 403) before anything is
@@ -83,7 +85,7 @@ def run_benchmark(
         timeout=opts.request_timeout,
         on_call=sinks.call,
     )
-    metrics_url = "" if opts.metrics_url == "none" else (opts.metrics_url or api.host + "/metrics")
+    metrics_url = metrics_url_of(opts, api)
     try:
         api.preflight()  # ConfigError for an unreachable host, 401, 403: nothing created yet
         before = promscrape.scrape(metrics_url, opts.request_timeout) if metrics_url else None
@@ -102,16 +104,22 @@ def run_benchmark(
     return stats
 
 
-class _Sinks:
-    """Records go to the stats and, if asked, to JSON-lines files, from any thread."""
+def metrics_url_of(opts: RunsOptions, api: KfpApi) -> str:
+    """The KFP API server's /metrics URL to scrape, or "" when asked not to."""
+    return "" if opts.metrics_url == "none" else (opts.metrics_url or api.host + "/metrics")
 
-    def __init__(self, stats: RunsStats, out_dir):
+
+class _Sinks:
+    """Records go to the stats and, if asked, to JSON-lines files, from any thread; ``append``
+    adds to the files an earlier phase wrote."""
+
+    def __init__(self, stats: RunsStats, out_dir, append: bool = False):
         self.stats = stats
         self.lock = threading.Lock()
         self.calls = self.runs = None
         if out_dir is not None:
-            self.calls = JsonlWriter(Path(out_dir) / "api_calls.jsonl")
-            self.runs = JsonlWriter(Path(out_dir) / "runs.jsonl")
+            self.calls = JsonlWriter(Path(out_dir) / "api_calls.jsonl", append=append)
+            self.runs = JsonlWriter(Path(out_dir) / "runs.jsonl", append=append)
 
     def call(self, c: ApiCall) -> None:
         with self.lock:
@@ -202,12 +210,25 @@ class _Driver:
             f"{self.bid} stops here and cleans up what it created"
         )
 
+    def adopt(self, handle) -> None:
+        """Take the ids of what an earlier ``setup`` (another process's) created."""
+        self.pipeline_id, self.version_id = handle.pipeline_id, handle.version_id
+        self.new_pipeline, self.experiment_id = handle.new_pipeline, handle.experiment_id
+
     def spawn_and_poll(self) -> None:
-        self.start = time.monotonic()
-        deadline = self.start + self.o.timeout
+        deadline = time.monotonic() + self.o.timeout
+        self.poll_until(deadline, self.start_creates())
+
+    def start_creates(self) -> list:
+        """Submit the ``num_runs`` creates to ``create_concurrency`` threads; their futures."""
         self.pool = ThreadPoolExecutor(self.o.create_concurrency, thread_name_prefix="create")
         futures = [self.pool.submit(self._create, i) for i in range(self.o.num_runs)]
         self.pool.shutdown(wait=False)
+        return futures
+
+    def poll_until(self, deadline: float, futures: list) -> None:
+        """Poll rounds until the creates are done and every run is final, or the deadline (on
+        ``time.monotonic``) passes and ``give_up`` ends it."""
         rng = random.Random()
         while True:
             pending = [f for f in futures if not f.done()]
@@ -314,8 +335,9 @@ class _Driver:
         for run in still_open:
             self._finalize(run)
 
-    def finish(self) -> None:
-        """Record every run not yet final, then clean up (unless asked to keep)."""
+    def finish(self, clean: bool = True) -> None:
+        """Record every run not yet final, then clean up (unless asked to keep, or ``clean`` is
+        false: the meta-pipeline's exit handler sweeps instead)."""
         if self.experiment_id and (self.interrupted or len(self.created) < self.o.num_runs):
             # Some creates failed or were cut short: one more LIST finds the runs the server
             # made after the last poll round or without answering, so they are cleaned up too.
@@ -327,6 +349,8 @@ class _Driver:
             self._finalize(self.last[rid], error=self.note or note)
         if self.o.keep:
             self.cleanup = {"kept": True}
+        elif not clean:
+            self.cleanup = {"deferred": f"kfp-bench cleanup --benchmark-id {self.bid}"}
         else:
             self.clean()
         self.sinks.stats.cleanup = self.cleanup

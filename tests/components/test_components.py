@@ -11,10 +11,12 @@ from kfp_bench.components import (
     check_params,
     cleanup,
     inference_load,
+    poll_runs,
     rate_sweep,
     report,
-    spawn_and_poll_runs,
+    spawn_runs,
     stage_manifest,
+    upload_manifest,
     watch_replicas,
 )
 
@@ -78,31 +80,76 @@ def test_inference_load_saves_a_mergeable_result(model_server):
     assert stats.options["concurrency"] == 2  # this worker's share
 
 
-def test_spawn_and_poll_runs_then_cleanup_leaves_nothing(kfp_api):
+def _runs_args(**over) -> dict:
+    args = dict(
+        kfp_host="http://127.0.0.1:9",
+        namespace="",
+        num_runs=3,
+        create_concurrency=2,
+        poll_interval_sec=0.2,
+        run_timeout_sec=60.0,
+        run_parameters={},
+        run_node_selector={"pool": "pool-1"},
+    )
+    args.update(over)
+    return args
+
+
+def _upload(manifest, enabled: bool = True, **over):
+    return upload_manifest(
+        manifest=manifest, benchmark_id="comp-test-1", job_id="unused", enabled=enabled,
+        **_runs_args(**over),
+    )  # fmt: skip
+
+
+def test_upload_manifest_hands_on_the_handle(kfp_api):
+    from kfp_bench.kfp import BenchmarkHandle, CleanupOptions, sweep
+
+    @dsl.pipeline
+    def upload_only(host: str) -> str:
+        staged = stage_manifest(
+            pipeline="noop", run_parameters={}, run_node_selector={}, enabled=True
+        )
+        return _upload(staged.outputs["manifest"], kfp_host=host).outputs["Output"]
+
+    handle = BenchmarkHandle.from_json(upload_only(host=kfp_api.url).output)
+    assert handle.benchmark_id == "comp-test-1" and handle.experiment_id and handle.version_id
+    assert leftovers(kfp_api.url, "comp-test-1") == 2  # the pipeline and the experiment
+    sweep(CleanupOptions(host=kfp_api.url, benchmark_id="comp-test-1"))
+
+
+def test_upload_spawn_poll_runs_measure_and_leave_the_cleanup_to_the_sweep(kfp_api):
+    from kfp_bench.kfp import CleanupOptions, sweep
+
     @dsl.pipeline
     def runs_only(host: str) -> Dataset:
         staged = stage_manifest(
             pipeline="noop", run_parameters={}, run_node_selector={}, enabled=True
         )
-        return spawn_and_poll_runs(
-            kfp_host=host,
-            namespace="",
-            manifest=staged.outputs["manifest"],
-            num_runs=3,
-            create_concurrency=2,
-            poll_interval_sec=0.2,
-            run_timeout_sec=60.0,
-            run_parameters={},
-            run_node_selector={"pool": "pool-1"},
-            benchmark_id="comp-test-1",
-            job_id="unused",
-            enabled=True,
-        ).outputs["runs"]
+        uploaded = _upload(staged.outputs["manifest"], kfp_host=host)
+        spawned = spawn_runs(
+            handle=uploaded.outputs["Output"],
+            uploaded=uploaded.outputs["runs"],
+            **_runs_args(kfp_host=host),
+        )
+        polled = poll_runs(
+            handle=uploaded.outputs["Output"],
+            spawned=spawned.outputs["runs"],
+            **_runs_args(kfp_host=host),
+        )
+        return polled.outputs["runs"]
 
     out = Path(runs_only(host=kfp_api.url).output.path)
     summary = json.loads((out / "runs_summary.json").read_text())
     assert summary["runs"]["by_state"] == {"SUCCEEDED": 3}
+    assert summary["api"]["upload_pipeline"]["count"] == 1
+    assert summary["api"]["create_run"]["count"] == 3 and summary["poll_rounds"] >= 1
     assert len((out / "runs.jsonl").read_text().splitlines()) == 3
+    calls = (out / "api_calls.jsonl").read_text().splitlines()
+    assert len(calls) == summary["api_calls_total"]
+    # Left for the exit handler (test_cleanup_sweeps_what_a_failed_benchmark_left runs it).
+    assert leftovers(kfp_api.url, "comp-test-1") == 5
+    sweep(CleanupOptions(host=kfp_api.url, benchmark_id="comp-test-1"))
     assert leftovers(kfp_api.url, "comp-test-1") == 0
 
 
@@ -139,20 +186,12 @@ def test_aggregate_reports_a_missing_worker_and_report_publishes_the_bundle(mode
         staged = stage_manifest(
             pipeline="noop", run_parameters={}, run_node_selector={}, enabled=False
         )
-        runs = spawn_and_poll_runs(
-            kfp_host="http://127.0.0.1:9",
-            namespace="",
-            manifest=staged.outputs["manifest"],
-            num_runs=1,
-            create_concurrency=1,
-            poll_interval_sec=1.0,
-            run_timeout_sec=1.0,
-            run_parameters={},
-            run_node_selector={},
-            benchmark_id="",
-            job_id="x",
-            enabled=False,
+        off = _runs_args(num_runs=1)
+        uploaded = _upload(staged.outputs["manifest"], enabled=False, num_runs=1)
+        spawned = spawn_runs(
+            handle=uploaded.outputs["Output"], uploaded=uploaded.outputs["runs"], **off
         )
+        runs = poll_runs(handle=uploaded.outputs["Output"], spawned=spawned.outputs["runs"], **off)
         with dsl.ParallelFor([0, 1]) as worker:
             load = inference_load(
                 worker=worker,

@@ -59,7 +59,7 @@ def test_kubernetes_settings_are_where_they_belong():
     doc = list(yaml.safe_load_all((DEFAULT_OUT / "kfp_bench.yaml").read_text()))[1]
     execs = doc["platforms"]["kubernetes"]["deploymentSpec"]["executors"]
     assert "nodeSelector" in execs["exec-inference-load"]
-    for name in ("exec-spawn-and-poll-runs", "exec-cleanup"):
+    for name in ("exec-upload-manifest", "exec-spawn-runs", "exec-poll-runs", "exec-cleanup"):
         assert execs[name]["secretAsVolume"][0]["optional"] is True
         assert execs[name]["podMetadata"]["labels"] == {"access-ml-pipeline": "true"}
     assert all("activeDeadlineSeconds" in e for e in execs.values())

@@ -1,4 +1,4 @@
-"""The runs benchmark: upload the manifest, spawn the child runs and poll them to the end."""
+"""The runs benchmark's first phase: upload the staged manifest and create the experiment."""
 
 from kfp import dsl
 from kfp.dsl import Dataset, Input, Output
@@ -10,7 +10,7 @@ from kfp_bench.components._embed import BASE_IMAGE, engine, packages
     packages_to_install=packages("kfp", "stats"),
     embedded_artifact_path=engine("kfp", "stats"),
 )
-def spawn_and_poll_runs(
+def upload_manifest(
     kfp_host: str,
     namespace: str,
     manifest: Input[Dataset],
@@ -24,13 +24,9 @@ def spawn_and_poll_runs(
     job_id: str,
     enabled: bool,
     runs: Output[Dataset],
-):
-    """Run the KFP driver (kfp_bench.kfp.run_benchmark): upload, create num_runs runs at
-    create_concurrency while polling them, then delete what it created.
-
-    Upload, spawn and poll are one engine call, and so one step: polling starts while creates are
-    in flight, which is what the benchmark measures; split across pods it would measure pod
-    start-up instead.
+) -> str:
+    """Upload the child pipeline as this benchmark's pipeline and create its experiment
+    (kfp_bench.kfp.upload), after one /metrics scrape of the KFP API server.
 
     Args:
         kfp_host: the KFP API.
@@ -42,23 +38,25 @@ def spawn_and_poll_runs(
         run_timeout_sec: seconds after which unfinished runs are terminated.
         run_parameters: each run's parameters.
         run_node_selector: the runs' node selector, passed as their node_selector parameter.
-        benchmark_id: the id in every name this step creates; empty: derived from job_id, as
-            cleanup does.
+        benchmark_id: the id in every name the benchmark creates; empty: derived from job_id,
+            as cleanup does.
         job_id: the pipeline run's id.
         enabled: false when the runs benchmark is switched off: the step only says so.
-        runs: a directory: runs_summary.json, runs.jsonl and api_calls.jsonl.
+        runs: a directory: handle.json, phases.json and api_calls.jsonl, for spawn_runs.
+
+    Returns:
+        The benchmark handle (kfp_bench.kfp.BenchmarkHandle) as JSON; empty when switched off.
     """
     import dataclasses
-    import json
     import os
 
-    from kfp_bench.kfp import run_benchmark
+    from kfp_bench.kfp import upload
     from kfp_bench.params import BenchParams, benchmark_id_for
 
     os.makedirs(runs.path, exist_ok=True)
     if not enabled:
         print("runs benchmark switched off (run_benchmark=false)")
-        return
+        return ""
     p = BenchParams(
         kfp_host=kfp_host,
         namespace=namespace,
@@ -72,8 +70,6 @@ def spawn_and_poll_runs(
     opts = dataclasses.replace(
         p.runs_options(benchmark_id_for(benchmark_id, job_id)), pipeline=manifest.path
     )
-    stats = run_benchmark(opts, out_dir=runs.path)
-    doc = stats.summary()
-    with open(os.path.join(runs.path, "runs_summary.json"), "w") as f:
-        json.dump(doc, f, indent=1, sort_keys=True)
-    print(json.dumps(doc.get("runs", {}), indent=1))
+    handle = upload(opts, out_dir=runs.path)
+    print(f"pipeline {handle.pipeline_id}, experiment {handle.experiment_id}")
+    return handle.to_json()
