@@ -26,6 +26,8 @@ def _requirements() -> list[str]:
         "pyzmq",
         "tornado",
         "jsonschema",
+        "kubernetes-validate",
+        "importlib_resources",
     }
     reqs = []
     for line in (HERE / "requirements.txt").read_text().splitlines():

@@ -174,9 +174,18 @@ def cmd_load(a: argparse.Namespace) -> int:
         store.save(stats, a.json_out)
     if stats.workers["missing"]:
         missing = ", ".join(map(str, stats.workers["missing"]))
+        partial = stats.workers.get("partial", [])
+        lost = [m for m in stats.workers["missing"] if m not in partial]
+        what = (
+            "their requests are not in the figures"
+            if not partial
+            else "the figures include what they measured up to their last flush"
+            if not lost
+            else f"the figures include what {', '.join(map(str, partial))} measured up to "
+            f"their last flush; those of {', '.join(map(str, lost))} are lost"
+        )
         print(
-            f"kfp-bench: warning: worker process(es) {missing} died before reporting; their "
-            "requests are not in the figures",
+            f"kfp-bench: warning: worker process(es) {missing} died before reporting; {what}",
             file=sys.stderr,
         )
     return EXIT_INTERRUPTED if "interrupted" in stats.flags else 0

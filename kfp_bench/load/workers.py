@@ -5,6 +5,12 @@ share (``LoadOptions.share``) from a common start time on the system-wide monoto
 open-loop schedules interleave into one; each sends back its stats as the JSON results document and
 this process merges them. A worker that dies without reporting is named in ``workers.missing``
 rather than silently left out.
+
+So that a worker killed mid-run (SIGKILL, the OOM killer) loses nothing it measured, each worker
+also appends the stats of every flush (the requests finished in the last 0.2 s, percentiles left
+out) as one JSON line to its own file in a temporary folder. When a worker sends no document, its
+stats are rebuilt from that file, a torn last line ignored, and merged; it is still named in
+``workers.missing``, and also in ``workers.partial``: its figures run up to about the kill.
 """
 
 from __future__ import annotations
@@ -13,12 +19,16 @@ import asyncio
 import multiprocessing as mp
 import multiprocessing.connection
 import os
+import shutil
 import signal
+import tempfile
 import time
 from collections.abc import Callable
 
 import uvloop
 
+from kfp_bench.errors import ResultsError
+from kfp_bench.jsonl import JsonlWriter, read_dicts
 from kfp_bench.load.engine import Attack
 from kfp_bench.load.options import LoadOptions
 from kfp_bench.stats.load import LoadStats
@@ -53,8 +63,10 @@ def _new_stats(opts: LoadOptions) -> LoadStats:
     return LoadStats(options=opts.redacted(), flags=flags)
 
 
-def _run_here(opts, *, on_progress=None, on_batch=None, start_at=None, phase=0.0) -> LoadStats:
-    stats = _new_stats(opts)
+def _run_here(
+    opts, *, on_progress=None, on_batch=None, start_at=None, phase=0.0, stats=None
+) -> LoadStats:
+    stats = stats if stats is not None else _new_stats(opts)
 
     async def main():
         attack = Attack(
@@ -73,8 +85,50 @@ def _run_here(opts, *, on_progress=None, on_batch=None, start_at=None, phase=0.0
         return runner.run(main())
 
 
-def _worker(opts, index, of, start_at, conn, counters, on_batch_factory) -> None:
-    """Body of a worker process: run its share and send the stats document back."""
+class _FlushLog:
+    """Appends, per flush, the stats of that flush's requests to a JSON-lines file.
+
+    One extra ``add_batch`` and one short JSON line per 0.2 s, never per request: the hot path
+    does not see it.
+    """
+
+    def __init__(self, path: str, stats: LoadStats):
+        self._writer = JsonlWriter(path)
+        self._stats = stats  # the worker's own: its start time and mode, set once it starts
+
+    def __call__(self, batch) -> None:
+        delta = LoadStats(corrected=self._stats.corrected, started_at=self._stats.started_at)
+        delta.add_batch(batch)
+        delta.close(time.time() - delta.started_at)
+        self._writer.write(delta.to_dict(summary=False))
+
+    def close(self) -> None:
+        self._writer.close()
+
+
+def _rebuild(path: str, index: int) -> LoadStats | None:
+    """A dead worker's stats up to its last flush, from its flush log; None if it logged none."""
+    try:
+        docs = read_dicts(path)
+    except ResultsError:
+        return None
+    stats = None
+    for n, doc in enumerate(docs):
+        try:
+            delta = LoadStats.from_dict(doc, f"worker {index} flush {n}")
+        except ResultsError:  # keep the flushes before a damaged one
+            break
+        if stats is None:
+            stats = delta
+        else:
+            stats.merge(delta)
+    if stats is not None:
+        stats.workers = {"expected": 0, "reported": 0, "missing": [], "partial": [index]}
+    return stats
+
+
+def _worker(opts, index, of, start_at, conn, counters, on_batch_factory, log_dir) -> None:
+    """Body of a worker process: run its share, logging each flush, and send the stats back."""
     share = opts.share(index, of)
     # Each process of a constant-rate attack takes every P-th slot of the total schedule.
     phase = index / opts.rate if opts.rate else 0.0
@@ -82,14 +136,27 @@ def _worker(opts, index, of, start_at, conn, counters, on_batch_factory) -> None
     def progress(requests, failed):
         counters[2 * index], counters[2 * index + 1] = requests, failed
 
-    on_batch = on_batch_factory(index) if on_batch_factory else None
     if share.seed is not None:
         share = _with_seed(share, share.seed + index)
-    stats = _run_here(
-        share, on_progress=progress, on_batch=on_batch, start_at=start_at, phase=phase
+    stats = _new_stats(share)
+    log = _FlushLog(_log_path(log_dir, index), stats)
+    user = on_batch_factory(index) if on_batch_factory else None
+
+    def on_batch(batch):
+        log(batch)
+        if user:
+            user(batch)
+
+    _run_here(
+        share, on_progress=progress, on_batch=on_batch, start_at=start_at, phase=phase, stats=stats
     )
+    log.close()
     conn.send(stats.to_dict())
     conn.close()
+
+
+def _log_path(log_dir: str, index: int) -> str:
+    return os.path.join(log_dir, f"worker-{index:04d}.jsonl")
 
 
 def _with_seed(opts: LoadOptions, seed: int) -> LoadOptions:
@@ -99,6 +166,14 @@ def _with_seed(opts: LoadOptions, seed: int) -> LoadOptions:
 
 
 def _run_processes(opts, on_progress, on_batch_factory) -> LoadStats:
+    log_dir = tempfile.mkdtemp(prefix="kfp-bench-workers-")
+    try:
+        return _run_processes_logging(opts, on_progress, on_batch_factory, log_dir)
+    finally:
+        shutil.rmtree(log_dir, ignore_errors=True)
+
+
+def _run_processes_logging(opts, on_progress, on_batch_factory, log_dir) -> LoadStats:
     ctx = mp.get_context("fork")
     counters = ctx.Array("q", 2 * opts.workers, lock=False)
     start_at = time.perf_counter() + START_DELAY_S
@@ -107,7 +182,7 @@ def _run_processes(opts, on_progress, on_batch_factory) -> LoadStats:
         parent, child = ctx.Pipe(duplex=False)
         p = ctx.Process(
             target=_worker,
-            args=(opts, i, opts.workers, start_at, child, counters, on_batch_factory),
+            args=(opts, i, opts.workers, start_at, child, counters, on_batch_factory, log_dir),
             daemon=True,
         )
         p.start()
@@ -128,7 +203,7 @@ def _run_processes(opts, on_progress, on_batch_factory) -> LoadStats:
         docs = _collect(procs, pipes, counters, on_progress, opts)
     finally:
         signal.signal(signal.SIGINT, old)
-    return _merge_worker_docs(docs, opts)
+    return _merge_worker_docs(docs, opts, log_dir)
 
 
 def _collect(procs, pipes, counters, on_progress, opts) -> list:
@@ -152,14 +227,17 @@ def _collect(procs, pipes, counters, on_progress, opts) -> list:
     return docs
 
 
-def _merge_worker_docs(docs, opts) -> LoadStats:
+def _merge_worker_docs(docs, opts, log_dir) -> LoadStats:
     merged = None
     missing = []
     for i, doc in enumerate(docs):
-        if not doc:
+        if doc:
+            stats = LoadStats.from_dict(doc, f"worker {i}")
+        else:
             missing.append(i)
-            continue
-        stats = LoadStats.from_dict(doc, f"worker {i}")
+            stats = _rebuild(_log_path(log_dir, i), i)
+            if stats is None:
+                continue
         if merged is None:
             merged = stats
         else:

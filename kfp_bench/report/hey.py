@@ -84,7 +84,11 @@ def _write_extras(stats: LoadStats, w) -> None:
         notes.append(f"{stats.latency.out_of_range} latencies beyond 1 h (not in the histogram)")
     if stats.workers.get("missing"):
         missing = ", ".join(str(m) for m in stats.workers["missing"])
-        notes.append(f"worker(s) {missing} of {stats.workers['expected']} did not report")
+        note = f"worker(s) {missing} of {stats.workers['expected']} did not report"
+        if stats.workers.get("partial"):
+            partial = ", ".join(str(m) for m in stats.workers["partial"])
+            note += f"; the figures include what worker(s) {partial} measured up to the kill"
+        notes.append(note)
     if "interrupted" in stats.flags:
         notes.append("interrupted: figures cover what was measured before the stop")
     if "insecure" in stats.flags:

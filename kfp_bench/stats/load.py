@@ -182,39 +182,49 @@ class LoadStats:
         self.series.merge(other.series)
         for k in ("expected", "reported"):
             self.workers[k] += other.workers[k]
-        self.workers["missing"] += other.workers["missing"]
+        for k in ("missing", "partial"):  # "partial": died, but what it measured is in
+            if other.workers.get(k):
+                self.workers[k] = self.workers.get(k, []) + other.workers[k]
         self.flags = sorted(set(self.flags) | set(other.flags))
 
     # -- persistence -------------------------------------------------------------------------
-    def to_dict(self) -> dict:
-        """The JSON results document: summary keys first, then what a merge needs."""
-        s = self.summary()
+    def to_dict(self, *, summary: bool = True) -> dict:
+        """The JSON results document: summary keys first, then what a merge needs.
+
+        With ``summary=False`` the percentiles are left out: ``from_dict`` still reads it, and it
+        is cheap enough for a worker to append the stats of each flush as it goes.
+        """
         doc = {
             "format": FORMAT,
             "format_version": FORMAT_VERSION,
-            "requests": s.requests,
-            "duration_s": s.duration_s,
-            "rps": s.rps,
-            "success_ratio": s.success_ratio,
-            "latency_ms": s.latency_ms,
-            "status_codes": {str(k): v for k, v in sorted(self.status_codes.items())},
-            "errors": dict(self.errors.most_common()),
-            "corrected": self.corrected,
-            "started_at": self.started_at,
-            "ok": self.ok,
-            "bytes_in": self.bytes_in,
-            "bytes_out": self.bytes_out,
-            "not_sent": self.not_sent,
-            "out_of_range": self.latency.out_of_range,
-            "details": {p: ph.as_dict() for p, ph in self.phases.items()},
-            "workers": self.workers,
-            "flags": self.flags,
-            "options": self.options,
-            "histogram": {"unit": "us", "latency": self.latency.encode()},
-            "series": self.series.rows(),
+            "requests": self.requests,
+            "duration_s": self.duration_s,
         }
-        if self.corrected:
+        if summary:
+            s = self.summary()
+            doc.update(rps=s.rps, success_ratio=s.success_ratio, latency_ms=s.latency_ms)
+        doc.update(
+            {
+                "status_codes": {str(k): v for k, v in sorted(self.status_codes.items())},
+                "errors": dict(self.errors.most_common()),
+                "corrected": self.corrected,
+                "started_at": self.started_at,
+                "ok": self.ok,
+                "bytes_in": self.bytes_in,
+                "bytes_out": self.bytes_out,
+                "not_sent": self.not_sent,
+                "out_of_range": self.latency.out_of_range,
+                "details": {p: ph.as_dict() for p, ph in self.phases.items()},
+                "workers": self.workers,
+                "flags": self.flags,
+                "options": self.options,
+                "histogram": {"unit": "us", "latency": self.latency.encode()},
+                "series": self.series.rows(),
+            }
+        )
+        if self.corrected and summary:
             doc["latency_uncorrected_ms"] = s.uncorrected_ms
+        if self.corrected:
             doc["histogram"]["uncorrected"] = self.uncorrected.encode()
         return doc
 
