@@ -8,9 +8,8 @@ import sys
 
 from kfp_bench._doc import field_help
 from kfp_bench.cli.common import EXIT_INTERRUPTED, duration
-from kfp_bench.errors import ConfigError
+from kfp_bench.cli.load import request_body
 from kfp_bench.load import LoadOptions
-from kfp_bench.load.payload import parse_shape, read_body, v1_payload, v2_payload
 from kfp_bench.load.sweep import KNEE_FACTOR, KNEE_MIN_SUCCESS, parse_rates, run_sweep
 from kfp_bench.report import sweep as sweep_report
 
@@ -73,15 +72,7 @@ def register(sub) -> None:
 
 
 def _options(a: argparse.Namespace) -> LoadOptions:
-    if sum(x is not None for x in (a.data, a.data_file, a.v1_shape, a.v2_shape)) > 1:
-        raise ConfigError("give one body: -d, -D, --v1-shape or --v2-shape")
-    content_type = a.content_type
-    if a.v1_shape:
-        body = v1_payload(parse_shape(a.v1_shape, "--v1-shape"))
-    elif a.v2_shape:
-        body = v2_payload(parse_shape(a.v2_shape, "--v2-shape"))
-    else:
-        body = read_body(a.data, a.data_file, content_type)
+    body, content_type = request_body(a)
     return LoadOptions(
         url=a.url,
         method=a.method,

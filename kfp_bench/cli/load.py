@@ -110,17 +110,20 @@ def _add_load_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _load_options(a: argparse.Namespace) -> LoadOptions:
+def request_body(a: argparse.Namespace) -> tuple[bytes, str]:
+    """The body and Content-Type from -d, -D, --v1-shape or --v2-shape (one of them at most)."""
     if sum(x is not None for x in (a.data, a.data_file, a.v1_shape, a.v2_shape)) > 1:
         raise ConfigError("give one body: -d, -D, --v1-shape or --v2-shape")
-    content_type = a.content_type
     if a.v1_shape:
-        body, content_type = v1_payload(parse_shape(a.v1_shape, "--v1-shape")), "application/json"
-    elif a.v2_shape:
+        return v1_payload(parse_shape(a.v1_shape, "--v1-shape")), "application/json"
+    if a.v2_shape:
         shape = parse_shape(a.v2_shape, "--v2-shape")
-        body, content_type = v2_payload(shape, a.v2_datatype), "application/json"
-    else:
-        body = read_body(a.data, a.data_file, content_type)
+        return v2_payload(shape, getattr(a, "v2_datatype", "FP32")), "application/json"
+    return read_body(a.data, a.data_file, a.content_type), a.content_type
+
+
+def _load_options(a: argparse.Namespace) -> LoadOptions:
+    body, content_type = request_body(a)
     return LoadOptions(
         url=a.url,
         method=a.method,
