@@ -75,9 +75,11 @@ def aggregate(
     with open(replicas.path) as f:
         doc = json.load(f)
     if not doc.get("skipped"):
-        from kfp_bench.kserve.watch import replica_rows
+        from kfp_bench.kserve.watch import replica_rows, sweep_max_replicas
 
         series = merged.series.rows() if merged is not None else []
         extra.update(replica_rows(doc, series))
+        if "sweep" in extra:
+            extra["sweep"] = sweep_max_replicas(extra["sweep"], doc)
     write_results(results.path, runs_summary=summary, load=merged, extra=extra)
     print(f"results: {sorted(os.listdir(results.path))}")

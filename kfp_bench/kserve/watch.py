@@ -135,6 +135,23 @@ def watcher_doc(samples: Iterable[ReplicaSample], *, target: float, knative: boo
     }
 
 
+def sweep_max_replicas(rows: list[dict], doc: dict) -> list[dict]:
+    """Fill ``max_replicas`` of sweep rows from a ``watcher_doc`` whose samples fall in each step's
+    window (in a pipeline the sweep and the watcher run in separate pods and meet only here)."""
+    samples = doc.get("samples") or []
+    out = []
+    for row in rows:
+        row = dict(row)
+        t0 = row.get("started_at")
+        if row.get("max_replicas") is None and t0 is not None:
+            t1 = t0 + (row.get("duration_s") or 0.0)
+            seen = [s["ready"] for s in samples if t0 <= s["t"] <= t1]
+            if seen:
+                row["max_replicas"] = max(seen)
+        out.append(row)
+    return out
+
+
 def expected_replicas(concurrency: float, target: float, utilization: float = UTILIZATION) -> int:
     """Knative's pods for an observed concurrency: ceil(concurrency / (target x utilization))."""
     return math.ceil(round(concurrency / (target * utilization), 9))

@@ -68,6 +68,8 @@ class SweepStep:
             "p95_ms": round(self.p95_ms, 3),
             "p99_ms": round(self.p99_ms, 3),
             "success_ratio": round(self.success_ratio, 6),
+            "started_at": self.started_at,
+            "duration_s": round(self.duration_s, 3),
         }
         if self.max_replicas is not None:
             row["max_replicas"] = self.max_replicas

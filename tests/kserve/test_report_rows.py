@@ -39,3 +39,24 @@ def test_replicas_and_sweep_rows_reach_the_report(model_server, tmp_path):
     assert "Rate sweep" in md and "Ready replicas" in md
     metrics = json.loads(files["metrics.json"].read_text())
     assert metrics["replicas_max"] == 4 and "sweep_max_rps" in metrics
+
+
+def test_sweep_rows_get_max_replicas_from_the_watchers_window():
+    from kfp_bench.kserve.watch import sweep_max_replicas
+
+    doc = {
+        "samples": [
+            {"t": 100.0, "ready": 1, "total": 1},
+            {"t": 104.0, "ready": 3, "total": 3},
+            {"t": 111.0, "ready": 7, "total": 8},
+            {"t": 130.0, "ready": 9, "total": 9},
+        ]
+    }
+    rows = [
+        {"rate": 5, "started_at": 100.0, "duration_s": 5.0},
+        {"rate": 50, "started_at": 110.0, "duration_s": 5.0},
+        {"rate": 500, "started_at": 200.0, "duration_s": 5.0},
+    ]
+    out = sweep_max_replicas(rows, doc)
+    assert [r.get("max_replicas") for r in out] == [3, 7, None]
+    assert "max_replicas" not in rows[0]  # the input rows are left as they were
