@@ -18,6 +18,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from kfp_bench.errors import ConfigError
+from kfp_bench.names import check_dns1123_label, dns1123_label
 
 DEFAULT_KFP_HOST = "http://ml-pipeline.kubeflow.svc.cluster.local:8888"
 DEFAULT_INFERENCE_URL = (
@@ -29,8 +30,11 @@ BUNDLED = ("noop", "fanout", "train")
 #: Where a component finds a mounted API token (the Secret of kfp_bench's token_secret).
 TOKEN_DIR = "/var/run/secrets/kfp-bench"
 MAX_LOAD_WORKERS = 64
+MAX_RUNS = 1000
 MAX_DURATION_S = 3600.0
 MAX_RUN_TIMEOUT_S = 86400.0
+#: A benchmark id's length: NAME_PREFIX + id + "-00001" must stay a 63-character label.
+MAX_ID = 40
 
 
 @dataclass(frozen=True)
@@ -75,8 +79,9 @@ class BenchParams:
         token_secret: a Secret whose key "token" is a KFP API bearer token, mounted into the
             steps that call KFP when it exists; otherwise they use the projected service-account
             token of multi-user KFP (pods labelled access-ml-pipeline), else no auth.
-        benchmark_id: the id in the name of everything the benchmark creates on the KFP server;
-            empty to derive it from the pipeline run's id.
+        benchmark_id: the id in the name of everything the benchmark creates on the KFP server,
+            up to 40 lower-case letters, digits and dashes; empty to derive it from the pipeline
+            run's id.
     """
 
     kfp_host: str = DEFAULT_KFP_HOST
@@ -120,6 +125,8 @@ class BenchParams:
                 "is empty: nothing to measure; set one of them"
             )
         _check_id(self.benchmark_id)
+        if self.namespace:
+            check_dns1123_label(self.namespace, "pipeline parameter namespace=")
         if not re.fullmatch(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?", self.token_secret):
             raise _bad("token_secret", self.token_secret, "give a Kubernetes Secret name")
         _selector("load_node_selector", self.load_node_selector)
@@ -156,7 +163,7 @@ class BenchParams:
                 "noop, or https://host/pipeline.yaml",
                 bundled=True,
             )
-        _positive_int("num_runs", self.num_runs, 1000)
+        _positive_int("num_runs", self.num_runs, MAX_RUNS)
         _positive_int("create_concurrency", self.create_concurrency, 256)
         _positive("poll_interval_sec", self.poll_interval_sec, 3600)
         _positive("run_timeout_sec", self.run_timeout_sec, MAX_RUN_TIMEOUT_S)
@@ -267,11 +274,10 @@ def token_auth(namespace: str = ""):
 
 
 def benchmark_id_for(given: str, job_id: str) -> str:
-    """The benchmark id: the one given, else one derived from the pipeline run's id."""
+    """The benchmark id: the one given, else the pipeline run's id made a DNS-1123 label."""
     if given:
         return _check_id(given)
-    derived = re.sub(r"[^A-Za-z0-9-]+", "-", job_id).strip("-")[-40:].strip("-")
-    return derived or "run"
+    return dns1123_label(job_id or "run", MAX_ID)
 
 
 def bundled_manifest(name: str) -> Path:
@@ -299,8 +305,10 @@ def _bad(name: str, value, fix: str) -> ConfigError:
 
 
 def _check_id(bid: str) -> str:
-    if bid and not (len(bid) <= 40 and all(c.isalnum() or c == "-" for c in bid)):
-        raise _bad("benchmark_id", bid, "use up to 40 letters, digits and dashes, or leave empty")
+    # The id is in the name of the child pipeline, its versions and runs (kfp-bench-ID-00001):
+    # in KFP's Kubernetes-native mode a pipeline's name is a Kubernetes object's name.
+    if bid:
+        check_dns1123_label(bid, "pipeline parameter benchmark_id=", MAX_ID)
     return bid
 
 

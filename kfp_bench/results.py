@@ -31,6 +31,8 @@ from kfp_bench.stats.load import LoadStats
 FORMAT = "kfp-bench/results"
 FORMAT_VERSION = 1
 #: The load result's keys copied into summary.json (the rest stays in load.json).
+#: The fix every "not a results directory" message gives.
+_GIVE = "give a directory written by a kfp-bench benchmark (its --out)"
 LOAD_SUMMARY_KEYS = (
     "requests",
     "duration_s",
@@ -96,19 +98,24 @@ def read_results(path: str | os.PathLike) -> Results:
     """Read a results directory written by ``write_results`` (and the driver)."""
     p = Path(path)
     if not p.exists():
-        raise ResultsError(f"{p}: no such results directory")
+        raise ResultsError(f"{p}: no such results directory; {_GIVE}")
     if not p.is_dir():
         raise ResultsError(f"{p}: not a directory; give a results directory (with summary.json)")
     summary_path = p / "summary.json"
     if not summary_path.exists():
         what = "empty" if not any(p.iterdir()) else "has no summary.json"
-        raise ResultsError(f"{p}: {what}; give a directory written by a kfp-bench benchmark")
+        raise ResultsError(f"{p}: {what}; {_GIVE}")
     try:
         summary = json.loads(summary_path.read_text())
     except (OSError, ValueError) as exc:
-        raise ResultsError(f"{summary_path}: not readable JSON ({exc})") from None
+        raise ResultsError(
+            f"{summary_path}: not readable JSON ({exc}); the file is damaged: run the benchmark "
+            "again, or give another results directory"
+        ) from None
     if not isinstance(summary, dict) or summary.get("format") != FORMAT:
-        raise ResultsError(f"{summary_path}: not a kfp-bench results summary (format {FORMAT!r})")
+        raise ResultsError(
+            f"{summary_path}: not a kfp-bench results summary (format {FORMAT!r}); {_GIVE}"
+        )
     if summary.get("format_version") != FORMAT_VERSION:
         raise ResultsError(
             f"{summary_path}: results format version {summary.get('format_version')!r}; this "

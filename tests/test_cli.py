@@ -162,7 +162,7 @@ BAD = [
 @pytest.mark.parametrize("args, names", BAD, ids=[" ".join(a) for a, _ in BAD])
 def test_bad_input_is_one_clear_line_and_exit_2(args, names, tmp_path):
     r = run_cli(*args, cwd=tmp_path)
-    assert r.returncode == (2 if args[0] == "load" else 1), r.stderr
+    assert r.returncode == 2, r.stderr
     assert "Traceback" not in r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1, r.stderr

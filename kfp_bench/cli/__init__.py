@@ -3,8 +3,11 @@
 One subcommand per job (vegeta's subcommand map), one module per group: ``load`` (load, merge),
 ``runs`` (runs, cleanup, kfp-server), ``pipeline`` (compile, submit, schedule, demo), ``report``
 (report, compare) and ``kserve`` (sweep). Bad input prints one line naming the input and the fix,
-and exits 2 with no traceback. The first Ctrl-C stops a benchmark cleanly and still prints what was
-measured; the exit code is then 130.
+and exits 2 with no traceback: a ``ConfigError`` (flags, files, parameters; argparse's own errors
+become one too, without the usage lines) or a ``ResultsError`` (a saved result given to report,
+compare or merge that is missing or is not one). Other errors exit 1, a regression verdict 3. The
+first Ctrl-C stops a benchmark cleanly and still prints what was measured; the exit code is then
+130.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import sys
 from kfp_bench import __version__
 from kfp_bench.cli import kserve, load, pipeline, report, runs
 from kfp_bench.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Parser
-from kfp_bench.errors import BenchError, ConfigError
+from kfp_bench.errors import BenchError, ConfigError, ResultsError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
         return args.func(args)
-    except ConfigError as exc:
+    except (ConfigError, ResultsError) as exc:
         print(f"kfp-bench: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BenchError as exc:

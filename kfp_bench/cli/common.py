@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
+from pathlib import Path
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.load import parse_duration
@@ -26,6 +28,36 @@ def duration(text: str) -> float:
         return parse_duration(text)
     except ConfigError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def writable(path: str, flag: str, *, folder: bool = False) -> Path:
+    """``path`` if a file (or, with ``folder``, a folder) can be written there; ``ConfigError``
+    naming the flag otherwise. Checked before the work, so that an hour of load is not lost to a
+    typo in --json-out; nothing is created here."""
+    p = Path(path).expanduser()
+    if folder and p.exists() and not p.is_dir():
+        raise ConfigError(f"{flag} {path}: a file, not a folder; give a folder")
+    if not folder and p.is_dir():
+        raise ConfigError(f"{flag} {path}: a folder; give a file name")
+    q = p if folder else p.parent
+    while not q.exists() and q != q.parent:
+        q = q.parent
+    if not q.is_dir():
+        raise ConfigError(f"{flag} {path}: {q} is a file, not a folder; give another path")
+    if not os.access(q, os.W_OK | os.X_OK):
+        raise ConfigError(f"{flag} {path}: cannot write in {q}; give a folder you can write to")
+    return p
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of 1 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number of 1 or more")
+    return value
 
 
 class Progress:

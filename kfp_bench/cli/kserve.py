@@ -7,7 +7,7 @@ import json
 import sys
 
 from kfp_bench._doc import field_help
-from kfp_bench.cli.common import EXIT_INTERRUPTED, duration
+from kfp_bench.cli.common import EXIT_INTERRUPTED, duration, writable
 from kfp_bench.cli.load import request_body
 from kfp_bench.load import LoadOptions
 from kfp_bench.load.sweep import KNEE_FACTOR, KNEE_MIN_SUCCESS, parse_rates, run_sweep
@@ -91,6 +91,8 @@ def _options(a: argparse.Namespace) -> LoadOptions:
 def cmd_sweep(a: argparse.Namespace) -> int:
     rates = parse_rates(a.rates)
     opts = _options(a)
+    if a.json_out:
+        writable(a.json_out, "--json-out")
 
     def said(step) -> None:
         print(

@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 from kfp_bench._doc import field_help
-from kfp_bench.cli.common import EXIT_INTERRUPTED, Progress, duration
+from kfp_bench.cli.common import EXIT_INTERRUPTED, Progress, duration, writable
 from kfp_bench.errors import ConfigError
 from kfp_bench.load import LoadOptions, run_load
 from kfp_bench.load.payload import parse_shape, read_body, v1_payload, v2_payload
@@ -154,6 +154,8 @@ def _load_options(a: argparse.Namespace) -> LoadOptions:
 
 def cmd_load(a: argparse.Namespace) -> int:
     opts = _load_options(a)
+    if a.json_out:
+        writable(a.json_out, "--json-out")
     progress = Progress(a.progress or sys.stderr.isatty())
     csv_dir = tempfile.mkdtemp(prefix="kfp-bench-csv-") if a.output == "csv" else None
     try:
@@ -208,6 +210,7 @@ def _csv_writer_factory(directory: str):
 
 
 def cmd_merge(a: argparse.Namespace) -> int:
+    writable(a.out, "-o")
     merged = store.load(a.results[0])
     for path in a.results[1:]:
         merged.merge(store.load(path))

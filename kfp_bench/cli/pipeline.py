@@ -6,7 +6,11 @@ import argparse
 from pathlib import Path
 
 from kfp_bench._doc import field_help
-from kfp_bench.cli.common import duration
+from kfp_bench.cli.common import duration, positive_int, writable
+from kfp_bench.errors import ConfigError
+
+#: Connections of the demo's load, across its workers.
+DEMO_CONCURRENCY = 4
 
 
 def register(sub) -> None:
@@ -15,17 +19,35 @@ def register(sub) -> None:
 
 
 def cmd_demo(a: argparse.Namespace) -> int:
+    from kfp_bench.params import MAX_DURATION_S, MAX_LOAD_WORKERS, MAX_RUNS
     from kfp_bench.sandbox.demo import run_demo
 
+    # The pipeline's first step would refuse these too, but only after the servers have started.
+    if not 0 < a.duration <= MAX_DURATION_S:
+        raise ConfigError(f"--duration {a.duration:g}s: give more than 0s, at most 1h")
+    if a.num_runs > MAX_RUNS:
+        raise ConfigError(f"--num-runs {a.num_runs}: give 1 to {MAX_RUNS}")
+    if a.load_workers > MAX_LOAD_WORKERS:
+        raise ConfigError(f"--load-workers {a.load_workers}: give 1 to {MAX_LOAD_WORKERS}")
+    writable(a.out, "--out", folder=True)
     return run_demo(
-        Path(a.out), duration_s=a.duration, num_runs=a.num_runs, load_workers=a.load_workers
+        Path(a.out),
+        duration_s=a.duration,
+        num_runs=a.num_runs,
+        load_workers=a.load_workers,
+        concurrency=max(DEMO_CONCURRENCY, a.load_workers),  # a connection per worker at least
     )
 
 
 def cmd_compile(a: argparse.Namespace) -> int:
     from kfp_bench.compile import compile_all
 
-    for path in compile_all(a.out, base_image=a.base_image).values():
+    writable(a.out, "--out", folder=True)
+    try:
+        written = compile_all(a.out, base_image=a.base_image)
+    except OSError as exc:  # what the check cannot see: a read-only mount, a full disk
+        raise ConfigError(f"--out {a.out}: cannot write the YAML there ({exc.strerror})") from None
+    for path in written.values():
         print(f"{path}  {path.stat().st_size / 1000:.0f} kB")
     return 0
 
@@ -52,6 +74,20 @@ def cmd_schedule(a: argparse.Namespace) -> int:
     rid = schedule(_target(a), params, cron=a.cron, max_concurrency=a.max_concurrency)
     print(f"Created recurring run {rid} on {a.host} (cron {a.cron!r})")
     return 0
+
+
+def cron(text: str) -> str:
+    """An argparse type: KFP's 6-field cron (robfig/cron, seconds first), checked here so that a
+    typo is refused before anything is created on the server."""
+    from kfp_bench.sandbox.kfp_server.cron import Cron
+
+    try:
+        Cron.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(
+            f"{exc}; give 6 fields, seconds first, e.g. '0 0 3 * * *' (03:00 daily)"
+        ) from None
+    return text
 
 
 def _add_pipeline_commands(sub) -> None:
@@ -103,6 +139,7 @@ def _add_pipeline_commands(sub) -> None:
             p.add_argument(
                 "--cron",
                 required=True,
+                type=cron,
                 help="KFP's 6-field cron, seconds first, e.g. '0 0 3 * * *' (03:00 daily).",
             )
             p.add_argument(
@@ -123,6 +160,8 @@ def _add_pipeline_commands(sub) -> None:
     p.add_argument(
         "--duration", type=duration, default=5.0, help="Seconds of load per worker (default 5s)."
     )
-    p.add_argument("--num-runs", type=int, default=5, help="Child runs to spawn (default 5).")
-    p.add_argument("--load-workers", type=int, default=2, help="Load workers (default 2).")
+    p.add_argument(
+        "--num-runs", type=positive_int, default=5, help="Child runs to spawn (default 5)."
+    )
+    p.add_argument("--load-workers", type=positive_int, default=2, help="Load workers (default 2).")
     p.set_defaults(func=cmd_demo)

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from kfp_bench._doc import field_help
-from kfp_bench.cli.common import EXIT_REGRESSION
+from kfp_bench.cli.common import EXIT_REGRESSION, writable
 
 
 def register(sub) -> None:
@@ -54,6 +54,8 @@ def register(sub) -> None:
 def cmd_report(a: argparse.Namespace) -> int:
     from kfp_bench.report.rebuild import rebuild_all
 
+    if a.out:
+        writable(a.out, "--out", folder=True)
     outcomes = rebuild_all(
         a.results, sys.stdout, out_dir=a.out, results_uri=a.results_uri, baseline=a.baseline
     )

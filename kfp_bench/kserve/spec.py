@@ -22,6 +22,7 @@ import re
 from dataclasses import asdict, dataclass, field, fields
 
 from kfp_bench.errors import ConfigError
+from kfp_bench.names import check_dns1123_label
 
 #: Model formats of KServe's ClusterServingRuntimes -> whether a GPU image serves them.
 MODEL_FORMATS = {
@@ -43,7 +44,9 @@ MODE_ANNOTATION = "serving.kserve.io/deploymentMode"
 TARGET_ANNOTATION = "autoscaling.knative.dev/target"
 METRIC_ANNOTATION = "autoscaling.knative.dev/metric"
 GPU = "nvidia.com/gpu"
-_DNS1123_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+#: KServe names the Knative Service (or Deployment and Service) of each component NAME-predictor
+#: and NAME-transformer: Kubernetes names of 63 characters at most. So 51 for NAME.
+MAX_NAME = 63 - len("-transformer")
 _QUANTITY = re.compile(r"\d+(\.\d+)?(m|k|Ki|Mi|Gi|Ti|M|G|T)?")
 DEFAULT_STORAGE_URI = "gs://kfserving-examples/models/sklearn/1.0/model"
 
@@ -148,7 +151,8 @@ class IsvcSpec:
     """An InferenceService to deploy for a benchmark.
 
     Attributes:
-        name: the InferenceService's name, a DNS-1123 label (lower case, digits, dashes).
+        name: the InferenceService's name: lower-case letters, digits and dashes, starting with a
+            letter, at most 51 characters (so that NAME-transformer, which KServe derives, fits).
         namespace: its namespace.
         model_format: the predictor's model format: sklearn, xgboost, lightgbm, pmml,
             tensorflow, pytorch, onnx, triton or huggingface.
@@ -206,14 +210,13 @@ class IsvcSpec:
 
     def validate(self) -> IsvcSpec:
         """Check every field; raise ``ConfigError`` naming the field and the fix."""
-        for what, value in (("name", self.name), ("namespace", self.namespace)):
-            if not (
-                isinstance(value, str) and len(value) <= 63 and _DNS1123_LABEL.fullmatch(value)
-            ):
-                raise ConfigError(
-                    f"isvc {what}={value!r}: not a DNS-1123 label; use at most 63 lower-case "
-                    "letters, digits and dashes, starting and ending with a letter or digit"
-                )
+        check_dns1123_label(self.namespace, "isvc namespace=")
+        check_dns1123_label(self.name, "isvc name=", MAX_NAME)
+        if not self.name[0].isalpha():
+            raise ConfigError(
+                f"isvc name={self.name!r}: KServe wants a name that starts with a letter; "
+                f"e.g. isvc-{self.name}"
+            )
         if self.model_format not in MODEL_FORMATS:
             raise ConfigError(
                 f"isvc model_format={self.model_format!r}: unknown; use one of "

@@ -12,12 +12,18 @@ import base64
 import re
 import ssl
 from dataclasses import asdict, dataclass, field, replace
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 from kfp_bench import __version__
 from kfp_bench.errors import ConfigError
 
 _HEADER = re.compile(r"^([\w-]+):\s*(.+)$")
+_HOST = re.compile(r"[A-Za-z0-9._~-]+(:\d{1,5})?|\[[0-9A-Fa-f:.]+\](:\d{1,5})?")
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+#: What stays as it is in a request path or query; the rest is percent-encoded (UTF-8), as Go's
+#: net/url does for hey, so that a space or a non-ASCII letter in the URL is data, not syntax.
+_PATH_SAFE = "/%!$&'()*+,;=:@~"
+_QUERY_SAFE = _PATH_SAFE + "?"
 _SECRET_HEADERS = {"authorization", "proxy-authorization", "cookie", "x-api-key"}
 METHODS = ("GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH")
 #: Safety caps: past these an explicit --i-know flag is needed (see ``validate``).
@@ -86,6 +92,7 @@ class LoadOptions:
 
     def validate(self) -> LoadOptions:
         """Check every option; raise ``ConfigError`` naming the flag and the fix."""
+        self._check_header_values()
         self.target()  # URL, scheme, headers
         if self.method.upper() not in METHODS:
             raise ConfigError(
@@ -124,6 +131,22 @@ class LoadOptions:
         if self.cacert:
             self.ssl_context()
         return self
+
+    def _check_header_values(self) -> None:
+        """What goes into the request head verbatim: a CR or LF there would start another
+        header or request, so it is refused as Go's net/http (hey) refuses it."""
+        if self.host and not _HOST.fullmatch(self.host):
+            raise ConfigError(
+                f"-host {self.host!r}: not a host name; give e.g. iris.default.example.com"
+            )
+        for flag, value in (
+            ("-T", self.content_type),
+            ("-A", self.accept),
+            ("-U", self.user_agent),
+            *(("-H", h) for h in self.headers),
+        ):
+            if _CONTROL.search(value):
+                raise ConfigError(f"{flag} {value!r}: holds a control character; remove it")
 
     def _check_caps(self) -> None:
         if self.i_know:
@@ -225,9 +248,9 @@ class Target:
         if not parts.hostname:
             raise ConfigError(f"URL {o.url!r}: no host; give e.g. http://127.0.0.1:8080/")
         port = port or (443 if parts.scheme == "https" else 80)
-        path = parts.path or "/"
+        path = quote(parts.path or "/", safe=_PATH_SAFE)
         if parts.query:
-            path += "?" + parts.query
+            path += "?" + quote(parts.query, safe=_QUERY_SAFE)
         default_port = port == (443 if parts.scheme == "https" else 80)
         netloc = parts.hostname if default_port else f"{parts.hostname}:{port}"
         if ":" in parts.hostname:  # IPv6 literal

@@ -99,9 +99,9 @@ def _incompatible(tmp_path):
 @pytest.mark.parametrize(
     "make, extra, rc, message",
     [
-        (lambda t: t / "missing", [], 1, "no such results directory"),
-        (lambda t: t, [], 1, "empty; give a directory written by a kfp-bench benchmark"),
-        (_incompatible, [], 1, "results format version 7; this kfp-bench reads version 1"),
+        (lambda t: t / "missing", [], 2, "no such results directory"),
+        (lambda t: t, [], 2, "empty; give a directory written by a kfp-bench benchmark"),
+        (_incompatible, [], 2, "results format version 7; this kfp-bench reads version 1"),
         (
             lambda t: make_results(t / "r", runs=2, load=False),
             ["--results-uri", "gs:///p"],
@@ -125,4 +125,4 @@ def test_bad_input(tmp_path, capsys, make, extra, rc, message):
 
 def test_compare_of_a_missing_directory(tmp_path):
     p = run_cli("compare", str(tmp_path / "a"), str(tmp_path / "b"))
-    assert p.returncode == 1 and "no such results directory" in p.stderr
+    assert p.returncode == 2 and "no such results directory" in p.stderr

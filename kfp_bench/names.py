@@ -1,0 +1,66 @@
+"""Kubernetes names made from user input: DNS-1123 labels, sanitized or checked.
+
+Kubernetes object names, label values and the names KFP and KServe derive from them (an
+InferenceService ``NAME`` becomes the Knative revision ``NAME-predictor-00001``; in KFP's
+Kubernetes-native mode a pipeline's name is a custom resource's name) must be DNS-1123 labels: at
+most 63 characters of ``[a-z0-9-]``, starting and ending with a letter or digit.
+
+``dns1123_label`` turns any text into such a label (for names kfp-bench derives, e.g. a benchmark
+id from a run id): lower case, every other character run becomes one dash, and a name too long is
+cut and given a short hash of the whole text, so two inputs that differ only past the cut still
+give two names. ``check_dns1123_label`` is for names the user gives: it refuses rather than
+rewrites, because a silently changed name is one cleanup and ``kubectl`` would not find.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from kfp_bench.errors import ConfigError
+
+MAX_LABEL = 63
+LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_HASH_LEN = 8
+_OTHER = re.compile(r"[^-a-z0-9]+")
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:_HASH_LEN]
+
+
+def dns1123_label(text: str, max_len: int = MAX_LABEL) -> str:
+    """``text`` as a DNS-1123 label of at most ``max_len`` characters.
+
+    Lower-cased; each run of characters other than a-z, 0-9 and - becomes one dash; dashes at the
+    ends are dropped. A label longer than ``max_len`` keeps its start and ends in ``-`` and 8 hex
+    digits of the SHA-256 of ``text``; text with nothing usable left becomes those 8 digits alone.
+    """
+    if not _HASH_LEN <= max_len <= MAX_LABEL:
+        raise ValueError(f"max_len {max_len}: give {_HASH_LEN} to {MAX_LABEL}")
+    label = _OTHER.sub("-", text.lower()).strip("-")
+    if not label:
+        return _digest(text)
+    if len(label) <= max_len:
+        return label
+    keep = max_len - _HASH_LEN - 1
+    head = label[:keep].rstrip("-") if keep > 0 else ""
+    return f"{head}-{_digest(text)}" if head else _digest(text)
+
+
+def is_dns1123_label(value: object, max_len: int = MAX_LABEL) -> bool:
+    return isinstance(value, str) and len(value) <= max_len and bool(LABEL.fullmatch(value))
+
+
+def check_dns1123_label(value: object, what: str, max_len: int = MAX_LABEL) -> str:
+    """Return ``value`` if it is a DNS-1123 label of at most ``max_len`` characters; otherwise
+    raise ``ConfigError`` naming ``what`` (a flag such as ``--benchmark-id``, or ``isvc name=``)
+    and suggesting a label that would do."""
+    if is_dns1123_label(value, max_len):
+        return value  # type: ignore[return-value]
+    sep = "" if what.endswith("=") else " "
+    hint = dns1123_label(value, max_len) if isinstance(value, str) and value else "bench-1"
+    raise ConfigError(
+        f"{what}{sep}{value!r}: not a DNS-1123 label; use at most {max_len} lower-case letters, "
+        f"digits and dashes, starting and ending with a letter or digit, e.g. {hint}"
+    )

@@ -1,0 +1,605 @@
+"""The bad-input catalogue: one table of bad inputs to every subcommand, each run as a real
+``kfp-bench`` process, and bad pipeline parameters refused by the pipeline's first step.
+
+Each CLI case runs ``python -m kfp_bench.cli ARGV`` in a fresh working directory, with TMPDIR
+pointing at a fresh folder and no token, KFP or proxy variables in its environment, and checks:
+
+- the exit code is 2 (bad input);
+- stderr is exactly ONE non-empty line, ``kfp-bench: ...``, holding the case's substrings, which
+  name the input at fault and the fix; argparse's own errors are no exception (``Parser.error``
+  turns them into that one line, without the usage lines), and stdout is empty;
+- no "Traceback";
+- nothing is left behind: the working directory holds exactly the files the case made itself,
+  TMPDIR is empty, and the local KFP server the cases talk to (one for the module) holds no
+  experiment, pipeline, run or recurring run but its Default experiment after them.
+
+The cases run a few at a time, so the server is checked after all of them; its leftovers would
+carry their names.
+
+A case marked ``xfail(strict=True)`` is a known defect in a file this suite's author does not own;
+its reason names the fix. Strict, so that the marker must go when the fix lands.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from kfp_bench.errors import ConfigError
+from kfp_bench.params import BenchParams
+from kfp_bench.sandbox.kfp_server import start_kfp_server
+
+ROOT = Path(__file__).resolve().parents[1]
+REF = ROOT.parent / "shared/reference/kfp-pipelines"
+if not REF.exists():
+    REF = Path("/work/shared/reference/kfp-pipelines")
+#: Nothing listens on port 1 of loopback: connections are refused at once.
+DEAD = "http://127.0.0.1:1"
+SUMMARY = json.dumps({"format": "kfp-bench/results", "format_version": 1})
+_ISOLATED = ("KFP_", "KF_PIPELINES_", "KFP_BENCH_", "GOOGLE_APPLICATION_CREDENTIALS")
+#: Cases run at once: enough to overlap their start-ups on two cores, few enough not to starve.
+AT_ONCE = 4
+_PROXIES = {"http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One bad input.
+
+    Attributes:
+        id: the test id.
+        argv: the arguments; ``{kfp}`` is the local KFP server's URL, ``{ref}`` the reference
+            pipelines' folder.
+        expect: substrings of the one error line: the input at fault and the fix.
+        files: files the case makes in its working directory first (a name ending in / is a
+            folder).
+        kfp: the case talks to the local KFP server (its counts are checked).
+        xfail: why the case fails today, and the fix (in a file of another owner).
+    """
+
+    id: str
+    argv: tuple[str, ...]
+    expect: tuple[str, ...]
+    files: dict = field(default_factory=dict)
+    kfp: bool = False
+    xfail: str = ""
+
+
+RESULTS = {"r/": None, "r/summary.json": SUMMARY}
+HELLO = "{ref}/hello_world.yaml"
+RUN_ONE = ("runs", "--host", "{kfp}", "--num-runs", "1")
+ADD = "{ref}/add_numbers.yaml"
+_STORE = "stats/store.py (not this suite's): "
+_SUBMIT = "kfp_bench/submit.py: "
+_DRIVER = (
+    "kfp/driver.py run_benchmark opens the JSON-lines sinks (mkdir --out) before "
+    "api.preflight() and check_host: create _Sinks after the preflight"
+)
+
+CASES = [
+    # -- load: flags, payload files, TLS files, output paths ----------------------------------
+    Case(
+        "load-payload-file-not-json",
+        ("load", "-D", "in.json", "-T", "application/json", DEAD + "/"),
+        ("-D in.json: not valid JSON", "fix the body or change -T"),
+        files={"in.json": "instances: [[1, 2]]\n"},
+    ),
+    Case(
+        "load-cacert-missing",
+        ("load", "--cacert", "ca.pem", "https://127.0.0.1:1/"),
+        ("--cacert ca.pem: cannot load CA certificates", "give a PEM file"),
+    ),
+    Case(
+        "load-cacert-not-pem",
+        ("load", "--cacert", "ca.pem", "https://127.0.0.1:1/"),
+        ("--cacert ca.pem: cannot load CA certificates", "give a PEM file"),
+        files={"ca.pem": "not a certificate\n"},
+    ),
+    Case(
+        "load-host-header-malformed",
+        ("load", "-host", "iris example.com", DEAD + "/"),
+        ("-host 'iris example.com': not a host name", "give e.g. iris.default.example.com"),
+    ),
+    Case(
+        "load-header-with-crlf",
+        ("load", "-H", "X-A: 1\r\nX-B: 2", DEAD + "/"),
+        ("-H 'X-A: 1\\r\\nX-B: 2': holds a control character", "remove it"),
+    ),
+    Case(
+        "load-json-out-under-a-file",
+        ("load", "-n", "1", "-c", "1", "--json-out", "f/r.json", DEAD + "/"),
+        ("--json-out f/r.json: f is a file, not a folder", "give another path"),
+        files={"f": "x"},
+    ),
+    Case(
+        "load-v1-shape-zero",
+        ("load", "--v1-shape", "0,4", DEAD + "/"),
+        ("--v1-shape '0,4'", "write the shape as positive integers, e.g. 1,4"),
+    ),
+    Case(
+        "load-two-bodies",
+        ("load", "-d", "{}", "--v2-shape", "1,4", DEAD + "/"),
+        ("give one body: -d, -D, --v1-shape or --v2-shape",),
+    ),
+    # -- merge --------------------------------------------------------------------------------
+    Case(
+        "merge-missing-file",
+        ("merge", "a.json", "-o", "m.json"),
+        ("a.json: no such results file", "give a file written by --json-out"),
+        xfail=_STORE + "say the fix: '; give a file written by kfp-bench load --json-out'",
+    ),
+    Case(
+        "merge-not-a-load-result",
+        ("merge", "a.json", "-o", "m.json"),
+        ("a.json: not a kfp-bench load result", "give a file written by --json-out"),
+        files={"a.json": '{"requests": 1}'},
+        xfail="stats/load.py from_dict: add '; give a file written by kfp-bench load --json-out'",
+    ),
+    Case(
+        "merge-not-json",
+        ("merge", "a.json", "-o", "m.json"),
+        ("a.json: not JSON", "give a file written by --json-out"),
+        files={"a.json": "requests: 1\n"},
+    ),
+    Case(
+        "merge-out-is-a-folder",
+        ("merge", "a.json", "-o", "d"),
+        ("-o d: a folder", "give a file name"),
+        files={"d/": None},
+    ),
+    # -- runs: manifests, manifest URLs, hosts, parameters, caps ------------------------------
+    Case(
+        "runs-manifest-not-yaml",
+        ("runs", "--host", "{kfp}", "--pipeline", "p.yaml", "--num-runs", "1", "--out", "o"),
+        ("--pipeline p.yaml: not YAML at line 2", "give a pipeline compiled with kfp.compiler"),
+        files={"p.yaml": "a: [1,\n"},
+        kfp=True,
+    ),
+    Case(
+        "runs-manifest-not-a-pipeline",
+        ("runs", "--host", "{kfp}", "--pipeline", "p.yaml", "--num-runs", "1", "--out", "o"),
+        ("--pipeline p.yaml: not a pipeline spec", "give a pipeline compiled with kfp.compiler"),
+        files={"p.yaml": "just: a mapping\n"},
+        kfp=True,
+    ),
+    Case(
+        "runs-manifest-url-404",
+        ("runs", "--host", "{kfp}", "--pipeline", "{kfp}/no/such.yaml", "--num-runs", "1"),
+        ("--pipeline http://127.0.0.1:", "/no/such.yaml: HTTP 404", "check the URL"),
+        kfp=True,
+    ),
+    Case(
+        "runs-manifest-unknown-scheme",
+        ("runs", "--host", "{kfp}", "--pipeline", "ftp://x/p.yaml", "--num-runs", "1"),
+        ("--pipeline 'ftp://x/p.yaml': unknown scheme 'ftp'", "give a file, http(s):// or gs://"),
+        kfp=True,
+    ),
+    Case(
+        "runs-manifest-gs-without-object",
+        ("runs", "--host", "{kfp}", "--pipeline", "gs://bucket", "--num-runs", "1"),
+        ("--pipeline gs://bucket", "give gs://BUCKET/OBJECT"),
+        kfp=True,
+    ),
+    Case(
+        "runs-params-not-json",
+        ("runs", "--host", "{kfp}", "--pipeline", ADD, "--num-runs", "1", "--params", "{a: 1"),
+        ("--params: not valid JSON", "give an object, e.g. --params"),
+        kfp=True,
+    ),
+    Case(
+        "runs-params-undeclared",
+        ("runs", "--host", "{kfp}", "--pipeline", ADD, "--num-runs", "1", "--params", '{"zz": 1}'),
+        ("--params: zz not declared by pipeline 'add-numbers'", "remove or rename them"),
+        kfp=True,
+    ),
+    Case(
+        "runs-num-runs-0",
+        ("runs", "--host", "{kfp}", "--pipeline", HELLO, "--num-runs", "0"),
+        ("--num-runs 0", "give at least 1 run"),
+        kfp=True,
+    ),
+    Case(
+        "runs-num-runs-over-the-cap",
+        ("runs", "--host", "{kfp}", "--pipeline", HELLO, "--num-runs", "5000"),
+        ("--num-runs 5000 is above the cap of 1000", "raise the cap with --max-runs 5000"),
+        kfp=True,
+    ),
+    Case(
+        "runs-benchmark-id-hostile",
+        (*RUN_ONE, "--pipeline", HELLO, "--benchmark-id", "x; touch PWNED"),
+        ("--benchmark-id 'x; touch PWNED'", "dashes"),
+        kfp=True,
+    ),
+    Case(
+        "runs-host-unreachable",
+        ("runs", "--host", DEAD, "--pipeline", HELLO, "--num-runs", "1", "--out", "o"),
+        ("--host http://127.0.0.1:1: cannot reach the KFP API", "check the address"),
+        xfail=_DRIVER,
+    ),
+    Case(
+        "runs-host-malformed",
+        ("runs", "--host", "localhost:8888", "--pipeline", HELLO, "--num-runs", "1", "--out", "o"),
+        ("--host 'localhost:8888'", "give a URL such as http://127.0.0.1:8888"),
+        xfail=_DRIVER + "; or call check_host in RunsOptions.validate()",
+    ),
+    # -- cleanup ------------------------------------------------------------------------------
+    Case(
+        "cleanup-no-selector",
+        ("cleanup", "--host", "{kfp}"),
+        ("cleanup: give --benchmark-id ID", "or --older-than AGE"),
+        kfp=True,
+    ),
+    Case(
+        "cleanup-older-than-not-a-duration",
+        ("cleanup", "--host", "{kfp}", "--older-than", "soon"),
+        ("--older-than: duration 'soon'", "write it like 30s, 2m or 1m30s"),
+        kfp=True,
+    ),
+    # -- report and compare: results folders, URIs --------------------------------------------
+    Case(
+        "report-no-such-folder",
+        ("report", "r"),
+        ("r: no such results directory", "give a directory written by a kfp-bench benchmark"),
+    ),
+    Case(
+        "report-empty-folder",
+        ("report", "r"),
+        ("r: empty", "give a directory written by a kfp-bench benchmark"),
+        files={"r/": None},
+    ),
+    Case(
+        "report-not-a-results-folder",
+        ("report", "r"),
+        ("r: has no summary.json", "give a directory written by a kfp-bench benchmark"),
+        files={"r/": None, "r/notes.txt": "hello"},
+    ),
+    Case(
+        "report-corrupt-summary",
+        ("report", "r"),
+        ("r/summary.json: not readable JSON", "run the benchmark again"),
+        files={"r/": None, "r/summary.json": '{"format": "kfp-bench/res'},
+    ),
+    Case(
+        "report-summary-of-another-tool",
+        ("report", "r"),
+        ("r/summary.json: not a kfp-bench results summary", "give a directory written by"),
+        files={"r/": None, "r/summary.json": '{"format": "vegeta"}'},
+    ),
+    Case(
+        "report-results-uri-unknown-scheme",
+        ("report", "r", "--results-uri", "s3://bucket/prefix"),
+        ("--results-uri s3://bucket/prefix: scheme s3:// is not supported", "gs://BUCKET/PREFIX"),
+        files=RESULTS,
+    ),
+    Case(
+        "report-results-uri-gs-without-bucket",
+        ("report", "r", "--results-uri", "gs:///prefix"),
+        ("--results-uri gs:///prefix: no bucket", "give gs://BUCKET/PREFIX"),
+        files=RESULTS,
+    ),
+    Case(
+        "report-baseline-without-history",
+        ("report", "r", "--baseline", "last:3"),
+        ("--baseline last:3", "give --results-uri too"),
+        files=RESULTS,
+    ),
+    Case(
+        "report-out-is-a-file",
+        ("report", "r", "--out", "f"),
+        ("--out f: a file, not a folder", "give a folder"),
+        files={**RESULTS, "f": "x"},
+    ),
+    Case(
+        "compare-one-of-the-two-missing",
+        ("compare", "r", "nope"),
+        ("nope: no such results directory", "give a directory written by a kfp-bench benchmark"),
+        files=RESULTS,
+    ),
+    # -- submit and schedule ------------------------------------------------------------------
+    Case(
+        "submit-host-malformed",
+        ("submit", "--host", "ml-pipeline:8888"),
+        ("--host 'ml-pipeline:8888'", "give a URL such as http://127.0.0.1:8888"),
+    ),
+    Case(
+        "submit-host-unreachable",
+        ("submit", "--host", DEAD),
+        ("--host http://127.0.0.1:1", "cannot reach"),
+        xfail=_SUBMIT + "Target.client() lets kfp.Client's healthz error (urllib3 MaxRetryError) "
+        "escape as a traceback: catch it and raise ConfigError('--host URL: cannot reach the KFP "
+        "API (...); check the address')",
+    ),
+    Case(
+        "submit-unknown-parameter",
+        ("submit", "--host", "{kfp}", "--param", "nope=1"),
+        ("--param nope: the kfp_bench pipeline has no such parameter", "it takes kfp_host"),
+        kfp=True,
+    ),
+    Case(
+        "submit-parameter-not-a-number",
+        ("submit", "--host", "{kfp}", "--param", "num_runs=many"),
+        ("--param num_runs='many'", "give e.g."),
+        kfp=True,
+        xfail=_SUBMIT + "_typed says 'not a int (...)' with no fix: say 'not an int; give e.g. "
+        "--param num_runs=5'",
+    ),
+    Case(
+        "submit-package-missing",
+        ("submit", "--host", "{kfp}", "--package", "nope.yaml"),
+        ("--package nope.yaml: no such file", "run kfp-bench compile"),
+        kfp=True,
+    ),
+    Case(
+        "schedule-cron-of-5-fields",
+        ("schedule", "--host", "{kfp}", "--cron", "0 3 * * *"),
+        ("--cron: cron '0 3 * * *' has 5 fields", "e.g. '0 0 3 * * *'"),
+        kfp=True,
+    ),
+    Case(
+        "schedule-cron-field-out-of-range",
+        ("schedule", "--host", "{kfp}", "--cron", "0 0 25 * * *"),
+        ("--cron: cron '0 0 25 * * *': hour field '25' must hold values in 0..23", "6 fields"),
+        kfp=True,
+    ),
+    Case(
+        "schedule-host-unreachable",
+        ("schedule", "--host", DEAD, "--cron", "0 0 3 * * *"),
+        ("--host http://127.0.0.1:1", "cannot reach"),
+        xfail=_SUBMIT + "as submit-host-unreachable",
+    ),
+    # -- sweep, compile, demo, kfp-server, the command itself ---------------------------------
+    Case(
+        "sweep-rates-not-numbers",
+        ("sweep", "--rates", "5,fast", DEAD + "/"),
+        ("--rates '5,fast': not a list of numbers", "e.g. 5,50,500"),
+    ),
+    Case(
+        "sweep-rates-decreasing",
+        ("sweep", "--rates", "50,5", DEAD + "/"),
+        ("--rates 50,5", "give the rates in increasing order"),
+    ),
+    Case(
+        "sweep-json-out-is-a-folder",
+        ("sweep", "--rates", "5", "--json-out", "d", DEAD + "/"),
+        ("--json-out d: a folder", "give a file name"),
+        files={"d/": None},
+    ),
+    Case(
+        "compile-out-is-a-file",
+        ("compile", "--out", "f"),
+        ("--out f: a file, not a folder", "give a folder"),
+        files={"f": "x"},
+    ),
+    Case(
+        "compile-out-under-a-file",
+        ("compile", "--out", "f/yaml"),
+        ("--out f/yaml: f is a file, not a folder", "give another path"),
+        files={"f": "x"},
+    ),
+    Case(
+        "demo-num-runs-0",
+        ("demo", "--num-runs", "0"),
+        ("--num-runs: '0'", "give a whole number of 1 or more"),
+    ),
+    Case(
+        "demo-duration-0",
+        ("demo", "--duration", "0s"),
+        ("--duration 0s", "give more than 0s"),
+    ),
+    Case(
+        "kfp-server-port-out-of-range",
+        ("kfp-server", "--port", "70000"),
+        ("--port 70000", "0 to 65535"),
+        xfail="sandbox/kfp_server server.main: an out-of-range --port ends in an OverflowError "
+        "traceback from bind(): check it in add_arguments (type=) or KfpServerOptions",
+    ),
+    Case(
+        "unknown-subcommand",
+        ("benchmark",),
+        ("invalid choice: 'benchmark'", "see kfp-bench --help"),
+    ),
+]
+
+
+def _env(tmpdir: Path) -> dict:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(_ISOLATED) and k not in _PROXIES and "TOKEN" not in k.upper()
+    }
+    env.update(NO_PROXY="127.0.0.1,localhost", TMPDIR=str(tmpdir), PYTHONPATH=str(ROOT))
+    return env
+
+
+def _tree(path: Path) -> set[str]:
+    return {str(p.relative_to(path)) for p in path.rglob("*")}
+
+
+@dataclass
+class Outcome:
+    """A case's process and what its working directories held before it ran."""
+
+    result: subprocess.CompletedProcess | None
+    cwd: Path
+    tmpdir: Path
+    made: set[str]
+
+
+def run_case(case: Case, base: Path, url: str) -> Outcome:
+    cwd, tmpdir = base / "cwd", base / "tmp"
+    cwd.mkdir()
+    tmpdir.mkdir()
+    for name, text in case.files.items():
+        if name.endswith("/"):
+            (cwd / name).mkdir()
+        else:
+            (cwd / name).write_text(text)
+    made = _tree(cwd)
+    argv = [a.replace("{kfp}", url).replace("{ref}", str(REF)) for a in case.argv]
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "kfp_bench.cli", *argv],
+            cwd=cwd,
+            env=_env(tmpdir),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    except subprocess.TimeoutExpired:
+        result = None
+    return Outcome(result, cwd, tmpdir, made)
+
+
+def server_state(url: str) -> dict:
+    """What the server holds: its experiments, pipelines, runs and recurring runs (plain HTTP,
+    so that the check shares no code with what it checks)."""
+    state = {}
+    for kind, key in KINDS.items():
+        with urllib.request.urlopen(f"{url}/apis/v2beta1/{kind}?page_size=200", timeout=10) as r:
+            doc = json.load(r)
+        state[kind] = sorted(json.dumps(x, sort_keys=True) for x in doc.get(key) or [])
+    return state
+
+
+KINDS = {
+    "experiments": "experiments",
+    "pipelines": "pipelines",
+    "runs": "runs",
+    "recurringruns": "recurringRuns",
+}
+
+
+@pytest.fixture(scope="module")
+def kfp_server():
+    """The local KFP server, and what it holds before any case: its Default experiment only."""
+    with start_kfp_server(simulate="all:fixed(0.2)") as server:
+        server.initial = server_state(server.url)
+        assert [len(v) for v in server.initial.values()] == [1, 0, 0, 0]
+        yield server
+
+
+@pytest.fixture(scope="module")
+def outcomes(kfp_server, tmp_path_factory) -> dict[str, Outcome]:
+    """Every case, run a few at a time (each is a Python process that mostly starts up); then
+    what the KFP server holds after all of them, which must be what it held before."""
+    bases = {c.id: tmp_path_factory.mktemp(c.id) for c in CASES}
+    with ThreadPoolExecutor(max_workers=AT_ONCE) as pool:
+        futures = {
+            c.id: pool.submit(run_case, c, bases[c.id], kfp_server.url if c.kfp else "")
+            for c in CASES
+        }
+        done = {k: f.result() for k, f in futures.items()}
+    kfp_server.after = server_state(kfp_server.url)
+    return done
+
+
+def _params(case: Case):
+    marks = [pytest.mark.xfail(strict=True, reason=case.xfail)] if case.xfail else []
+    return pytest.param(case, id=case.id, marks=marks)
+
+
+def test_the_catalogue_is_big_enough():
+    assert len(CASES) >= 25 + 5
+    assert len({c.id for c in CASES}) == len(CASES)
+    assert len({c.argv[0] for c in CASES}) >= 12  # every subcommand, and one that is none
+
+
+@pytest.mark.parametrize("case", [_params(c) for c in CASES])
+def test_bad_input(case: Case, outcomes, kfp_server):
+    o = outcomes[case.id]
+    r = o.result
+    assert r is not None, "no answer in 120 s"
+    assert "Traceback" not in r.stderr + r.stdout, r.stderr[-2000:]
+    assert r.returncode == 2, r.stderr
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("kfp-bench: ")
+    for words in case.expect:
+        assert words in lines[0], lines[0]
+    assert r.stdout == ""
+    assert _tree(o.cwd) == o.made, "left behind in the working directory"
+    assert _tree(o.tmpdir) == set(), "left behind in TMPDIR"
+    if case.kfp:
+        assert kfp_server.after == kfp_server.initial, "left behind at the KFP server"
+
+
+# -- pipeline parameters ----------------------------------------------------------------------
+#: A parameter set that passes, but for the one bad value each case sets; fetch=False keeps the
+#: check on the parameters themselves (the manifest fetch is the runs cases' business above).
+GOOD = dict(kfp_host="http://127.0.0.1:9", inference_url="http://127.0.0.1:9/v1/models/m:predict")
+
+BAD_PARAMS = [
+    ({"num_runs": 0}, ("pipeline parameter num_runs=0", "give a whole number from 1 to 1000")),
+    ({"num_runs": 5000}, ("num_runs=5000", "from 1 to 1000")),
+    ({"duration_sec": 0.0}, ("pipeline parameter duration_sec=0.0", "give a number of seconds")),
+    ({"duration_sec": 7200.0}, ("duration_sec=7200.0", "at most 3600")),
+    ({"inference_url": "iris:8080/v1"}, ("inference_url='iris:8080/v1'", "give a http/https URL")),
+    ({"kfp_host": "ml-pipeline:8888"}, ("kfp_host='ml-pipeline:8888'", "give a http/https URL")),
+    ({"pipeline": "ftp://x/p.yaml"}, ("pipeline='ftp://x/p.yaml'", "give one of noop, fanout")),
+    ({"sweep_rates": "5,fast"}, ("sweep_rates '5,fast': not a list of numbers", "e.g. 5,50,500")),
+    ({"sweep_rates": "50,5"}, ("sweep_rates 50,5", "increasing order")),
+    ({"concurrency": -1}, ("pipeline parameter concurrency=-1", "give a whole number from 1")),
+    ({"concurrency": 2, "load_workers": 4}, ("concurrency=2", "one connection per load worker")),
+    ({"rate": -5.0}, ("pipeline parameter rate=-5.0", "give requests/s >= 0")),
+    ({"payload": "{not json"}, ("pipeline parameter payload='{not json'", "give e.g.")),
+    ({"host_header": "a b"}, ("host_header='a b'", "give a host name")),
+    ({"run_node_selector": {"pool": 1}}, ("run_node_selector=", "label strings")),
+    ({"benchmark_id": "Nightly_1"}, ("benchmark_id='Nightly_1'", "e.g. nightly-1")),
+    ({"namespace": "Team A"}, ("namespace='Team A'", "e.g. team-a")),
+    ({"token_secret": "My_Secret"}, ("token_secret='My_Secret'", "Kubernetes Secret name")),
+    ({"isvc": {"name": "1-iris"}}, ("isvc name='1-iris'", "starts with a letter")),
+    ({"isvc": {"name": "i" * 52}}, ("isvc name='iii", "at most 51")),
+    (
+        {"run_benchmark": False, "run_load": False},
+        ("run_benchmark and run_load are both false", "set one of them"),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "bad, expect",
+    BAD_PARAMS,
+    ids=[",".join(f"{k}={v!r:.20}" for k, v in b.items()) for b, _ in BAD_PARAMS],
+)
+def test_bad_pipeline_parameter_is_refused_naming_it_and_the_fix(bad, expect):
+    """What the first step (components/check_params.py) runs: ``BenchParams.check``."""
+    with pytest.raises(ConfigError) as err:
+        BenchParams(**{**GOOD, **bad}).check(fetch=False)
+    message = str(err.value)
+    assert "\n" not in message
+    for words in expect:
+        assert words in message, message
+
+
+def test_good_parameters_pass():
+    assert BenchParams(**GOOD).check(fetch=False)
+
+
+@pytest.mark.slow
+def test_first_step_of_the_pipeline_fails_with_the_message(tmp_path, capfd, monkeypatch):
+    """The check_params component itself, under kfp.local (a real subprocess, as a pod would
+    run it): the step fails, and its log holds the one message."""
+    from kfp import local
+    from kfp.local import config
+
+    from components import check_params
+
+    # kfp.local's configuration is global: give the other tests theirs back afterwards.
+    monkeypatch.setattr(
+        config.LocalExecutionConfig, "instance", config.LocalExecutionConfig.instance
+    )
+    local.init(runner=local.SubprocessRunner(use_venv=False), pipeline_root=str(tmp_path))
+    args = {n: getattr(BenchParams(**GOOD), n) for n in BenchParams.names()}
+    args.update(sweep_rates="50,5", job_id="job-1")
+    with pytest.raises(RuntimeError, match="check-params"):
+        check_params(**args)
+    out = capfd.readouterr().out
+    assert "sweep_rates 50,5: give the rates in increasing order" in out
