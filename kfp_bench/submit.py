@@ -43,6 +43,9 @@ def parse_params(pairs: list[str]) -> dict:
     return out
 
 
+_EXAMPLES = {"int": "5", "float": "2.5", "bool": "true", "dict": "'{\"key\": 1}'"}
+
+
 def _typed(name: str, kind: str, text: str):
     try:
         if kind == "int":
@@ -59,7 +62,11 @@ def _typed(name: str, kind: str, text: str):
                 raise ValueError("not a JSON object")
             return value
     except ValueError as exc:
-        raise ConfigError(f"--param {name}={text!r}: not a {kind} ({exc})") from None
+        example = _EXAMPLES.get(kind, "text")
+        raise ConfigError(
+            f"--param {name}={text!r}: not {'an' if kind == 'int' else 'a'} {kind} ({exc}); "
+            f"give e.g. --param {name}={example}"
+        ) from None
     return text
 
 
@@ -89,7 +96,14 @@ class Target:
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)  # kfp.Client's v1-backend notice
-            return kfp.Client(host=self.host, namespace=self.namespace or None)
+            try:
+                return kfp.Client(host=self.host, namespace=self.namespace or None)
+            except Exception as exc:  # kfp.Client's health check: urllib3 errors, ApiException
+                raise ConfigError(
+                    f"--host {self.host}: cannot reach the KFP API ({_short(exc)}); check the "
+                    "address, e.g. kubectl port-forward -n kubeflow svc/ml-pipeline 8888:8888 "
+                    "and --host http://127.0.0.1:8888"
+                ) from None
 
 
 def submit(target: Target, params: dict, run_name: str = "") -> str:

@@ -77,8 +77,6 @@ RESULTS = {"r/": None, "r/summary.json": SUMMARY}
 HELLO = "{ref}/hello_world.yaml"
 RUN_ONE = ("runs", "--host", "{kfp}", "--num-runs", "1")
 ADD = "{ref}/add_numbers.yaml"
-_STORE = "stats/store.py (not this suite's): "
-_SUBMIT = "kfp_bench/submit.py: "
 _DRIVER = (
     "kfp/driver.py run_benchmark opens the JSON-lines sinks (mkdir --out) before "
     "api.preflight() and check_host: create _Sinks after the preflight"
@@ -133,15 +131,13 @@ CASES = [
     Case(
         "merge-missing-file",
         ("merge", "a.json", "-o", "m.json"),
-        ("a.json: no such results file", "give a file written by --json-out"),
-        xfail=_STORE + "say the fix: '; give a file written by kfp-bench load --json-out'",
+        ("a.json: no such results file", "give a file written by kfp-bench load --json-out"),
     ),
     Case(
         "merge-not-a-load-result",
         ("merge", "a.json", "-o", "m.json"),
-        ("a.json: not a kfp-bench load result", "give a file written by --json-out"),
+        ("a.json: not a kfp-bench load result", "give a file written by kfp-bench load --json-out"),
         files={"a.json": '{"requests": 1}'},
-        xfail="stats/load.py from_dict: add '; give a file written by kfp-bench load --json-out'",
     ),
     Case(
         "merge-not-json",
@@ -313,9 +309,6 @@ CASES = [
         "submit-host-unreachable",
         ("submit", "--host", DEAD),
         ("--host http://127.0.0.1:1", "cannot reach"),
-        xfail=_SUBMIT + "Target.client() lets kfp.Client's healthz error (urllib3 MaxRetryError) "
-        "escape as a traceback: catch it and raise ConfigError('--host URL: cannot reach the KFP "
-        "API (...); check the address')",
     ),
     Case(
         "submit-unknown-parameter",
@@ -328,8 +321,6 @@ CASES = [
         ("submit", "--host", "{kfp}", "--param", "num_runs=many"),
         ("--param num_runs='many'", "give e.g."),
         kfp=True,
-        xfail=_SUBMIT + "_typed says 'not a int (...)' with no fix: say 'not an int; give e.g. "
-        "--param num_runs=5'",
     ),
     Case(
         "submit-package-missing",
@@ -353,7 +344,6 @@ CASES = [
         "schedule-host-unreachable",
         ("schedule", "--host", DEAD, "--cron", "0 0 3 * * *"),
         ("--host http://127.0.0.1:1", "cannot reach"),
-        xfail=_SUBMIT + "as submit-host-unreachable",
     ),
     # -- sweep, compile, demo, kfp-server, the command itself ---------------------------------
     Case(

@@ -232,7 +232,10 @@ class LoadStats:
     def from_dict(cls, doc: dict, source: str = "results") -> LoadStats:
         """Rebuild stats from a JSON results document; ``source`` names it in errors."""
         if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-            raise ResultsError(f"{source}: not a kfp-bench load result (no format {FORMAT!r})")
+            raise ResultsError(
+                f"{source}: not a kfp-bench load result (no format {FORMAT!r}); give a file "
+                "written by kfp-bench load --json-out"
+            )
         if doc.get("format_version") != FORMAT_VERSION:
             raise ResultsError(
                 f"{source}: results format version {doc.get('format_version')!r}, this kfp-bench "

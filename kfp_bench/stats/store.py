@@ -22,7 +22,9 @@ def load(path: str | os.PathLike) -> LoadStats:
     try:
         doc = json.loads(p.read_text())
     except FileNotFoundError:
-        raise ResultsError(f"{p}: no such results file") from None
+        raise ResultsError(
+            f"{p}: no such results file; give a file written by kfp-bench load --json-out"
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ResultsError(f"{p}: cannot read it ({exc})") from None
     except ValueError as exc:
