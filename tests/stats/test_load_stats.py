@@ -96,3 +96,36 @@ def test_series_has_one_row_per_second():
 def test_bad_documents_are_refused_by_name(doc, match):
     with pytest.raises(ResultsError, match=match):
         LoadStats.from_dict(doc, "x.json")
+
+
+@pytest.mark.parametrize("spacing", [0.01, 0.1, 3.0])  # one second, a few, a sparse wide span
+def test_series_of_one_batch_equals_the_series_record_by_record(spacing):
+    results = [
+        Result(
+            seq=i,
+            intended=i * spacing,
+            sent=i * spacing,
+            latency=0.001 * (1 + i % 5),
+            status=200 if i % 4 else 500,
+            bytes_in=i,
+            bytes_out=50,
+        )
+        for i in range(40)
+    ]
+    whole, single = LoadStats(started_at=1000.0), LoadStats(started_at=1000.0)
+    for r in results:
+        single.add(r)
+    from array import array
+
+    from kfp_bench.records import ResultBatch
+
+    rows = array("d")
+    for r in results:
+        rows.extend(
+            (r.seq, r.intended, r.sent, r.sent, r.sent, r.sent + r.latency, r.status, r.bytes_in)
+        )
+    whole.add_batch(ResultBatch(0.0, rows, [], [], 50))
+    for s in (whole, single):
+        s.close(40 * spacing)
+    assert whole.series.rows() == single.series.rows()
+    assert sum(row["requests"] for row in whole.series.rows()) == 40
