@@ -63,8 +63,9 @@ def _rh(name: str) -> str:
 
 
 def _add_kfp_flags(p: argparse.ArgumentParser, owner) -> None:
-    """Host and credentials, shared by runs and cleanup."""
+    """Host, credentials, timeout and retries, shared by runs and cleanup."""
     from kfp_bench.kfp.auth import MODES, Auth
+    from kfp_bench.kfp.options import DEFAULT_RETRIES, DEFAULT_RETRY_MAX_WAIT
 
     p.add_argument("--host", required=True, metavar="URL", help=field_help(owner, "host"))
     g = p.add_argument_group("auth")
@@ -77,6 +78,20 @@ def _add_kfp_flags(p: argparse.ArgumentParser, owner) -> None:
         default=30.0,
         metavar="S",
         help=field_help(owner, "request_timeout"),
+    )
+    p.add_argument(
+        "--retries",
+        type=int,
+        default=DEFAULT_RETRIES,
+        metavar="N",
+        help=field_help(owner, "retries"),
+    )
+    p.add_argument(
+        "--retry-max-wait",
+        type=duration,
+        default=DEFAULT_RETRY_MAX_WAIT,
+        metavar="S",
+        help=field_help(owner, "retry_max_wait"),
     )
 
 
@@ -142,6 +157,8 @@ def cmd_runs(a: argparse.Namespace) -> int:
         benchmark_id=a.benchmark_id,
         keep=a.keep,
         request_timeout=a.request_timeout,
+        retries=a.retries,
+        retry_max_wait=a.retry_max_wait,
         metrics_url=a.metrics_url,
         auth=Auth(a.auth, a.token_file, a.namespace),
     ).validate()
@@ -174,6 +191,8 @@ def cmd_cleanup(a: argparse.Namespace) -> int:
         dry_run=a.dry_run,
         concurrency=a.concurrency,
         request_timeout=a.request_timeout,
+        retries=a.retries,
+        retry_max_wait=a.retry_max_wait,
         auth=Auth(a.auth, a.token_file, a.namespace),
     )
     report = sweep(opts)

@@ -9,24 +9,46 @@ Bodies are read raw (``_preload_content=False``) and parsed with ``json.loads``:
 models cost about a millisecond per run of a 200-run page, and the driver's CPU is part of what the
 benchmark reports. Field names are the REST API's (snake_case, as in the swagger).
 
-urllib3's own silent retries are switched off, so a record is one request. Retries are a policy
-of their own (issue 7): ``RetryPolicy`` is the hook, and the default never retries.
+urllib3's own silent retries are switched off, so a record is one request. Retries are
+``Backoff``'s (issue 7), and each attempt is a record of its own (``attempt`` 1, 2, ...), so the
+latency of every try is measured:
+
+- Only a call that got no answer (refused, reset, timed out: status 0) or HTTP 429, 500, 502, 503
+  or 504 is tried again; never another 4xx. The wait is exponential backoff with full jitter
+  (uniform in [0, min(cap, base * 2**(attempt-1))]), at least a numeric Retry-After on 429/503.
+- Idempotent calls (get_*, list_*, delete_*, terminate_run) are simply repeated; a delete that
+  answers 404 has nothing left to delete, and is recorded as "ok" (status 404) rather than failed.
+- A create (create_run, create_experiment, upload_pipeline, upload_pipeline_version) is not
+  idempotent: a failed one may have been made all the same (a proxy that timed out a call the
+  server completed). Before each retry it is looked up by its unique name, a LIST with an EQUALS
+  filter recorded as the operation ``FINDS[create]`` (find_run, ...); if found it is adopted
+  (``Reply.adopted``) and not created again, and if the lookup cannot tell, it is not retried.
+  A create whose first answer is lost to a timeout while the server is still making it can
+  still be made twice: KFP has no idempotency key to prevent that.
+
+From the records alone, a summary can tell how many calls still failed after every retry (see
+``kfp_bench.stats.runs``): of an idempotent operation, errors less retries; of a create, errors
+less successful lookups.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import random
+import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Protocol
+from dataclasses import dataclass, field
 
 import kfp_server_api
 import urllib3
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.kfp.auth import AUTH_HINT, Auth
+from kfp_bench.kfp.options import DEFAULT_RETRIES, DEFAULT_RETRY_MAX_WAIT
 from kfp_bench.records import ApiCall
+from kfp_bench.stats.runs import FINDS
 
 #: ListRuns refuses a page_size above 200 (KFP's cap).
 MAX_PAGE_SIZE = 200
@@ -35,26 +57,77 @@ _MAX_ERROR = 300
 
 @dataclass(frozen=True, slots=True)
 class Reply:
-    """What a call returned: its record and, when it succeeded, the JSON body."""
+    """What a call returned: its (last) record and, when it succeeded, the JSON body.
+
+    ``adopted``: a create failed, and the lookup before its retry found that the server had made
+    it all the same; ``body`` is then the resource as listed, and ``call`` the failed attempt.
+    ``retry_after``: the seconds of a numeric Retry-After header on an error answer.
+    """
 
     call: ApiCall
     body: dict | None
+    adopted: bool = False
+    retry_after: float | None = None
 
     @property
     def ok(self) -> bool:
-        return self.call.outcome == "ok"
+        """The call did what it asked for (a create that was adopted included)."""
+        return self.call.outcome == "ok" or self.adopted
 
 
-class RetryPolicy(Protocol):
-    """Decides whether a failed call is tried again (issue 7 brings the real policies)."""
+#: Statuses worth another try: no answer at all (0), rate limited (429), a server-side failure.
+RETRY_STATUSES = frozenset({0, 429, 500, 502, 503, 504})
+#: A Retry-After longer than this (s) is cut to it: a benchmark does not sleep for minutes.
+RETRY_AFTER_CAP = 30.0
 
-    def delay(self, operation: str, call: ApiCall) -> float | None:
-        """Seconds to wait before the next attempt, or None to give up."""
+
+def idempotent(operation: str) -> bool:
+    """Whether repeating ``operation`` is harmless (KFP's terminate is idempotent too)."""
+    return (
+        operation.startswith(("get_", "list_", "delete_", "find_")) or operation == "terminate_run"
+    )
 
 
-class NoRetry:
-    def delay(self, operation: str, call: ApiCall) -> float | None:
-        return None
+@dataclass(frozen=True)
+class Backoff:
+    """Exponential backoff with full jitter, for idempotent calls and looked-up creates.
+
+    Args:
+        retries: attempts after the first; 0 never retries (and a 404 on a delete stays an error).
+        base: the first retry waits up to this long (s); each further one up to twice as long.
+        cap: no wait is longer (s), but for a Retry-After (up to ``RETRY_AFTER_CAP``).
+        statuses: the statuses tried again.
+        rng: the jitter's random source.
+    """
+
+    retries: int = DEFAULT_RETRIES
+    base: float = 0.2
+    cap: float = DEFAULT_RETRY_MAX_WAIT
+    statuses: frozenset = RETRY_STATUSES
+    rng: random.Random = field(default_factory=random.Random, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, opts) -> Backoff:
+        """The policy of a ``RunsOptions`` or ``CleanupOptions`` (``retries``,
+        ``retry_max_wait``)."""
+        return cls(retries=opts.retries, cap=opts.retry_max_wait)
+
+    def delay(
+        self, operation: str, call: ApiCall, retry_after: float | None = None
+    ) -> float | None:
+        """Seconds to wait before attempt ``call.attempt + 1`` of ``operation``; None: give up."""
+        if call.attempt > self.retries or call.status not in self.statuses:
+            return None
+        if not (idempotent(operation) or operation in FINDS):
+            return None
+        wait = self.rng.uniform(0.0, min(self.cap, self.base * 2 ** (call.attempt - 1)))
+        if retry_after is not None and call.status in (429, 503):
+            wait = max(wait, min(retry_after, RETRY_AFTER_CAP))
+        return wait
+
+
+#: A lookup's answer: (whether it could tell, the resource found or None).
+Found = tuple[bool, dict | None]
 
 
 class KfpApi:
@@ -66,7 +139,9 @@ class KfpApi:
         pool_size: connections kept to the host; at least the number of calls made at once.
         timeout: seconds each call may take before it is recorded as failed.
         on_call: receives each ``ApiCall`` record, from whichever thread made the call.
-        retry: the retry policy; by default no call is retried.
+        retry: the retry policy; ``Backoff()`` by default, ``Backoff(retries=0)`` never retries.
+        sleep: waits between attempts (tests pass their own); by default it ends early, and the
+            retry is given up, once ``stop_retrying`` is called.
     """
 
     def __init__(
@@ -77,14 +152,17 @@ class KfpApi:
         pool_size: int = 8,
         timeout: float = 30.0,
         on_call: Callable[[ApiCall], None] | None = None,
-        retry: RetryPolicy | None = None,
+        retry: Backoff | None = None,
+        sleep: Callable[[float], object] | None = None,
     ):
         self.host = check_host(host)
         self.auth = (auth or Auth()).resolved()
         self.namespace = self.auth.namespace or None
         self.timeout = timeout
         self.on_call = on_call or (lambda call: None)
-        self.retry = retry or NoRetry()
+        self.retry = retry if retry is not None else Backoff()
+        self._stopping = threading.Event()
+        self.sleep = sleep or self._stopping.wait
         config = kfp_server_api.Configuration(host=self.host)
         config.connection_pool_maxsize = max(pool_size, 1)
         config.retries = urllib3.Retry(total=0, redirect=0, raise_on_redirect=False)
@@ -101,23 +179,53 @@ class KfpApi:
     def close(self) -> None:
         self.client.rest_client.pool_manager.clear()
 
+    def stop_retrying(self) -> None:
+        """Give up every retry now waiting (on Ctrl-C); ``resume_retrying`` undoes it."""
+        self._stopping.set()
+
+    def resume_retrying(self) -> None:
+        self._stopping.clear()
+
     # -- the timed call ------------------------------------------------------------------------
-    def call(self, operation: str, fn, *args, poll_round: int = 0, **kwargs) -> Reply:
-        """Call the generated method ``fn`` and time it to the last byte of the body."""
+    def call(
+        self,
+        operation: str,
+        fn,
+        *args,
+        poll_round: int = 0,
+        find: Callable[[], Found] | None = None,
+        retry: Backoff | None = None,
+        **kwargs,
+    ) -> Reply:
+        """Call the generated method ``fn``, timed to the last byte of the body, and retry it as
+        the policy (``retry``, else the client's) says; a create needs ``find``, its lookup."""
+        policy = retry or self.retry
         attempt = 1
         while True:
             reply = self._once(operation, fn, args, kwargs, attempt, poll_round)
+            if policy.retries and reply.call.status == 404 and operation.startswith("delete_"):
+                reply = _gone(reply)
             self.on_call(reply.call)
-            wait = None if reply.ok else self.retry.delay(operation, reply.call)
-            if wait is None:
+            if reply.ok:
                 return reply
-            time.sleep(wait)
+            wait = policy.delay(operation, reply.call, reply.retry_after)
+            if wait is None or (operation in FINDS and find is None):
+                return reply
+            self.sleep(wait)
+            if self._stopping.is_set():
+                return reply
+            if find is not None:
+                known, item = find()
+                if not known:  # it may exist: creating it again could make a duplicate
+                    return reply
+                if item is not None:
+                    return Reply(reply.call, item, adopted=True)
             attempt += 1
 
     def _once(self, operation, fn, args, kwargs, attempt, poll_round) -> Reply:
         start = time.time()
         t0 = time.perf_counter()
-        status, body, error = 0, None, ""
+        status, body, error, retry_after = 0, None, "", None
         try:
             resp = fn(*args, _preload_content=False, _request_timeout=self.timeout, **kwargs)
             try:
@@ -129,6 +237,7 @@ class KfpApi:
         except kfp_server_api.ApiException as exc:
             status = exc.status or 0
             error = _api_error_text(exc)
+            retry_after = _retry_after(exc)
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             error = _transport_error_text(exc)
         except ValueError as exc:  # a 2xx body that is not JSON
@@ -145,10 +254,36 @@ class KfpApi:
             attempt,
             poll_round,
         )
-        return Reply(call, body if not error else None)
+        return Reply(call, body if not error else None, retry_after=retry_after)
+
+    def _finder(self, operation: str, fn, items: str, key: str, name: str, *args, **kw):
+        """The lookup of a create: one LIST of ``fn`` filtered to ``key`` EQUALS ``name``,
+        recorded as ``operation``. Known absent only when the page holds every match (a server
+        that ignores the filter and pages on cannot tell)."""
+        pred = {"key": key, "operation": "EQUALS", "string_value": name}
+        query = json.dumps({"predicates": [pred]})
+
+        def find() -> Found:
+            r = self.call(operation, fn, *args, filter=query, page_size=MAX_PAGE_SIZE, **kw)
+            if not r.ok:
+                return False, None
+            for item in r.body.get(items) or ():
+                if name in (item.get("display_name"), item.get("name")):
+                    return True, item
+            return not r.body.get("next_page_token"), None
+
+        return find
 
     # -- the calls ------------------------------------------------------------------------------
     def upload_pipeline(self, path: str, name: str, description: str) -> Reply:
+        find = self._finder(
+            FINDS["upload_pipeline"],
+            self.pipelines.pipeline_service_list_pipelines,
+            "pipelines",
+            "name",  # "name" filters pipelines by name on every KFP 2.x; display_name not on all
+            name,
+            namespace=self.namespace,
+        )
         return self.call(
             "upload_pipeline",
             self.uploads.upload_pipeline,
@@ -157,9 +292,18 @@ class KfpApi:
             display_name=name,
             description=description,
             namespace=self.namespace,
+            find=find,
         )
 
     def upload_pipeline_version(self, path: str, pipeline_id: str, name: str, desc: str) -> Reply:
+        find = self._finder(
+            FINDS["upload_pipeline_version"],
+            self.pipelines.pipeline_service_list_pipeline_versions,
+            "pipeline_versions",
+            "name",
+            name,
+            pipeline_id,
+        )
         return self.call(
             "upload_pipeline_version",
             self.uploads.upload_pipeline_version,
@@ -168,6 +312,7 @@ class KfpApi:
             display_name=name,
             pipelineid=pipeline_id,
             description=desc,
+            find=find,
         )
 
     def list_pipeline_versions(
@@ -198,8 +343,19 @@ class KfpApi:
         body = {"display_name": name, "description": description}
         if self.namespace:
             body["namespace"] = self.namespace
+        find = self._finder(
+            FINDS["create_experiment"],
+            self.experiments.experiment_service_list_experiments,
+            "experiments",
+            "display_name",
+            name,
+            namespace=self.namespace,
+        )
         return self.call(
-            "create_experiment", self.experiments.experiment_service_create_experiment, body
+            "create_experiment",
+            self.experiments.experiment_service_create_experiment,
+            body,
+            find=find,
         )
 
     def list_experiments(self, page_token: str = "", page_size: int = MAX_PAGE_SIZE) -> Reply:
@@ -212,7 +368,17 @@ class KfpApi:
         )
 
     def create_run(self, body: dict) -> Reply:
-        return self.call("create_run", self.runs.run_service_create_run, body)
+        """``body`` needs a ``display_name`` unique in its experiment: a retry looks it up."""
+        find = self._finder(
+            FINDS["create_run"],
+            self.runs.run_service_list_runs,
+            "runs",
+            "display_name",
+            body["display_name"],
+            experiment_id=body.get("experiment_id") or None,
+            namespace=None if body.get("experiment_id") else self.namespace,
+        )
+        return self.call("create_run", self.runs.run_service_create_run, body, find=find)
 
     def list_runs(self, experiment_id: str, page_token: str = "", poll_round: int = 0) -> Reply:
         return self.call(
@@ -262,7 +428,16 @@ class KfpApi:
     def preflight(self) -> Reply:
         """One authenticated read: raises ``ConfigError`` for an unreachable host or refused
         credentials, so bad input is reported before anything is created."""
-        reply = self.list_experiments(page_size=1)
+        # A 429 or 5xx is tried again; no answer at all is most likely a wrong address, so it is
+        # reported at once rather than after the whole backoff.
+        retry = dataclasses.replace(self.retry, statuses=self.retry.statuses - {0})
+        reply = self.call(
+            "list_experiments",
+            self.experiments.experiment_service_list_experiments,
+            namespace=self.namespace,
+            page_size=1,
+            retry=retry,
+        )
         if reply.ok:
             return reply
         c = reply.call
@@ -298,6 +473,24 @@ def check_host(host: str) -> str:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise ConfigError(f"--host {host!r}: give a URL such as http://127.0.0.1:8888")
     return host.rstrip("/")
+
+
+def _gone(reply: Reply) -> Reply:
+    """A delete answered 404: what it should delete is gone (an earlier attempt, or someone
+    else, deleted it), so the call is done; the record keeps the 404."""
+    call = dataclasses.replace(reply.call, outcome="ok", error="")
+    return Reply(call, {})
+
+
+def _retry_after(exc) -> float | None:
+    """The seconds of a numeric Retry-After header (an HTTP date is not honoured)."""
+    headers = getattr(exc, "headers", None)
+    value = headers.get("Retry-After") if headers is not None else None
+    try:
+        seconds = float(value) if value is not None else None
+    except ValueError:
+        return None
+    return seconds if seconds is not None and 0 <= seconds < float("inf") else None
 
 
 def _api_error_text(exc) -> str:

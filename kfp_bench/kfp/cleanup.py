@@ -11,7 +11,9 @@ pipeline that is not its own: every other pipeline of the namespace (and, with a
 shared ones) is searched for such versions, and only those versions are deleted.
 
 Order matters to KFP: runs before their experiment, versions before their pipeline. An experiment
-that still holds runs after the sweep (a delete failed, or someone else's run) is kept.
+that still holds runs after the sweep (a delete failed, or someone else's run) is kept. Every call
+is retried as ``--retries`` says (``kfp_bench.kfp.api.Backoff``), and a delete that finds nothing
+left to delete counts as done.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from kfp_bench.kfp import convert
-from kfp_bench.kfp.api import KfpApi
+from kfp_bench.kfp.api import Backoff, KfpApi
 from kfp_bench.kfp.options import NAME_PREFIX, CleanupOptions
 from kfp_bench.records import ApiCall
 
@@ -43,6 +45,7 @@ def sweep(opts: CleanupOptions, *, on_call: Callable[[ApiCall], None] | None = N
         pool_size=opts.concurrency + 2,
         timeout=opts.request_timeout,
         on_call=on_call,
+        retry=Backoff.of(opts),
     )
     try:
         api.preflight()

@@ -19,6 +19,11 @@ created. Then:
   v2beta1's SUCCEEDED, FAILED, SKIPPED and CANCELED (``wait_for_run_completion`` misses CANCELED).
 - Timeout: past ``timeout`` the unfinished runs are terminated, or left running and out of the
   cleanup, as chosen.
+- Faults: every call goes through ``KfpApi``'s retries (``--retries``): idempotent calls are
+  repeated with backoff and jitter, and a create is first looked up by its unique name, so that
+  a create that failed but was made is adopted, never made twice. Whatever still fails is
+  recorded and lived with: a missing run is not measured, a poll round that fails is the next
+  round's to repeat.
 - Cleanup: what this benchmark created, and only that: its runs, its pipeline version, its pipeline
   (versions first: KFP refuses to delete a pipeline that has versions) and its experiment. A run
   whose create call failed but which the server made anyway still carries the benchmark id in its
@@ -43,7 +48,7 @@ from pathlib import Path
 from kfp_bench.errors import ApiError
 from kfp_bench.jsonl import JsonlWriter
 from kfp_bench.kfp import convert, promscrape
-from kfp_bench.kfp.api import KfpApi
+from kfp_bench.kfp.api import Backoff, KfpApi
 from kfp_bench.kfp.manifest import Manifest, load_manifest
 from kfp_bench.kfp.options import NAME_PREFIX, RunsOptions, new_benchmark_id
 from kfp_bench.records import ApiCall, RunRecord
@@ -84,6 +89,7 @@ def run_benchmark(
         pool_size=opts.create_concurrency + opts.get_sample + 4,
         timeout=opts.request_timeout,
         on_call=sinks.call,
+        retry=Backoff.of(opts),
     )
     metrics_url = metrics_url_of(opts, api)
     try:
@@ -175,8 +181,13 @@ class _Driver:
             self.sinks.stats.flags.append("interrupted")
             if self.pool:
                 # Creates already sent finish (within --request-timeout): the runs they make
-                # must be known before the cleanup, or they would outlive the benchmark.
-                self.pool.shutdown(wait=True, cancel_futures=True)
+                # must be known before the cleanup, or they would outlive the benchmark. Those
+                # waiting to retry give up now; finish() LISTs the runs they may have made.
+                self.api.stop_retrying()
+                try:
+                    self.pool.shutdown(wait=True, cancel_futures=True)
+                finally:
+                    self.api.resume_retrying()
 
     def setup(self) -> None:
         """Upload the pipeline (or a version) and create the experiment; any failure here cleans
@@ -205,8 +216,9 @@ class _Driver:
     def _need(self, reply, what: str) -> None:
         if reply.ok:
             return
+        tries = f" after {reply.call.attempt} attempts" if reply.call.attempt > 1 else ""
         raise ApiError(
-            f"{self.api.host}: could not {what} ({reply.call.error}); the benchmark "
+            f"{self.api.host}: could not {what} ({reply.call.error}{tries}); the benchmark "
             f"{self.bid} stops here and cleans up what it created"
         )
 

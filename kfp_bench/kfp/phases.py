@@ -29,7 +29,7 @@ from pathlib import Path
 from kfp_bench import jsonl
 from kfp_bench.errors import ApiError, ConfigError
 from kfp_bench.kfp import promscrape
-from kfp_bench.kfp.api import KfpApi
+from kfp_bench.kfp.api import Backoff, KfpApi
 from kfp_bench.kfp.driver import _Driver, _Sinks, metrics_url_of
 from kfp_bench.kfp.manifest import Manifest, load_manifest
 from kfp_bench.kfp.options import RunsOptions, new_benchmark_id
@@ -218,6 +218,7 @@ class _Phase:
             pool_size=opts.create_concurrency + opts.get_sample + 4,
             timeout=opts.request_timeout,
             on_call=self.sinks.call,
+            retry=Backoff.of(opts),
         )
         self.cpu0 = time.process_time()
 

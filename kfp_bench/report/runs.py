@@ -21,9 +21,11 @@ def write_text(doc: dict, out: TextIO) -> None:
     w = out.write
     runs, api = doc["runs"], doc["api"]
     w(f"\nBenchmark {doc['benchmark_id']} against {doc['host']}\n")
+    # Older summaries have no create_failed: every failed create attempt was a failed call then.
+    failed = runs.get("create_failed", runs["create_errors"])
     w(
         f"  Runs:\t{runs['requested']} requested, {runs['created']} created"
-        + (f", {runs['create_errors']} create calls failed" if runs["create_errors"] else "")
+        + (f", {failed} create calls failed" if failed else "")
         + "\n"
     )
     states = ", ".join(f"{k} {v}" for k, v in runs["by_state"].items()) or "none"
@@ -47,13 +49,18 @@ def write_text(doc: dict, out: TextIO) -> None:
             + "\n"
         )
 
-    w("\nAPI calls, client side (milliseconds):\n")
-    w(f"  {'operation':<24}{'count':>7}{'errors':>7}{'p50':>10}{'p90':>10}{'p99':>10}{'max':>10}\n")
+    w("\nAPI calls, client side (milliseconds; count and errors are attempts, retries the ")
+    w("attempts after a first, failed the calls that failed after every retry):\n")
+    w(
+        f"  {'operation':<24}{'count':>7}{'errors':>7}{'retries':>8}{'failed':>7}"
+        f"{'p50':>10}{'p90':>10}{'p99':>10}{'max':>10}\n"
+    )
     for op, d in api.items():
         if not d["count"] and op not in ("create_run", "list_runs"):
             continue
         w(
-            f"  {op:<24}{d['count']:>7}{d['errors']:>7}"
+            f"  {op:<24}{d['count']:>7}{d['errors']:>7}{d.get('retries', 0):>8}"
+            f"{d.get('failed', d['errors']):>7}"
             + "".join(f"{d[k]:>10.2f}" for k in ("p50_ms", "p90_ms", "p99_ms", "max_ms"))
             + "\n"
         )
@@ -62,6 +69,11 @@ def write_text(doc: dict, out: TextIO) -> None:
         f"\n  API calls:\t{doc['api_calls_total']} in total, {doc['poll_rounds']} poll rounds "
         f"(at most {per_round.get('max', 0)} calls a round)\n"
     )
+    if doc.get("api_retries_total"):
+        w(
+            f"  Retries:\t{doc['api_retries_total']} attempts retried a failed call; "
+            f"{doc.get('api_failed_total', 0)} calls still failed after every retry\n"
+        )
     client = doc.get("client", {})
     w(f"  Driver:\t{client.get('cpu_s', 0):.2f} CPU seconds over {client.get('wall_s', 0):.2f} s\n")
     _write_server(doc.get("server") or {}, w)

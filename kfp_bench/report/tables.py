@@ -20,6 +20,7 @@ import pandas as pd
 from kfp_bench.records import ApiCall, RunRecord
 from kfp_bench.results import Results
 from kfp_bench.stats.load import LoadStats
+from kfp_bench.stats.runs import FINDS, failed_calls
 
 #: The statistics of every distribution table, in column order.
 STATS = ("count", "mean", "p50", "p90", "p95", "p99", "max")
@@ -144,17 +145,30 @@ def run_times_table(runs: pd.DataFrame, summary: dict) -> pd.DataFrame:
 
 
 def api_table(api: pd.DataFrame, summary: dict) -> pd.DataFrame:
-    """Per API operation (milliseconds): count, errors, then ``STATS``; busiest first."""
-    cols = ["count", "errors", *STATS[1:]]
+    """Per API operation (milliseconds): count and errors (attempts), retries (attempts after a
+    first), failed (calls that failed after every retry, as ``RunsStats.failed`` counts them),
+    then ``STATS``; busiest first."""
+    cols = ["count", "errors", "retries", "failed", *STATS[1:]]
     rows = {}
     if len(api):
         for op, g in api.groupby("operation", sort=True):
             d = describe(g["duration_ms"])
-            rows[op] = {**d, "errors": int((g["outcome"] != "ok").sum())}
+            errors = int((g["outcome"] != "ok").sum())
+            rows[op] = {**d, "errors": errors, "retries": int((g["attempt"] > 1).sum())}
+        for op, row in rows.items():
+            find = rows.get(FINDS.get(op, ""))
+            lookups_ok = find["count"] - find["errors"] if find else 0
+            row["failed"] = failed_calls(op, row["errors"], row["retries"], lookups_ok)
     else:
         for op, d in (summary.get("api") or {}).items():
             if d.get("count"):
-                rows[op] = {**_from_summary(d, "_ms"), "errors": d.get("errors", 0)}
+                errors = d.get("errors", 0)
+                rows[op] = {
+                    **_from_summary(d, "_ms"),
+                    "errors": errors,
+                    "retries": d.get("retries", 0),
+                    "failed": d.get("failed", errors),
+                }
     df = _frame(rows, cols)
     df.index.name = "operation"
     return df.sort_values("count", ascending=False, kind="stable")

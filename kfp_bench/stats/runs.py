@@ -9,6 +9,15 @@ The server's side comes from two scrapes of the KFP API server's Prometheus /met
 operation deltas (``set_server``): request counts and latency histograms. Next to the client's
 latency of the same operation they give the share of the time spent outside the server's handler
 (network, proxies, the client library).
+
+Retries (kfp_bench.kfp.api) are counted from the records alone, so that a summary rebuilt from
+api_calls.jsonl (or by phases in other processes) counts them alike: every attempt is a record,
+a retry one with ``attempt`` >= 2. Per operation, ``retries`` is the number of retried attempts
+and ``failed`` the number of calls that still failed after all of them. Each retry follows one
+failed attempt of its call, so for an idempotent operation ``failed`` is errors less retries. A
+create is retried only after a lookup by name (recorded as ``FINDS[create]``) answered: each
+successful lookup either found the resource (adopted: the call did not fail) or led to a retry,
+so for a create ``failed`` is errors less successful lookups.
 """
 
 from __future__ import annotations
@@ -36,6 +45,13 @@ OPERATIONS = (
     "delete_pipeline",
 )
 _PCTS = (50.0, 90.0, 99.0)
+#: The non-idempotent creates, and the operation their lookup by name is recorded as.
+FINDS = {
+    "create_run": "find_run",
+    "create_experiment": "find_experiment",
+    "upload_pipeline": "find_pipeline",
+    "upload_pipeline_version": "find_pipeline_version",
+}
 
 
 def _dist(values: array, scale: float = 1.0, unit: str = "") -> dict:
@@ -57,12 +73,18 @@ class _Op:
 
     durations: array = field(default_factory=lambda: array("d"))
     errors: int = 0
+    retries: int = 0
     statuses: Counter = field(default_factory=Counter)
     error_texts: Counter = field(default_factory=Counter)
+
+    @property
+    def ok(self) -> int:
+        return len(self.durations) - self.errors
 
     def merge(self, other: _Op) -> None:
         self.durations.extend(other.durations)
         self.errors += other.errors
+        self.retries += other.retries
         self.statuses.update(other.statuses)
         self.error_texts.update(other.error_texts)
 
@@ -114,6 +136,7 @@ class RunsStats:
             op = self.ops[c.operation] = _Op()
         op.durations.append(c.duration)
         op.statuses[c.status] += 1
+        op.retries += c.attempt > 1
         if c.outcome != "ok":
             op.errors += 1
             op.error_texts[c.error] += 1
@@ -178,7 +201,8 @@ class RunsStats:
         for name in (*OPERATIONS, *sorted(set(self.ops) - set(OPERATIONS))):
             op = self.ops.get(name, _Op())
             d = _dist(op.durations, 1000.0, "_ms")
-            api[name] = {"errors": op.errors, **d}
+            failed = self.failed(name)
+            api[name] = {"errors": op.errors, "retries": op.retries, "failed": failed, **d}
             if op.error_texts:
                 api[name]["error_texts"] = dict(op.error_texts.most_common(5))
         created = self.ops.get("create_run", _Op())
@@ -186,6 +210,7 @@ class RunsStats:
             "requested": self.requested,
             "created": sum(self.by_state.values()),
             "create_errors": created.errors,
+            "create_failed": self.failed("create_run"),
             "by_state": dict(sorted(self.by_state.items())),
             "duration_s": _dist(self.durations),
             "queue_delay_s": _dist(self.queue_delays),
@@ -205,6 +230,8 @@ class RunsStats:
             "runs": runs,
             "api": api,
             "api_calls_total": calls_total,
+            "api_retries_total": sum(op.retries for op in self.ops.values()),
+            "api_failed_total": sum(self.failed(name) for name in self.ops),
             "poll_rounds": len(self.rounds),
             "calls_per_poll_round": {
                 "max": max(self.rounds.values(), default=0),
@@ -219,6 +246,14 @@ class RunsStats:
             "options": self.options,
         }
         return doc
+
+    def failed(self, name: str) -> int:
+        """Calls of operation ``name`` that still failed after all their retries."""
+        op = self.ops.get(name)
+        if op is None:
+            return 0
+        lookups = self.ops.get(FINDS.get(name, ""))
+        return failed_calls(name, op.errors, op.retries, lookups.ok if lookups else 0)
 
     def server_view(self, api: dict) -> dict:
         """Per operation: the server's request count and latency beside the client's, and the
@@ -243,6 +278,14 @@ class RunsStats:
                 view["network_share"] = round(network / client["mean_ms"], 4)
             out[name] = view
         return {"operations": out, **{k: v for k, v in self.server.items() if k != "operations"}}
+
+
+def failed_calls(operation: str, errors: int, retries: int, lookups_ok: int = 0) -> int:
+    """Calls of ``operation`` that failed after every retry, from counts of its records: its
+    failed attempts, its retried attempts and, for a create, its successful lookups (see the
+    module docstring)."""
+    resolved = lookups_ok if operation in FINDS else retries
+    return max(errors - resolved, 0)
 
 
 def histogram_quantile(q: float, buckets: list) -> float | None:

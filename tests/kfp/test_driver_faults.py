@@ -40,14 +40,20 @@ def faulty_server(request):
 
 
 def test_failed_creates_do_not_lose_what_was_created(faulty_server, tmp_path):
+    """With retries off (--retries 0, the behaviour before issue 7): a failed create is not
+    tried again, and a run it made all the same is still found, measured and deleted."""
     when, server = faulty_server
-    stats = run_benchmark(_opts(server.url), out_dir=tmp_path)
+    stats = run_benchmark(_opts(server.url, retries=0), out_dir=tmp_path)
     doc = stats.summary()
     errors = doc["runs"]["create_errors"]
     assert 0 < errors < N and doc["api"]["create_run"] == doc["api"]["create_run"] | {
         "count": N,
         "errors": errors,
+        "retries": 0,
+        "failed": errors,
     }
+    assert doc["runs"]["create_failed"] == errors and doc["api_retries_total"] == 0
+    assert "find_run" not in doc["api"]  # no lookups: nothing is retried
     for op in ("upload_pipeline", "create_experiment", "list_runs", "delete_run"):
         assert doc["api"][op]["errors"] == 0, op
     # Before: a failed create made nothing. After: the server made every run, and the runs
