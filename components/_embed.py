@@ -48,7 +48,15 @@ PINS = {
     ],
 }
 #: Files of the engine every part needs.
-_BASE = ("__init__.py", "errors.py", "records.py", "jsonl.py", "_doc.py", "params.py")
+_BASE = (
+    "__init__.py",
+    "errors.py",
+    "records.py",
+    "jsonl.py",
+    "_doc.py",
+    "params.py",
+    "failpoint.py",  # the KFP_BENCH_FAIL_STEP test hook every step calls
+)
 _SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".*")
 _staged: dict[tuple[str, ...], str] = {}
 _root: list[Path] = []

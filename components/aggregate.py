@@ -37,6 +37,7 @@ def aggregate(
     import os
     import shutil
 
+    from kfp_bench.failpoint import fail_point
     from kfp_bench.results import write_results
     from kfp_bench.stats import store
 
@@ -83,3 +84,4 @@ def aggregate(
             extra["sweep"] = sweep_max_replicas(extra["sweep"], doc)
     write_results(results.path, runs_summary=summary, load=merged, extra=extra)
     print(f"results: {sorted(os.listdir(results.path))}")
+    fail_point("aggregate")

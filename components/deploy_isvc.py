@@ -34,15 +34,19 @@ def deploy_isvc(
         pipeline fans out (kfp.local passes a task's output into a ParallelFor only as its
         items); the sweep loads the first item's URL.
     """
-    workers = range(load_workers if run_load else 1)
+    from kfp_bench.failpoint import fail_point
+
+    url = inference_url
     if not isvc:
         print(f"no InferenceService to deploy: loading {inference_url}")
-        return [{"worker": i, "url": inference_url} for i in workers]
-    from kfp_bench.kserve.deploy import deploy
-    from kfp_bench.kserve.kube import Kube
-    from kfp_bench.params import BenchParams
+    else:
+        from kfp_bench.kserve.deploy import deploy
+        from kfp_bench.kserve.kube import Kube
+        from kfp_bench.params import BenchParams
 
-    spec = BenchParams(isvc=isvc, namespace=namespace).isvc_spec()
-    done = deploy(Kube(spec.namespace), spec, timeout_s=timeout_sec)
-    print(f"InferenceService {done.name} ready in {done.ready_s:.0f}s at {done.url}")
-    return [{"worker": i, "url": done.predict_url} for i in workers]
+        spec = BenchParams(isvc=isvc, namespace=namespace).isvc_spec()
+        done = deploy(Kube(spec.namespace), spec, timeout_s=timeout_sec)
+        print(f"InferenceService {done.name} ready in {done.ready_s:.0f}s at {done.url}")
+        url = done.predict_url
+    fail_point("deploy_isvc")
+    return [{"worker": i, "url": url} for i in range(load_workers if run_load else 1)]

@@ -47,6 +47,7 @@ def inference_load(
         with open(result.path, "w") as f:
             json.dump({"skipped": True}, f)
         return
+    from kfp_bench.failpoint import fail_point
     from kfp_bench.load import run_load
 
     p = BenchParams(
@@ -62,3 +63,4 @@ def inference_load(
     store.save(stats, result.path)
     s = stats.to_dict()
     print(f"worker {int(worker)}: {s['requests']} requests, {s['rps']:.1f} req/s")
+    fail_point("inference_load")

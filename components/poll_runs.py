@@ -45,6 +45,7 @@ def poll_runs(
     import os
     import shutil
 
+    from kfp_bench.failpoint import fail_point
     from kfp_bench.kfp import BenchmarkHandle, poll
     from kfp_bench.params import BenchParams
 
@@ -69,3 +70,4 @@ def poll_runs(
     with open(os.path.join(runs.path, "runs_summary.json"), "w") as f:
         json.dump(doc, f, indent=1, sort_keys=True)
     print(json.dumps(doc.get("runs", {}), indent=1))
+    fail_point("poll_runs")

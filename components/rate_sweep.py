@@ -37,6 +37,7 @@ def rate_sweep(
         with open(sweep.path, "w") as f:
             json.dump({"skipped": True}, f)
         return
+    from kfp_bench.failpoint import fail_point
     from kfp_bench.load.sweep import parse_rates, run_sweep
     from kfp_bench.params import BenchParams
 
@@ -51,3 +52,4 @@ def rate_sweep(
     with open(sweep.path, "w") as f:
         json.dump(result.as_dict(), f)
     print(f"knee: {result.knee.rate} ({result.knee.reason})")
+    fail_point("rate_sweep")

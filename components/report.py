@@ -30,6 +30,7 @@ def report(
     import math
     import shutil
 
+    from kfp_bench.failpoint import fail_point
     from kfp_bench.report.bundle import write_bundle
     from kfp_bench.results import read_results
 
@@ -45,3 +46,4 @@ def report(
     for name, value in sorted(json.loads(files["metrics.json"].read_text()).items()):
         if isinstance(value, int | float) and math.isfinite(value):
             metrics.log_metric(name, value)
+    fail_point("report")

@@ -44,6 +44,7 @@ def spawn_runs(
     """
     import shutil
 
+    from kfp_bench.failpoint import fail_point
     from kfp_bench.kfp import BenchmarkHandle, spawn
     from kfp_bench.params import BenchParams
 
@@ -64,4 +65,5 @@ def spawn_runs(
     )
     ids = spawn(h, p.runs_options(h.benchmark_id), runs.path)
     print(f"created {len(ids)} of {num_runs} runs")
+    fail_point("spawn_runs")
     return len(ids)

@@ -27,6 +27,7 @@ def stage_manifest(
         enabled: false when the runs benchmark is switched off: the step only says so.
         manifest: the compiled child pipeline (YAML).
     """
+    from kfp_bench.failpoint import fail_point
     from kfp_bench.kfp.manifest import load_manifest
     from kfp_bench.params import BenchParams
 
@@ -43,3 +44,4 @@ def stage_manifest(
         f.write(m.data)
     manifest.metadata.update(pipeline=m.name, source=pipeline, bytes=len(m.data))
     print(f"manifest {m.name!r} from {pipeline}: {len(m.data)} bytes")
+    fail_point("stage_manifest")

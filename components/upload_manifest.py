@@ -50,6 +50,7 @@ def upload_manifest(
     import dataclasses
     import os
 
+    from kfp_bench.failpoint import fail_point
     from kfp_bench.kfp import upload
     from kfp_bench.params import BenchParams, benchmark_id_for
 
@@ -72,4 +73,5 @@ def upload_manifest(
     )
     handle = upload(opts, out_dir=runs.path)
     print(f"pipeline {handle.pipeline_id}, experiment {handle.experiment_id}")
+    fail_point("upload_manifest")
     return handle.to_json()

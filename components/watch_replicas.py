@@ -36,6 +36,7 @@ def watch_replicas(
         with open(replicas.path, "w") as f:
             json.dump({"skipped": True}, f)
         return
+    from kfp_bench.failpoint import fail_point
     from kfp_bench.kserve.kube import Kube
     from kfp_bench.kserve.watch import ReplicaWatcher, watcher_doc
     from kfp_bench.load.sweep import parse_rates
@@ -50,3 +51,4 @@ def watch_replicas(
     with open(replicas.path, "w") as f:
         json.dump(doc, f)
     print(f"{len(samples)} samples, ready pods up to {max((s.ready for s in samples), default=0)}")
+    fail_point("watch_replicas")

@@ -4,6 +4,11 @@ A benchmark that crashes keeps every record written before the crash: each ``wri
 ``write`` of a whole line followed by a flush, under a lock, so lines from several threads never
 interleave. ``read`` rebuilds the frozen records, nested ``TaskRecord``s included, and names the
 file and line of anything it cannot use.
+
+A writer killed in the middle of a line (SIGKILL, the OOM killer, a full disk) leaves that line cut
+short. Readers leave it out and count it (``Records.torn``); a writer that appends to the file
+later (the next phase, a restarted poller) first cuts the partial line off, so that its own lines
+start whole and the file stays readable.
 """
 
 from __future__ import annotations
@@ -18,14 +23,25 @@ from pathlib import Path
 from kfp_bench.errors import ResultsError
 from kfp_bench.records import ApiCall, RunRecord, TaskRecord
 
+_CHUNK = 64 * 1024
+
+
+class Records(list):
+    """The records of a JSON-lines file, in order; ``torn`` is 1 when its last line was cut short
+    by a crash (that line is left out), else 0."""
+
+    torn: int = 0
+
 
 class JsonlWriter:
     """Write records to ``path``, one JSON object a line, flushed as each is written; ``append``
-    keeps what the file holds (a later phase of the same benchmark adding its records)."""
+    keeps what the file holds (a later phase of the same benchmark adding its records), less a
+    last line a crashed writer left cut short (``dropped`` is then its length in bytes)."""
 
     def __init__(self, path: str | os.PathLike, append: bool = False):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.dropped = _drop_torn_tail(self.path) if append else 0
         self._f = self.path.open("a" if append else "w", encoding="utf-8")
         self._lock = threading.Lock()
 
@@ -49,10 +65,41 @@ class JsonlWriter:
         self.close()
 
 
-def read(path: str | os.PathLike, cls: type) -> list:
-    """The records of type ``cls`` (``ApiCall`` or ``RunRecord``) in a JSON-lines file."""
+def _drop_torn_tail(path: Path) -> int:
+    """Cut off a last line a crashed writer left without its newline; return its length in
+    bytes. A last line that is whole JSON but for the newline gets the newline instead."""
+    try:
+        f = path.open("rb+")
+    except FileNotFoundError:
+        return 0
+    with f:
+        end = pos = f.seek(0, os.SEEK_END)
+        keep = 0
+        while pos > 0:  # back to the last newline, a chunk at a time
+            start = max(pos - _CHUNK, 0)
+            f.seek(start)
+            chunk = f.read(pos - start)
+            if pos == end and chunk.endswith(b"\n"):
+                return 0
+            if b"\n" in chunk:
+                keep = start + chunk.rindex(b"\n") + 1
+                break
+            pos = start
+        f.seek(keep)
+        try:
+            json.loads(f.read())
+        except ValueError:
+            f.truncate(keep)
+            return end - keep
+        f.write(b"\n")
+        return 0
+
+
+def read(path: str | os.PathLike, cls: type) -> Records:
+    """The records of type ``cls`` (``ApiCall`` or ``RunRecord``) in a JSON-lines file; a last
+    line cut short by a crash is left out and counted in ``torn``."""
     p = Path(path)
-    out = []
+    out = Records()
     try:
         lines = p.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
@@ -70,13 +117,15 @@ def read(path: str | os.PathLike, cls: type) -> list:
         except (ValueError, TypeError) as exc:
             # The last line of a crashed benchmark may be cut short: keep what came before it.
             if n == len(lines):
+                out.torn = 1
                 break
             raise ResultsError(f"{p}:{n}: not a {cls.__name__} record ({exc})") from None
     return out
 
 
-def read_dicts(path: str | os.PathLike) -> list[dict]:
-    """The JSON objects of a JSON-lines file, ignoring a last line cut short by a crash."""
+def read_dicts(path: str | os.PathLike) -> Records:
+    """The JSON objects of a JSON-lines file; a last line cut short by a crash is left out and
+    counted in ``torn``."""
     p = Path(path)
     try:
         lines = p.read_text(encoding="utf-8").splitlines()
@@ -84,7 +133,7 @@ def read_dicts(path: str | os.PathLike) -> list[dict]:
         raise ResultsError(f"{p}: no such records file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ResultsError(f"{p}: cannot read it ({exc})") from None
-    out = []
+    out = Records()
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -92,6 +141,7 @@ def read_dicts(path: str | os.PathLike) -> list[dict]:
             out.append(json.loads(line))
         except ValueError as exc:
             if n == len(lines):
+                out.torn = 1
                 break
             raise ResultsError(f"{p}:{n}: not a JSON object ({exc})") from None
     return out
@@ -114,4 +164,12 @@ def write_json_atomic(doc, path: str | os.PathLike) -> Path:
     return path
 
 
-__all__ = ["ApiCall", "JsonlWriter", "RunRecord", "read", "read_dicts", "write_json_atomic"]
+__all__ = [
+    "ApiCall",
+    "JsonlWriter",
+    "Records",
+    "RunRecord",
+    "read",
+    "read_dicts",
+    "write_json_atomic",
+]

@@ -8,7 +8,7 @@ Run it as::
 
     python -m kfp_bench.sandbox.kfp_server --port 8888 [--max-parallel-runs K] [--latency-ms X]
         [--error-rate E [--error-ops OPS] [--error-after]] [--simulate DIST] [--state-dir DIR]
-        [--seed N]
+        [--seed N] [--token-file FILE]
 
 or from Python with ``start_kfp_server(port=0, **options)`` (a context manager with ``.url``,
 ``.stop()``). Modules:
@@ -22,6 +22,7 @@ or from Python with ``start_kfp_server(port=0, **options)`` (a context manager w
 * ``metrics``: ``/metrics``, credentials seen and the fault middleware; ``faults``: which
   requests ``--error-rate`` faults, and whether before or after handling.
 * ``cron``: recurring-run triggers and scheduler.
+* ``authn``: ``--token-file``, the bearer token every API request must then carry.
 
 A simulated run says so in ``plugins_output["kfp-bench"].entries["execution"].value``
 (``"simulated"``; ``"executed"`` for a run kfp.local executed). Nothing here is imported until

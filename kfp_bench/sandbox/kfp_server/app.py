@@ -23,7 +23,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from kfp_bench.sandbox.kfp_server import cron, pipelines, specs
+from kfp_bench.sandbox.kfp_server import authn, cron, pipelines, specs
 from kfp_bench.sandbox.kfp_server.executor import Executor
 from kfp_bench.sandbox.kfp_server.faults import Faults, parse_ops
 from kfp_bench.sandbox.kfp_server.metrics import Metrics, rpc_error
@@ -369,8 +369,12 @@ def build_app(
     state_dir: Path,
     seed: int | None = None,
     use_venv: bool = False,
+    token: bytes | None = None,
 ) -> web.Application:
-    """The aiohttp application; the run queue and scheduler start and stop with it."""
+    """The aiohttp application; the run queue and scheduler start and stop with it.
+
+    ``token``: the bearer token every /apis/ request must carry (``authn``); None: no auth.
+    """
     store = Store()
     faults = Faults(error_rate, parse_ops(error_ops), after=error_after, seed=seed)
     metrics = Metrics(latency_ms=latency_ms, faults=faults)
@@ -383,8 +387,9 @@ def build_app(
         use_venv=use_venv,
     )
     api = KfpApi(store, executor, metrics)
+    auth = [authn.token_middleware(token)] if token else []
     app = web.Application(
-        middlewares=[metrics.middleware, errors_middleware],
+        middlewares=[metrics.middleware, *auth, errors_middleware],
         client_max_size=specs.MAX_PACKAGE_BYTES + 1024 * 1024,
     )
     app.add_routes(api.routes())

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from kfp_bench._doc import field_help
 from kfp_bench.errors import ConfigError
+from kfp_bench.sandbox.kfp_server.authn import read_token
 from kfp_bench.sandbox.kfp_server.faults import parse_ops
 from kfp_bench.sandbox.kfp_server.simulate import SimulateSpec
 from kfp_bench.sandbox.process import ServerHandle, ServerSpec, start_server, watch_parent
@@ -50,6 +51,9 @@ class KfpServerOptions:
         seed: seed of the random draws (faults, simulated durations and failures).
         use_venv: run each executed task in a fresh venv of kfp.local's own (about 10 s more per
             task) instead of the cached per-kfp-version environment.
+        token_file: require "Authorization: Bearer TOKEN", TOKEN being this file's content, on
+            every /apis/ request but healthz (401 otherwise), as multi-user KFP does; empty: no
+            auth. The token is never printed, logged or shown in /metrics.
     """
 
     host: str = "127.0.0.1"
@@ -62,6 +66,7 @@ class KfpServerOptions:
     state_dir: str = ""
     seed: int | None = None
     use_venv: bool = False
+    token_file: str = ""
 
     def __post_init__(self) -> None:
         if isinstance(self.max_parallel_runs, bool) or not (
@@ -78,6 +83,8 @@ class KfpServerOptions:
         except ValueError as e:
             raise ConfigError(f"kfp server: --error-ops {self.error_ops!r}: {e}") from None
         SimulateSpec.parse(self.simulate)
+        if self.token_file:
+            read_token(self.token_file)
 
     def argv(self) -> tuple[str, ...]:
         """The command-line flags that reproduce these options (defaults left out)."""
@@ -107,6 +114,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--state-dir", default=d.state_dir, help=h("state_dir"))
     parser.add_argument("--seed", type=int, default=None, help=h("seed"))
     parser.add_argument("--use-venv", action="store_true", help=h("use_venv"))
+    parser.add_argument("--token-file", default="", metavar="FILE", help=h("token_file"))
 
 
 def options_from_args(args: argparse.Namespace) -> KfpServerOptions:
@@ -151,6 +159,7 @@ async def _serve(options: KfpServerOptions, port: int, state_dir: Path) -> None:
         state_dir=state_dir,
         seed=options.seed,
         use_venv=options.use_venv,
+        token=read_token(options.token_file) if options.token_file else None,
     )
     runner = web.AppRunner(app, access_log=None, handle_signals=False)
     await runner.setup()

@@ -1,0 +1,180 @@
+"""The meta-pipeline fails in each step in turn, and its exit handler still leaves nothing behind.
+
+Each case runs the whole pipeline with kfp.local (SubprocessRunner) against a local KFP server of
+its own and makes one step fail for real: a bad parameter (check_params), a manifest URL that
+stops answering between the check and the staging (stage_manifest), the KFP API refusing every
+create_experiment, retries included (upload_manifest). The other steps cannot be made to fail
+from outside: API errors are measurements to spawn_runs and poll_runs, and a load worker,
+aggregate and report fail only through a bug or a killed pod. They are failed with the
+``KFP_BENCH_FAIL_STEP`` hook (kfp_bench.failpoint), after their work, when everything they would
+create exists. Then: the run failed in that step, the cleanup step ran and swept, and no
+experiment, pipeline or run carrying the benchmark id is left on the server.
+
+kfp.local orders the two branches differently from one run to the next, and before
+upload_manifest nothing is on the server yet: for the steps that fail that early, something the
+benchmark id "left" earlier is put there first, which the sweep must delete too.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from kfp import local
+from kfp.local import config
+from kfp_bench.pipelines.meta import kfp_bench
+
+from kfp_bench.failpoint import FAIL_STEP_ENV
+from kfp_bench.kfp.api import KfpApi
+from kfp_bench.kfp.options import NAME_PREFIX
+from kfp_bench.params import bundled_manifest
+from kfp_bench.sandbox.kfp_server import start_kfp_server
+from tests.components.conftest import leftovers
+
+pytestmark = pytest.mark.slow
+
+
+@dataclass(frozen=True)
+class Case:
+    """One step's failure.
+
+    Attributes:
+        task: kfp.local's name of the task that fails.
+        says: what its output says about the failure.
+        deleted: (runs, experiments, pipeline versions, pipelines) the cleanup deletes; None
+            when kfp.local's order decides.
+        params: pipeline parameters beyond the smallest benchmark.
+        server: fault options of the local KFP server.
+        hook: fail the step with KFP_BENCH_FAIL_STEP.
+        left_earlier: put an experiment of this benchmark id on the server first.
+    """
+
+    task: str
+    says: str
+    deleted: tuple[int, int, int, int] | None
+    params: dict = field(default_factory=dict)
+    server: dict = field(default_factory=dict)
+    hook: bool = False
+    left_earlier: bool = False
+
+
+MADE = (2, 1, 1, 1)  # the two runs, the experiment, the pipeline and its version
+CASES = {
+    "check_params": Case(
+        "check-params",
+        "pipeline parameter create_concurrency=0",
+        (0, 1, 0, 0),
+        params={"create_concurrency": 0},
+        left_earlier=True,
+    ),
+    "stage_manifest": Case(
+        "stage-manifest", "HTTP 404", (0, 1, 0, 0), params={"pipeline": "ONCE"}, left_earlier=True
+    ),
+    "upload_manifest": Case(
+        "upload-manifest",
+        "could not create the experiment",
+        (0, 0, 0, 0),  # the upload deletes its pipeline itself before it fails
+        server={"error_ops": "create_experiment", "error_rate": 1.0},
+    ),
+    "spawn_runs": Case("spawn-runs", "step spawn_runs failed on purpose", MADE, hook=True),
+    "poll_runs": Case("poll-runs", "step poll_runs failed on purpose", MADE, hook=True),
+    "inference_load": Case(
+        "inference-load",
+        "step inference_load failed on purpose",
+        None,
+        params={"run_load": True},
+        hook=True,
+    ),
+    "aggregate": Case("aggregate", "step aggregate failed on purpose", MADE, hook=True),
+    "report": Case("report", "step report failed on purpose", MADE, hook=True),
+}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def kfp_local(tmp_path_factory):
+    before = config.LocalExecutionConfig.instance
+    local.init(
+        runner=local.SubprocessRunner(use_venv=False),
+        pipeline_root=str(tmp_path_factory.mktemp("cleanup-each-step")),
+    )
+    yield
+    config.LocalExecutionConfig.instance = before
+
+
+class _Once(BaseHTTPRequestHandler):
+    """Serves the manifest to the first GET (check_params' check), then 404: the object was
+    deleted before stage_manifest fetched it."""
+
+    body = bundled_manifest("noop").read_bytes()
+    served = 0
+
+    def do_GET(self):  # noqa: N802 - http.server's name
+        type(self).served += 1
+        first = type(self).served == 1
+        self.send_response(200 if first else 404)
+        self.send_header("Content-Length", str(len(self.body) if first else 0))
+        self.end_headers()
+        if first:
+            self.wfile.write(self.body)
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def manifest_once():
+    _Once.served = 0
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Once)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}/noop.yaml"
+    server.shutdown()
+    server.server_close()
+
+
+def _leave_an_experiment(url: str, bid: str) -> None:
+    desc = f"Created by kfp-bench, benchmark {bid}; delete with kfp-bench cleanup."
+    api = KfpApi(url)
+    try:
+        assert api.create_experiment(NAME_PREFIX + bid, desc).ok
+    finally:
+        api.close()
+
+
+@pytest.mark.parametrize("step", list(CASES))
+def test_a_failed_step_leaves_nothing(step, request, monkeypatch, capfd, fault_server):
+    case = CASES[step]
+    bid = "fail-" + step.replace("_", "-")
+    params = dict(
+        num_runs=2,
+        poll_interval_sec=0.2,
+        run_load=False,
+        inference_url=f"{fault_server.url}/v1/models/m:predict",
+        duration_sec=0.5,
+        concurrency=1,
+        benchmark_id=bid,
+    )
+    params.update(case.params)
+    if params.get("pipeline") == "ONCE":
+        params["pipeline"] = request.getfixturevalue("manifest_once")
+    if case.hook:
+        monkeypatch.setenv(FAIL_STEP_ENV, step)
+    with start_kfp_server(simulate="all:fixed(0.2)", **case.server) as kfp_api:
+        if case.left_earlier:
+            _leave_an_experiment(kfp_api.url, bid)
+        with pytest.raises(RuntimeError, match=rf"Inner task failed: \S*'{case.task}'"):
+            kfp_bench(kfp_host=kfp_api.url, **params)
+        out = re.sub(r"\x1b\[[0-9;]*m", "", capfd.readouterr().out)
+        assert case.says in out
+        assert "benchmark ended FAILED" in out  # the exit handler ran, after the failure
+        swept = re.search(
+            rf"'benchmark {bid}: deleted (\d+) runs, (\d+) experiments, (\d+) pipeline "
+            r"versions, (\d+) pipelines'",
+            out,
+        )
+        assert swept, "the cleanup step's output is missing"
+        if case.deleted is not None:
+            assert tuple(map(int, swept.groups())) == case.deleted
+        assert leftovers(kfp_api.url, bid) == 0
