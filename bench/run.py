@@ -4,7 +4,8 @@ This script owns the comparison behind the README's performance claims. One comm
 installs) nginx, hey and wrk, runs four cases in one go, prints the machine, every command it ran
 and a table of figures, and writes them all to a JSON file:
 
-  a  top throughput at -c 50 against nginx: hey, wrk, kfp-bench (1 and 2 worker processes)
+  a  top throughput at -c 50 against nginx: hey, wrk, kfp-bench (1 and 2 worker processes), and
+     bench/floor.py, a bare uvloop + httptools client: the floor of any Python client
   b  latency fidelity: a fault server holding each response 10 ms, at 500 req/s
   c  coordinated omission: a fault server stalling 0.5 s every 5 s, at 200 req/s, against the
      true p99 of that schedule computed from the server's and the client's start times
@@ -223,6 +224,16 @@ def kfp(args: list[str], url: str, seconds: int) -> dict:
         return kfp_figures(json.loads(out.read_text()))
 
 
+def floor(url: str, seconds: int, connections: int = 50) -> dict:
+    """The bare uvloop + httptools client of bench/floor.py: what Python itself can reach."""
+    host, _, port = url.split("//")[1].strip("/").rpartition(":")
+    text = run(
+        [sys.executable, str(HERE / "floor.py"), host, port, str(connections), str(seconds)],
+        seconds + GRACE_S,
+    )
+    return json.loads(text.strip().splitlines()[-1])
+
+
 def kfp_figures(doc: dict) -> dict:
     lat, unc = doc["latency_ms"], doc.get("latency_uncorrected_ms", {})
     return {
@@ -245,6 +256,7 @@ def case_throughput(url: str, reps: int, seconds: int = 10) -> dict:
         "wrk": lambda: wrk(["-t2", "-c50"], url, seconds),
         "kfp-bench": lambda: kfp(["-c", "50"], url, seconds),
         "kfp-bench --workers 2": lambda: kfp(["-c", "50", "--workers", "2"], url, seconds),
+        "python floor (bench/floor.py)": lambda: floor(url, seconds),
     }
     names = list(tools)
     runs: dict[str, list] = {name: [] for name in names}
@@ -411,6 +423,10 @@ def rows_a(a: dict) -> list:
         runs = a["runs"][name]
         note = f"{len(runs)} runs, errors {sum(r['errors'] for r in runs)}"
         rows.append(("a", f"{name} req/s (median)", f"{rps:,.0f}", note))
+    floor_rps = med.get("python floor (bench/floor.py)")
+    if floor_rps:
+        note = "kfp-bench's own work: the rest is Python, uvloop and httptools"
+        rows.append(("a", "kfp-bench / python floor", f"{med['kfp-bench'] / floor_rps:.2f}x", note))
     for name in ("kfp-bench", "kfp-bench --workers 2"):
         for other, target in (("hey", 3.0), ("wrk", 0.9)):
             ratio = med[name] / med[other]

@@ -121,6 +121,15 @@ class ResultBatch:
             )
 
 
+#: The non-idempotent creates, and the operation their lookup by name is recorded as.
+FINDS = {
+    "create_run": "find_run",
+    "create_experiment": "find_experiment",
+    "upload_pipeline": "find_pipeline",
+    "upload_pipeline_version": "find_pipeline_version",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class ApiCall:
     """One call of the KFP API, as the driver made it.
@@ -128,10 +137,12 @@ class ApiCall:
     Attributes:
         operation: what was called: upload_pipeline, upload_pipeline_version, create_experiment,
             create_run, list_runs, get_run, terminate_run, delete_run, delete_pipeline_version,
-            delete_pipeline, delete_experiment, ...
+            delete_pipeline, delete_experiment, ...; and ``FINDS[create]`` (find_run, ...), the
+            lookup by name made before a failed create is retried.
         start: wall-clock start (epoch seconds).
         duration: seconds from the start to the end of the response.
-        outcome: "ok", or "error" for an HTTP error or a transport failure.
+        outcome: "ok", or "error" for an HTTP error or a transport failure. A delete answered
+            404 while retrying is "ok" with status 404: what it was to delete is gone.
         status: HTTP status code, or 0 when no response came back.
         error: the error text (never a token), empty when ok.
         attempt: 1 for the first try, 2 and more for retries.

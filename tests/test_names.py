@@ -112,13 +112,7 @@ def test_check_with_a_parameter_and_max_len():
     assert check_dns1123_label("a-b-c-d-e", "isvc name=", max_len=10) == "a-b-c-d-e"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="components/_embed.py (not this suite's) must list names.py in _BASE: params.py and "
-    "kserve/spec.py import it, and a component in a cluster has only the embedded engine (in "
-    "this venv the editable install hides the gap)",
-)
 def test_names_travels_with_the_embedded_engine():
-    from components._embed import engine
+    from kfp_bench.components._embed import engine
 
     assert (Path(engine()) / "kfp_bench" / "names.py").is_file()

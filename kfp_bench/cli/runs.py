@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
 from kfp_bench._doc import field_help
 from kfp_bench.cli.common import EXIT_INTERRUPTED, duration
@@ -139,6 +138,7 @@ def cmd_runs(a: argparse.Namespace) -> int:
     from kfp_bench.kfp import Auth, RunsOptions, run_benchmark
     from kfp_bench.kfp.options import parse_params
     from kfp_bench.report import runs as runs_report
+    from kfp_bench.results import write_results
 
     opts = RunsOptions(
         host=a.host,
@@ -175,7 +175,7 @@ def cmd_runs(a: argparse.Namespace) -> int:
     if show and last[0]:
         sys.stderr.write("\n")
     doc = stats.summary()
-    runs_report.save_json(doc, Path(a.out) / "summary.json")
+    write_results(a.out, runs_summary=doc)  # a results directory: kfp-bench report reads it
     runs_report.write_text(doc, sys.stdout)
     print(f"Wrote {a.out}/summary.json, runs.jsonl and api_calls.jsonl")
     return EXIT_INTERRUPTED if "interrupted" in stats.flags else 0

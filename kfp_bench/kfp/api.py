@@ -47,8 +47,7 @@ import urllib3
 from kfp_bench.errors import ConfigError
 from kfp_bench.kfp.auth import AUTH_HINT, Auth
 from kfp_bench.kfp.options import DEFAULT_RETRIES, DEFAULT_RETRY_MAX_WAIT
-from kfp_bench.records import ApiCall
-from kfp_bench.stats.runs import FINDS
+from kfp_bench.records import FINDS, ApiCall
 
 #: ListRuns refuses a page_size above 200 (KFP's cap).
 MAX_PAGE_SIZE = 200

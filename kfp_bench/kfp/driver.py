@@ -82,7 +82,7 @@ def run_benchmark(
     )
     stats.options["benchmark_id"] = bid
     wall0, cpu0 = time.perf_counter(), time.process_time()
-    sinks = _Sinks(stats, out_dir)
+    sinks = _Sinks(stats, out_dir, defer=True)
     api = KfpApi(
         opts.host,
         auth=opts.auth,
@@ -94,6 +94,7 @@ def run_benchmark(
     metrics_url = metrics_url_of(opts, api)
     try:
         api.preflight()  # ConfigError for an unreachable host, 401, 403: nothing created yet
+        sinks.open()
         before = promscrape.scrape(metrics_url, opts.request_timeout) if metrics_url else None
         driver = _Driver(opts, api, manifest, params, bid, sinks, on_progress)
         try:
@@ -117,19 +118,36 @@ def metrics_url_of(opts: RunsOptions, api: KfpApi) -> str:
 
 class _Sinks:
     """Records go to the stats and, if asked, to JSON-lines files, from any thread; ``append``
-    adds to the files an earlier phase wrote."""
+    adds to the files an earlier phase wrote. With ``defer`` the files are made only by
+    ``open()``: records until then wait in memory, so that a benchmark refused at its preflight
+    (unreachable host, refused credentials) leaves no output directory behind."""
 
-    def __init__(self, stats: RunsStats, out_dir, append: bool = False):
+    def __init__(self, stats: RunsStats, out_dir, append: bool = False, defer: bool = False):
         self.stats = stats
         self.lock = threading.Lock()
         self.calls = self.runs = None
-        if out_dir is not None:
-            self.calls = JsonlWriter(Path(out_dir) / "api_calls.jsonl", append=append)
-            self.runs = JsonlWriter(Path(out_dir) / "runs.jsonl", append=append)
+        self.out_dir, self.append = out_dir, append
+        self.pending: list | None = [] if defer and out_dir is not None else None
+        if self.pending is None:
+            self.open()
+
+    def open(self) -> None:
+        """Make the files (if asked for) and write the records that waited."""
+        if self.out_dir is None or self.calls is not None:
+            return
+        with self.lock:
+            self.calls = JsonlWriter(Path(self.out_dir) / "api_calls.jsonl", append=self.append)
+            self.runs = JsonlWriter(Path(self.out_dir) / "runs.jsonl", append=self.append)
+            for c in self.pending or ():
+                self.calls.write(c)
+            self.pending = None
 
     def call(self, c: ApiCall) -> None:
         with self.lock:
             self.stats.add(c)
+            if self.pending is not None:
+                self.pending.append(c)
+                return
         if self.calls:
             self.calls.write(c)
 

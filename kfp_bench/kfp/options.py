@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.kfp.auth import Auth
+from kfp_bench.names import check_dns1123_label
 
 #: Every resource a benchmark creates is named NAME_PREFIX + benchmark id (+ "-" + run number).
 NAME_PREFIX = "kfp-bench-"
@@ -34,12 +35,11 @@ def new_benchmark_id() -> str:
 
 
 def check_benchmark_id(bid: str, flag: str = "--benchmark-id") -> str:
-    ok = bid and len(bid) <= 40 and all(c.isalnum() or c == "-" for c in bid)
-    if not ok:
-        raise ConfigError(
-            f"{flag} {bid!r}: use up to 40 letters, digits and dashes (e.g. 20250101-120000-ab12)"
-        )
-    return bid
+    """The id, if it can go into the names of what the benchmark creates: a DNS-1123 label of up
+    to 40 characters (KFP on Kubernetes makes object names of pipeline and run names)."""
+    if not bid:
+        raise ConfigError(f"{flag} {bid!r}: give an id, e.g. 20250101-120000-ab12")
+    return check_dns1123_label(bid, flag, max_len=40)
 
 
 def check_retries(retries, max_wait: float) -> None:
@@ -159,6 +159,9 @@ class RunsOptions:
         if not self.request_timeout > 0:
             raise ConfigError(f"--request-timeout {self.request_timeout}: give seconds above 0")
         check_retries(self.retries, self.retry_max_wait)
+        from kfp_bench.kfp.api import check_host  # api imports this module
+
+        check_host(self.host)
         if not isinstance(self.params, dict):
             raise ConfigError("--params: give a JSON object")
         if self.benchmark_id:

@@ -13,8 +13,9 @@ measure alike. A phase hands the next what it needs through ``out_dir``:
 
 ``poll`` returns the ``RunsStats`` of the whole benchmark, read back from those files, with the
 same summary as ``run_benchmark``'s. Cleanup is no phase: these phases leave it to
-``kfp_bench.kfp.sweep`` by benchmark id (the meta-pipeline's exit handler), which also finds what a
-phase that died half way made.
+``kfp_bench.kfp.cleanup.sweep`` by benchmark id (the meta-pipeline's exit handler), which also
+finds what a phase that died half way made. A poll marks phases.json when it starts and unmarks
+it when it ends, so the next poll of a benchmark whose poller was killed flags "poller-killed".
 """
 
 from __future__ import annotations
@@ -166,6 +167,12 @@ def poll(
     """
     opts.validate()
     with _Phase(opts, out_dir, handle.benchmark_id) as ph:
+        if ph.state.get("polling"):
+            # A poll started and never wrote its end: it was killed (SIGKILL, OOM, node loss).
+            # Its records up to then are in the files; say that it did not finish.
+            ph.stats.flags.append("poller-killed")
+        ph.state["polling"] = time.time()
+        ph.save()
         driver = ph.driver(opts.params)
         driver.adopt(handle)
         driver.final.update({r.run_id: r for r in ph.earlier_runs})
@@ -232,13 +239,17 @@ class _Phase:
     def __enter__(self) -> _Phase:
         return self
 
+    def save(self) -> None:
+        if self.dir is not None:
+            jsonl.write_json_atomic(self.state, self.dir / STATE)
+
     def __exit__(self, *exc) -> None:
         self.sinks.close()
         self.api.close()
         self.state["cpu_s"] += time.process_time() - self.cpu0
         self.state["flags"] = sorted(set(self.state["flags"]) | set(self.stats.flags))
-        if self.dir is not None:
-            jsonl.write_json_atomic(self.state, self.dir / STATE)
+        self.state.pop("polling", None)  # the poll ended (whatever way): not killed
+        self.save()
 
 
 def _saved(scrape: dict) -> dict:

@@ -6,14 +6,7 @@ the same table again from a saved summary.json without a cluster.
 
 from __future__ import annotations
 
-import json
-import os
-from pathlib import Path
 from typing import TextIO
-
-from kfp_bench.errors import ResultsError
-from kfp_bench.jsonl import write_json_atomic
-from kfp_bench.stats.runs import FORMAT
 
 
 def write_text(doc: dict, out: TextIO) -> None:
@@ -139,22 +132,3 @@ def _write_notes(doc: dict, w) -> None:
         notes.append(f"kept (--keep): kfp-bench cleanup --benchmark-id {doc['benchmark_id']}")
     if notes:
         w("\nNotes:\n" + "".join(f"  {n}\n" for n in notes))
-
-
-def save_json(doc: dict, path: str | os.PathLike) -> Path:
-    """Write summary.json atomically: a crash never leaves half a file."""
-    return write_json_atomic(doc, path)
-
-
-def load_json(path: str | os.PathLike) -> dict:
-    """Read a summary.json written by ``save_json``."""
-    p = Path(path)
-    try:
-        doc = json.loads(p.read_text())
-    except FileNotFoundError:
-        raise ResultsError(f"{p}: no such summary file") from None
-    except (OSError, ValueError) as exc:
-        raise ResultsError(f"{p}: not a readable summary.json ({exc})") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise ResultsError(f"{p}: not a kfp-bench runs summary (no format {FORMAT!r})")
-    return doc

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from kfp_bench.records import ApiCall, RunRecord
+from kfp_bench.records import FINDS, ApiCall, RunRecord
 
 FORMAT = "kfp-bench/runs"
 FORMAT_VERSION = 1
@@ -45,13 +45,6 @@ OPERATIONS = (
     "delete_pipeline",
 )
 _PCTS = (50.0, 90.0, 99.0)
-#: The non-idempotent creates, and the operation their lookup by name is recorded as.
-FINDS = {
-    "create_run": "find_run",
-    "create_experiment": "find_experiment",
-    "upload_pipeline": "find_pipeline",
-    "upload_pipeline_version": "find_pipeline_version",
-}
 
 
 def _dist(values: array, scale: float = 1.0, unit: str = "") -> dict:

@@ -158,11 +158,6 @@ def test_a_record_torn_by_a_kill_is_counted_and_the_next_poll_goes_on(spread_ser
     sweep(CleanupOptions(url, benchmark_id=bid))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="phases.py keeps no mark of a poll that started and never ended: needs poll() to "
-    "write phases.json when it starts and a later _Phase to flag the killed one (see report)",
-)
 def test_a_later_poll_says_the_killed_poller_did_not_finish(spread_server, tmp_path):
     url, bid = spread_server.url, "poll-kill-3"
     opts = _opts(url, bid)

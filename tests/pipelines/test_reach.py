@@ -126,7 +126,7 @@ def test_c_submit_creates_a_run(kfp_api, client):
     ("arg", "words"),
     [
         ("num_run=3", "no such parameter"),
-        ("num_runs=three", "not a int"),
+        ("num_runs=three", "not an int"),
         ("num_runs", "NAME=VALUE"),
     ],
 )

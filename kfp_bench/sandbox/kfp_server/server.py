@@ -102,7 +102,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the server's flags (``--port`` and every ``KfpServerOptions`` field) to ``parser``."""
     h = lambda name: field_help(KfpServerOptions, name)  # noqa: E731
     d = KfpServerOptions()
-    parser.add_argument("--port", type=int, default=8888, help="TCP port (default: 8888)")
+    parser.add_argument("--port", type=_port, default=8888, help="TCP port (default: 8888)")
     parser.add_argument("--host", default=d.host, help=h("host"))
     parser.add_argument("--max-parallel-runs", type=int, default=d.max_parallel_runs,
                         help=h("max_parallel_runs"))  # fmt: skip
@@ -115,6 +115,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=None, help=h("seed"))
     parser.add_argument("--use-venv", action="store_true", help=h("use_venv"))
     parser.add_argument("--token-file", default="", metavar="FILE", help=h("token_file"))
+
+
+def _port(text: str) -> int:
+    """An argparse type: a TCP port, 0 (any free port) to 65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a TCP port from 0 to 65535, e.g. 8888")
+    return port
 
 
 def options_from_args(args: argparse.Namespace) -> KfpServerOptions:
