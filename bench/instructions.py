@@ -1,0 +1,100 @@
+"""Instructions per request of the load engine's request path, counted by valgrind (callgrind).
+
+Timings on a shared 2-core VM swing by a third from run to run; instruction counts do not. This
+script feeds one recorded nginx response to the engine's connection protocol (``_Conn``) N times
+through a stand-in transport that discards writes, under ``valgrind --tool=callgrind``, once with
+N = 0 and once with N = COUNT, and prints the difference divided by COUNT: the user-space
+instructions the engine spends per request (parsing, timestamps, the packed row, the next send),
+without the kernel, the event loop or the aggregation. It also counts the series aggregation per
+row (``LoadStats.add_batch`` on batches of 10,000 rows).
+
+Usage: ``.venv/bin/python bench/instructions.py [--count 100000]`` (needs valgrind: apt-get install
+valgrind). Each count takes about a minute.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+RESPONSE = (
+    b"HTTP/1.1 200 OK\r\nServer: nginx\r\nDate: Mon, 30 Nov 2026 07:00:00 GMT\r\n"
+    b"Content-Type: text/plain\r\nContent-Length: 12\r\nConnection: keep-alive\r\n\r\n"
+    b"hello world\n"
+)
+
+REQUEST_PATH = f"""
+import sys, time
+from kfp_bench.load.engine import Attack, _Conn
+from kfp_bench.load.options import LoadOptions
+from kfp_bench.stats.load import LoadStats
+
+class Discard:
+    def write(self, data): pass
+    def close(self): pass
+    def abort(self): pass
+
+attack = Attack(LoadOptions(url="http://127.0.0.1:1/", duration=10), LoadStats())
+attack.t0 = time.perf_counter()
+conn = _Conn(attack)
+conn.connection_made(Discard())
+conn.send(0, None)
+attack.inflight = 1
+response = {RESPONSE!r}
+for _ in range(int(sys.argv[1])):
+    conn.data_received(response)
+    if attack.off > 4_000_000:
+        attack.off = 0
+"""
+
+AGGREGATION = """
+import sys, time
+from array import array
+from kfp_bench.records import ResultBatch
+from kfp_bench.stats.load import LoadStats
+
+stats = LoadStats(started_at=time.time())
+t0 = time.perf_counter()
+rows = array("d")
+for i in range(10_000):
+    t = t0 + i * 2e-5
+    rows.extend((i, t, t, t + 1e-6, t + 1e-4, t + 1.2e-4 + (i % 97) * 1e-6, 200, 12))
+for _ in range(int(sys.argv[1])):
+    stats.add_batch(ResultBatch(t0, array("d", rows), [], [], 50))
+"""
+
+
+def instructions(code: str, n: int) -> int:
+    """Instructions callgrind counts for ``python -c code n``."""
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    cmd = ["setarch", "-R", "valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
+    done = subprocess.run(
+        [*cmd, sys.executable, "-c", code, str(n)], capture_output=True, text=True, env=env
+    )
+    found = re.search(r"Collected : ([\d,]+)", done.stderr)
+    if done.returncode or not found:
+        raise SystemExit(f"valgrind failed:\n{done.stderr[-2000:]}")
+    return int(found.group(1).replace(",", ""))
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--count", type=int, default=100_000, help="requests in the measured run")
+    args = p.parse_args(argv)
+    if not shutil.which("valgrind"):
+        sys.stderr.write("bench/instructions.py: valgrind not found; apt-get install valgrind\n")
+        return 2
+    base, full = instructions(REQUEST_PATH, 0), instructions(REQUEST_PATH, args.count)
+    print(f"request path: {(full - base) / args.count:,.0f} instructions per request")
+    batches = max(args.count // 10_000, 1)
+    base, full = instructions(AGGREGATION, 0), instructions(AGGREGATION, batches)
+    print(f"aggregation:  {(full - base) / (batches * 10_000):,.0f} instructions per row")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
