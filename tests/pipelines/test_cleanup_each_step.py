@@ -4,11 +4,13 @@ Each case runs the whole pipeline with kfp.local (SubprocessRunner) against a lo
 its own and makes one step fail for real: a bad parameter (check_params), a manifest URL that
 stops answering between the check and the staging (stage_manifest), the KFP API refusing every
 create_experiment, retries included (upload_manifest). The other steps cannot be made to fail
-from outside: API errors are measurements to spawn_runs and poll_runs, and a load worker,
-aggregate and report fail only through a bug or a killed pod. They are failed with the
+from outside: API errors are measurements to spawn_runs and poll_runs, and deploy_isvc (without
+an InferenceService), rate_sweep, a load worker, aggregate and report fail only through a bug or a
+killed pod. They are failed with the
 ``KFP_BENCH_FAIL_STEP`` hook (kfp_bench.failpoint), after their work, when everything they would
 create exists. Then: the run failed in that step, the cleanup step ran and swept, and no
-experiment, pipeline or run carrying the benchmark id is left on the server.
+experiment, pipeline or run carrying the benchmark id is left on the server. watch_replicas does
+work only with an InferenceService on a cluster, which cannot run here (its hook is in place).
 
 kfp.local orders the two branches differently from one run to the next, and before
 upload_manifest nothing is on the server yet: for the steps that fail that early, something the
@@ -81,6 +83,16 @@ CASES = {
     ),
     "spawn_runs": Case("spawn-runs", "step spawn_runs failed on purpose", MADE, hook=True),
     "poll_runs": Case("poll-runs", "step poll_runs failed on purpose", MADE, hook=True),
+    # The load branch runs beside the runs branch, in an order kfp.local does not fix: what
+    # was made when a load-branch step fails varies, so only "nothing left" is asserted.
+    "deploy_isvc": Case("deploy-isvc", "step deploy_isvc failed on purpose", None, hook=True),
+    "rate_sweep": Case(
+        "rate-sweep",
+        "step rate_sweep failed on purpose",
+        None,
+        params={"run_load": True, "sweep_rates": "5", "sweep_step_sec": 0.5},
+        hook=True,
+    ),
     "inference_load": Case(
         "inference-load",
         "step inference_load failed on purpose",
