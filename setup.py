@@ -16,6 +16,8 @@ def _requirements() -> list[str]:
     """Runtime pins from requirements.txt, without the test and lint tools."""
     dev_only = {
         "pytest",
+        "pytest-xdist",
+        "execnet",
         "ruff",
         "gcp-storage-emulator",
         "nbclient",
@@ -52,6 +54,13 @@ setup(
     include_package_data=True,
     package_data={"kfp_bench": ["py.typed"]},
     install_requires=_requirements(),
-    extras_require={"test": ["pytest==9.2.0", "ruff==0.17.6", "gcp-storage-emulator==2026.7.19"]},
+    extras_require={
+        "test": [
+            "pytest==9.2.0",
+            "pytest-xdist==3.8.0",
+            "ruff==0.17.6",
+            "gcp-storage-emulator==2026.7.19",
+        ]
+    },
     entry_points={"console_scripts": ["kfp-bench=kfp_bench.cli:main"]},
 )
