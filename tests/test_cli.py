@@ -226,6 +226,34 @@ def test_a_killed_worker_keeps_what_it_measured_and_is_reported(fault_server, tm
     assert 0 <= lost <= rate / 2 * 2 * flush_s + 10, (served, doc["requests"])
 
 
+def test_a_killed_worker_keeps_its_csv_rows(fault_server, tmp_path):
+    """SIGKILL one of 2 workers in -o csv mode: the rows it wrote before the kill are printed
+    (whole rows only), as many as the merged result counts for it, give or take one flush."""
+    import psutil
+
+    rate, flush_s = 400, 0.2
+    out = tmp_path / "r.json"
+    before = fault_server.stats()["requests"]
+    proc = start_cli(
+        "load", "--rate", str(rate), "-z", "4s", "--workers", "2", "-o", "csv",
+        "--json-out", str(out), fault_server.url,
+    )  # fmt: skip
+    _wait_for_traffic(fault_server, requests=800)  # ~2 s: the killed worker wrote ~400 rows
+    psutil.Process(proc.pid).children()[1].kill()
+    stdout, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 0, stderr
+    rows = stdout.strip().splitlines()
+    header, rows = rows[0], [r for r in rows[1:] if not r.startswith("kfp-bench")]
+    assert all(r.count(",") == header.count(",") for r in rows)
+    doc = json.loads(out.read_text())
+    assert doc["workers"]["partial"] == [1]
+    served = fault_server.stats()["requests"] - before
+    one_flush = rate / 2 * 2 * flush_s + 10  # as in the test above
+    # Without the killed worker's part, about half of what was served would be missing.
+    assert 0 <= served - len(rows) <= 2 * one_flush, (served, len(rows))
+    assert abs(doc["requests"] - len(rows)) <= one_flush, (doc["requests"], len(rows))
+
+
 def test_csv_and_json_out_with_workers_leave_no_flush_logs(fault_server, tmp_path, monkeypatch):
     out = tmp_path / "r.json"
     env_tmp = tmp_path / "tmp"
@@ -244,3 +272,25 @@ def test_csv_and_json_out_with_workers_leave_no_flush_logs(fault_server, tmp_pat
         "missing": [],
     }
     assert list(env_tmp.iterdir()) == []  # the workers' flush logs are gone
+
+
+@pytest.mark.parametrize(
+    "text, whole",
+    [
+        ("1,200\n2,200\n3,2", "1,200\n2,200\n"),  # a worker killed mid-row
+        ("1,200\n2,200\n", "1,200\n2,200\n"),
+        ("1,2", ""),
+        ("", ""),
+        ("9," * 40_000 + "\n" + "7,200\n" * 3, "9," * 40_000 + "\n" + "7,200\n" * 3),
+    ],
+)
+def test_csv_parts_are_copied_in_whole_rows(tmp_path, text, whole):
+    import io
+
+    from kfp_bench.cli.load import _copy_whole_lines
+
+    part = tmp_path / "0001.csv"
+    part.write_text(text)
+    out = io.StringIO()
+    _copy_whole_lines(part, out)
+    assert out.getvalue() == whole

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import tempfile
@@ -168,8 +169,7 @@ def cmd_load(a: argparse.Namespace) -> int:
         if csv_dir:
             hey.write_csv_header(sys.stdout)
             for part in sorted(Path(csv_dir).glob("*.csv")):
-                with part.open() as f:
-                    shutil.copyfileobj(f, sys.stdout)
+                _copy_whole_lines(part, sys.stdout)
         else:
             hey.write_text(stats, sys.stdout)
     finally:
@@ -194,6 +194,21 @@ def cmd_load(a: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return EXIT_INTERRUPTED if "interrupted" in stats.flags else 0
+
+
+def _copy_whole_lines(path: Path, out) -> None:
+    """Copy a worker's CSV rows to ``out``, less a last row that a worker killed mid-write left
+    cut short (its rows are written as they are measured, so the ones before stand)."""
+    with path.open("rb") as f:
+        end = f.seek(0, os.SEEK_END)
+        f.seek(max(end - (1 << 16), 0))
+        tail = f.read()
+        left = end - len(tail) + tail.rfind(b"\n") + 1
+        f.seek(0)
+        while left > 0:
+            chunk = f.read(min(left, 1 << 20))
+            out.write(chunk.decode())
+            left -= len(chunk)
 
 
 def _csv_writer_factory(directory: str):
