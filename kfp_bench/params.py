@@ -12,6 +12,7 @@ turn the parameters into the engine's own options (``runs_options``, ``load_opti
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -135,9 +136,17 @@ class BenchParams:
         if self.run_load or self.sweep_rates:
             self._check_load()
         if self.sweep_rates:
+            from kfp_bench.load.options import MAX_RATE_PER_WORKER
             from kfp_bench.load.sweep import parse_rates
 
-            self._translated(lambda: parse_rates(self.sweep_rates, "sweep_rates"))
+            rates = self._translated(lambda: parse_rates(self.sweep_rates, "sweep_rates"))
+            if rates and max(rates) > MAX_RATE_PER_WORKER:
+                raise _bad(
+                    "sweep_rates",
+                    self.sweep_rates,
+                    f"the sweep runs in one process: keep each rate at most "
+                    f"{MAX_RATE_PER_WORKER:g} req/s (the safety cap of a load process)",
+                )
             _positive("sweep_step_sec", self.sweep_step_sec, MAX_DURATION_S)
         if self.isvc:
             self.isvc_spec()
@@ -199,7 +208,24 @@ class BenchParams:
             raise _bad(
                 "payload", self.payload[:60], f"not JSON ({exc}); give e.g. {DEFAULT_PAYLOAD}"
             ) from None
-        self._translated(lambda: self.load_options().validate())
+        from kfp_bench.load.options import MAX_RATE_PER_WORKER
+
+        per_worker = self.rate / self.load_workers
+        if per_worker > MAX_RATE_PER_WORKER:
+            need = math.ceil(self.rate / MAX_RATE_PER_WORKER)
+            fix = (
+                f"raise load_workers to at least {need}"
+                if need <= MAX_LOAD_WORKERS
+                else f"give at most {MAX_LOAD_WORKERS * MAX_RATE_PER_WORKER:g} req/s in total"
+            )
+            raise _bad(
+                "rate",
+                self.rate,
+                f"that is {per_worker:g} req/s per load worker, above the safety cap of "
+                f"{MAX_RATE_PER_WORKER:g}: {fix}",
+            )
+        # What each load worker runs (the largest share), checked as the engine will check it.
+        self._translated(lambda: self.load_options().share(0, self.load_workers).validate())
 
     @staticmethod
     def _translated(fn):
@@ -260,7 +286,6 @@ class BenchParams:
             concurrency=self.concurrency,
             rate=self.rate,
             workers=1,
-            i_know=True,  # the caps are checked above, per parameter
         )
 
 

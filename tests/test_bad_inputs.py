@@ -531,6 +531,8 @@ BAD_PARAMS = [
     ({"concurrency": -1}, ("pipeline parameter concurrency=-1", "give a whole number from 1")),
     ({"concurrency": 2, "load_workers": 4}, ("concurrency=2", "one connection per load worker")),
     ({"rate": -5.0}, ("pipeline parameter rate=-5.0", "give requests/s >= 0")),
+    ({"rate": 12000.0}, ("rate=12000.0", "safety cap of 5000", "load_workers to at least 3")),
+    ({"sweep_rates": "5,9000"}, ("sweep_rates='5,9000'", "at most 5000 req/s")),
     ({"payload": "{not json"}, ("pipeline parameter payload='{not json'", "give e.g.")),
     ({"host_header": "a b"}, ("host_header='a b'", "give a host name")),
     ({"run_node_selector": {"pool": 1}}, ("run_node_selector=", "label strings")),

@@ -78,6 +78,8 @@ def test_inference_load_saves_a_mergeable_result(model_server):
     stats = store.load(task.outputs["result"].path)
     assert stats.requests > 0 and stats.ok == stats.requests
     assert stats.options["concurrency"] == 2  # this worker's share
+    # The pipeline keeps to the safety caps (check_params enforces them): nothing overridden.
+    assert not stats.options["i_know"] and "i-know" not in stats.flags
 
 
 def _runs_args(**over) -> dict:
