@@ -81,6 +81,7 @@ def run_benchmark(
         requested=opts.num_runs, benchmark_id=bid, host=opts.host, options=opts.redacted()
     )
     stats.options["benchmark_id"] = bid
+    stats.flags += opts.flags()
     wall0, cpu0 = time.perf_counter(), time.process_time()
     sinks = _Sinks(stats, out_dir, defer=True)
     api = KfpApi(

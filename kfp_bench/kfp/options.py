@@ -175,6 +175,10 @@ class RunsOptions:
         d["auth"] = self.auth.describe()
         return d
 
+    def flags(self) -> list[str]:
+        """The flags these options put on the stats: "runs-cap-raised" past the default cap."""
+        return ["runs-cap-raised"] if self.max_runs > DEFAULT_MAX_RUNS else []
+
 
 @dataclass(frozen=True)
 class CleanupOptions:

@@ -209,6 +209,7 @@ class _Phase:
             requested=opts.num_runs, benchmark_id=bid, host=opts.host, options=opts.redacted()
         )
         stats.options["benchmark_id"] = bid
+        stats.flags += opts.flags()
         stats.started_at = self.state["started_at"]
         self.earlier_runs: list[RunRecord] = []
         if not first and self.dir is not None:

@@ -122,6 +122,11 @@ def _write_notes(doc: dict, w) -> None:
         notes.append("interrupted: figures cover what was measured before the stop")
     if "timeout" in flags:
         notes.append("the timeout was reached before every run finished")
+    if "poller-killed" in flags:
+        notes.append("a poller was killed before it finished; its records up to the kill are in")
+    if "runs-cap-raised" in flags:
+        cap = (doc.get("options") or {}).get("max_runs", "?")
+        notes.append(f"the safety cap on runs was raised to {cap} (--max-runs)")
     cleanup = doc.get("cleanup") or {}
     if cleanup.get("left"):
         notes.append(

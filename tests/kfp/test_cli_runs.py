@@ -10,6 +10,7 @@ import threading
 
 import pytest
 
+from kfp_bench.results import read_results
 from tests.conftest import run_cli
 from tests.kfp.conftest import ADD, HELLO, counts, leftovers
 
@@ -42,12 +43,18 @@ def test_runs_writes_the_three_files(kfp_server, tmp_path):
         "0.2",
         "--params",
         '{"a": 1, "b": 2}',
+        "--max-runs",
+        "1500",
         "--out",
         str(out),
     )
     assert r.returncode == 0, r.stderr
     assert "Run times from server timestamps" in r.stdout and "create_run" in r.stdout
+    # Raising a safety cap is recorded, in the summary and in the report.
+    assert "the safety cap on runs was raised to 1500 (--max-runs)" in r.stdout
     doc = json.loads((out / "summary.json").read_text())
+    assert "runs-cap-raised" in doc["flags"]
+    assert read_results(out).runs  # a results directory: kfp-bench report reads it
     runs = doc["runs"]
     assert runs["requested"] == 8 and runs["created"] == 8 and runs["by_state"] == {"SUCCEEDED": 8}
     for key in ("duration_s", "queue_delay_s", "execution_s"):
