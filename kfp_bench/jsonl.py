@@ -65,6 +65,20 @@ class JsonlWriter:
         self.close()
 
 
+def whole_lines_end(f) -> int:
+    """The offset just past the last newline of the binary file ``f`` (0 if it has none): where
+    its whole lines end, whatever a writer killed mid-line left after them."""
+    pos = f.seek(0, os.SEEK_END)
+    while pos > 0:  # back to the last newline, a chunk at a time
+        start = max(pos - _CHUNK, 0)
+        f.seek(start)
+        chunk = f.read(pos - start)
+        if b"\n" in chunk:
+            return start + chunk.rindex(b"\n") + 1
+        pos = start
+    return 0
+
+
 def _drop_torn_tail(path: Path) -> int:
     """Cut off a last line a crashed writer left without its newline; return its length in
     bytes. A last line that is whole JSON but for the newline gets the newline instead."""
@@ -73,18 +87,10 @@ def _drop_torn_tail(path: Path) -> int:
     except FileNotFoundError:
         return 0
     with f:
-        end = pos = f.seek(0, os.SEEK_END)
-        keep = 0
-        while pos > 0:  # back to the last newline, a chunk at a time
-            start = max(pos - _CHUNK, 0)
-            f.seek(start)
-            chunk = f.read(pos - start)
-            if pos == end and chunk.endswith(b"\n"):
-                return 0
-            if b"\n" in chunk:
-                keep = start + chunk.rindex(b"\n") + 1
-                break
-            pos = start
+        end = f.seek(0, os.SEEK_END)
+        keep = whole_lines_end(f)
+        if keep == end:
+            return 0
         f.seek(keep)
         try:
             json.loads(f.read())

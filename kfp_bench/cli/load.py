@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import sys
 import tempfile
@@ -12,6 +11,7 @@ from pathlib import Path
 from kfp_bench._doc import field_help
 from kfp_bench.cli.common import EXIT_INTERRUPTED, Progress, duration, writable
 from kfp_bench.errors import ConfigError
+from kfp_bench.jsonl import whole_lines_end
 from kfp_bench.load import LoadOptions, run_load
 from kfp_bench.load.payload import parse_shape, read_body, v1_payload, v2_payload
 from kfp_bench.report import hey
@@ -200,10 +200,7 @@ def _copy_whole_lines(path: Path, out) -> None:
     """Copy a worker's CSV rows to ``out``, less a last row that a worker killed mid-write left
     cut short (its rows are written as they are measured, so the ones before stand)."""
     with path.open("rb") as f:
-        end = f.seek(0, os.SEEK_END)
-        f.seek(max(end - (1 << 16), 0))
-        tail = f.read()
-        left = end - len(tail) + tail.rfind(b"\n") + 1
+        left = whole_lines_end(f)
         f.seek(0)
         while left > 0:
             chunk = f.read(min(left, 1 << 20))
