@@ -5,10 +5,12 @@ STAMP := $(VENV)/.installed
 
 .PHONY: setup demo test lint bench clean
 
-$(STAMP): requirements.txt setup.py
+# engine.py and engine.pxd: setup.py compiles the load engine's twin from them.
+$(STAMP): requirements.txt setup.py pyproject.toml kfp_bench/load/engine.py kfp_bench/load/engine.pxd
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements.txt
+	scripts/build-deps.sh $(PY)
 	$(PY) -m pip install -q --no-deps -e .
 	$(PY) -m pip check
 	touch $(STAMP)

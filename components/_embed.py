@@ -58,7 +58,8 @@ _BASE = (
     "failpoint.py",  # the KFP_BENCH_FAIL_STEP test hook every step calls
     "names.py",  # DNS-1123 names: params.py, kfp/options.py and kserve/spec.py check with it
 )
-_SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".*")
+# the compiled engine twin and its type declarations are for this machine, not the pod
+_SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".*", "*.so", "*.pxd")
 _staged: dict[tuple[str, ...], str] = {}
 _root: list[Path] = []
 

@@ -29,7 +29,7 @@ import uvloop
 
 from kfp_bench.errors import ResultsError
 from kfp_bench.jsonl import JsonlWriter, read_dicts
-from kfp_bench.load.engine import Attack
+from kfp_bench.load.engine import ENGINE, Attack
 from kfp_bench.load.options import LoadOptions
 from kfp_bench.stats.load import LoadStats
 
@@ -60,7 +60,12 @@ def run_load(
 def _new_stats(opts: LoadOptions) -> LoadStats:
     flags = ["insecure"] if opts.insecure else []
     flags += ["i-know"] if opts.i_know else []
-    return LoadStats(options=opts.redacted(), flags=flags)
+    return LoadStats(options=_options(opts), flags=flags)
+
+
+def _options(opts: LoadOptions) -> dict:
+    """The options kept with the results, and which engine ran (``engine.ENGINE``)."""
+    return {**opts.redacted(), "engine": ENGINE}
 
 
 def _run_here(
@@ -247,5 +252,5 @@ def _merge_worker_docs(docs, opts, log_dir) -> LoadStats:
         merged.workers = {"expected": 0, "reported": 0, "missing": []}
     merged.workers["expected"] += len(missing)
     merged.workers["missing"] += missing
-    merged.options = opts.redacted()
+    merged.options = _options(opts)
     return merged
