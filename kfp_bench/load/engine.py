@@ -81,7 +81,8 @@ class _Conn:
     def __init__(self, attack: Attack):
         self.a = attack
         self.parser = HttpResponseParser(self)
-        self.transport = None
+        self.feed = self.parser.feed_data  # bound once: a method lookup per call is not free
+        self.transport = self.write = None
         self.busy = self.dead = False
         self.seq = 0
         self.intended = self.sent = self.written = self.first = self.last = 0.0
@@ -91,6 +92,7 @@ class _Conn:
 
     def connection_made(self, transport):
         self.transport = transport
+        self.write = transport.write
 
     def eof_received(self):
         return None  # close the transport; connection_lost follows
@@ -108,7 +110,7 @@ class _Conn:
         self.nbody = 0
         self.sent = t = clock()
         self.intended = t if intended is None else intended
-        self.transport.write(self.a.request)
+        self.write(self.a.request)
         self.written = clock()
 
     def data_received(self, data):
@@ -118,7 +120,7 @@ class _Conn:
         if not self.first:
             self.first = now
         try:
-            self.parser.feed_data(data)
+            self.feed(data)
         except HttpParserError as exc:
             self.a.fail(self, f"http: malformed response ({exc})")
             self.abort()
@@ -158,7 +160,7 @@ class _Conn:
             self.first = 0.0
             self.nbody = 0
             self.sent = self.intended = clock()
-            self.transport.write(a.request)
+            self.write(a.request)
             self.written = clock()
             return
         self.busy = False
@@ -191,6 +193,7 @@ class _HeadConn(_Conn):
     def on_headers_complete(self):
         self.on_message_complete()
         self.parser = HttpResponseParser(self)
+        self.feed = self.parser.feed_data
 
 
 class Attack:
