@@ -15,8 +15,8 @@ This module is plain Python and runs as such. ``setup.py`` also compiles a twin 
 (``kfp_bench.load._cengine``, typed by ``engine.pxd``) and, when the twin was built from this very
 source, the module hands out the twin's classes instead (``ENGINE`` says which one runs;
 ``KFP_BENCH_ENGINE=python`` forces the plain one). Same code, same behaviour: the compiled request
-path costs about half the CPU, which at 50,000 requests/s on two cores is the difference between
-keeping up with wrk and not.
+path runs half the user-space instructions of the plain one (``bench/instructions.py``), which at
+60,000 requests/s on two cores is the difference between keeping up with wrk and not.
 """
 
 from __future__ import annotations

@@ -78,6 +78,7 @@ class Timer:
         self._loop, self._callback = loop, callback
         self._handle = None
         self._fd = _timerfd_create()
+        self.kind = "call_at" if self._fd is None else "timerfd"
         if self._fd is not None:
             self._spec = _TimerSpec()
             loop.add_reader(self._fd, self._fire)

@@ -15,9 +15,10 @@ trickle the body over that long) and ``bytes=`` (body size). Unknown parameters 
 Timing. A response is due ``delay_ms`` after its request's last byte was parsed; if that moment
 falls inside a stall window ``[k*stall_every, k*stall_every + stall_for)`` seconds after the server
 started, it is held to the window's end. Deadlines are kept on CLOCK_MONOTONIC
-(``time.perf_counter``) and fired by one Linux timerfd, which the kernel wakes with microsecond
-resolution; uvloop's own timers (``loop.call_at``, ``--timer call_at``, the fallback off Linux)
-count whole milliseconds and fire up to 1 ms early, so they are re-armed until due. Measured hold
+(``time.perf_counter``) and fired by one Linux timerfd (``deadlines.Deadlines``, on the load
+engine's ``pacer.Timer``), which the kernel wakes with microsecond resolution; uvloop's own timers
+(``loop.call_at``, ``--timer call_at``, the fallback off Linux) count whole milliseconds and fire up
+to 1 ms early, so they are re-armed until due. Measured hold
 beyond 10 ms at 500 req/s on an idle 2-vCPU VM: timerfd +0.1 ms median, +0.3 p90, +0.4 to +0.9
 p99; call_at +0.25 median, +0.8 p90, +1.3 p99; neither ever early. The same VM served 24-29k
 req/s without delay (wrk, 20-100 connections), about 8.9k with 10 ms delay over 100 connections.
@@ -37,12 +38,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import ctypes
-import heapq
-import itertools
 import json
 import math
-import os
 import random
 import signal
 import socket
@@ -61,10 +58,10 @@ import httptools
 
 from kfp_bench._doc import field_help
 from kfp_bench.errors import ConfigError
+from kfp_bench.sandbox.deadlines import TIMERS, Deadlines
 from kfp_bench.sandbox.process import ServerHandle, ServerSpec, start_server, watch_parent
 
 MAX_BODY_BYTES = 64 * 1024 * 1024
-_TIMERS = ("auto", "timerfd", "call_at")
 _TRICKLE_STEP = 0.010  # a slow body is sent in pieces about this far apart (s)
 _now = time.perf_counter  # CLOCK_MONOTONIC on Linux, the clock a timerfd counts in
 
@@ -151,8 +148,8 @@ def start_fault_server(
     unknown = sorted(set(modes) - known)
     if unknown:
         raise ConfigError(f"fault server: unknown modes {unknown}; known: {sorted(known)}")
-    if timer not in _TIMERS:
-        raise ConfigError(f"fault server: timer={timer!r} must be one of {_TIMERS}")
+    if timer not in TIMERS:
+        raise ConfigError(f"fault server: timer={timer!r} must be one of {TIMERS}")
     spec = ServerSpec(
         name="fault server",
         module="kfp_bench.sandbox.fault_server",
@@ -182,96 +179,6 @@ def _check(name: str, value, what: str, ok, kind: type | tuple = (int, float)):
     if isinstance(value, bool) or not isinstance(value, kind) or not ok(value):
         raise ConfigError(f"fault server: {name}={value!r} must be {what}")
     return value
-
-
-# --- deadlines -------------------------------------------------------------------------------
-
-
-class _itimerspec(ctypes.Structure):
-    """``struct itimerspec``: a repeat interval (unused, zero), then the deadline."""
-
-    _fields_ = [(n, ctypes.c_long) for n in ("every_s", "every_ns", "value_s", "value_ns")]
-
-
-_TFD_TIMER_ABSTIME = 1
-
-
-class _Clock:
-    """Runs callbacks at ``_now()`` deadlines, never before: a timerfd, or ``loop.call_later``.
-
-    ``timer``: "auto" (timerfd where available), "timerfd" or "call_at".
-    """
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, timer: str = "auto") -> None:
-        self.loop = loop
-        self.kind = "call_at"
-        self._heap: list = []
-        self._seq = itertools.count()
-        self._armed: float | None = None
-        self._fd = -1
-        if timer in ("auto", "timerfd"):
-            try:
-                self._open_timerfd()
-            except (OSError, AttributeError) as e:
-                if timer == "timerfd":
-                    raise ConfigError(f"fault server: --timer timerfd is unavailable: {e}") from e
-
-    def _open_timerfd(self) -> None:
-        impl = time.get_clock_info("perf_counter").implementation
-        if not sys.platform.startswith("linux") or "CLOCK_MONOTONIC" not in impl:
-            raise OSError(f"needs Linux and a CLOCK_MONOTONIC perf_counter, not {impl}")
-        libc = ctypes.CDLL(None, use_errno=True)
-        create, self._settime = libc.timerfd_create, libc.timerfd_settime
-        create.argtypes = [ctypes.c_int, ctypes.c_int]
-        self._settime.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p]
-        fd = create(time.CLOCK_MONOTONIC, os.O_NONBLOCK | os.O_CLOEXEC)
-        if fd < 0:
-            raise OSError(ctypes.get_errno(), "timerfd_create failed")
-        self._fd, self._spec, self.kind = fd, _itimerspec(), "timerfd"
-        self.loop.add_reader(fd, self._fire)
-
-    def at(self, when: float, callback, *args) -> None:
-        """Call ``callback(*args)`` at ``when`` (``_now()`` seconds)."""
-        if self._fd < 0:
-            self.loop.call_later(when - _now(), self._early_check, when, callback, args)
-            return
-        heapq.heappush(self._heap, (when, next(self._seq), callback, args))
-        if self._armed is None or when < self._armed:
-            self._arm(when)
-
-    def _arm(self, when: float) -> None:
-        whole = int(when)
-        self._spec.value_s = whole  # CLOCK_MONOTONIC is never 0, so this never disarms the timer
-        self._spec.value_ns = int((when - whole) * 1e9)
-        if self._settime(self._fd, _TFD_TIMER_ABSTIME, ctypes.byref(self._spec), None) != 0:
-            raise OSError(ctypes.get_errno(), "timerfd_settime failed")
-        self._armed = when
-
-    def _fire(self) -> None:
-        with contextlib.suppress(BlockingIOError):
-            os.read(self._fd, 8)
-        self._armed = None
-        heap, now = self._heap, _now()
-        while heap and heap[0][0] <= now:
-            _, _, callback, args = heapq.heappop(heap)
-            callback(*args)
-        if heap and (self._armed is None or heap[0][0] < self._armed):
-            self._arm(heap[0][0])
-
-    def _early_check(self, when: float, callback, args) -> None:
-        # uvloop counts whole milliseconds of a clock truncated to milliseconds, so its timers
-        # fire up to 1 ms early; wait out the remainder rather than answer early.
-        remaining = when - _now()
-        if remaining > 0:
-            self.loop.call_later(remaining, self._early_check, when, callback, args)
-        else:
-            callback(*args)
-
-    def close(self) -> None:
-        if self._fd >= 0:
-            self.loop.remove_reader(self._fd)
-            os.close(self._fd)
-            self._fd = -1
 
 
 # --- what the server did ---------------------------------------------------------------------
@@ -495,7 +402,7 @@ class _Connection(asyncio.Protocol):
 class _Server:
     """Shared state of one fault server: modes, clock, random draws and stats."""
 
-    def __init__(self, modes: FaultModes, clock: _Clock) -> None:
+    def __init__(self, modes: FaultModes, clock: Deadlines) -> None:
         self.modes = modes
         self.clock = clock
         self.rng = random.Random(modes.seed)
@@ -574,9 +481,9 @@ def _param(params: dict[str, str], name: str, kind: type, default, what: str, ok
 
 
 async def serve(host: str, port: int, modes: FaultModes, timer: str = "auto") -> None:
-    """Serve on ``host:port`` until SIGTERM or SIGINT; ``timer`` as for ``_Clock``."""
+    """Serve on ``host:port`` until SIGTERM or SIGINT; ``timer`` as for ``Deadlines``."""
     loop = asyncio.get_running_loop()
-    server = _Server(modes, _Clock(loop, timer))
+    server = _Server(modes, Deadlines(loop, timer))
     try:
         listener = await loop.create_server(
             lambda: _Connection(server), host, port, backlog=4096, reuse_address=True
@@ -604,7 +511,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
     parser.add_argument(
         "--timer",
-        choices=_TIMERS,
+        choices=TIMERS,
         default="auto",
         help="how deadlines fire: a Linux timerfd (precise), or uvloop's 1 ms timers",
     )
