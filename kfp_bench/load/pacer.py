@@ -72,12 +72,17 @@ class _TimerSpec(ctypes.Structure):
 
 
 class Timer:
-    """A one-shot timer on the event loop, armed at an absolute ``perf_counter`` time."""
+    """A one-shot timer on the event loop, armed at an absolute ``perf_counter`` time.
 
-    def __init__(self, loop, callback):
+    A timerfd where there is one, unless ``timerfd=False``; else uvloop's timers, which count whole
+    milliseconds and may fire up to 1 ms early (``kind`` says which). Callers re-arm on an early
+    wake: nothing is due yet.
+    """
+
+    def __init__(self, loop, callback, timerfd: bool = True):
         self._loop, self._callback = loop, callback
         self._handle = None
-        self._fd = _timerfd_create()
+        self._fd = _timerfd_create() if timerfd else None
         self.kind = "call_at" if self._fd is None else "timerfd"
         if self._fd is not None:
             self._spec = _TimerSpec()
