@@ -11,7 +11,7 @@ import numpy as np
 from kfp_bench.jsonl import JsonlWriter
 from kfp_bench.records import ApiCall, Result, RunRecord, TaskRecord
 from kfp_bench.results import write_results
-from kfp_bench.stats.load import LoadStats
+from kfp_bench.stats.load import LoadStats, client_cpu
 from kfp_bench.stats.runs import RunsStats
 
 T0 = 1_790_000_000.0
@@ -85,6 +85,7 @@ def make_results(
             t = i * 0.01
             load_stats.add(Result(i, t, t + 0.0002, lat, status, 2, 40))
         load_stats.close(requests * 0.01)
+        load_stats.client_cpu = client_cpu(0.02 * slow, 0.05, requests * 0.01)
     write_results(path, runs_summary=stats.summary(), load=load_stats, extra=extra)
     return path
 

@@ -2,6 +2,7 @@
 and Ctrl-C."""
 
 import json
+import re
 import signal
 import time
 
@@ -42,6 +43,9 @@ def test_prints_heys_layout_in_heys_order(fault_server):
     assert "  [200]\t200 responses" in r.stdout
     assert "Size/request:\t64 bytes" in r.stdout
     assert r.stdout.count("|") == 11  # 11 histogram marks, as hey prints
+    # kfp-bench's own lines come after hey's sections
+    assert r.stdout.index("Load generator CPU") > positions[-1]
+    assert re.search(r"Per request:\t[\d.]+ us \(user [\d.]+ s, system [\d.]+ s in 1 process\)", r.stdout)
 
 
 def test_error_distribution_section(fault_server):

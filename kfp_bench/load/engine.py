@@ -25,6 +25,7 @@ import asyncio
 import hashlib
 import math
 import os
+import resource
 import socket
 import ssl
 import time
@@ -36,7 +37,7 @@ from httptools import HttpParserError, HttpResponseParser
 from kfp_bench.load.options import LoadOptions
 from kfp_bench.load.pacer import Schedule, Timer
 from kfp_bench.records import BATCH_COLUMNS, ResultBatch
-from kfp_bench.stats.load import LoadStats
+from kfp_bench.stats.load import LoadStats, client_cpu
 
 clock = time.perf_counter
 FLUSH_EVERY_S = 0.2
@@ -262,6 +263,7 @@ class Attack:
         if self.t0 > now:
             await asyncio.sleep(self.t0 - now)
         self.stats.started_at = time.time() - (clock() - self.t0)
+        self._cpu0 = resource.getrusage(resource.RUSAGE_SELF)  # this process's, from here on
         self.stats.corrected = self.opts.open_loop
         self.deadline = self.t0 + self.opts.duration if self.opts.duration else math.inf
         self._flush_handle = loop.call_later(FLUSH_EVERY_S, self._flush_tick)
@@ -303,6 +305,10 @@ class Attack:
         self.backlog.clear()
         self._flush()
         self.stats.close(end - self.t0)
+        r, r0 = resource.getrusage(resource.RUSAGE_SELF), self._cpu0
+        self.stats.client_cpu = client_cpu(
+            r.ru_utime - r0.ru_utime, r.ru_stime - r0.ru_stime, clock() - self.t0
+        )
 
     async def _warm_up(self) -> None:
         """Open loop: open ``concurrency`` connections before request 0 is due, as wrk2 does, so

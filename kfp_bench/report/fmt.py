@@ -54,7 +54,7 @@ def rows(df: pd.DataFrame, index: str | None = None) -> tuple[list[str], list[li
 
 def load_rows(load: dict) -> list[tuple[str, str]]:
     """hey's summary as (label, value) pairs."""
-    return [
+    rows = [
         ("Requests", num(load["requests"])),
         ("Total", f"{num(load['total_s'])} s"),
         ("Slowest", f"{num(load['slowest_ms'])} ms"),
@@ -70,6 +70,17 @@ def load_rows(load: dict) -> list[tuple[str, str]]:
             "the intended send time (corrected)" if load["corrected"] else "the actual send time",
         ),
     ]
+    cpu = load.get("client_cpu")
+    if cpu:
+        bound = "; CPU-bound: the rate may be its limit" if cpu["cpu_bound"] else ""
+        rows.append(
+            (
+                "Load generator CPU",
+                f"{num(cpu['cores'])} cores, {num(cpu['us_per_request'])} µs/request, busiest "
+                f"process {pct(cpu['busiest'])} of a core{bound}",
+            )
+        )
+    return rows
 
 
 def header(summary: dict, load_options: dict | None = None) -> str:

@@ -3,7 +3,8 @@
 The text follows hey's sections and formats (``%4.4f secs``, a 10-bucket response time histogram,
 the 10/25/50/75/90/95/99% latency distribution, the phase details, status codes and errors), so
 scripts that read hey's output read this too. kfp-bench adds lines hey does not have (the
-coordinated-omission corrected figures in rate mode, requests not sent, missing workers) after
+coordinated-omission corrected figures in rate mode, the load generator's own CPU, requests not
+sent, missing workers) after
 hey's sections, never inside them.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from kfp_bench.records import ResultBatch
-from kfp_bench.stats.load import LoadStats
+from kfp_bench.stats.load import CPU_BOUND, LoadStats, cpu_figures
 
 BAR = "■"
 HEY_PCTS = (10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0)
@@ -77,7 +78,20 @@ def _write_extras(stats: LoadStats, w) -> None:
         w("  \tcorrected\tuncorrected\n")
         for key in ("p50", "p90", "p99", "p99_9", "max", "mean"):
             w(f"  {key}:\t{s.latency_ms[key]:.3f} ms\t{s.uncorrected_ms[key]:.3f} ms\n")
+    cpu = cpu_figures(stats)
+    if cpu:
+        w("\nLoad generator CPU (kfp-bench's own, while sending):\n")
+        w(f"  Cores:\t{cpu['cores']:.2f} on average; busiest process {cpu['busiest']:.0%} of a core\n")
+        w(f"  Per request:\t{cpu['us_per_request']:.1f} us")
+        w(f" (user {cpu['user_s']:.2f} s, system {cpu['system_s']:.2f} s")
+        w(f" in {cpu['processes']} process{'es' if cpu['processes'] != 1 else ''})\n")
     notes = []
+    if cpu and cpu["cpu_bound"]:
+        notes.append(
+            f"the load generator was CPU-bound (a process at {cpu['busiest']:.0%} of a core, "
+            f">= {CPU_BOUND:.0%}): the rate may be its limit, not the server's; add --workers "
+            "or machines"
+        )
     if stats.not_sent:
         notes.append(f"{stats.not_sent} scheduled requests not sent (--max-inflight reached)")
     if stats.latency.out_of_range:

@@ -29,6 +29,10 @@ Load (present when a load ran)::
     load_{mean,p50,p90,p95,p99,p99_9,max}_ms           latency, corrected for coordinated omission
                                                       in rate mode (from the intended send time)
     load_uncorrected_{p50,p90,p95,p99,p99_9}_ms        from the actual send time
+    load_client_cpu_cores                  the load generator's own CPU over the attack, in cores
+    load_client_cpu_us_per_request         its CPU time per request (µs)
+    load_client_busiest_process            the busiest load process's share of one core (0.9 and
+                                           up: it was likely the limit of the request rate)
 
 From other steps, when summary.json carries them::
 
@@ -132,3 +136,8 @@ def _load(t: Tables, out: dict) -> None:
         key = p.replace("_", ".")
         _put(out, f"load_{p}_ms", t.load_pcts.loc[key, "corrected_ms"])
         _put(out, f"load_uncorrected_{p}_ms", t.load_pcts.loc[key, "uncorrected_ms"])
+    cpu = s.get("client_cpu")
+    if cpu:
+        _put(out, "load_client_cpu_cores", cpu["cores"])
+        _put(out, "load_client_cpu_us_per_request", cpu["us_per_request"])
+        _put(out, "load_client_busiest_process", cpu["busiest"])

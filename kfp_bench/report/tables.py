@@ -19,7 +19,7 @@ import pandas as pd
 
 from kfp_bench.records import ApiCall, RunRecord
 from kfp_bench.results import Results
-from kfp_bench.stats.load import LoadStats
+from kfp_bench.stats.load import LoadStats, cpu_figures
 from kfp_bench.stats.runs import FINDS, failed_calls
 
 #: The statistics of every distribution table, in column order.
@@ -210,6 +210,7 @@ def load_summary(load: LoadStats) -> dict:
         "size_per_request": load.bytes_in // max(load.requests, 1),
         "not_sent": load.not_sent,
         "corrected": load.corrected,
+        "client_cpu": cpu_figures(load),
     }
 
 

@@ -79,6 +79,8 @@ class LoadStats:
         started_at: wall-clock start (epoch seconds).
         duration_s: from the start to the last response; set by ``close()``.
         options: the attack's options (credentials redacted), kept for the report.
+        client_cpu: the load generator's own CPU time while it sent (see ``client_cpu()``); empty for
+            results that did not measure it (flush deltas, older files).
     """
 
     corrected: bool = False
@@ -98,6 +100,7 @@ class LoadStats:
     series: Series = field(default_factory=Series)
     workers: dict = field(default_factory=lambda: {"expected": 1, "reported": 1, "missing": []})
     flags: list = field(default_factory=list)
+    client_cpu: dict = field(default_factory=dict)
 
     # -- adding ------------------------------------------------------------------------------
     def add(self, result) -> None:
@@ -186,6 +189,7 @@ class LoadStats:
             if other.workers.get(k):
                 self.workers[k] = self.workers.get(k, []) + other.workers[k]
         self.flags = sorted(set(self.flags) | set(other.flags))
+        self.client_cpu = merge_client_cpu(self.client_cpu, other.client_cpu)
 
     # -- persistence -------------------------------------------------------------------------
     def to_dict(self, *, summary: bool = True) -> dict:
@@ -217,6 +221,7 @@ class LoadStats:
                 "details": {p: ph.as_dict() for p, ph in self.phases.items()},
                 "workers": self.workers,
                 "flags": self.flags,
+                "client_cpu": self.client_cpu,
                 "options": self.options,
                 "histogram": {"unit": "us", "latency": self.latency.encode()},
                 "series": self.series.rows(),
@@ -262,6 +267,7 @@ class LoadStats:
             stats.series = Series.from_rows(doc["series"])
             stats.workers = dict(doc["workers"])
             stats.flags = list(doc.get("flags", []))
+            stats.client_cpu = _read_client_cpu(doc.get("client_cpu") or {})
         except (KeyError, TypeError, ValueError) as exc:
             raise ResultsError(
                 f"{source}: malformed load result ({exc!r} is missing or wrong)"
@@ -286,6 +292,60 @@ class LoadStats:
             uncorrected_ms=ms(self.uncorrected) if self.corrected else ms(self.latency),
             corrected=self.corrected,
         )
+
+
+# -- the load generator's own CPU ------------------------------------------------------------
+#: A process busier than this share of one core was likely the limit of its own request rate.
+CPU_BOUND = 0.9
+_CPU_KEYS = ("user_s", "system_s", "processes", "busiest")
+
+
+def client_cpu(user_s: float, system_s: float, wall_s: float) -> dict:
+    """The ``client_cpu`` of one process that used ``user_s`` + ``system_s`` of CPU in ``wall_s``
+    seconds of sending: the times, one process, and its busy share of one core (``busiest``)."""
+    busy = (user_s + system_s) / wall_s if wall_s > 0 else 0.0
+    return {"user_s": user_s, "system_s": system_s, "processes": 1, "busiest": busy}
+
+
+def merge_client_cpu(a: dict, b: dict) -> dict:
+    """Processes add their CPU times; ``busiest`` is the busiest one's share of a core. A side
+    that did not measure (``{}``) adds nothing: ``processes`` says how many did."""
+    if not a or not b:
+        return dict(a or b)
+    return {
+        "user_s": a["user_s"] + b["user_s"],
+        "system_s": a["system_s"] + b["system_s"],
+        "processes": a["processes"] + b["processes"],
+        "busiest": max(a["busiest"], b["busiest"]),
+    }
+
+
+def _read_client_cpu(d) -> dict:
+    if not d:
+        return {}
+    if not isinstance(d, dict) or any(not isinstance(d.get(k), int | float) for k in _CPU_KEYS):
+        raise ValueError("client_cpu")
+    return {k: (int if k == "processes" else float)(d[k]) for k in _CPU_KEYS}
+
+
+def cpu_figures(stats: LoadStats) -> dict | None:
+    """What the load generator's CPU says, for reports: cores used on average over the run, CPU
+    per request (µs), the busiest process's share of a core, and whether that process was
+    CPU-bound (so the request rate may be the generator's limit, not the server's). None when
+    the results did not measure it."""
+    c = stats.client_cpu
+    if not c:
+        return None
+    cpu_s = c["user_s"] + c["system_s"]
+    return {
+        "cores": cpu_s / stats.duration_s if stats.duration_s > 0 else 0.0,
+        "us_per_request": cpu_s / stats.requests * 1e6 if stats.requests else 0.0,
+        "user_s": c["user_s"],
+        "system_s": c["system_s"],
+        "processes": c["processes"],
+        "busiest": c["busiest"],
+        "cpu_bound": c["busiest"] >= CPU_BOUND,
+    }
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,7 +6,7 @@ import pytest
 
 from kfp_bench.errors import ResultsError
 from kfp_bench.records import Result
-from kfp_bench.stats.load import LoadStats
+from kfp_bench.stats.load import CPU_BOUND, LoadStats, client_cpu, cpu_figures
 from tests.conftest import LATENCY_KEYS, LOAD_RESULT_KEYS
 
 
@@ -75,6 +75,45 @@ def test_json_roundtrip_keeps_what_a_merge_needs():
     assert set(doc["latency_ms"]) >= LATENCY_KEYS
     back = LoadStats.from_dict(doc)
     assert back.to_dict() == doc
+
+
+def test_client_cpu_adds_up_over_processes_and_keeps_the_busiest():
+    a, b, old = _stats(_results(200)), _stats(_results(100)), _stats(_results(100))
+    a.client_cpu = client_cpu(0.5, 1.5, 2.0)  # a whole core
+    b.client_cpu = client_cpu(0.1, 0.3, 2.0)  # a fifth of one
+    a.merge(b)
+    assert a.client_cpu == {
+        "user_s": 0.6,
+        "system_s": pytest.approx(1.8),
+        "processes": 2,
+        "busiest": 1.0,
+    }
+    a.merge(old)  # results that did not measure CPU add nothing to it
+    assert a.client_cpu["processes"] == 2
+    figures = cpu_figures(a)
+    assert figures["cores"] == pytest.approx(2.4 / a.duration_s)
+    assert figures["us_per_request"] == pytest.approx(2.4 / 400 * 1e6)
+    assert figures["cpu_bound"] is True
+    assert cpu_figures(old) is None
+
+
+@pytest.mark.parametrize("busy, bound", [(CPU_BOUND - 0.01, False), (CPU_BOUND, True)])
+def test_a_process_at_the_threshold_is_cpu_bound(busy, bound):
+    s = _stats(_results(10))
+    s.client_cpu = client_cpu(busy, 0.0, 1.0)
+    assert cpu_figures(s)["cpu_bound"] is bound
+
+
+def test_client_cpu_round_trips_and_older_results_read_without_it():
+    s = _stats(_results(50))
+    s.client_cpu = client_cpu(0.25, 0.75, 4.0)
+    doc = json.loads(json.dumps(s.to_dict()))
+    assert LoadStats.from_dict(doc).client_cpu == s.client_cpu
+    del doc["client_cpu"]  # written before kfp-bench measured its CPU
+    assert LoadStats.from_dict(doc).client_cpu == {}
+    doc["client_cpu"] = {"user_s": "fast"}
+    with pytest.raises(ResultsError, match="x.json: malformed load result.*client_cpu"):
+        LoadStats.from_dict(doc, "x.json")
 
 
 def test_series_has_one_row_per_second():

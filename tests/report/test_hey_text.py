@@ -1,0 +1,40 @@
+"""hey's text summary: kfp-bench's line on its own CPU, and the note when that CPU was the limit."""
+
+import io
+
+import pytest
+
+from kfp_bench.records import Result
+from kfp_bench.report import hey
+from kfp_bench.stats.load import LoadStats, client_cpu
+
+
+def _text(cpu: dict) -> str:
+    s = LoadStats(started_at=1_700_000_000.0)
+    for i in range(100):
+        s.add(Result(i, i * 0.01, i * 0.01, 0.002, 200, 10, 40))
+    s.close(1.0)
+    s.client_cpu = cpu
+    out = io.StringIO()
+    hey.write_text(s, out)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(
+    "cpu, bound",
+    [(client_cpu(0.30, 0.65, 1.0), True), (client_cpu(0.10, 0.20, 1.0), False)],
+)
+def test_the_generators_cpu_follows_heys_sections(cpu, bound):
+    text = _text(cpu)
+    busy = round(100 * (cpu["user_s"] + cpu["system_s"]))
+    assert text.index("Load generator CPU") > text.index("Status code distribution:")
+    assert f"busiest process {busy}% of a core" in text
+    per_request = (cpu["user_s"] + cpu["system_s"]) / 100 * 1e6
+    assert f"Per request:\t{per_request:.1f} us (user" in text
+    notes = text.partition("Notes:")[2]
+    assert ("the load generator was CPU-bound" in notes) is bound
+
+
+def test_results_without_the_figure_print_no_cpu_section():
+    text = _text({})
+    assert "Load generator CPU" not in text and "CPU-bound" not in text
