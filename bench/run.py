@@ -5,7 +5,8 @@ installs) nginx, hey and wrk, runs four cases in one go, prints the machine, eve
 and a table of figures, and writes them all to a JSON file:
 
   a  top throughput at -c 50 against nginx: hey, wrk, kfp-bench (1 and 2 worker processes), and
-     bench/floor.py, a bare uvloop + httptools client: the floor of any Python client
+     bench/floor.py, a bare uvloop + httptools client: the floor of any Python client; with the
+     CPU each client and nginx spent per request
   b  latency fidelity: a fault server holding each response 10 ms, at 500 req/s
   c  coordinated omission: a fault server stalling 0.5 s every 5 s, at 200 req/s, against the
      true p99 of that schedule computed from the server's and the client's start times
@@ -25,6 +26,7 @@ import math
 import os
 import platform
 import re
+import resource
 import shlex
 import shutil
 import signal
@@ -45,6 +47,7 @@ KFP = shutil.which("kfp-bench", path=str(Path(sys.executable).parent)) or "kfp-b
 TOOLS = ("nginx", "hey", "wrk")
 GRACE_S = 60  # added to every run's own duration before its timeout kills it
 COMMANDS: list[str] = []  # every command run, in order, for the report
+_NGINX: dict = {}  # {"master": psutil.Process} while nginx_server() runs
 
 NGINX_CONF = """\
 worker_processes auto;
@@ -157,9 +160,36 @@ def nginx_server():
         atexit.register(_stop_nginx, proc, Path(tmp) / "nginx.pid")
         try:
             _wait_listening(port, proc, Path(tmp) / "error.log")
+            _NGINX["master"] = psutil.Process(proc.pid)
             yield f"http://127.0.0.1:{port}/"
         finally:
+            _NGINX.clear()
             _stop_nginx(proc, Path(tmp) / "nginx.pid")
+
+
+def nginx_cpu_s() -> float:
+    """CPU seconds (user + system) that the running nginx's processes have used so far."""
+    master = _NGINX["master"]
+    total = 0.0
+    for p in (master, *master.children()):
+        with contextlib.suppress(psutil.Error):
+            t = p.cpu_times()
+            total += t.user + t.system
+    return total
+
+
+def with_cpu(go) -> dict:
+    """Run one client (``go``) against nginx and add to its figures the CPU per request, in µs, of
+    the client (its whole process tree, start-up included: the same for every tool) and of
+    nginx. Every client and nginx share the machine's cores, so these two explain its req/s."""
+    before, n0 = resource.getrusage(resource.RUSAGE_CHILDREN), nginx_cpu_s()
+    r = go()
+    after, n1 = resource.getrusage(resource.RUSAGE_CHILDREN), nginx_cpu_s()
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    if r.get("requests"):
+        r["client_cpu_us"] = cpu / r["requests"] * 1e6
+        r["nginx_cpu_us"] = (n1 - n0) / r["requests"] * 1e6
+    return r
 
 
 def _wait_listening(port: int, proc: subprocess.Popen, log: Path, timeout: float = 10) -> None:
@@ -193,14 +223,15 @@ def _stop_nginx(proc: subprocess.Popen, pid_file: Path) -> None:
 def hey(args: list[str], url: str, seconds: int) -> dict:
     text = run(["hey", "-z", f"{seconds}s", *args, url], seconds + GRACE_S)
     codes = re.findall(r"\[(\d+)\]\s+(\d+) responses", text)
-    errors = sum(int(n) for code, n in codes if not code.startswith("2"))
-    errors += sum(
+    failed = sum(  # transport errors: no response
         map(int, re.findall(r"^\s*\[(\d+)\]", text.partition("Error distribution:")[2], re.M))
     )
+    errors = failed + sum(int(n) for code, n in codes if not code.startswith("2"))
     # "Latency distribution: ... 50% in 0.0102 secs"
     pcts = {p: re.search(rf"^\s*{p}% in ([\d.]+) secs", text, re.M) for p in (50, 95, 99)}
     return {
         "rps": float(re.search(r"Requests/sec:\s*([\d.]+)", text).group(1)),
+        "requests": sum(int(n) for _, n in codes) + failed,
         "errors": errors,
         **{f"p{p}_ms": float(m.group(1)) * 1e3 if m else None for p, m in pcts.items()},
     }
@@ -217,6 +248,7 @@ def wrk(args: list[str], url: str, seconds: int) -> dict:
     unit = {"us": 1e-3, "ms": 1.0, "s": 1e3}
     return {
         "rps": float(re.search(r"Requests/sec:\s*([\d.]+)", text).group(1)),
+        "requests": int(re.search(r"(\d+) requests in", text).group(1)),
         "errors": errors,
         "p50_ms": float(m.group(1)) * unit[m.group(2)] if m else None,
     }
@@ -244,7 +276,12 @@ def floor(url: str, seconds: int, connections: int = 50) -> dict:
 
 def kfp_figures(doc: dict) -> dict:
     lat, unc = doc["latency_ms"], doc.get("latency_uncorrected_ms", {})
+    cpu = doc.get("client_cpu") or {}
     return {
+        # kfp-bench's own CPU while it sent (start-up and report left out), µs per request
+        "attack_cpu_us": (cpu["user_s"] + cpu["system_s"]) / doc["requests"] * 1e6
+        if cpu and doc["requests"]
+        else None,
         "rps": doc["rps"],
         "errors": doc["requests"] - doc["ok"],
         "requests": doc["requests"],
@@ -270,9 +307,17 @@ def case_throughput(url: str, reps: int, seconds: int = 10) -> dict:
     runs: dict[str, list] = {name: [] for name in names}
     for rep in range(reps):
         for name in names[rep % len(names) :] + names[: rep % len(names)]:
-            runs[name].append(tools[name]())
+            runs[name].append(with_cpu(tools[name]))
     median = {name: statistics.median(r["rps"] for r in rs) for name, rs in runs.items()}
-    return {"runs": runs, "median_rps": median}
+    cpu = {
+        name: {
+            key: statistics.median(vals)
+            for key in ("client_cpu_us", "nginx_cpu_us", "attack_cpu_us")
+            if (vals := [r[key] for r in rs if r.get(key) is not None])
+        }
+        for name, rs in runs.items()
+    }
+    return {"runs": runs, "median_rps": median, "median_cpu_us": cpu}
 
 
 # --- (b) latency fidelity ------------------------------------------------------------------
@@ -431,6 +476,14 @@ def rows_a(a: dict) -> list:
         runs = a["runs"][name]
         note = f"{len(runs)} runs, errors {sum(r['errors'] for r in runs)}"
         rows.append(("a", f"{name} req/s (median)", f"{rps:,.0f}", note))
+    for name, cpu in a.get("median_cpu_us", {}).items():
+        if "client_cpu_us" not in cpu:
+            continue
+        value = f"{cpu['client_cpu_us']:.1f} / {cpu['nginx_cpu_us']:.1f}"
+        note = "client (start-up included) / nginx, median"
+        if "attack_cpu_us" in cpu:
+            note += f"; while sending: {cpu['attack_cpu_us']:.1f}"
+        rows.append(("a", f"{name} CPU us/request", value, note))
     floor_rps = med.get("python floor (bench/floor.py)")
     if floor_rps:
         note = "kfp-bench's own work: the rest is Python, uvloop and httptools"

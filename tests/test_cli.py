@@ -45,7 +45,8 @@ def test_prints_heys_layout_in_heys_order(fault_server):
     assert r.stdout.count("|") == 11  # 11 histogram marks, as hey prints
     # kfp-bench's own lines come after hey's sections
     assert r.stdout.index("Load generator CPU") > positions[-1]
-    assert re.search(r"Per request:\t[\d.]+ us \(user [\d.]+ s, system [\d.]+ s in 1 process\)", r.stdout)
+    cpu = r"Per request:\t[\d.]+ us \(user [\d.]+ s, system [\d.]+ s in 1 process\)"
+    assert re.search(cpu, r.stdout)
 
 
 def test_error_distribution_section(fault_server):

@@ -81,7 +81,8 @@ def _write_extras(stats: LoadStats, w) -> None:
     cpu = cpu_figures(stats)
     if cpu:
         w("\nLoad generator CPU (kfp-bench's own, while sending):\n")
-        w(f"  Cores:\t{cpu['cores']:.2f} on average; busiest process {cpu['busiest']:.0%} of a core\n")
+        w(f"  Cores:\t{cpu['cores']:.2f} on average;")
+        w(f" busiest process {cpu['busiest']:.0%} of a core\n")
         w(f"  Per request:\t{cpu['us_per_request']:.1f} us")
         w(f" (user {cpu['user_s']:.2f} s, system {cpu['system_s']:.2f} s")
         w(f" in {cpu['processes']} process{'es' if cpu['processes'] != 1 else ''})\n")

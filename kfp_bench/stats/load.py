@@ -79,8 +79,8 @@ class LoadStats:
         started_at: wall-clock start (epoch seconds).
         duration_s: from the start to the last response; set by ``close()``.
         options: the attack's options (credentials redacted), kept for the report.
-        client_cpu: the load generator's own CPU time while it sent (see ``client_cpu()``); empty for
-            results that did not measure it (flush deltas, older files).
+        client_cpu: the load generator's own CPU time while it sent (see ``client_cpu()``);
+            empty for results that did not measure it (flush deltas, older files).
     """
 
     corrected: bool = False
