@@ -42,6 +42,9 @@ class SweepStep:
         duration_s: the step's length, seconds.
         max_replicas: the most ready replicas seen during the step; None when not watched.
         interrupted: the step was cut short by Ctrl-C.
+        client_busiest: the busiest load process's share of one core during the step (its
+            ``client_cpu``); at ``CPU_BOUND`` or more, the step's rate may be the load
+            generator's limit rather than the server's. None when not measured.
     """
 
     rate: float
@@ -56,6 +59,7 @@ class SweepStep:
     duration_s: float
     max_replicas: int | None = None
     interrupted: bool = False
+    client_busiest: float | None = None
 
     def row(self, knee: bool = False) -> dict:
         """The step as a row of summary.json's ``sweep`` (max_replicas only when known)."""
@@ -73,6 +77,8 @@ class SweepStep:
         }
         if self.max_replicas is not None:
             row["max_replicas"] = self.max_replicas
+        if self.client_busiest is not None:
+            row["client_busiest"] = round(self.client_busiest, 3)
         row["knee"] = knee
         return row
 
@@ -242,4 +248,5 @@ def _step(rate: float, stats, max_replicas) -> SweepStep:
         duration_s=s.duration_s,
         max_replicas=replicas,
         interrupted="interrupted" in stats.flags,
+        client_busiest=stats.client_cpu.get("busiest"),
     )

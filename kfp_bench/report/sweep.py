@@ -1,10 +1,13 @@
 """The rate sweep as text: KServe's benchmark table (QPS x mean, p50, p95, p99, success) and the
 knee, from summary.json's ``sweep`` rows and ``sweep_knee`` (plain dicts, so that saved results
-print the same as a live sweep)."""
+print the same as a live sweep). A step whose load generator was CPU-bound is named: its rate, and
+a knee there, may be the generator's limit rather than the server's."""
 
 from __future__ import annotations
 
 from typing import TextIO
+
+from kfp_bench.stats.load import CPU_BOUND
 
 _COLUMNS = (
     ("rate", "QPS", "{:g}"),
@@ -15,6 +18,7 @@ _COLUMNS = (
     ("p99_ms", "p99 ms", "{:.2f}"),
     ("success_ratio", "success", "{:.2%}"),
     ("max_replicas", "max replicas", "{}"),
+    ("client_busiest", "client CPU", "{:.0%}"),
 )
 
 
@@ -34,3 +38,10 @@ def write_text(rows: list[dict], knee: dict | None, out: TextIO) -> None:
             out.write(f"\nNo knee: {knee['reason']}.\n")
         else:
             out.write(f"\nKnee at {knee['rate']:g} req/s: {knee['reason']}.\n")
+    bound = [r for r in rows if (r.get("client_busiest") or 0) >= CPU_BOUND]
+    if bound:
+        out.write(
+            f"The load generator was CPU-bound from {bound[0]['rate']:g} req/s on (a process at "
+            f"{bound[0]['client_busiest']:.0%} of a core): from there the rate may be its limit, "
+            "not the server's; add --workers or machines.\n"
+        )

@@ -3,7 +3,9 @@ fault server; the knee rule itself is also checked on hand-made steps."""
 
 from __future__ import annotations
 
+import io
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -11,6 +13,8 @@ from kfp_bench.errors import ConfigError
 from kfp_bench.load import LoadOptions
 from kfp_bench.load.sweep import SweepStep, find_knee, parse_rates, run_sweep
 from kfp_bench.params import DEFAULT_PAYLOAD
+from kfp_bench.report import sweep as sweep_text
+from kfp_bench.stats.load import CPU_BOUND
 from tests.conftest import run_cli
 
 SWEEP_KEYS = {"rate", "rps", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "success_ratio", "knee"}
@@ -40,6 +44,7 @@ def test_a_sweep_against_the_model_server_gives_kserves_table_and_finds_the_knee
     rows = result.rows()
     assert all(SWEEP_KEYS <= set(r) for r in rows)
     assert [r["knee"] for r in rows] == [False, True]
+    assert 0 < rows[0]["client_busiest"] < CPU_BOUND  # 10 req/s keeps no core busy
     assert json.loads(json.dumps(result.as_dict()))["sweep_knee"]["rate"] == 1500
 
 
@@ -55,6 +60,19 @@ def test_the_knee_rule():
     assert find_knee([_step(5, 10), _step(50, 25)], factor=2).rate == 50
     none = find_knee([_step(5, 10), _step(50, 11)])
     assert none.rate is None and none.baseline_p99_ms == 10
+
+
+def test_the_table_names_the_step_where_the_load_generator_was_cpu_bound():
+    busy = ((5, 0.02), (50, 0.5), (500, 0.97))
+    steps = [replace(_step(rate, 10), client_busiest=b) for rate, b in busy]
+    out = io.StringIO()
+    sweep_text.write_text([s.row() for s in steps], find_knee(steps).as_dict(), out)
+    text = out.getvalue()
+    assert "client CPU" in text.splitlines()[0] and "97%" in text.splitlines()[3]
+    assert "CPU-bound from 500 req/s on (a process at 97% of a core)" in text
+    out = io.StringIO()
+    sweep_text.write_text([s.row() for s in steps[:2]], None, out)
+    assert "CPU-bound" not in out.getvalue()
 
 
 @pytest.mark.parametrize(
