@@ -34,6 +34,7 @@ from collections import deque
 
 from httptools import HttpParserError, HttpResponseParser
 
+from kfp_bench.load import cgroup
 from kfp_bench.load.options import LoadOptions
 from kfp_bench.load.pacer import Schedule, Timer
 from kfp_bench.records import BATCH_COLUMNS, ResultBatch
@@ -264,6 +265,7 @@ class Attack:
             await asyncio.sleep(self.t0 - now)
         self.stats.started_at = time.time() - (clock() - self.t0)
         self._cpu0 = resource.getrusage(resource.RUSAGE_SELF)  # this process's, from here on
+        self._cgroup0 = cgroup.usage()  # and its cgroup's limit and throttling (pods)
         self.stats.corrected = self.opts.open_loop
         self.deadline = self.t0 + self.opts.duration if self.opts.duration else math.inf
         self._flush_handle = loop.call_later(FLUSH_EVERY_S, self._flush_tick)
@@ -307,7 +309,11 @@ class Attack:
         self.stats.close(end - self.t0)
         r, r0 = resource.getrusage(resource.RUSAGE_SELF), self._cpu0
         self.stats.client_cpu = client_cpu(
-            r.ru_utime - r0.ru_utime, r.ru_stime - r0.ru_stime, clock() - self.t0
+            r.ru_utime - r0.ru_utime,
+            r.ru_stime - r0.ru_stime,
+            clock() - self.t0,
+            self._cgroup0,
+            cgroup.usage(),
         )
 
     async def _warm_up(self) -> None:

@@ -73,6 +73,11 @@ def load_rows(load: dict) -> list[tuple[str, str]]:
     cpu = load.get("client_cpu")
     if cpu:
         bound = "; CPU-bound: the rate may be its limit" if cpu["cpu_bound"] else ""
+        if cpu["throttled"]:
+            bound += (
+                f"; throttled {num(cpu['throttled_s'])} s by its "
+                f"{num(cpu['cpu_limit'] or 0)}-core cgroup limit"
+            )
         rows.append(
             (
                 "Load generator CPU",

@@ -86,12 +86,23 @@ def _write_extras(stats: LoadStats, w) -> None:
         w(f"  Per request:\t{cpu['us_per_request']:.1f} us")
         w(f" (user {cpu['user_s']:.2f} s, system {cpu['system_s']:.2f} s")
         w(f" in {cpu['processes']} process{'es' if cpu['processes'] != 1 else ''})\n")
+        if cpu["throttled_s"] is not None:
+            limit = "none" if cpu["cpu_limit"] is None else f"{cpu['cpu_limit']:g} cores"
+            w(f"  Cgroup limit:\t{limit}; throttled {cpu['throttled_s']:.2f} s")
+            w(f" in {cpu['throttled_periods']} periods\n")
     notes = []
-    if cpu and cpu["cpu_bound"]:
+    if cpu and cpu["throttled"]:
+        notes.append(
+            f"the load generator's cgroup held it back for {cpu['throttled_s']:.2f} s "
+            f"({cpu['throttled_periods']} periods at its {cpu['cpu_limit'] or 0:g}-core limit): "
+            "it sent and read late, and the latencies include those stalls; raise the CPU limit "
+            "of the load pods or lower the load"
+        )
+    elif cpu and cpu["cpu_bound"]:  # (more workers do not help under a cgroup's limit)
         notes.append(
             f"the load generator was CPU-bound (a process at {cpu['busiest']:.0%} of a core, "
-            f">= {CPU_BOUND:.0%}): the rate may be its limit, not the server's; add --workers "
-            "or machines"
+            f">= {CPU_BOUND:.0%} of a core or of its cgroup's limit): the rate may be its "
+            "limit, not the server's; add --workers or machines"
         )
     if stats.not_sent:
         notes.append(f"{stats.not_sent} scheduled requests not sent (--max-inflight reached)")

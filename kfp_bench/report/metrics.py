@@ -33,6 +33,8 @@ Load (present when a load ran)::
     load_client_cpu_us_per_request         its CPU time per request (µs)
     load_client_busiest_process            the busiest load process's share of one core (0.9 and
                                            up: it was likely the limit of the request rate)
+    load_client_throttled_s                time its cgroup's CPU limit held a load process back
+                                           (present where the cgroup could be read)
 
 From other steps, when summary.json carries them::
 
@@ -141,3 +143,5 @@ def _load(t: Tables, out: dict) -> None:
         _put(out, "load_client_cpu_cores", cpu["cores"])
         _put(out, "load_client_cpu_us_per_request", cpu["us_per_request"])
         _put(out, "load_client_busiest_process", cpu["busiest"])
+        if cpu["throttled_s"] is not None:
+            _put(out, "load_client_throttled_s", cpu["throttled_s"])

@@ -300,51 +300,88 @@ CPU_BOUND = 0.9
 _CPU_KEYS = ("user_s", "system_s", "processes", "busiest")
 
 
-def client_cpu(user_s: float, system_s: float, wall_s: float) -> dict:
+def client_cpu(user_s: float, system_s: float, wall_s: float, before=None, after=None) -> dict:
     """The ``client_cpu`` of one process that used ``user_s`` + ``system_s`` of CPU in ``wall_s``
-    seconds of sending: the times, one process, and its busy share of one core (``busiest``)."""
+    seconds of sending: the times, one process, and its busy share of one core (``busiest``).
+    With two readings of its cgroup (``kfp_bench.load.cgroup.usage()``, at the start and the end)
+    also the cgroup's CPU limit in cores (``cpu_limit``, None when unlimited) and the time and
+    periods that limit held the process back meanwhile (``throttled_s``, ``throttled_periods``).
+    """
     busy = (user_s + system_s) / wall_s if wall_s > 0 else 0.0
-    return {"user_s": user_s, "system_s": system_s, "processes": 1, "busiest": busy}
+    out = {"user_s": user_s, "system_s": system_s, "processes": 1, "busiest": busy}
+    if before is not None and after is not None:
+        out["cpu_limit"] = after.limit
+        out["throttled_s"] = max(after.throttled_s - before.throttled_s, 0.0)
+        out["throttled_periods"] = max(after.throttled_periods - before.throttled_periods, 0)
+    return out
 
 
 def merge_client_cpu(a: dict, b: dict) -> dict:
     """Processes add their CPU times; ``busiest`` is the busiest one's share of a core. A side
-    that did not measure (``{}``) adds nothing: ``processes`` says how many did."""
+    that did not measure (``{}``) adds nothing: ``processes`` says how many did. Throttling is
+    the most throttled process's (processes of one pod share one cgroup and its counters), and
+    ``cpu_limit`` the smallest limit."""
     if not a or not b:
         return dict(a or b)
-    return {
+    out = {
         "user_s": a["user_s"] + b["user_s"],
         "system_s": a["system_s"] + b["system_s"],
         "processes": a["processes"] + b["processes"],
         "busiest": max(a["busiest"], b["busiest"]),
     }
+    if "throttled_s" in a or "throttled_s" in b:
+        limits = [x["cpu_limit"] for x in (a, b) if x.get("cpu_limit") is not None]
+        out["cpu_limit"] = min(limits) if limits else None
+        out["throttled_s"] = max(a.get("throttled_s", 0.0), b.get("throttled_s", 0.0))
+        out["throttled_periods"] = max(a.get("throttled_periods", 0), b.get("throttled_periods", 0))
+    return out
 
 
 def _read_client_cpu(d) -> dict:
     if not d:
         return {}
-    if not isinstance(d, dict) or any(not isinstance(d.get(k), int | float) for k in _CPU_KEYS):
+    number = int | float
+    if not isinstance(d, dict) or any(not isinstance(d.get(k), number) for k in _CPU_KEYS):
         raise ValueError("client_cpu")
-    return {k: (int if k == "processes" else float)(d[k]) for k in _CPU_KEYS}
+    out = {k: (int if k == "processes" else float)(d[k]) for k in _CPU_KEYS}
+    if "throttled_s" in d:
+        limit, periods = d.get("cpu_limit"), d.get("throttled_periods")
+        if not (isinstance(d["throttled_s"], number) and isinstance(periods, int)):
+            raise ValueError("client_cpu throttling")
+        if limit is not None and not isinstance(limit, number):
+            raise ValueError("client_cpu cpu_limit")
+        out.update(
+            cpu_limit=None if limit is None else float(limit),
+            throttled_s=float(d["throttled_s"]),
+            throttled_periods=d["throttled_periods"],
+        )
+    return out
 
 
 def cpu_figures(stats: LoadStats) -> dict | None:
     """What the load generator's CPU says, for reports: cores used on average over the run, CPU
     per request (µs), the busiest process's share of a core, and whether that process was
-    CPU-bound (so the request rate may be the generator's limit, not the server's). None when
-    the results did not measure it."""
+    CPU-bound (so the request rate may be the generator's limit, not the server's): at
+    ``CPU_BOUND`` of a core, or of its cgroup's limit when that is lower. Where the cgroup was
+    read, also its limit and how long it throttled the generator (``throttled``: it did, so the
+    generator sent and read late). None when the results did not measure CPU."""
     c = stats.client_cpu
     if not c:
         return None
     cpu_s = c["user_s"] + c["system_s"]
+    core = min(1.0, c.get("cpu_limit") or 1.0)
     return {
+        "cpu_limit": c.get("cpu_limit"),
+        "throttled_s": c.get("throttled_s"),
+        "throttled_periods": c.get("throttled_periods"),
+        "throttled": bool(c.get("throttled_periods")),
         "cores": cpu_s / stats.duration_s if stats.duration_s > 0 else 0.0,
         "us_per_request": cpu_s / stats.requests * 1e6 if stats.requests else 0.0,
         "user_s": c["user_s"],
         "system_s": c["system_s"],
         "processes": c["processes"],
         "busiest": c["busiest"],
-        "cpu_bound": c["busiest"] >= CPU_BOUND,
+        "cpu_bound": c["busiest"] >= CPU_BOUND * core,
     }
 
 

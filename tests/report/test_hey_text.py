@@ -4,6 +4,7 @@ import io
 
 import pytest
 
+from kfp_bench.load.cgroup import CgroupCpu
 from kfp_bench.records import Result
 from kfp_bench.report import hey
 from kfp_bench.stats.load import LoadStats, client_cpu
@@ -33,6 +34,15 @@ def test_the_generators_cpu_follows_heys_sections(cpu, bound):
     assert f"Per request:\t{per_request:.1f} us (user" in text
     notes = text.partition("Notes:")[2]
     assert ("the load generator was CPU-bound" in notes) is bound
+
+
+def test_a_throttled_generator_is_told_to_raise_its_limit_not_to_add_workers():
+    text = _text(client_cpu(0.05, 0.05, 1.0, CgroupCpu(0.1, 0.5, 5), CgroupCpu(0.1, 1.3, 13)))
+    assert "Cgroup limit:\t0.1 cores; throttled 0.80 s in 8 periods" in text
+    notes = text.partition("Notes:")[2]
+    assert "held it back for 0.80 s (8 periods at its 0.1-core limit)" in notes
+    assert "raise the CPU limit of the load pods" in notes
+    assert "add --workers" not in notes  # CPU-bound at its limit, but workers share that limit
 
 
 def test_results_without_the_figure_print_no_cpu_section():

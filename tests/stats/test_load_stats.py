@@ -5,6 +5,7 @@ import json
 import pytest
 
 from kfp_bench.errors import ResultsError
+from kfp_bench.load.cgroup import CgroupCpu
 from kfp_bench.records import Result
 from kfp_bench.stats.load import CPU_BOUND, LoadStats, client_cpu, cpu_figures
 from tests.conftest import LATENCY_KEYS, LOAD_RESULT_KEYS
@@ -102,6 +103,33 @@ def test_a_process_at_the_threshold_is_cpu_bound(busy, bound):
     s = _stats(_results(10))
     s.client_cpu = client_cpu(busy, 0.0, 1.0)
     assert cpu_figures(s)["cpu_bound"] is bound
+
+
+def test_throttling_is_the_most_throttled_process_and_the_smallest_limit():
+    a, b, c = (_stats(_results(100)) for _ in range(3))
+    a.client_cpu = client_cpu(0.1, 0.1, 2.0, CgroupCpu(0.5, 1.0, 10), CgroupCpu(0.5, 1.4, 14))
+    b.client_cpu = client_cpu(0.1, 0.1, 2.0, CgroupCpu(None, 0.0, 0), CgroupCpu(None, 0.0, 0))
+    c.client_cpu = client_cpu(0.1, 0.1, 2.0)  # no cgroup to read
+    a.merge(b)
+    a.merge(c)
+    cpu = a.client_cpu
+    assert (cpu["cpu_limit"], cpu["throttled_periods"]) == (0.5, 4)
+    assert cpu["throttled_s"] == pytest.approx(0.4)
+    figures = cpu_figures(a)
+    assert figures["throttled"] and figures["cpu_limit"] == 0.5
+    assert cpu_figures(b)["throttled"] is False and cpu_figures(b)["cpu_limit"] is None
+    assert cpu_figures(c)["throttled_s"] is None
+    doc = json.loads(json.dumps(a.to_dict()))
+    assert LoadStats.from_dict(doc).client_cpu == cpu
+    doc["client_cpu"]["throttled_periods"] = 1.5
+    with pytest.raises(ResultsError, match="client_cpu throttling"):
+        LoadStats.from_dict(doc)
+
+
+def test_busy_at_90_percent_of_a_cgroup_limit_is_cpu_bound():
+    s = _stats(_results(10))
+    s.client_cpu = client_cpu(0.46, 0.0, 1.0, CgroupCpu(0.5, 0.0, 0), CgroupCpu(0.5, 0.0, 0))
+    assert cpu_figures(s)["cpu_bound"] is True
 
 
 def test_client_cpu_round_trips_and_older_results_read_without_it():
