@@ -86,7 +86,7 @@ def _write_extras(stats: LoadStats, w) -> None:
         w(f"  Per request:\t{cpu['us_per_request']:.1f} us")
         w(f" (user {cpu['user_s']:.2f} s, system {cpu['system_s']:.2f} s")
         w(f" in {cpu['processes']} process{'es' if cpu['processes'] != 1 else ''})\n")
-        if cpu["throttled_s"] is not None:
+        if cpu["cpu_limit"] is not None or cpu["throttled"]:  # (a pod's limit, say)
             limit = "none" if cpu["cpu_limit"] is None else f"{cpu['cpu_limit']:g} cores"
             w(f"  Cgroup limit:\t{limit}; throttled {cpu['throttled_s']:.2f} s")
             w(f" in {cpu['throttled_periods']} periods\n")

@@ -48,3 +48,12 @@ def test_a_throttled_generator_is_told_to_raise_its_limit_not_to_add_workers():
 def test_results_without_the_figure_print_no_cpu_section():
     text = _text({})
     assert "Load generator CPU" not in text and "CPU-bound" not in text
+
+
+def test_no_cgroup_line_without_a_limit_or_throttling():
+    unlimited = CgroupCpu(None, 0.0, 0)
+    assert "Cgroup limit" not in _text(client_cpu(0.1, 0.1, 1.0, unlimited, unlimited))
+    limited = CgroupCpu(2.0, 0.0, 0)
+    assert "Cgroup limit:\t2 cores; throttled 0.00 s in 0 periods" in _text(
+        client_cpu(0.1, 0.1, 1.0, limited, limited)
+    )
