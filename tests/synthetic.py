@@ -28,8 +28,10 @@ def make_results(
     load: bool = True,
     extra: dict | None = None,
     start: float = T0,
+    load_cpu: tuple[float, float] = (0.02, 0.05),
 ) -> Path:
-    """A results directory at ``path``; ``slow`` multiplies every latency and duration."""
+    """A results directory at ``path``; ``slow`` multiplies every latency and duration;
+    ``load_cpu`` is the load generator's (user, system) CPU seconds, user times ``slow``."""
     rng = np.random.default_rng(seed)
     path.mkdir(parents=True, exist_ok=True)
     stats = RunsStats(requested=runs, benchmark_id=f"synthetic-{seed}", host="http://kfp.test")
@@ -85,7 +87,8 @@ def make_results(
             t = i * 0.01
             load_stats.add(Result(i, t, t + 0.0002, lat, status, 2, 40))
         load_stats.close(requests * 0.01)
-        load_stats.client_cpu = client_cpu(0.02 * slow, 0.05, requests * 0.01)
+        user, system = load_cpu
+        load_stats.client_cpu = client_cpu(user * slow, system, requests * 0.01)
     write_results(path, runs_summary=stats.summary(), load=load_stats, extra=extra)
     return path
 

@@ -168,6 +168,7 @@ def compare_dirs(a_spec: str, b_spec: str, out: TextIO, *, results_uri: str = ""
         b = load_either(b_spec, results_uri, Path(tmp))
         rows = diff(a, b)
         write_diff(rows, a_spec, b_spec, out)
+        write_generator_caveats({"A": a, "B": b}, out)
         verdict = regress.compare(b, [a], names=[a_spec])
     write_verdict(verdict, out)
     return verdict
@@ -188,6 +189,26 @@ def write_diff(rows, a_name: str, b_name: str, out: TextIO) -> None:
         if va not in (None, 0) and vb is not None:
             change = f"{(vb - va) / abs(va):+.1%}"
         w(f"  {name:<{width}}{fmt.num(va):>14}{fmt.num(vb):>14}{change:>10}\n")
+
+
+def write_generator_caveats(sides: dict[str, Results], out: TextIO) -> None:
+    """A line for each side whose load generator was CPU-bound or throttled by its cgroup: a
+    change in its load figures may then be the generator's, not the server's."""
+    from kfp_bench.stats.load import cpu_figures
+
+    for name, res in sides.items():
+        cpu = cpu_figures(res.load) if res.load is not None else None
+        if not cpu or not (cpu["cpu_bound"] or cpu["throttled"]):
+            continue
+        why = []
+        if cpu["cpu_bound"]:
+            why.append(f"CPU-bound (a process at {cpu['busiest']:.0%} of a core)")
+        if cpu["throttled"]:
+            why.append(f"throttled {cpu['throttled_s']:.2f} s by its cgroup's CPU limit")
+        out.write(
+            f"\nCaution: {name}'s load generator was {' and '.join(why)}: its load figures may "
+            "be the generator's limit, not the server's.\n"
+        )
 
 
 def write_verdict(v: Verdict, out: TextIO) -> None:

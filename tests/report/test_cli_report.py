@@ -73,6 +73,16 @@ def test_compare_prints_differences_and_verdict(nights, capsys):
     assert "Verdict: no regression" in capsys.readouterr().out
 
 
+def test_compare_cautions_when_a_load_generator_was_cpu_bound(nights, tmp_path, capsys):
+    busy = make_results(tmp_path / "busy", seed=23, start=T0 + 3 * 86400, load_cpu=(3.0, 2.6))
+    cli.main(["compare", str(nights[0]), str(busy)])
+    out = capsys.readouterr().out
+    assert "Caution: B's load generator was CPU-bound (a process at 93% of a core)" in out
+    assert "Caution: A's" not in out
+    cli.main(["compare", str(nights[0]), str(nights[1])])
+    assert "Caution" not in capsys.readouterr().out
+
+
 def test_a_baseline_with_too_few_samples_is_refused(tmp_path, capsys):
     uri = str(tmp_path / "hist")
     small = [
