@@ -551,6 +551,13 @@ def print_table(rows) -> None:
 def parse_args(argv=None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="1 run per tool in (a), 15 s in (d)")
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=None,
+        help="rounds of (a), each tool once per round, the order rotated (default 3; 1 with "
+        "--quick); more rounds give steadier medians on a noisy machine",
+    )
     p.add_argument("--only", default="a,b,c,d", help="comma-separated cases to run, e.g. a,c")
     p.add_argument("--out", type=Path, default=HERE / "results.json", help="JSON results file")
     args = p.parse_args(argv)
@@ -558,6 +565,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     unknown = set(args.cases) - set("abcd")
     if unknown:
         p.error(f"--only: unknown cases {sorted(unknown)}; choose from a, b, c, d")
+    if args.rounds is not None and not 1 <= args.rounds <= 20:
+        p.error(f"--rounds {args.rounds}: give 1 to 20 rounds of (a)")
+    if args.rounds is None:
+        args.rounds = 1 if args.quick else 3
     return args
 
 
@@ -577,8 +588,8 @@ def run_cases(args) -> dict:
 
     if {"a", "d"} & set(args.cases):
         with nginx_server() as url:
-            reps, seconds = (1, 15) if args.quick else (3, 60)
-            attempt("a", "throughput against nginx", lambda: case_throughput(url, reps))
+            seconds = 15 if args.quick else 60
+            attempt("a", "throughput against nginx", lambda: case_throughput(url, args.rounds))
             attempt("d", "RSS at the top rate", lambda: case_rss(url, seconds))
     attempt("b", "latency fidelity, 10 ms delay at 500 req/s", case_latency)
     attempt("c", "coordinated omission, 0.5 s stall every 5 s at 200 req/s", case_omission)
@@ -596,9 +607,16 @@ def main(argv=None) -> int:
     rows = table(res)
     print(f"\ncommands run ({len(COMMANDS)}):")
     print("\n".join(f"  {c}" for c in COMMANDS))
-    print(f"\nresults ({time.time() - started:.0f} s, quick={args.quick}):")
+    print(f"\nresults ({time.time() - started:.0f} s, quick={args.quick}, rounds={args.rounds}):")
     print_table(rows)
-    doc = {"machine": info, "quick": args.quick, "cases": res, "table": rows, "commands": COMMANDS}
+    doc = {
+        "machine": info,
+        "quick": args.quick,
+        "rounds": args.rounds,
+        "cases": res,
+        "table": rows,
+        "commands": COMMANDS,
+    }
     args.out.write_text(json.dumps(doc, indent=1) + "\n")
     print(f"\nwritten to {args.out}")
     return 0
