@@ -63,7 +63,7 @@ def test_stage_manifest_keeps_the_bundled_child():
     assert "kfp-bench-fanout" in text
 
 
-def test_inference_load_saves_a_mergeable_result(model_server):
+def test_inference_load_saves_a_mergeable_result(model_server, capfd):
     task = inference_load(
         worker=1,
         load_workers=2,
@@ -80,6 +80,9 @@ def test_inference_load_saves_a_mergeable_result(model_server):
     assert stats.options["concurrency"] == 2  # this worker's share
     # The pipeline keeps to the safety caps (check_params enforces them): nothing overridden.
     assert not stats.options["i_know"] and "i-know" not in stats.flags
+    # the pod's own CPU goes with the result and into its log
+    assert stats.client_cpu["processes"] == 1 and stats.client_cpu["busiest"] > 0
+    assert "worker 1: load generator CPU " in capfd.readouterr().out
 
 
 def _runs_args(**over) -> dict:
