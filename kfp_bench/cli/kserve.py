@@ -95,9 +95,10 @@ def cmd_sweep(a: argparse.Namespace) -> int:
         writable(a.json_out, "--json-out")
 
     def said(step) -> None:
+        cpu = "" if step.client_busiest is None else f", client CPU {step.client_busiest:.0%}"
         print(
             f"  {step.rate:g} req/s: {step.requests} requests, p99 {step.p99_ms:.1f} ms, "
-            f"success {step.success_ratio:.2%}",
+            f"success {step.success_ratio:.2%}{cpu}",
             file=sys.stderr,
             flush=True,
         )

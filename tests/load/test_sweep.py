@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from dataclasses import replace
 
 import pytest
@@ -101,6 +102,7 @@ def test_cli_sweep_prints_the_table_and_writes_json(model_server, tmp_path):
     args = ("sweep", "--rates", "5,20", "-z", "1s", "--v1-shape", "1,4", "--json-out", str(out))
     p = run_cli(*args, model_server.v1_predict_url)
     assert p.returncode == 0, p.stderr
+    assert re.search(r"^  20 req/s: \d+ requests, .*, client CPU \d+%$", p.stderr, re.M)
     header = p.stdout.splitlines()[0].split()
     assert header[:2] == ["QPS", "achieved"] and "p99" in header and "success" in header
     doc = json.loads(out.read_text())
