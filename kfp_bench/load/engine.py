@@ -9,7 +9,9 @@ latency counts from its due time (coordinated-omission corrected, as in wrk2).
 Each answered or failed request stores its ``records.BATCH_COLUMNS`` as doubles in a reusable
 buffer (``Attack.rows``, a memoryview of doubles); a timer hands them to the stats in batches. A
 failure (refused, reset, timeout, malformed response) is a row with status 0 and an error text,
-never an exception. The engine prints nothing.
+never an exception. From request 0 to the end it also measures its own process's CPU and its
+cgroup's throttling (``LoadStats.client_cpu``), so that a report can tell when the load generator,
+not the server, set the pace. The engine prints nothing.
 
 This module is plain Python and runs as such. ``setup.py`` also compiles a twin of it with Cython
 (``kfp_bench.load._cengine``, typed by ``engine.pxd``) and, when the twin was built from this very
