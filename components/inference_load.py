@@ -63,15 +63,11 @@ def inference_load(
     store.save(stats, result.path)
     s = stats.to_dict()
     print(f"worker {int(worker)}: {s['requests']} requests, {s['rps']:.1f} req/s")
-    from kfp_bench.stats.load import cpu_figures
+    from kfp_bench.stats.load import cpu_caveat, cpu_figures
 
     cpu = cpu_figures(stats)
     if cpu:
         print(f"worker {int(worker)}: load generator CPU {cpu['cores']:.2f} cores")
-        if cpu["throttled"]:
-            print(
-                f"worker {int(worker)}: WARNING: the pod's {cpu['cpu_limit'] or 0:g}-core CPU "
-                f"limit throttled the load generator for {cpu['throttled_s']:.2f} s: its own "
-                "stalls are in the latencies; raise the CPU limit of the load pods"
-            )
+    if caveat := cpu_caveat(cpu):
+        print(f"worker {int(worker)}: WARNING: {caveat}")
     fail_point("inference_load")

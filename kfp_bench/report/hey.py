@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from kfp_bench.records import ResultBatch
-from kfp_bench.stats.load import CPU_BOUND, LoadStats, cpu_figures
+from kfp_bench.stats.load import LoadStats, cpu_caveat, cpu_figures
 
 BAR = "■"
 HEY_PCTS = (10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0)
@@ -91,19 +91,8 @@ def _write_extras(stats: LoadStats, w) -> None:
             w(f"  Cgroup limit:\t{limit}; throttled {cpu['throttled_s']:.2f} s")
             w(f" in {cpu['throttled_periods']} periods\n")
     notes = []
-    if cpu and cpu["throttled"]:
-        notes.append(
-            f"the load generator's cgroup held it back for {cpu['throttled_s']:.2f} s "
-            f"({cpu['throttled_periods']} periods at its {cpu['cpu_limit'] or 0:g}-core limit): "
-            "it sent and read late, and the latencies include those stalls; raise the CPU limit "
-            "of the load pods or lower the load"
-        )
-    elif cpu and cpu["cpu_bound"]:  # (more workers do not help under a cgroup's limit)
-        notes.append(
-            f"the load generator was CPU-bound (a process at {cpu['busiest']:.0%} of a core, "
-            f">= {CPU_BOUND:.0%} of a core or of its cgroup's limit): the rate may be its "
-            "limit, not the server's; add --workers or machines"
-        )
+    if caveat := cpu_caveat(cpu):
+        notes.append(caveat)
     if stats.not_sent:
         notes.append(f"{stats.not_sent} scheduled requests not sent (--max-inflight reached)")
     if stats.latency.out_of_range:

@@ -192,23 +192,14 @@ def write_diff(rows, a_name: str, b_name: str, out: TextIO) -> None:
 
 
 def write_generator_caveats(sides: dict[str, Results], out: TextIO) -> None:
-    """A line for each side whose load generator was CPU-bound or throttled by its cgroup: a
+    """A line for each side whose load generator was throttled by its cgroup or CPU-bound: a
     change in its load figures may then be the generator's, not the server's."""
-    from kfp_bench.stats.load import cpu_figures
+    from kfp_bench.stats.load import cpu_caveat, cpu_figures
 
     for name, res in sides.items():
-        cpu = cpu_figures(res.load) if res.load is not None else None
-        if not cpu or not (cpu["cpu_bound"] or cpu["throttled"]):
-            continue
-        why = []
-        if cpu["cpu_bound"]:
-            why.append(f"CPU-bound (a process at {cpu['busiest']:.0%} of a core)")
-        if cpu["throttled"]:
-            why.append(f"throttled {cpu['throttled_s']:.2f} s by its cgroup's CPU limit")
-        out.write(
-            f"\nCaution: {name}'s load generator was {' and '.join(why)}: its load figures may "
-            "be the generator's limit, not the server's.\n"
-        )
+        caveat = cpu_caveat(cpu_figures(res.load)) if res.load is not None else None
+        if caveat:
+            out.write(f"\nCaution, {name}: {caveat}.\n")
 
 
 def write_verdict(v: Verdict, out: TextIO) -> None:

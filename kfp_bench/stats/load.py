@@ -385,6 +385,28 @@ def cpu_figures(stats: LoadStats) -> dict | None:
     }
 
 
+def cpu_caveat(cpu: dict | None) -> str | None:
+    """The sentence a reader of ``cpu_figures`` must see, or None: the load generator's cgroup
+    throttled it (its stalls are in the latencies), else it was CPU-bound (the rate may be its
+    limit). The text report, ``compare`` and the load component's log all say it this way."""
+    if not cpu:
+        return None
+    if cpu["throttled"]:
+        return (
+            f"the load generator's cgroup held it back for {cpu['throttled_s']:.2f} s "
+            f"({cpu['throttled_periods']} periods at its {cpu['cpu_limit'] or 0:g}-core limit): "
+            "it sent and read late, and the latencies include those stalls; raise the CPU limit "
+            "of the load pods or lower the load"
+        )
+    if cpu["cpu_bound"]:  # (more workers would not help under a cgroup's limit: that is above)
+        return (
+            f"the load generator was CPU-bound (a process at {cpu['busiest']:.0%} of a core, "
+            f">= {CPU_BOUND:.0%} of a core or of its cgroup's limit): the rate may be its "
+            "limit, not the server's; add --workers or machines"
+        )
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class LoadSummary:
     """The headline figures of a load attack, in the units reports print."""
