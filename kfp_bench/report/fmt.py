@@ -74,10 +74,9 @@ def load_rows(load: dict) -> list[tuple[str, str]]:
     if cpu:
         bound = "; CPU-bound: the rate may be its limit" if cpu["cpu_bound"] else ""
         if cpu["throttled"]:
-            bound += (
-                f"; throttled {num(cpu['throttled_s'])} s by its "
-                f"{num(cpu['cpu_limit'] or 0)}-core cgroup limit"
-            )
+            limit = cpu["cpu_limit"]
+            by = f"its {num(limit)}-core cgroup limit" if limit is not None else "a cgroup limit"
+            bound += f"; throttled {num(cpu['throttled_s'])} s by {by}"
         rows.append(
             (
                 "Load generator CPU",

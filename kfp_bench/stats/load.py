@@ -392,9 +392,11 @@ def cpu_caveat(cpu: dict | None) -> str | None:
     if not cpu:
         return None
     if cpu["throttled"]:
+        limit = cpu["cpu_limit"]  # None: the limit is on a cgroup above the generator's own
+        where = f"at its {limit:g}-core limit" if limit is not None else "at a limit above it"
         return (
             f"the load generator's cgroup held it back for {cpu['throttled_s']:.2f} s "
-            f"({cpu['throttled_periods']} periods at its {cpu['cpu_limit'] or 0:g}-core limit): "
+            f"({cpu['throttled_periods']} periods {where}): "
             "it sent and read late, and the latencies include those stalls; raise the CPU limit "
             "of the load pods or lower the load"
         )

@@ -57,3 +57,9 @@ def test_no_cgroup_line_without_a_limit_or_throttling():
     assert "Cgroup limit:\t2 cores; throttled 0.00 s in 0 periods" in _text(
         client_cpu(0.1, 0.1, 1.0, limited, limited)
     )
+
+
+def test_throttling_by_a_limit_above_its_own_cgroup_is_said_so():
+    none = (CgroupCpu(None, 0.0, 0), CgroupCpu(None, 0.4, 4))
+    notes = _text(client_cpu(0.05, 0.05, 1.0, *none)).partition("Notes:")[2]
+    assert "held it back for 0.40 s (4 periods at a limit above it)" in notes
