@@ -87,7 +87,8 @@ def ensure_tools() -> None:
         run(["apt-get", "install", "-y", "nginx-light", "hey", "wrk"], 900)
 
 
-def machine() -> dict:
+def host() -> dict:
+    """The machine the figures hold for: cores, CPU model, kernel, load, Python."""
     cpuinfo = Path("/proc/cpuinfo").read_text()
     model = re.search(r"^model name\s*:\s*(.*)$", cpuinfo, re.M)
     return {
@@ -96,6 +97,13 @@ def machine() -> dict:
         "kernel": platform.release(),
         "loadavg_1m": os.getloadavg()[0],  # other work on the machine skews every figure
         "python": platform.python_version(),
+    }
+
+
+def machine() -> dict:
+    """``host()`` and the versions of the tools side by side."""
+    return {
+        **host(),
         "nginx": run(["nginx", "-v"], 10).strip().removeprefix("nginx version: "),
         "wrk": run(["wrk", "-v"], 10, check=False).split(" Copyright")[0].strip(),
         "hey": _dpkg_version("hey"),

@@ -27,8 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
-import re
 import shlex
 import shutil
 import subprocess
@@ -38,6 +36,7 @@ import time
 from pathlib import Path
 
 import psutil
+from peers import host
 
 from kfp_bench.sandbox.model_server import start_model_server
 
@@ -49,16 +48,7 @@ FD_SLACK = 4  # a connection reopened after a server-side close may be mid-swap 
 
 
 def machine() -> dict:
-    cpuinfo = Path("/proc/cpuinfo").read_text()
-    model = re.search(r"^model name\s*:\s*(.*)$", cpuinfo, re.M)
-    return {
-        "nproc": len(os.sched_getaffinity(0)),
-        "cpu": model.group(1) if model else platform.processor(),
-        "kernel": platform.release(),
-        "loadavg_1m": os.getloadavg()[0],
-        "python": platform.python_version(),
-        "mem_total_mb": round(psutil.virtual_memory().total / 2**20),
-    }
+    return {**host(), "mem_total_mb": round(psutil.virtual_memory().total / 2**20)}
 
 
 def _sockets(pid: int) -> int:
