@@ -6,6 +6,7 @@
     ├── ConfigError               bad input (flags, files, parameters), raised before sending
     │   └── PayloadError          a request body that cannot be read or is not what was asked for
     ├── ResultsError              a saved result that is missing, malformed or of another version
+    ├── EngineError               the load engine hit a bug of its own mid-attack (stats kept)
     ├── ApiError                  a KFP API call the benchmark cannot go on without failed
     ├── KubeError                 a Kubernetes call (InferenceService, pods) failed
     │   └── NotReadyError         an InferenceService was not ready in time (it was deleted)
@@ -32,6 +33,16 @@ class PayloadError(ConfigError):
 
 class ResultsError(BenchError):
     """A saved result cannot be used: missing, malformed, or written by an incompatible version."""
+
+
+class EngineError(BenchError):
+    """An exception escaped one of the load engine's own callbacks or tasks: a bug in kfp-bench,
+    not a fault of the server. The attack ended there; ``stats`` holds what was measured before
+    it (flagged ``engine-error``), and the traceback was logged when it happened."""
+
+    def __init__(self, message: str, stats=None):
+        super().__init__(message)
+        self.stats = stats
 
 
 class ApiError(BenchError):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from kfp_bench._doc import field_help
 from kfp_bench.cli.common import EXIT_INTERRUPTED, Progress, duration, writable
-from kfp_bench.errors import ConfigError
+from kfp_bench.errors import ConfigError, EngineError
 from kfp_bench.jsonl import whole_lines_end
 from kfp_bench.load import LoadOptions, run_load
 from kfp_bench.load.payload import parse_shape, read_body, v1_payload, v2_payload
@@ -159,12 +159,16 @@ def cmd_load(a: argparse.Namespace) -> int:
         writable(a.json_out, "--json-out")
     progress = Progress(a.progress or sys.stderr.isatty())
     csv_dir = tempfile.mkdtemp(prefix="kfp-bench-csv-") if a.output == "csv" else None
+    failure = None
     try:
-        stats = run_load(
-            opts,
-            on_progress=progress,
-            on_batch_factory=_csv_writer_factory(csv_dir) if csv_dir else None,
-        )
+        try:
+            stats = run_load(
+                opts,
+                on_progress=progress,
+                on_batch_factory=_csv_writer_factory(csv_dir) if csv_dir else None,
+            )
+        except EngineError as exc:  # a bug: still print and save what was measured
+            stats, failure = exc.stats, exc
         progress.done()
         if csv_dir:
             hey.write_csv_header(sys.stdout)
@@ -193,6 +197,9 @@ def cmd_load(a: argparse.Namespace) -> int:
             f"kfp-bench: warning: worker process(es) {missing} died before reporting; {what}",
             file=sys.stderr,
         )
+    if failure is not None:
+        print(f"kfp-bench: {failure}", file=sys.stderr)
+        return 1
     return EXIT_INTERRUPTED if "interrupted" in stats.flags else 0
 
 

@@ -9,8 +9,12 @@ latency counts from its due time (coordinated-omission corrected, as in wrk2).
 Each answered or failed request stores its ``records.BATCH_COLUMNS`` as doubles in a reusable
 buffer (``Attack.rows``, a memoryview of doubles); a timer hands them to the stats in batches. A
 failure (refused, reset, timeout, malformed response) is a row with status 0 and an error text,
-never an exception. From request 0 to the end it also measures its own process's CPU and its
-cgroup's throttling (``LoadStats.client_cpu``), so that a report can tell when the load generator,
+never an exception. An exception that escapes one of the engine's own callbacks is a bug of the
+engine, not a fault of the server: it is logged with its traceback, and the attack ends at once,
+flagged ``engine-error`` with what it measured so far (``workers.run_load`` then raises
+``EngineError``) rather than counting it as a bad response or waiting forever on a lost slot.
+From request 0 to the end the engine also measures its own process's CPU and its cgroup's
+throttling (``LoadStats.client_cpu``), so that a report can tell when the load generator,
 not the server, set the pace. The engine prints nothing.
 
 This module is plain Python and runs as such. ``setup.py`` also compiles a twin of it with Cython
@@ -34,13 +38,13 @@ import time
 from array import array
 from collections import deque
 
-from httptools import HttpParserError, HttpResponseParser
+from httptools import HttpParserCallbackError, HttpParserError, HttpResponseParser
 
 from kfp_bench.load import cgroup
 from kfp_bench.load.options import LoadOptions
 from kfp_bench.load.pacer import Schedule, Timer
 from kfp_bench.records import BATCH_COLUMNS, ResultBatch
-from kfp_bench.stats.load import LoadStats, client_cpu
+from kfp_bench.stats.load import ENGINE_ERROR, LoadStats, client_cpu
 
 clock = time.perf_counter
 FLUSH_EVERY_S = 0.2
@@ -125,6 +129,10 @@ class _Conn:
             self.first = now
         try:
             self.feed(data)
+        except HttpParserCallbackError as exc:
+            # One of this class's parser callbacks raised (the parser chains what it raised):
+            # a bug here, not a bad response.
+            self.a.engine_error(exc.__context__ or exc, "a response callback failed")
         except HttpParserError as exc:
             self.a.fail(self, f"http: malformed response ({exc})")
             self.abort()
@@ -257,6 +265,15 @@ class Attack:
     async def run(self) -> LoadStats:
         loop = self.loop = asyncio.get_running_loop()
         self.done = loop.create_future()
+        self._outer_handler = loop.get_exception_handler()
+        loop.set_exception_handler(self._on_loop_error)
+        try:
+            return await self._run()
+        finally:
+            loop.set_exception_handler(self._outer_handler)
+
+    async def _run(self) -> LoadStats:
+        loop = self.loop
         self._addr = await self._resolve()
         if self.opts.open_loop:
             await self._warm_up()
@@ -399,7 +416,12 @@ class Attack:
             self.nconns += 1
             task = self.loop.create_task(self._connect_and_send(seq, intended))
             self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            self.engine_error(exc, "a connection task failed")
 
     def _tick(self) -> None:
         """Open loop: send everything that is due, then arm the timer for the next one."""
@@ -522,6 +544,29 @@ class Attack:
         self.interrupted = True
         self.stats.flags = sorted(set(self.stats.flags) | {"interrupted"})
         self.stop(INTERRUPT_DRAIN_S)
+
+    def engine_error(self, exc: BaseException, what: str) -> None:
+        """A bug of this engine surfaced in a callback or task: hand it to the loop's exception
+        handler (``_on_loop_error``), as asyncio does with what escapes a callback."""
+        self.loop.call_exception_handler(
+            {"message": f"kfp-bench load engine: {what}", "exception": exc}
+        )
+
+    def _on_loop_error(self, loop, context: dict) -> None:
+        """The loop's exception handler while the attack runs. It logs as the handler before it
+        did (asyncio's default: the message and the traceback); an exception that escaped this
+        engine's code then ends the attack at once, flagged ``engine-error``. Without this, a
+        request whose callback died keeps its slot busy forever, and an ``-n`` run never ends.
+        OS errors (a transport's resets and refusals) are the server's faults: rows, not bugs."""
+        if self._outer_handler is not None:
+            self._outer_handler(loop, context)
+        else:
+            loop.default_exception_handler(context)
+        exc = context.get("exception")
+        if isinstance(exc, Exception) and not isinstance(exc, OSError):
+            self.stats.flags = sorted(set(self.stats.flags) | {ENGINE_ERROR})
+            self.stop(0.0)
+            self._give_up()
 
     def _give_up(self) -> None:
         if not self.done.done():

@@ -27,11 +27,11 @@ from collections.abc import Callable
 
 import uvloop
 
-from kfp_bench.errors import ResultsError
+from kfp_bench.errors import EngineError, ResultsError
 from kfp_bench.jsonl import JsonlWriter, read_dicts
 from kfp_bench.load.engine import ENGINE, Attack
 from kfp_bench.load.options import LoadOptions
-from kfp_bench.stats.load import LoadStats
+from kfp_bench.stats.load import ENGINE_ERROR, LoadStats
 
 START_DELAY_S = 0.3  # time for worker processes to start before request 0 is due
 
@@ -49,12 +49,25 @@ def run_load(
         on_progress: called about every 0.2 s with (requests, failed) so far, in this process.
         on_batch_factory: given a worker index, returns a callable that receives that worker's
             ``ResultBatch``es (in the worker's process), e.g. a CSV writer.
+
+    Raises:
+        EngineError: a bug in the engine ended the attack (in this process or a worker); its
+            ``stats`` are what was measured up to it.
     """
     opts.validate()
     if opts.workers == 1:
         on_batch = on_batch_factory(0) if on_batch_factory else None
-        return _run_here(opts, on_progress=on_progress, on_batch=on_batch)
-    return _run_processes(opts, on_progress, on_batch_factory)
+        stats = _run_here(opts, on_progress=on_progress, on_batch=on_batch)
+    else:
+        stats = _run_processes(opts, on_progress, on_batch_factory)
+    if ENGINE_ERROR in stats.flags:
+        raise EngineError(
+            "the load engine failed mid-attack: a bug in kfp-bench, not a fault of the server "
+            "(its traceback is above). The figures cover the requests before it; please report "
+            "the traceback with the command line",
+            stats,
+        )
+    return stats
 
 
 def _new_stats(opts: LoadOptions) -> LoadStats:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from kfp_bench.records import ResultBatch
-from kfp_bench.stats.load import LoadStats, cpu_caveat, cpu_figures
+from kfp_bench.stats.load import ENGINE_ERROR, LoadStats, cpu_caveat, cpu_figures
 
 BAR = "■"
 HEY_PCTS = (10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0)
@@ -106,6 +106,11 @@ def _write_extras(stats: LoadStats, w) -> None:
         notes.append(note)
     if "interrupted" in stats.flags:
         notes.append("interrupted: figures cover what was measured before the stop")
+    if ENGINE_ERROR in stats.flags:
+        notes.append(
+            "the load engine failed (a bug in kfp-bench, its traceback on stderr): figures "
+            "cover what was measured before it"
+        )
     if "insecure" in stats.flags:
         notes.append("WARNING: TLS verification was off (--insecure)")
     if "i-know" in stats.flags:

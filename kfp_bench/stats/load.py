@@ -28,6 +28,8 @@ from kfp_bench.stats.series import Series
 FORMAT = "kfp-bench/load"
 FORMAT_VERSION = 1
 PHASES = ("connect", "dns", "write", "wait", "read")
+#: The flag of an attack that a bug in the load engine ended (``errors.EngineError``).
+ENGINE_ERROR = "engine-error"
 SUMMARY_PCTS = (10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.9)
 
 
