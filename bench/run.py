@@ -254,6 +254,17 @@ def rows_a(a: dict) -> list:
             rows.append(
                 ("a", f"{name} / {other}", f"{ratio:.2f}x", f">= {target}x {OK[ratio >= target]}")
             )
+    # Each round ran every tool once, back to back: how often did a client reach both targets
+    # against that round's own hey and wrk? (The medians above can hide a split verdict.)
+    peers = list(zip(a["runs"]["hey"], a["runs"]["wrk"], strict=True))
+    for name in ("kfp-bench", "kfp-bench --workers 2", "python floor (bench/floor.py)"):
+        if name in a["runs"]:
+            held = sum(
+                r["rps"] >= 3.0 * h["rps"] and r["rps"] >= 0.9 * w["rps"]
+                for r, (h, w) in zip(a["runs"][name], peers, strict=True)
+            )
+            note = "rounds where it reached >= 3.0x hey and >= 0.9x wrk of the same round"
+            rows.append(("a", f"{name}: both targets", f"{held} of {len(peers)}", note))
     return rows
 
 
