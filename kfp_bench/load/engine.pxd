@@ -23,6 +23,7 @@ cdef class Attack:
     cdef public double remaining
     cdef public bint fast, keepalive
     cdef public bytes request
-    cdef public list connects, errors
+    cdef public list connects, errors, batch
+    cdef public object batch_cb, call_soon
 
 cdef Py_ssize_t NCOLS

@@ -163,17 +163,19 @@ class _Conn:
             a.connects.append((self.seq, self.connect, self.dns))
             self.connect = self.dns = 0.0
         if a.fast and a.remaining > 0 and parser.should_keep_alive():
-            # Closed loop without -q, the hot path: straight to the next request on this
-            # connection, which stays busy (``send`` inlined: a Python call is a tenth of the
-            # cost of this path).
+            # Closed loop without -q, the hot path: the next request on this connection, which
+            # stays busy. It goes out with those of the other connections answered in this same
+            # pass of the event loop (``Attack.send_batch``, next in the loop's queue), as one
+            # burst: the server then wakes once for the lot rather than once per request.
             a.remaining -= 1
             self.seq = a.seq
             a.seq += 1
-            self.first = 0.0
-            self.nbody = 0
-            self.sent = self.intended = clock()
-            self.write(a.request)
-            self.written = clock()
+            self.sent = self.intended = self.last  # until it is sent (a timeout sweep may look)
+            self.written = 0.0
+            batch = a.batch
+            batch.append(self)
+            if len(batch) == 1:
+                a.call_soon(a.batch_cb)
             return
         self.busy = False
         a.inflight -= 1
@@ -249,6 +251,9 @@ class Attack:
         self.off = 0
         self.errors: list = []
         self.connects: list = []
+        self.batch: list[_Conn] = []  # connections whose next request goes out in send_batch
+        self.batch_cb = self.send_batch  # bound once, and call_soon once it runs (``run``)
+        self.call_soon = None
         self.seq = 0
         self.inflight = 0
         self.nconns = 0
@@ -274,6 +279,7 @@ class Attack:
 
     async def _run(self) -> LoadStats:
         loop = self.loop
+        self.call_soon = loop.call_soon
         self._addr = await self._resolve()
         if self.opts.open_loop:
             await self._warm_up()
@@ -396,6 +402,21 @@ class Attack:
                 self.loop.call_later(due - now, self._send_later, conn)
                 return
         self._issue(conn, None)
+
+    def send_batch(self) -> None:
+        """Send the next request on every connection of the closed-loop hot path that was
+        answered in the last pass of the loop (``_Conn.on_message_complete``). Its time counts
+        from here, when it is written (``send`` inlined: a Python call is a tenth of the cost
+        of this path)."""
+        request = self.request
+        for conn in self.batch:
+            if conn.busy and not conn.dead:
+                conn.first = 0.0
+                conn.nbody = 0
+                conn.sent = conn.intended = clock()
+                conn.write(request)
+                conn.written = clock()
+        self.batch.clear()
 
     def _send_later(self, conn: _Conn) -> None:
         self.inflight -= 1
