@@ -9,8 +9,10 @@ really did. Run it as::
 
 Server-wide modes (``FaultModes``) come from flags. A request may override them with query
 parameters on any path: ``delay_ms=``, ``status=``, ``reset=1`` (abort the connection with a TCP
-reset instead of answering), ``hang=1`` (never answer), ``slow_body_ms=`` (send the headers, then
-trickle the body over that long) and ``bytes=`` (body size). Unknown parameters are ignored.
+reset instead of answering), ``hang=1`` (never answer), ``drop=1`` (answer as if keeping the
+connection alive, then close it: a server dropping a kept-alive connection unannounced),
+``slow_body_ms=`` (send the headers, then trickle the body over that long) and ``bytes=`` (body
+size). Unknown parameters are ignored.
 
 Timing. A response is due ``delay_ms`` after its request's last byte was parsed; if that moment
 falls inside a stall window ``[k*stall_every, k*stall_every + stall_for)`` seconds after the server
@@ -252,6 +254,7 @@ class _Plan:
     body: bytes = b""
     delay: float = 0.0  # s
     slow_body: float = 0.0  # s
+    drop: bool = False  # close the connection once answered, without a Connection: close
 
 
 @lru_cache(maxsize=64)
@@ -288,6 +291,7 @@ class _Connection(asyncio.Protocol):
         self.pending: deque[_Request] = deque()
         self.busy = False  # a response is under way; later requests wait in ``pending``
         self.draining = False
+        self.drop = False  # close once the response under way is written (``drop=1``)
 
     def connection_made(self, transport) -> None:
         self.transport = transport
@@ -342,6 +346,7 @@ class _Connection(asyncio.Protocol):
 
     def send(self, request: _Request, plan: _Plan) -> None:
         """Carry out ``plan`` now: answer, reset or start trickling."""
+        self.drop = plan.drop
         if self.transport is None:
             self.server.stats.abandoned += 1
         elif plan.action == "reset":
@@ -392,7 +397,7 @@ class _Connection(asyncio.Protocol):
             self.server.stats.served_one(status, _now() - request.arrived)
         if self.transport is None:
             return
-        if not request.keep_alive:
+        if not request.keep_alive or self.drop:
             self.transport.close()
             return
         self.busy = False
@@ -452,7 +457,8 @@ class _Server:
             status = modes.error_status if error else 200
         size = _param(params, "bytes", int, modes.body_bytes, f"in 0..{MAX_BODY_BYTES}", _SIZE_OK)
         slow_ms = _param(params, "slow_body_ms", float, modes.slow_body_ms, "a number >= 0")
-        return _Plan("respond", status, _body(size), delay_ms / 1e3, slow_ms / 1e3)
+        drop = bool(_param(params, "drop", int, 0, "0 or 1"))
+        return _Plan("respond", status, _body(size), delay_ms / 1e3, slow_ms / 1e3, drop)
 
     def release(self, due: float) -> float:
         """When a response due at ``due`` may go: then, or at the end of its stall window."""

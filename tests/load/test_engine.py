@@ -47,6 +47,21 @@ def test_resets_are_errors_and_the_run_goes_on(fault_server):
     assert "reset" in next(iter(stats.errors)) or "closed" in next(iter(stats.errors))
 
 
+def test_a_server_dropping_kept_alive_connections_costs_requests_not_the_run(fault_server):
+    """The server answers as if keeping each connection alive, then closes it (``drop=1``). The
+    closed loop's next request on it (queued for the pass's burst, or already written) fails as
+    a read error, its slot reconnects, and an -n run ends with every request accounted for once."""
+    stats, results = _run(fault_server.url + "/x?drop=1", collect=True, requests=200, concurrency=4)
+    assert stats.requests == 200 == len(results)
+    assert sorted(r.seq for r in results) == list(range(200))
+    failed = [r for r in results if not r.ok]
+    assert stats.ok + len(failed) == 200 and stats.status_codes == {200: stats.ok}
+    # each connection is answered once: about every other request fails on a dropped one
+    assert 80 <= stats.ok <= 150, stats.errors
+    assert failed and all(r.status == 0 and r.error.startswith("read") for r in failed)
+    assert sum(stats.errors.values()) == len(failed)
+
+
 def test_timeouts_are_errors_with_their_latency(fault_server):
     stats, results = _run(
         fault_server.url + "/?hang=1", collect=True, requests=4, concurrency=2, timeout=0.3
