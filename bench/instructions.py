@@ -1,12 +1,13 @@
 """Instructions per request of the load engine's request path, counted by valgrind (callgrind).
 
 Timings on a shared 2-core VM swing by a third from run to run; instruction counts do not. This
-script feeds one recorded nginx response to the engine's connection protocol (``_Conn``) N times
-through a stand-in transport that discards writes, under ``valgrind --tool=callgrind``, once with
-N = 0 and once with N = COUNT, and prints the difference divided by COUNT: the user-space
-instructions the engine spends per request (parsing, timestamps, the packed row, the next send),
-without the kernel, the event loop or the aggregation. It also counts the series aggregation per
-row (``LoadStats.add_batch`` on batches of 10,000 rows).
+script feeds one recorded nginx response to the engine's connection protocols (``_Conn``) N times
+through stand-in transports that discard writes, PASS connections per pass of a stand-in event
+loop that then runs what they queued (the closed loop's burst of next requests), under
+``valgrind --tool=callgrind``, once with N = 0 and once with N = COUNT, and prints the difference
+divided by COUNT: the user-space instructions the engine spends per request (parsing, timestamps,
+the packed row, the next send), without the kernel, the event loop or the aggregation. It also
+counts the series aggregation per row (``LoadStats.add_batch`` on batches of 10,000 rows).
 
 It counts the engine that ``kfp_bench.load.engine`` hands out: the compiled twin when it is built
 and current, the plain Python classes with ``KFP_BENCH_ENGINE=python``.
@@ -30,8 +31,11 @@ RESPONSE = (
     b"hello world\n"
 )
 
+PASS = 8  # connections answered per pass of the event loop (about what -c 50 saw on nginx)
+
 REQUEST_PATH = f"""
 import sys, time
+PASS = {PASS}
 from kfp_bench.load.engine import Attack, _Conn
 from kfp_bench.load.options import LoadOptions
 from kfp_bench.stats.load import LoadStats
@@ -43,13 +47,19 @@ class Discard:
 
 attack = Attack(LoadOptions(url="http://127.0.0.1:1/", duration=10), LoadStats())
 attack.t0 = time.perf_counter()
-conn = _Conn(attack)
-conn.connection_made(Discard())
-conn.send(0, None)
-attack.inflight = 1
+pending = []
+attack.call_soon = pending.append  # the event loop's queue: run below after each pass
+conns = [_Conn(attack) for _ in range(PASS)]
+for i, conn in enumerate(conns):
+    conn.connection_made(Discard())
+    conn.send(i, None)
+attack.inflight = PASS
 response = {RESPONSE!r}
-for _ in range(int(sys.argv[1])):
-    conn.data_received(response)
+for _ in range(int(sys.argv[1]) // PASS):
+    for conn in conns:  # one pass of the loop: PASS connections answered
+        conn.data_received(response)
+    while pending:
+        pending.pop()()
     if attack.off > 4_000_000:  # doubles: start the buffer over before it grows past 32 MB
         attack.off = 0
 """

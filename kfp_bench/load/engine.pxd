@@ -2,6 +2,8 @@
 # Python; these declarations turn its three classes into extension types with C fields, which is
 # what makes the compiled request path cheap. Every field the classes set in __init__ is here.
 
+cimport cython
+
 cdef class Attack
 
 cdef class _Conn:
@@ -25,5 +27,8 @@ cdef class Attack:
     cdef public bytes request
     cdef public list connects, errors, batch
     cdef public object batch_cb, call_soon
+
+    @cython.locals(conn=_Conn, now=double)
+    cpdef send_batch(self)
 
 cdef Py_ssize_t NCOLS
