@@ -8,7 +8,7 @@ cdef class Attack
 
 cdef class _Conn:
     cdef public Attack a
-    cdef public object parser, feed, transport, write
+    cdef public object parser, feed, status_code, keeps_alive, transport, write
     cdef public bint busy, dead
     cdef public long long seq, nbody
     cdef public double intended, sent, written, first, last, connect, dns, qps_due

@@ -93,8 +93,7 @@ class _Conn:
 
     def __init__(self, attack: Attack):
         self.a = attack
-        self.parser = HttpResponseParser(self)
-        self.feed = self.parser.feed_data  # bound once: a method lookup per call is not free
+        self._new_parser()
         self.transport = self.write = None
         self.busy = self.dead = False
         self.seq = 0
@@ -102,6 +101,13 @@ class _Conn:
         self.nbody = 0
         self.connect = self.dns = 0.0
         self.qps_due = 0.0
+
+    def _new_parser(self) -> None:
+        self.parser = parser = HttpResponseParser(self)
+        # bound once: a method lookup per request is not free
+        self.feed = parser.feed_data
+        self.status_code = parser.get_status_code
+        self.keeps_alive = parser.should_keep_alive
 
     def connection_made(self, transport):
         self.transport = transport
@@ -150,7 +156,6 @@ class _Conn:
         if not self.busy:
             return
         a = self.a
-        parser = self.parser
         i = a.off
         if i == a.cap:
             a.grow()
@@ -161,13 +166,13 @@ class _Conn:
         rows[i + 3] = self.written
         rows[i + 4] = self.first
         rows[i + 5] = self.last
-        rows[i + 6] = parser.get_status_code()
+        rows[i + 6] = self.status_code()
         rows[i + 7] = self.nbody
         a.off = i + NCOLS
         if self.connect:
             a.connects.append((self.seq, self.connect, self.dns))
             self.connect = self.dns = 0.0
-        if a.fast and a.remaining > 0 and parser.should_keep_alive():
+        if a.fast and a.remaining > 0 and self.keeps_alive():
             # Closed loop without -q, the hot path: the next request on this connection, which
             # stays busy. It goes out with those of the other connections answered in this same
             # pass of the event loop (``Attack.send_batch``, next in the loop's queue), as one
@@ -184,7 +189,7 @@ class _Conn:
             return
         self.busy = False
         a.inflight -= 1
-        if a.keepalive and parser.should_keep_alive():
+        if a.keepalive and self.keeps_alive():
             a.after(self)
         else:
             self.abort(graceful=True)
@@ -211,8 +216,7 @@ class _HeadConn(_Conn):
 
     def on_headers_complete(self):
         self.on_message_complete()
-        self.parser = HttpResponseParser(self)
-        self.feed = self.parser.feed_data
+        self._new_parser()
 
 
 class Attack:
