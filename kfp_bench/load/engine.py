@@ -153,7 +153,9 @@ class _Conn:
         self.nbody += len(body)
 
     def on_message_complete(self):
-        if not self.busy:
+        if not self.busy or not self.written:
+            # no request out on this connection (idle, or its next one still queued in
+            # send_batch): a response nobody asked for, not one to count
             return
         a = self.a
         i = a.off

@@ -11,8 +11,9 @@ Server-wide modes (``FaultModes``) come from flags. A request may override them 
 parameters on any path: ``delay_ms=``, ``status=``, ``reset=1`` (abort the connection with a TCP
 reset instead of answering), ``hang=1`` (never answer), ``drop=1`` (answer as if keeping the
 connection alive, then close it: a server dropping a kept-alive connection unannounced),
-``slow_body_ms=`` (send the headers, then trickle the body over that long) and ``bytes=`` (body
-size). Unknown parameters are ignored.
+``extra=1`` (follow the response with a second copy that nobody asked for), ``slow_body_ms=``
+(send the headers, then trickle the body over that long) and ``bytes=`` (body size). Unknown
+parameters are ignored.
 
 Timing. A response is due ``delay_ms`` after its request's last byte was parsed; if that moment
 falls inside a stall window ``[k*stall_every, k*stall_every + stall_for)`` seconds after the server
@@ -255,6 +256,7 @@ class _Plan:
     delay: float = 0.0  # s
     slow_body: float = 0.0  # s
     drop: bool = False  # close the connection once answered, without a Connection: close
+    extra: bool = False  # send the response twice: the second copy unasked for
 
 
 @lru_cache(maxsize=64)
@@ -292,6 +294,7 @@ class _Connection(asyncio.Protocol):
         self.busy = False  # a response is under way; later requests wait in ``pending``
         self.draining = False
         self.drop = False  # close once the response under way is written (``drop=1``)
+        self.extra = False  # write the response under way twice (``extra=1``)
 
     def connection_made(self, transport) -> None:
         self.transport = transport
@@ -346,7 +349,7 @@ class _Connection(asyncio.Protocol):
 
     def send(self, request: _Request, plan: _Plan) -> None:
         """Carry out ``plan`` now: answer, reset or start trickling."""
-        self.drop = plan.drop
+        self.drop, self.extra = plan.drop, plan.extra
         if self.transport is None:
             self.server.stats.abandoned += 1
         elif plan.action == "reset":
@@ -388,7 +391,8 @@ class _Connection(asyncio.Protocol):
         """Write a whole response now."""
         if status in (204, 304):
             body = b""
-        self.transport.write(self.head(request, status, len(body), kind) + body)
+        response = self.head(request, status, len(body), kind) + body
+        self.transport.write(response + response if self.extra else response)
         self.done(request, status, counted)
 
     def done(self, request: _Request, status: int, counted: bool = True) -> None:
@@ -400,7 +404,7 @@ class _Connection(asyncio.Protocol):
         if not request.keep_alive or self.drop:
             self.transport.close()
             return
-        self.busy = False
+        self.busy = self.extra = False
         self._next()
 
 
@@ -458,7 +462,8 @@ class _Server:
         size = _param(params, "bytes", int, modes.body_bytes, f"in 0..{MAX_BODY_BYTES}", _SIZE_OK)
         slow_ms = _param(params, "slow_body_ms", float, modes.slow_body_ms, "a number >= 0")
         drop = bool(_param(params, "drop", int, 0, "0 or 1"))
-        return _Plan("respond", status, _body(size), delay_ms / 1e3, slow_ms / 1e3, drop)
+        extra = bool(_param(params, "extra", int, 0, "0 or 1"))
+        return _Plan("respond", status, _body(size), delay_ms / 1e3, slow_ms / 1e3, drop, extra)
 
     def release(self, due: float) -> float:
         """When a response due at ``due`` may go: then, or at the end of its stall window."""

@@ -62,6 +62,20 @@ def test_a_server_dropping_kept_alive_connections_costs_requests_not_the_run(fau
     assert sum(stats.errors.values()) == len(failed)
 
 
+def test_a_response_nobody_asked_for_is_not_counted(fault_server):
+    """The server follows every response with a second copy (``extra=1``). Only answers to
+    requests that went out count: the client's count matches what the server received, however
+    the copy falls against the closed loop's queued next request."""
+    before = fault_server.stats()["requests"]
+    stats, results = _run(
+        fault_server.url + "/x?extra=1", collect=True, requests=600, concurrency=3
+    )
+    assert stats.requests == 600 == stats.ok == len(results)
+    assert sorted(r.seq for r in results) == list(range(600))
+    assert all(r.bytes_out > 0 for r in results)  # each one was written
+    assert fault_server.stats()["requests"] - before == 600
+
+
 def test_timeouts_are_errors_with_their_latency(fault_server):
     stats, results = _run(
         fault_server.url + "/?hang=1", collect=True, requests=4, concurrency=2, timeout=0.3
