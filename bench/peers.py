@@ -32,7 +32,7 @@ COMMANDS: list[str] = []  # every command run, in order, for the report
 _NGINX: dict = {}  # {"master": psutil.Process} while nginx_server() runs
 
 NGINX_CONF = """\
-worker_processes auto;
+worker_processes {workers};
 daemon off;
 pid {tmp}/nginx.pid;
 error_log {tmp}/error.log warn;
@@ -137,12 +137,16 @@ def free_loopback_port() -> int:
 
 
 @contextlib.contextmanager
-def nginx_server():
-    """nginx on a free loopback port, from a temporary nginx.conf; yields its URL."""
+def nginx_server(workers: str = "auto"):
+    """nginx on a free loopback port, from a temporary nginx.conf; yields its URL.
+
+    ``workers`` is nginx's ``worker_processes``: "auto" (the default, as Debian ships it) starts
+    one worker per core, sharing every core with the client; "1" keeps the server on one core.
+    """
     with tempfile.TemporaryDirectory(prefix="bench-nginx-") as tmp:
         port = free_loopback_port()
         conf = Path(tmp) / "nginx.conf"
-        conf.write_text(NGINX_CONF.format(tmp=tmp, port=port))
+        conf.write_text(NGINX_CONF.format(tmp=tmp, port=port, workers=workers))
         cmd = ["nginx", "-p", tmp, "-c", str(conf)]
         COMMANDS.append(shlex.join(cmd))
         print(f"  $ {shlex.join(cmd)}", flush=True)

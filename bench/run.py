@@ -329,6 +329,13 @@ def parse_args(argv=None) -> argparse.Namespace:
         help="rounds of (a), each tool once per round, the order rotated (default 3; 1 with "
         "--quick); more rounds give steadier medians on a noisy machine",
     )
+    p.add_argument(
+        "--nginx-workers",
+        default="auto",
+        help="nginx's worker_processes in (a) and (d): 'auto' (default) gives nginx a worker per "
+        "core, sharing the cores with the client; 1 keeps the server on one core (then wrk -t1, "
+        "which this script does not run, beats the wrk -t2 it does run: see bench/README.md)",
+    )
     p.add_argument("--only", default="a,b,c,d", help="comma-separated cases to run, e.g. a,c")
     p.add_argument("--out", type=Path, default=HERE / "results.json", help="JSON results file")
     args = p.parse_args(argv)
@@ -340,6 +347,10 @@ def parse_args(argv=None) -> argparse.Namespace:
         p.error(f"--rounds {args.rounds}: give 1 to 20 rounds of (a)")
     if args.rounds is None:
         args.rounds = 1 if args.quick else 3
+    if args.nginx_workers != "auto" and not (
+        args.nginx_workers.isdigit() and 1 <= int(args.nginx_workers) <= 64
+    ):
+        p.error(f"--nginx-workers {args.nginx_workers}: give a count from 1 to 64, or auto")
     return args
 
 
@@ -358,7 +369,7 @@ def run_cases(args) -> dict:
             print(f"  ({case}) FAILED: {res[case]['failed']}", flush=True)
 
     if {"a", "d"} & set(args.cases):
-        with nginx_server() as url:
+        with nginx_server(args.nginx_workers) as url:
             seconds = 15 if args.quick else 60
             attempt("a", "throughput against nginx", lambda: case_throughput(url, args.rounds))
             attempt("d", "RSS at the top rate", lambda: case_rss(url, seconds))
@@ -378,12 +389,16 @@ def main(argv=None) -> int:
     rows = table(res)
     print(f"\ncommands run ({len(COMMANDS)}):")
     print("\n".join(f"  {c}" for c in COMMANDS))
-    print(f"\nresults ({time.time() - started:.0f} s, quick={args.quick}, rounds={args.rounds}):")
+    print(
+        f"\nresults ({time.time() - started:.0f} s, quick={args.quick}, rounds={args.rounds}, "
+        f"nginx workers={args.nginx_workers}):"
+    )
     print_table(rows)
     doc = {
         "machine": info,
         "quick": args.quick,
         "rounds": args.rounds,
+        "nginx_workers": args.nginx_workers,
         "cases": res,
         "table": rows,
         "commands": COMMANDS,
