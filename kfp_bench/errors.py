@@ -38,11 +38,13 @@ class ResultsError(BenchError):
 class EngineError(BenchError):
     """An exception escaped one of the load engine's own callbacks or tasks: a bug in kfp-bench,
     not a fault of the server. The attack ended there; ``stats`` holds what was measured before
-    it (flagged ``engine-error``), and the traceback was logged when it happened."""
+    it (flagged ``engine-error``), and the traceback was logged when it happened. A rate sweep
+    raises it with ``partial``: the ``SweepResult`` of the steps that finished before."""
 
-    def __init__(self, message: str, stats=None):
+    def __init__(self, message: str, stats=None, partial=None):
         super().__init__(message)
         self.stats = stats
+        self.partial = partial
 
 
 class ApiError(BenchError):

@@ -9,6 +9,7 @@ import sys
 from kfp_bench._doc import field_help
 from kfp_bench.cli.common import EXIT_INTERRUPTED, duration, writable
 from kfp_bench.cli.load import request_body
+from kfp_bench.errors import EngineError
 from kfp_bench.load import LoadOptions
 from kfp_bench.load.sweep import KNEE_FACTOR, KNEE_MIN_SUCCESS, parse_rates, run_sweep
 from kfp_bench.report import sweep as sweep_report
@@ -103,19 +104,28 @@ def cmd_sweep(a: argparse.Namespace) -> int:
             flush=True,
         )
 
-    result = run_sweep(
-        opts,
-        rates,
-        a.duration,
-        factor=a.knee_factor,
-        min_success=a.knee_success,
-        pause_s=a.pause,
-        on_step=said,
-    )
+    failure = None
+    try:
+        result = run_sweep(
+            opts,
+            rates,
+            a.duration,
+            factor=a.knee_factor,
+            min_success=a.knee_success,
+            pause_s=a.pause,
+            on_step=said,
+        )
+    except EngineError as exc:  # a bug: still print and save the steps finished before it
+        if exc.partial is None:
+            raise
+        result, failure = exc.partial, exc
     doc = result.as_dict()
     sweep_report.write_text(doc["sweep"], doc["sweep_knee"], sys.stdout)
     if a.json_out:
         with open(a.json_out, "w") as f:
             json.dump(doc, f, indent=1)
+    if failure is not None:
+        print(f"kfp-bench: {failure}", file=sys.stderr)
+        return 1
     interrupted = any(s.interrupted for s in result.steps)
     return EXIT_INTERRUPTED if interrupted else 0

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from kfp_bench.errors import ConfigError
+from kfp_bench.errors import ConfigError, EngineError
 from kfp_bench.load.options import LoadOptions
 from kfp_bench.load.workers import run_load
 
@@ -205,6 +205,9 @@ def run_sweep(
 
     Raises:
         ConfigError: bad rates, step length or knee settings, before anything is sent.
+        EngineError: a bug in the load engine ended a step; the sweep stops there and the
+            error's ``partial`` holds the steps finished before it (the cut step is left out:
+            it did not hold its rate for ``step_s``).
     """
     check_rates(rates)
     if not (step_s > 0 and math.isfinite(step_s)):
@@ -220,7 +223,16 @@ def run_sweep(
     for i, opts in enumerate(plans):
         if i and pause_s > 0:
             time.sleep(pause_s)
-        stats = run_load(opts)
+        try:
+            stats = run_load(opts)
+        except EngineError as exc:
+            done = SweepResult(tuple(steps), find_knee(steps, factor, min_success))
+            raise EngineError(
+                f"the sweep's step at {opts.rate:g} req/s: {exc}; the {len(steps)} step(s) "
+                "before it are kept",
+                exc.stats,
+                partial=done,
+            ) from exc
         step = _step(opts.rate, stats, max_replicas)
         steps.append(step)
         if on_step is not None:

@@ -1,7 +1,7 @@
 """A bug in the load engine itself, as opposed to a fault of the server: an exception that escapes
-one of its callbacks or tasks ends the attack at once, flagged ``engine-error``, with its traceback
-logged and what was measured kept, instead of being counted as a malformed response or leaving a
-slot busy forever (an ``-n`` run that never ends).
+one of its callbacks or tasks ends the attack (and a rate sweep) at once, flagged
+``engine-error``, with its traceback logged and what was measured kept, instead of being counted
+as a malformed response or leaving a slot busy forever (an ``-n`` run that never ends).
 
 The bug is planted with subclasses of the engine's own classes (Python subclasses of the compiled
 twin's extension types, or of the plain module loaded beside it), against the real fault server.
@@ -18,6 +18,7 @@ import uvloop
 from kfp_bench import cli
 from kfp_bench.errors import EngineError
 from kfp_bench.load import LoadOptions, engine, run_load, workers
+from kfp_bench.load.sweep import run_sweep
 from kfp_bench.stats.load import ENGINE_ERROR, LoadStats
 
 BUG_AT = 40  # responses before the planted bug
@@ -125,3 +126,25 @@ def test_run_load_raises_and_the_cli_still_prints_and_saves_what_was_measured(
     assert "kfp-bench: the load engine failed mid-attack" in stderr
     doc = json.loads(out.read_text())
     assert ENGINE_ERROR in doc["flags"] and BUG_AT - 1 <= doc["ok"] < 3000
+
+
+def test_a_bug_mid_sweep_keeps_the_steps_before_it(fault_server, monkeypatch, tmp_path, capsys):
+    # The planted bug counts responses across steps: 20 req/s for 1 s answers fewer than BUG_AT,
+    # so the first step finishes and the bug strikes in the second.
+    monkeypatch.setattr(workers, "Attack", _buggy(engine, "response"))
+    base = LoadOptions(url=fault_server.url + "/x")
+    with pytest.raises(EngineError, match=r"step at 40 req/s: .*1 step\(s\) before it") as err:
+        run_sweep(base, [20, 40, 80], 1.0)
+    done = err.value.partial
+    assert [s.rate for s in done.steps] == [20] and done.steps[0].requests >= 15
+    assert ENGINE_ERROR in err.value.stats.flags
+
+    monkeypatch.setattr(workers, "Attack", _buggy(engine, "response"))  # a fresh count
+    out = tmp_path / "sweep.json"
+    argv = ["sweep", "--rates", "20,40,80", "-z", "1s", "--json-out", str(out)]
+    rc = cli.main([*argv, fault_server.url + "/x"])
+    stdout, stderr = capsys.readouterr()
+    assert rc == 1
+    assert stdout.splitlines()[0].split()[:2] == ["QPS", "achieved"]
+    assert stderr.splitlines()[-1].startswith("kfp-bench: the sweep's step at 40 req/s: the load")
+    assert [r["rate"] for r in json.loads(out.read_text())["sweep"]] == [20]
