@@ -22,20 +22,18 @@ From request 0 to the end the engine also measures its own process's CPU and its
 throttling (``LoadStats.client_cpu``), so that a report can tell when the load generator,
 not the server, set the pace. The engine prints nothing.
 
-This module is plain Python and runs as such. ``setup.py`` also compiles a twin of it with Cython
-(``kfp_bench.load._cengine``, typed by ``engine.pxd``) and, when the twin was built from this very
-source, the module hands out the twin's classes instead (``ENGINE`` says which one runs;
-``KFP_BENCH_ENGINE=python`` forces the plain one). Same code, same behaviour: the compiled request
-path runs half the user-space instructions of the plain one (``bench/instructions.py``), which at
-60,000 requests/s on two cores is the difference between keeping up with wrk and not.
+This module is plain Python and runs as such; when a compiled twin of this very text was built
+(Cython, typed by ``engine.pxd``: see ``twin.py``), it hands out the twin's classes instead, and
+``ENGINE`` says which run. Same code, same behaviour: the compiled request path runs half the
+user-space instructions of the plain one (``bench/instructions.py``), which at 60,000 requests/s
+on two cores is the difference between keeping up with wrk and not. Connection failures get
+their texts from ``failure.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import math
-import os
 import resource
 import socket
 import ssl
@@ -46,10 +44,12 @@ from collections import deque
 from httptools import HttpParserCallbackError, HttpParserError, HttpResponseParser
 
 from kfp_bench.load import cgroup
+from kfp_bench.load.failure import describe
 from kfp_bench.load.options import LoadOptions
 from kfp_bench.load.pacer import Schedule, Timer
+from kfp_bench.load.twin import compiled_twin
 from kfp_bench.records import BATCH_COLUMNS, ResultBatch
-from kfp_bench.stats.load import ENGINE_ERROR, LoadStats, client_cpu
+from kfp_bench.stats.load import ENGINE_ERROR, LoadStats, client_cpu, warm_up
 
 clock = time.perf_counter
 FLUSH_EVERY_S = 0.2
@@ -57,34 +57,6 @@ INTERRUPT_DRAIN_S = 1.0
 NCOLS = len(BATCH_COLUMNS)
 _FIRST_ROWS = 4096  # the buffer's first size; it doubles when a flush interval needs more
 ENGINE = "python"  # or "compiled": which twin of this module's classes runs (see the end)
-
-
-def describe(exc: BaseException | None, op: str) -> str:
-    """A short, stable error text for the error distribution (``op``: connect, read, tls)."""
-    if exc is None:
-        return f"{op}: server closed the connection before the response"
-    if isinstance(exc, ssl.SSLCertVerificationError):
-        return f"tls: certificate verify failed ({exc.verify_message}); pass --cacert or --insecure"
-    if isinstance(exc, ssl.SSLError):
-        return f"tls: {exc.reason or exc}"
-    if isinstance(exc, TimeoutError | asyncio.TimeoutError):
-        return f"{op}: timeout"
-    if isinstance(exc, ConnectionRefusedError):
-        return f"{op}: connection refused"
-    if isinstance(exc, ConnectionResetError):
-        return f"{op}: connection reset by peer"
-    if isinstance(exc, socket.gaierror):
-        return f"dns: {exc.strerror}"
-    if isinstance(exc, OSError) and exc.strerror:
-        return f"{op}: {exc.strerror.lower()}"
-    return f"{op}: {type(exc).__name__}: {exc}"
-
-
-def _warm_up_stats() -> None:
-    """Aggregate one throwaway batch before the clock starts: numpy's first calls take ~20 ms,
-    which would otherwise stall the first flush and show up in the corrected latencies."""
-    row = array("d", [0, 1.0, 1.0, 1.0, 1.0, 1.0, 200, 0])
-    LoadStats(corrected=True).add_batch(ResultBatch(1.0, row, [], [(0, 0.1, 0.0)], 1))
 
 
 class _Conn:
@@ -294,7 +266,7 @@ class Attack:
         self._addr = await self._resolve()
         if self.opts.open_loop:
             await self._warm_up()
-        _warm_up_stats()
+        warm_up()
         now = clock()
         self.t0 = self.start_at if self.start_at and self.start_at > now else now
         if self.t0 > now:
@@ -356,19 +328,7 @@ class Attack:
         """Open loop: open ``concurrency`` connections before request 0 is due, as wrk2 does, so
         that the first requests do not all pay for a connect."""
         n = min(self.opts.concurrency, self.opts.max_inflight)
-        results = await asyncio.gather(
-            *(
-                self.loop.create_connection(
-                    lambda: self.conn_class(self),
-                    self._addr[0],
-                    self._addr[1],
-                    ssl=self.ssl,
-                    server_hostname=self.target.server_hostname if self.ssl else None,
-                )
-                for _ in range(n)
-            ),
-            return_exceptions=True,
-        )
+        results = await asyncio.gather(*(self._open() for _ in range(n)), return_exceptions=True)
         for r in results:
             if not isinstance(r, BaseException):
                 conn = r[1]
@@ -376,6 +336,15 @@ class Attack:
                 self.conns.add(conn)
                 self.idle.append(conn)
         self._dns_s = 0.0
+
+    def _open(self):
+        """A coroutine that opens one connection of this attack to the resolved address."""
+        return self.loop.create_connection(
+            lambda: self.conn_class(self),
+            *self._addr[:2],
+            ssl=self.ssl,
+            server_hostname=self.target.server_hostname if self.ssl else None,
+        )
 
     async def _resolve(self):
         t = self.target
@@ -477,19 +446,9 @@ class Attack:
             self._check_done()
 
     async def _connect_and_send(self, seq: int, intended: float | None) -> None:
-        t = self.target
         start = clock()
         try:
-            _, conn = await asyncio.wait_for(
-                self.loop.create_connection(
-                    lambda: self.conn_class(self),
-                    self._addr[0],
-                    self._addr[1],
-                    ssl=self.ssl,
-                    server_hostname=t.server_hostname if self.ssl else None,
-                ),
-                self.opts.timeout or None,
-            )
+            _, conn = await asyncio.wait_for(self._open(), self.opts.timeout or None)
         except (TimeoutError, OSError, ssl.SSLError) as exc:
             now = clock()
             self.nconns -= 1
@@ -647,22 +606,7 @@ class Attack:
             self.on_progress(self.stats.requests, self.stats.requests - self.stats.ok)
 
 
-def _compiled_twin():
-    """The Cython build of this module (``kfp_bench.load._cengine``), when it exists, was built
-    from this very source, and ``KFP_BENCH_ENGINE`` is not ``python``; else None."""
-    if os.environ.get("KFP_BENCH_ENGINE", "").strip().lower() == "python":
-        return None
-    try:
-        from kfp_bench.load import _cengine
-    except ImportError:
-        return None
-    with open(__file__, "rb") as f:
-        if getattr(_cengine, "SOURCE_SHA256", None) != hashlib.sha256(f.read()).hexdigest():
-            return None  # built from another version of this file: stale, not used
-    return _cengine
-
-
-if __name__ == "kfp_bench.load.engine" and (_twin := _compiled_twin()) is not None:
+if __name__ == "kfp_bench.load.engine" and (_twin := compiled_twin(__file__)) is not None:
     # (through globals(): the twin, compiled from this text, may not rebind its own classes)
     globals().update(_Conn=_twin._Conn, _HeadConn=_twin._HeadConn, Attack=_twin.Attack)
     ENGINE = "compiled"

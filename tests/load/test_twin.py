@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kfp_bench.load import engine
+from kfp_bench.load import engine, twin
 
 ROOT = Path(__file__).resolve().parents[2]
 TWIN = importlib.util.find_spec("kfp_bench.load._cengine")
@@ -39,10 +39,10 @@ def test_a_stale_twin_or_the_switch_means_the_plain_engine(monkeypatch):
     from kfp_bench.load import _cengine
 
     monkeypatch.setattr(_cengine, "SOURCE_SHA256", "0" * 64)
-    assert engine._compiled_twin() is None
+    assert twin.compiled_twin(engine.__file__) is None
     monkeypatch.undo()
     monkeypatch.setenv("KFP_BENCH_ENGINE", "python")
-    assert engine._compiled_twin() is None
+    assert twin.compiled_twin(engine.__file__) is None
 
 
 def _load(server_url: str, tmp_path: Path, env_engine: str | None, name: str) -> dict:
