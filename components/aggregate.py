@@ -65,7 +65,7 @@ def aggregate(
     if merged is not None and missing:
         merged.workers["expected"] += len(missing)
         merged.workers["missing"] += missing
-        merged.flags = sorted(set(merged.flags) | {"missing-workers"})
+        merged.flag("missing-workers")
     if missing:
         print(f"load workers missing from the result: {missing}")
     extra = {}

@@ -534,7 +534,7 @@ class Attack:
         if self.interrupted:
             self._give_up()
         self.interrupted = True
-        self.stats.flags = sorted(set(self.stats.flags) | {"interrupted"})
+        self.stats.flag("interrupted")
         self.stop(INTERRUPT_DRAIN_S)
 
     def engine_error(self, exc: BaseException, what: str) -> None:
@@ -556,7 +556,7 @@ class Attack:
             loop.default_exception_handler(context)
         exc = context.get("exception")
         if isinstance(exc, Exception) and not isinstance(exc, OSError):
-            self.stats.flags = sorted(set(self.stats.flags) | {ENGINE_ERROR})
+            self.stats.flag(ENGINE_ERROR)
             self.stop(0.0)
             self._give_up()
 

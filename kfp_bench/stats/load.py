@@ -190,8 +190,12 @@ class LoadStats:
         for k in ("missing", "partial"):  # "partial": died, but what it measured is in
             if other.workers.get(k):
                 self.workers[k] = self.workers.get(k, []) + other.workers[k]
-        self.flags = sorted(set(self.flags) | set(other.flags))
+        self.flag(*other.flags)
         self.client_cpu = merge_client_cpu(self.client_cpu, other.client_cpu)
+
+    def flag(self, *names: str) -> None:
+        """Add flags (``interrupted``, ``engine-error``, ...), each once, kept sorted."""
+        self.flags = sorted(set(self.flags).union(names))
 
     # -- persistence -------------------------------------------------------------------------
     def to_dict(self, *, summary: bool = True) -> dict:
