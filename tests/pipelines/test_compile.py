@@ -63,6 +63,15 @@ def test_kubernetes_settings_are_where_they_belong():
         assert execs[name]["secretAsVolume"][0]["optional"] is True
         assert execs[name]["podMetadata"]["labels"] == {"access-ml-pipeline": "true"}
     assert all("activeDeadlineSeconds" in e for e in execs.values())
+    executors = next(yaml.safe_load_all((DEFAULT_OUT / "kfp_bench.yaml").read_text()))[
+        "deploymentSpec"
+    ]["executors"]
+    for name in ("exec-inference-load", "exec-rate-sweep"):
+        assert "nodeSelector" in execs[name]
+        res = executors[name]["container"]["resources"]
+        # a core and memory requested, and no CPU limit to throttle the load generator
+        assert res["resourceCpuRequest"] == "1" and res["resourceMemoryRequest"] == "256Mi"
+        assert "resourceCpuLimit" not in res and "cpuLimit" not in res
     for n in ("noop", "fanout", "train"):
         child = list(yaml.safe_load_all((DEFAULT_OUT / f"{n}.yaml").read_text()))[1]
         for e in child["platforms"]["kubernetes"]["deploymentSpec"]["executors"].values():
