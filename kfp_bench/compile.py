@@ -1,5 +1,10 @@
 """Compiling the pipelines to compiled/: deterministic YAML, each file under 1 MB.
 
+A second bound is per step: a lightweight component's source, with the engine archive embedded
+in it, is one argument of the step's command, and Linux refuses to start a program with any one
+argument of 128 KiB or more (``MAX_ARG_STRLEN``: "Argument list too long"), in a pod as under
+kfp.local. ``compile_all`` refuses such a step at compile time, naming it.
+
 ``compile_all(out_dir)`` writes ``<name>.yaml`` for every pipeline in ``kfp_bench.pipelines``.
 The same sources give byte-identical files (the golden test in tests/pipelines/ compares them with
 compiled/). ``base_image`` swaps the components' image for one with kfp-bench's requirements
@@ -17,6 +22,7 @@ from pathlib import Path
 from kfp_bench.errors import ConfigError
 
 MAX_BYTES = 1_000_000
+MAX_ARG_BYTES = 32 * 4096  # Linux's MAX_ARG_STRLEN: the longest single argument execve takes
 DEFAULT_OUT = Path(__file__).resolve().parent.parent / "compiled"
 _IMAGE = re.compile(r"^(\s+image: )(\S+)$", re.MULTILINE)
 _IMAGE_REF = re.compile(r"^[a-z0-9][a-z0-9._/:@-]*$", re.IGNORECASE)
@@ -33,8 +39,9 @@ def compile_all(
         names: the pipelines to compile; all when None.
 
     Raises:
-        ConfigError: a bad image name, or a file that would reach 1 MB (the size at which KFP's
-            API server and UI stop taking it).
+        ConfigError: a bad image name, a file that would reach 1 MB (the size at which KFP's
+            API server and UI stop taking it), or a step with a command argument too long to
+            start (``longest_arguments``).
     """
     from kfp_bench.pipelines import PIPELINES, compile_pipeline
 
@@ -53,8 +60,28 @@ def compile_all(
                 f"pipeline {name}: {len(text.encode())} bytes compiled, over the 1 MB that KFP "
                 "takes; embed fewer engine parts in its components (components/_embed.py)"
             )
+        for step, size in longest_arguments(text).items():
+            if size >= MAX_ARG_BYTES:
+                raise ConfigError(
+                    f"pipeline {name}, step {step}: a command argument of {size} bytes, over the "
+                    f"{MAX_ARG_BYTES} that Linux starts a program with; embed fewer engine parts "
+                    "in that component (components/_embed.py)"
+                )
         path = out / f"{name}.yaml"
         if not path.exists() or path.read_text() != text:
             path.write_text(text)
         written[name] = path
     return written
+
+
+def longest_arguments(text: str) -> dict[str, int]:
+    """The longest command or argument, in bytes, of each executor in a compiled pipeline."""
+    import yaml
+
+    spec = next(yaml.safe_load_all(text))
+    longest = {}
+    for name, executor in spec.get("deploymentSpec", {}).get("executors", {}).items():
+        container = executor.get("container", {})
+        strings = [*container.get("command", []), *container.get("args", [])]
+        longest[name] = max((len(s.encode()) for s in strings), default=0)
+    return longest

@@ -8,7 +8,9 @@ import pytest
 import yaml
 from kfp_bench.pipelines import PIPELINES
 
-from kfp_bench.compile import DEFAULT_OUT, MAX_BYTES, compile_all
+from kfp_bench import compile as compile_mod
+from kfp_bench.compile import DEFAULT_OUT, MAX_ARG_BYTES, MAX_BYTES, compile_all, longest_arguments
+from kfp_bench.errors import ConfigError
 
 
 @pytest.fixture(scope="module")
@@ -28,6 +30,32 @@ def test_compiled_is_up_to_date(fresh, name):
 @pytest.mark.parametrize("name", sorted(PIPELINES))
 def test_each_file_is_under_1_mb(fresh, name):
     assert fresh[name].stat().st_size < MAX_BYTES
+
+
+@pytest.mark.parametrize("name", sorted(PIPELINES))
+def test_every_step_can_start(fresh, name):
+    """Each step's source, the engine archive inside, is one argument of its command."""
+    longest = longest_arguments(fresh[name].read_text())
+    assert longest and all(0 < size < MAX_ARG_BYTES for size in longest.values()), longest
+
+
+def test_the_argument_bound_is_the_kernels():
+    """MAX_ARG_BYTES is where this kernel stops starting programs (E2BIG), as a pod's would."""
+    import errno
+    import subprocess
+
+    subprocess.run(["true", "x" * (MAX_ARG_BYTES - 1)], check=True)
+    with pytest.raises(OSError) as exc:
+        subprocess.run(["true", "x" * MAX_ARG_BYTES], check=True)
+    assert exc.value.errno == errno.E2BIG
+
+
+def test_a_step_too_long_to_start_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setattr(compile_mod, "MAX_ARG_BYTES", 400)  # fanout's steps: 310-464 bytes
+    too_long = r"pipeline fanout, step exec-fan-step: a command argument of 4\d\d bytes"
+    with pytest.raises(ConfigError, match=too_long):
+        compile_all(tmp_path, names=["fanout"])
+    assert not (tmp_path / "fanout.yaml").exists()
 
 
 def test_compiling_twice_gives_identical_files(fresh, tmp_path):
