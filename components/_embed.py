@@ -4,7 +4,10 @@ A component's code is the engine (``kfp_bench``), carried inside the compiled YA
 ``embedded_artifact_path``: kfp tars the directory, gzips and base64-encodes it into the component's
 source, and at runtime extracts it and puts it first on ``sys.path``. Uploading the YAML in any KFP
 UI then works with no image to build. ``engine(*parts)`` stages a copy of only the parts a component
-imports (never sandbox/, tests or caches), so that each compiled file stays small.
+imports (never sandbox/, tests or caches), so that each compiled file stays small, and each step
+can start: its source, archive included, is one argument of its command, which Linux caps at
+128 KiB (``kfp_bench.compile``). A part is a sub-package or a single module (``load/options.py``:
+the engine's packages import their names on first use, ``kfp_bench._lazy``).
 
 Two things make the archive deterministic, so that compiling twice gives identical YAML (the
 golden test in tests/pipelines/ depends on it). kfp's own archiving uses the files' owner and
@@ -57,6 +60,7 @@ _BASE = (
     "params.py",
     "failpoint.py",  # the KFP_BENCH_FAIL_STEP test hook every step calls
     "names.py",  # DNS-1123 names: params.py, kfp/options.py and kserve/spec.py check with it
+    "_lazy.py",  # the sub-packages' names imported on first use
 )
 # the compiled engine twin and its type declarations are for this machine, not the pod
 _SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", ".*", "*.so", "*.pxd")
@@ -74,7 +78,8 @@ def engine(*parts: str) -> str:
 
     Args:
         parts: sub-packages of kfp_bench (load, kfp, stats, report, history) or modules
-            (results.py) the component imports.
+            (results.py, load/options.py) the component imports; a module of a sub-package
+            comes with that package's ``__init__.py``.
 
     Returns:
         The directory to pass as ``embedded_artifact_path``; it holds ``kfp_bench/``.
@@ -94,10 +99,15 @@ def engine(*parts: str) -> str:
     for part in key:
         path = src / part
         if path.is_dir():
-            shutil.copytree(path, pkg / part, ignore=_SKIP)
-        elif path.exists():
+            shutil.copytree(path, pkg / part, ignore=_SKIP, dirs_exist_ok=True)
+        elif path.suffix == ".py" and path.is_file():
+            for parent in reversed(Path(part).parents[:-1]):  # load/options.py: load/__init__.py
+                (pkg / parent).mkdir(exist_ok=True)
+                shutil.copy2(src / parent / "__init__.py", pkg / parent / "__init__.py")
             shutil.copy2(path, pkg / part)
-    if "kfp" in key:
+        else:
+            raise ValueError(f"engine part {part!r}: not a sub-package or module of kfp_bench")
+    if any(part.split("/")[0] == "kfp" for part in key):
         _bundle_children(pkg / "bundled")
     _staged[key] = str(out)
     return _staged[key]

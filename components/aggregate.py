@@ -8,7 +8,7 @@ from kfp_bench.components._embed import BASE_IMAGE, engine, packages
 @dsl.component(
     base_image=BASE_IMAGE,
     packages_to_install=packages("stats"),
-    embedded_artifact_path=engine("stats", "kserve", "results.py"),
+    embedded_artifact_path=engine("stats", "kserve/kube.py", "kserve/watch.py", "results.py"),
 )
 def aggregate(
     runs: Input[Dataset],

@@ -6,8 +6,15 @@ from kfp_bench.components._embed import BASE_IMAGE, engine, packages
 
 @dsl.component(
     base_image=BASE_IMAGE,
-    packages_to_install=packages("kfp", "load", "stats"),
-    embedded_artifact_path=engine("kfp", "kserve", "load", "stats"),
+    packages_to_install=packages("kfp"),
+    embedded_artifact_path=engine(
+        "kfp/api.py",
+        "kfp/auth.py",
+        "kfp/manifest.py",
+        "kfp/options.py",
+        "kserve/spec.py",
+        "load/options.py",
+    ),
 )
 def check_params(
     kfp_host: str,

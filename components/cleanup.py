@@ -7,7 +7,9 @@ from kfp_bench.components._embed import BASE_IMAGE, engine, packages
 @dsl.component(
     base_image=BASE_IMAGE,
     packages_to_install=packages("kfp", "kserve", "stats"),
-    embedded_artifact_path=engine("kfp", "kserve", "stats"),
+    embedded_artifact_path=engine(
+        "kfp", "kserve/deploy.py", "kserve/kube.py", "kserve/spec.py", "stats"
+    ),
 )
 def cleanup(
     kfp_host: str,

@@ -7,7 +7,7 @@ from kfp_bench.components._embed import BASE_IMAGE, engine, packages
 @dsl.component(
     base_image=BASE_IMAGE,
     packages_to_install=packages("kserve"),
-    embedded_artifact_path=engine("kserve"),
+    embedded_artifact_path=engine("kserve/deploy.py", "kserve/kube.py", "kserve/spec.py"),
 )
 def deploy_isvc(
     isvc: dict,

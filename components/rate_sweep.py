@@ -38,7 +38,8 @@ def rate_sweep(
             json.dump({"skipped": True}, f)
         return
     from kfp_bench.failpoint import fail_point
-    from kfp_bench.load.sweep import parse_rates, run_sweep
+    from kfp_bench.load.options import parse_rates
+    from kfp_bench.load.sweep import run_sweep
     from kfp_bench.params import BenchParams
 
     url = targets[0]["url"]

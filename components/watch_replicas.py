@@ -8,7 +8,7 @@ from kfp_bench.components._embed import BASE_IMAGE, engine, packages
 @dsl.component(
     base_image=BASE_IMAGE,
     packages_to_install=packages("kserve"),
-    embedded_artifact_path=engine("kserve", "load"),
+    embedded_artifact_path=engine("kserve/kube.py", "kserve/watch.py", "load/options.py"),
 )
 def watch_replicas(
     isvc: dict,
@@ -39,7 +39,7 @@ def watch_replicas(
     from kfp_bench.failpoint import fail_point
     from kfp_bench.kserve.kube import Kube
     from kfp_bench.kserve.watch import ReplicaWatcher, watcher_doc
-    from kfp_bench.load.sweep import parse_rates
+    from kfp_bench.load.options import parse_rates
     from kfp_bench.params import BenchParams
 
     spec = BenchParams(isvc=isvc, namespace=namespace).isvc_spec()

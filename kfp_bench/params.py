@@ -136,8 +136,7 @@ class BenchParams:
         if self.run_load or self.sweep_rates:
             self._check_load()
         if self.sweep_rates:
-            from kfp_bench.load.options import MAX_RATE_PER_WORKER
-            from kfp_bench.load.sweep import parse_rates
+            from kfp_bench.load.options import MAX_RATE_PER_WORKER, parse_rates
 
             rates = self._translated(lambda: parse_rates(self.sweep_rates, "sweep_rates"))
             if rates and max(rates) > MAX_RATE_PER_WORKER:

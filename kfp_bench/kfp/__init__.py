@@ -1,15 +1,11 @@
 """The KFP driver: upload, spawn, poll and clean up runs, as timed records. Never prints.
 
 ``run_benchmark`` runs the whole benchmark in one call; ``upload``, ``spawn`` and ``poll`` are the
-same steps as separate phases, joined by a ``BenchmarkHandle`` and an output directory.
+same steps as separate phases, joined by a ``BenchmarkHandle`` and an output directory. The
+names are imported on first use (``kfp_bench._lazy``): checking options does not import the driver.
 """
 
-from kfp_bench.kfp.auth import Auth
-from kfp_bench.kfp.cleanup import sweep
-from kfp_bench.kfp.driver import run_benchmark
-from kfp_bench.kfp.manifest import Manifest, load_manifest
-from kfp_bench.kfp.options import CleanupOptions, RunsOptions
-from kfp_bench.kfp.phases import BenchmarkHandle, poll, spawn, upload
+from kfp_bench._lazy import exports
 
 __all__ = [
     "Auth",
@@ -24,3 +20,19 @@ __all__ = [
     "sweep",
     "upload",
 ]
+__getattr__ = exports(
+    __name__,
+    {
+        "Auth": "auth",
+        "sweep": "cleanup",
+        "run_benchmark": "driver",
+        "Manifest": "manifest",
+        "load_manifest": "manifest",
+        "CleanupOptions": "options",
+        "RunsOptions": "options",
+        "BenchmarkHandle": "phases",
+        "poll": "phases",
+        "spawn": "phases",
+        "upload": "phases",
+    },
+)

@@ -3,9 +3,11 @@
 ``spec`` (parameters -> V1beta1InferenceService, checked), ``kube`` (the one small interface over
 the kubernetes and kserve clients), ``deploy`` (deploy, wait until ready, delete), ``watch`` (ready
 and total pods and the Knative PodAutoscaler's scales, as rows) and ``coldstart`` (time to the
-first success from zero pods). Importing this package imports neither kserve nor kubernetes.
+first success from zero pods). Importing this package imports neither kserve nor kubernetes, and
+its names are imported on first use (``kfp_bench._lazy``).
 """
 
-from kfp_bench.kserve.spec import IsvcSpec, ScaleSpec
+from kfp_bench._lazy import exports
 
 __all__ = ["IsvcSpec", "ScaleSpec"]
+__getattr__ = exports(__name__, {"IsvcSpec": "spec", "ScaleSpec": "spec"})

@@ -1,6 +1,12 @@
-"""HTTP load: options, pacing, the request loop and worker processes. Never prints."""
+"""HTTP load: options, pacing, the request loop and worker processes. Never prints.
 
-from kfp_bench.load.options import LoadOptions, parse_duration
-from kfp_bench.load.workers import run_load
+The names below are imported on first use (``kfp_bench._lazy``): ``kfp_bench.load.options`` alone
+does not import the request loop.
+"""
+
+from kfp_bench._lazy import exports
 
 __all__ = ["LoadOptions", "parse_duration", "run_load"]
+__getattr__ = exports(
+    __name__, {"LoadOptions": "options", "parse_duration": "options", "run_load": "workers"}
+)

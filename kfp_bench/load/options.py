@@ -4,13 +4,17 @@
 (``--rate``, ``--workers`` ...). Its docstring is the source of the CLI's help text. ``validate()``
 raises ``ConfigError`` naming the flag and the fix before anything is sent; ``target()`` parses the
 URL and builds the request bytes once, so the request loop only writes a ready buffer.
+``parse_rates`` reads a rate sweep's rates (``sweep.py``), here so that checking them does not
+import the request loop.
 """
 
 from __future__ import annotations
 
 import base64
+import math
 import re
 import ssl
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from urllib.parse import quote, urlsplit
 
@@ -29,6 +33,7 @@ METHODS = ("GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH")
 #: Safety caps: past these an explicit --i-know flag is needed (see ``validate``).
 MAX_RATE_PER_WORKER = 5000.0
 MAX_DURATION_S = 3600.0
+MAX_STEPS = 50  # rates in a sweep (sweep.py)
 
 
 @dataclass(frozen=True)
@@ -302,3 +307,32 @@ def parse_duration(text: str) -> float:
         float(n) * units[u]
         for n, u in re.findall(r"(\d+(?:\.\d*)?|\.\d+)(h|ms|m|s|us|µs|ns)", text)
     )
+
+
+def parse_rates(text: str, flag: str = "--rates") -> tuple[float, ...]:
+    """Rates from ``"5,50,500"``: positive, increasing, at most ``MAX_STEPS`` of them."""
+    parts = [p.strip() for p in str(text).split(",") if p.strip()]
+    try:
+        rates = tuple(float(p) for p in parts)
+    except ValueError:
+        raise ConfigError(
+            f"{flag} {text!r}: not a list of numbers; give rates in requests/s, e.g. 5,50,500"
+        ) from None
+    check_rates(rates, flag)
+    return rates
+
+
+def check_rates(rates: Sequence[float], flag: str = "--rates") -> None:
+    """Raise ``ConfigError`` unless ``rates`` are 1 to ``MAX_STEPS`` increasing positive numbers."""
+    shown = ",".join(f"{r:g}" for r in rates)
+    if not rates:
+        raise ConfigError(f"{flag}: no rates; give rates in requests/s, e.g. 5,50,500")
+    if len(rates) > MAX_STEPS:
+        raise ConfigError(f"{flag} {shown}: {len(rates)} steps; give at most {MAX_STEPS}")
+    if any(not (r > 0 and math.isfinite(r)) for r in rates):
+        raise ConfigError(f"{flag} {shown}: every rate must be a positive number of requests/s")
+    if any(b <= a for a, b in zip(rates, rates[1:], strict=False)):
+        raise ConfigError(
+            f"{flag} {shown}: give the rates in increasing order (the first is the low-load "
+            "baseline of the knee)"
+        )

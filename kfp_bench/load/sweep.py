@@ -16,13 +16,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from kfp_bench.errors import ConfigError, EngineError
-from kfp_bench.load.options import LoadOptions
+from kfp_bench.load.options import LoadOptions, check_rates
 from kfp_bench.load.workers import run_load
 
 #: Defaults of the knee: p99 beyond 3x the low-load p99, or under 99% success.
 KNEE_FACTOR = 3.0
 KNEE_MIN_SUCCESS = 0.99
-MAX_STEPS = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,35 +125,6 @@ class SweepResult:
     def as_dict(self) -> dict:
         """``{"sweep": rows, "sweep_knee": knee}``: the keys a results summary takes."""
         return {"sweep": self.rows(), "sweep_knee": self.knee.as_dict()}
-
-
-def parse_rates(text: str, flag: str = "--rates") -> tuple[float, ...]:
-    """Rates from ``"5,50,500"``: positive, increasing, at most ``MAX_STEPS`` of them."""
-    parts = [p.strip() for p in str(text).split(",") if p.strip()]
-    try:
-        rates = tuple(float(p) for p in parts)
-    except ValueError:
-        raise ConfigError(
-            f"{flag} {text!r}: not a list of numbers; give rates in requests/s, e.g. 5,50,500"
-        ) from None
-    check_rates(rates, flag)
-    return rates
-
-
-def check_rates(rates: Sequence[float], flag: str = "--rates") -> None:
-    """Raise ``ConfigError`` unless ``rates`` are 1 to ``MAX_STEPS`` increasing positive numbers."""
-    shown = ",".join(f"{r:g}" for r in rates)
-    if not rates:
-        raise ConfigError(f"{flag}: no rates; give rates in requests/s, e.g. 5,50,500")
-    if len(rates) > MAX_STEPS:
-        raise ConfigError(f"{flag} {shown}: {len(rates)} steps; give at most {MAX_STEPS}")
-    if any(not (r > 0 and math.isfinite(r)) for r in rates):
-        raise ConfigError(f"{flag} {shown}: every rate must be a positive number of requests/s")
-    if any(b <= a for a, b in zip(rates, rates[1:], strict=False)):
-        raise ConfigError(
-            f"{flag} {shown}: give the rates in increasing order (the first is the low-load "
-            "baseline of the knee)"
-        )
 
 
 def find_knee(
