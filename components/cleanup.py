@@ -6,9 +6,16 @@ from kfp_bench.components._embed import BASE_IMAGE, engine, packages
 
 @dsl.component(
     base_image=BASE_IMAGE,
-    packages_to_install=packages("kfp", "kserve", "stats"),
+    packages_to_install=packages("kfp", "kserve"),
     embedded_artifact_path=engine(
-        "kfp", "kserve/deploy.py", "kserve/kube.py", "kserve/spec.py", "stats"
+        "kfp/api.py",
+        "kfp/auth.py",
+        "kfp/cleanup.py",
+        "kfp/convert.py",
+        "kfp/options.py",
+        "kserve/deploy.py",
+        "kserve/kube.py",
+        "kserve/spec.py",
     ),
 )
 def cleanup(
