@@ -7,8 +7,8 @@ from kfp_bench.components._embed import BASE_IMAGE, engine, packages
 
 @dsl.component(
     base_image=BASE_IMAGE,
-    packages_to_install=packages("kfp", "stats"),
-    embedded_artifact_path=engine("kfp", "stats"),
+    packages_to_install=packages("kfp"),
+    embedded_artifact_path=engine("kfp/manifest.py"),
 )
 def stage_manifest(
     pipeline: str,
