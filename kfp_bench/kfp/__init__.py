@@ -7,32 +7,18 @@ names are imported on first use (``kfp_bench._lazy``): checking options does not
 
 from kfp_bench._lazy import exports
 
-__all__ = [
-    "Auth",
-    "BenchmarkHandle",
-    "CleanupOptions",
-    "Manifest",
-    "RunsOptions",
-    "load_manifest",
-    "poll",
-    "run_benchmark",
-    "spawn",
-    "sweep",
-    "upload",
-]
-__getattr__ = exports(
-    __name__,
-    {
-        "Auth": "auth",
-        "sweep": "cleanup",
-        "run_benchmark": "driver",
-        "Manifest": "manifest",
-        "load_manifest": "manifest",
-        "CleanupOptions": "options",
-        "RunsOptions": "options",
-        "BenchmarkHandle": "phases",
-        "poll": "phases",
-        "spawn": "phases",
-        "upload": "phases",
-    },
-)
+_WHERE = {
+    "Auth": "auth",
+    "sweep": "cleanup",
+    "run_benchmark": "driver",
+    "Manifest": "manifest",
+    "load_manifest": "manifest",
+    "CleanupOptions": "options",
+    "RunsOptions": "options",
+    "BenchmarkHandle": "phases",
+    "poll": "phases",
+    "spawn": "phases",
+    "upload": "phases",
+}
+__all__ = sorted(_WHERE)
+__getattr__ = exports(__name__, _WHERE)

@@ -9,5 +9,6 @@ its names are imported on first use (``kfp_bench._lazy``).
 
 from kfp_bench._lazy import exports
 
-__all__ = ["IsvcSpec", "ScaleSpec"]
-__getattr__ = exports(__name__, {"IsvcSpec": "spec", "ScaleSpec": "spec"})
+_WHERE = {"IsvcSpec": "spec", "ScaleSpec": "spec"}
+__all__ = sorted(_WHERE)
+__getattr__ = exports(__name__, _WHERE)

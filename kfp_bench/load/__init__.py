@@ -6,7 +6,6 @@ does not import the request loop.
 
 from kfp_bench._lazy import exports
 
-__all__ = ["LoadOptions", "parse_duration", "run_load"]
-__getattr__ = exports(
-    __name__, {"LoadOptions": "options", "parse_duration": "options", "run_load": "workers"}
-)
+_WHERE = {"LoadOptions": "options", "parse_duration": "options", "run_load": "workers"}
+__all__ = sorted(_WHERE)
+__getattr__ = exports(__name__, _WHERE)
