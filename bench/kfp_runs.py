@@ -35,11 +35,8 @@ from kfp_bench.kfp import RunsOptions, run_benchmark
 from kfp_bench.records import ApiCall
 
 ROOT = Path(__file__).resolve().parents[1]
-HELLO = Path("/work/shared/reference/kfp-pipelines/hello_world.yaml")
-for candidate in (ROOT.parent / "shared/reference/kfp-pipelines/hello_world.yaml", HELLO):
-    if candidate.exists():
-        HELLO = candidate
-        break
+#: the KFP project's hello_world pipeline, copied into tests/data (source and licence there)
+HELLO = ROOT / "tests" / "data" / "kfp-pipelines" / "hello_world.yaml"
 
 
 def create_phase_s(calls: list[ApiCall]) -> float:

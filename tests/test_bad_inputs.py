@@ -36,11 +36,9 @@ import pytest
 from kfp_bench.errors import ConfigError
 from kfp_bench.params import BenchParams
 from kfp_bench.sandbox.kfp_server import start_kfp_server
+from tests.paths import PIPELINES as REF
 
 ROOT = Path(__file__).resolve().parents[1]
-REF = ROOT.parent / "shared/reference/kfp-pipelines"
-if not REF.exists():
-    REF = Path("/work/shared/reference/kfp-pipelines")
 #: Nothing listens on port 1 of loopback: connections are refused at once.
 DEAD = "http://127.0.0.1:1"
 SUMMARY = json.dumps({"format": "kfp-bench/results", "format_version": 1})

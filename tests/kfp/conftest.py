@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import json
 import warnings
-from pathlib import Path
 
 import pytest
 
-REF = Path(__file__).resolve().parents[3] / "shared/reference/kfp-pipelines"
-if not REF.exists():
-    REF = Path("/work/shared/reference/kfp-pipelines")
-HELLO = REF / "hello_world.yaml"
-ADD = REF / "add_numbers.yaml"
+from tests.paths import PIPELINES
+
+HELLO = PIPELINES / "hello_world.yaml"
+ADD = PIPELINES / "add_numbers.yaml"
 
 
 def _start(**options):

@@ -5,17 +5,15 @@ from __future__ import annotations
 
 import http.server
 import threading
-from pathlib import Path
 
 import pytest
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.kfp.manifest import load_manifest, parse_manifest
+from tests.paths import PIPELINES
 
-REF = Path("/work/shared/reference/kfp-pipelines")
-REF = REF if REF.exists() else Path(__file__).parents[3] / "shared/reference/kfp-pipelines"
-HELLO = REF / "hello_world.yaml"
-ADD = REF / "add_numbers.yaml"
+HELLO = PIPELINES / "hello_world.yaml"
+ADD = PIPELINES / "add_numbers.yaml"
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):

@@ -3,22 +3,13 @@ openAPIV3Schema, with jsonschema), and bad parameters are refused before anythin
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import jsonschema
 import pytest
 import yaml
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.kserve.spec import GPU, IsvcSpec, ScaleSpec
-
-# shared/ lies beside the checkout (../shared/reference), in CI's fresh clone too.
-CRD = (
-    Path(__file__).resolve().parents[2].parent
-    / "shared/reference/kserve_inferenceservices_crd.yaml"
-)
-if not CRD.exists():
-    CRD = Path("/work/shared/reference/kserve_inferenceservices_crd.yaml")
+from tests.paths import KSERVE_CRD as CRD
 
 
 @pytest.fixture(scope="module")

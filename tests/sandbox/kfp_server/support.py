@@ -4,17 +4,12 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import time
 import urllib.parse
 import uuid
-from pathlib import Path
 
-# shared/ lies beside the checkout (../shared/reference), in CI's fresh clone too.
-_BESIDE = Path(__file__).resolve().parents[3].parent / "shared" / "reference"
-REFERENCE = Path(os.environ.get("KFP_BENCH_REFERENCE", str(_BESIDE)))
-PIPELINES = REFERENCE / "kfp-pipelines"
-SWAGGER = REFERENCE / "kfp_api_v2beta1.swagger.json"
+from tests.paths import PIPELINES
+
 API = "/apis/v2beta1"
 FINAL = {"SUCCEEDED", "FAILED", "CANCELED", "SKIPPED"}
 

@@ -13,7 +13,7 @@ import json
 from datetime import datetime
 from functools import lru_cache
 
-from .support import SWAGGER
+from tests.paths import SWAGGER
 
 
 @lru_cache(maxsize=1)
