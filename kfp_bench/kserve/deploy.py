@@ -45,7 +45,7 @@ def deploy(
         KubeError: the API refused the create.
         NotReadyError: not ready within ``timeout_s``; it has been deleted.
     """
-    isvc = spec.validate().to_isvc()
+    isvc = spec.to_dict()  # validates first: a bad spec creates nothing
     start = time.monotonic()
     kube.create_isvc(isvc)
     try:

@@ -1,13 +1,16 @@
 """The one small interface between kfp-bench and Kubernetes: ``Kube``.
 
-Everything kfp-bench asks of a cluster goes through its six methods: create, get and delete an
-InferenceService (with the kserve SDK's ``KServeClient`` and its V1beta1 models), list the pods of
-one of its components, and list the Knative PodAutoscalers behind it. The rest of
+Everything kfp-bench asks of a cluster goes through its five methods: create, get and delete an
+InferenceService (a custom object, from the plain dict of ``IsvcSpec.to_dict``), list the pods of
+one of its components, and list the Knative PodAutoscalers behind it. Only the ``kubernetes``
+client is used, never the kserve SDK: each step's pod installs its packages at start-up, and the
+SDK's 69 packages cost about a minute there for what is three custom-object calls. The rest of
 ``kfp_bench.kserve`` sees plain values (dicts, ``PodState``, ``ScaleState``), so the tests drive it
-with the real clients pointed at a loopback server of recorded responses.
+with the real client pointed at a loopback server of recorded responses.
 
-A 404 is an answer (None, or False for a delete), not an error; any other API failure raises
-``KubeError`` naming the call, the object and the API's reason.
+A 404 of a get, delete or list is an answer (None, or False for a delete), not an error; a 404 of
+the create (no InferenceService CRD) and any other API failure raise ``KubeError`` naming the
+call, the object and the API's reason.
 """
 
 from __future__ import annotations
@@ -57,7 +60,7 @@ class ScaleState:
 
 
 class Kube:
-    """The kubernetes and kserve clients of one namespace.
+    """The kubernetes clients of one namespace.
 
     Args:
         namespace: the namespace of the InferenceService and its pods.
@@ -67,26 +70,27 @@ class Kube:
     """
 
     def __init__(self, namespace: str, *, kubeconfig: str | None = None, config_dict=None):
-        from kserve import KServeClient
+        from kubernetes import client
 
         self.namespace = namespace
         try:
-            self.kserve = KServeClient(config_file=kubeconfig, config_dict=config_dict)
+            cfg = _load_config(kubeconfig, config_dict)
         except Exception as exc:  # kubernetes' config errors have no common base
             raise KubeError(
                 f"no Kubernetes configuration ({exc}); run inside the cluster or give a kubeconfig"
             ) from None
-        self.core = self.kserve.core_api
-        self.custom = self.kserve.api_instance
+        self.api = client.ApiClient(cfg)
+        self.core = client.CoreV1Api(self.api)
+        self.custom = client.CustomObjectsApi(self.api)
 
-    def _call(self, what: str, fn, *args, **kwargs):
+    def _call(self, what: str, fn, *args, missing_ok: bool = True, **kwargs):
         from kubernetes.client.exceptions import ApiException
         from urllib3.exceptions import HTTPError
 
         try:
             return fn(*args, **kwargs)
         except ApiException as exc:
-            if exc.status == 404:
+            if exc.status == 404 and missing_ok:
                 return None
             raise KubeError(
                 f"{what} in namespace {self.namespace}: HTTP {exc.status} {exc.reason}"
@@ -95,21 +99,17 @@ class Kube:
         except HTTPError as exc:
             raise KubeError(f"{what}: the Kubernetes API is unreachable ({exc})") from None
 
-    def create_isvc(self, isvc) -> dict:
-        """Create ``isvc`` (a ``V1beta1InferenceService``) with ``KServeClient.create``."""
-        from kubernetes.client.exceptions import ApiException
-
-        name = isvc.metadata.name
-        try:
-            return self.kserve.create(isvc, namespace=self.namespace)
-        except RuntimeError as exc:  # KServeClient wraps the ApiException in a RuntimeError
-            cause = exc.__context__
-            if isinstance(cause, ApiException):
-                raise KubeError(
-                    f"create InferenceService {name} in namespace {self.namespace}: HTTP "
-                    f"{cause.status} {cause.reason}{_message(cause.body)}"
-                ) from None
-            raise KubeError(f"create InferenceService {name}: {exc}") from None
+    def create_isvc(self, isvc: dict) -> dict:
+        """Create ``isvc``, an InferenceService's JSON body (``IsvcSpec.to_dict``), in this
+        namespace; return the object the API created."""
+        # as KServeClient.create (kserve/api/kserve_client.py): the version from apiVersion
+        version = isvc["apiVersion"].split("/")[1]
+        return self._call(
+            f"create InferenceService {isvc['metadata']['name']}",
+            self.custom.create_namespaced_custom_object,
+            GROUP, version, self.namespace, PLURAL, isvc,
+            missing_ok=False,  # a 404 here means no InferenceService CRD: KServe is not installed
+        )  # fmt: skip
 
     def get_isvc(self, name: str) -> dict | None:
         """The InferenceService ``name`` as JSON, or None when there is none."""
@@ -155,6 +155,32 @@ class Kube:
                 )  # fmt: skip
             )
         return out
+
+
+def _in_pod() -> bool:
+    """Whether a service account is mounted, as kserve's ``utils.is_running_in_k8s``."""
+    import os
+
+    return os.path.isdir("/var/run/secrets/kubernetes.io/")
+
+
+def _load_config(kubeconfig: str | None, config_dict):
+    """A ``kubernetes.client.Configuration`` in ``KServeClient.__init__``'s order
+    (kserve/api/kserve_client.py): a config dict, else a kubeconfig file when one is given or
+    outside a pod (~/.kube/config by default), else the pod's service account."""
+    from kubernetes import client, config
+
+    # Loaded into a Configuration of this Kube's own (KServeClient loads the process default) so
+    # that two Kubes never overwrite each other's cluster.
+    cfg = client.Configuration()
+    if kubeconfig or config_dict or not _in_pod():
+        if config_dict:
+            config.load_kube_config_from_dict(config_dict=config_dict, client_configuration=cfg)
+        else:
+            config.load_kube_config(config_file=kubeconfig, client_configuration=cfg)
+    else:
+        config.load_incluster_config(client_configuration=cfg)
+    return cfg
 
 
 def _pod(p) -> PodState:

@@ -1,12 +1,13 @@
-"""An InferenceService from parameters: ``IsvcSpec``, its checks, and the kserve SDK object.
+"""An InferenceService from parameters: ``IsvcSpec``, its checks, and its JSON body.
 
 ``IsvcSpec`` holds the knobs of KServe's autoscaling guide: model format, storageUri and
 runtimeVersion; resources, GPUs included; scaleTarget and scaleMetric (or the old schema's
 ``autoscaling.knative.dev/target`` annotation), containerConcurrency, minReplicas, maxReplicas;
 the deployment mode; and an optional transformer with its own scale settings (``ScaleSpec``).
 ``validate()`` raises ``ConfigError`` naming the parameter and the fix before anything is created;
-``to_isvc()`` builds the ``V1beta1InferenceService`` with the kserve SDK's models and ``to_dict()``
-its JSON body (what the tests validate against KServe's CRD schema).
+``to_dict()`` builds the InferenceService as the plain JSON body sent to the Kubernetes API (what
+the tests validate against KServe's CRD schema). Plain dicts, not the kserve SDK's models: a step's
+pod installs its packages at start-up, and the SDK (69 packages) costs about a minute there.
 
 GPUs: KServe's CPU-only serving runtimes (kserve-sklearnserver, -xgbserver, -lgbserver,
 -pmmlserver) ship no CUDA, so a GPU asked for with the sklearn, xgboost, lightgbm or pmml format
@@ -116,27 +117,26 @@ class ScaleSpec:
                           f"setting, not used by {mode}; give 0 or deployment_mode "
                           "Serverless")  # fmt: skip
 
-    def resources(self):
-        """The ``V1ResourceRequirements`` of cpu, memory and gpu, or None when none is set."""
-        from kubernetes.client import V1ResourceRequirements
-
+    def resources(self) -> dict | None:
+        """The resources (requests and limits) of cpu, memory and gpu, or None when none is set;
+        a GPU is a limit only (Kubernetes takes the request from it)."""
         amounts = {k: str(v) for k, v in (("cpu", self.cpu), ("memory", self.memory)) if v}
         limits = dict(amounts)
         if self.gpu:
             limits[GPU] = str(self.gpu)
         if not limits:
             return None
-        return V1ResourceRequirements(requests=amounts or None, limits=limits)
+        return {"limits": limits, "requests": amounts} if amounts else {"limits": limits}
 
     def component_fields(self, old_schema: bool) -> dict:
-        """The scale fields of a V1beta1 predictor or transformer spec (snake_case)."""
-        out = {"min_replicas": self.min_replicas}
+        """The scale fields of a V1beta1 predictor or transformer spec (camelCase, as sent)."""
+        out = {"minReplicas": self.min_replicas}
         if self.max_replicas:
-            out["max_replicas"] = self.max_replicas
+            out["maxReplicas"] = self.max_replicas
         if self.container_concurrency:
-            out["container_concurrency"] = self.container_concurrency
+            out["containerConcurrency"] = self.container_concurrency
         if not old_schema:
-            out.update(scale_target=self.scale_target, scale_metric=self.scale_metric)
+            out.update(scaleTarget=self.scale_target, scaleMetric=self.scale_metric)
         return out
 
     def annotations(self, old_schema: bool) -> dict:
@@ -245,51 +245,48 @@ class IsvcSpec:
             self.transformer.validate("transformer.", self.deployment_mode)
         return self
 
-    def to_isvc(self):
-        """The ``V1beta1InferenceService`` (kserve SDK models) of this spec, validated."""
-        import kserve
-        from kubernetes.client import V1Container, V1ObjectMeta
-
-        self.validate()
-        model = kserve.V1beta1ModelSpec(
-            model_format=kserve.V1beta1ModelFormat(name=self.model_format),
-            storage_uri=self.storage_uri,
-            runtime_version=self.runtime_version or None,
-            protocol_version=self.protocol_version or None,
-            resources=self.predictor.resources(),
-        )
-        old = self.old_schema
-        predictor = kserve.V1beta1PredictorSpec(model=model, **self.predictor.component_fields(old))
-        transformer = None
-        if self.transformer_image:
-            container = V1Container(
-                name="kserve-container",
-                image=self.transformer_image,
-                resources=self.transformer.resources(),
-            )
-            transformer = kserve.V1beta1TransformerSpec(
-                containers=[container],
-                annotations=self.transformer.annotations(old) or None,
-                **self.transformer.component_fields(old),
-            )
-        annotations = {MODE_ANNOTATION: self.deployment_mode, **self.predictor.annotations(old)}
-        return kserve.V1beta1InferenceService(
-            api_version="serving.kserve.io/v1beta1",
-            kind="InferenceService",
-            metadata=V1ObjectMeta(
-                name=self.name,
-                namespace=self.namespace,
-                annotations=annotations,
-                labels={"app.kubernetes.io/managed-by": "kfp-bench"},
-            ),
-            spec=kserve.V1beta1InferenceServiceSpec(predictor=predictor, transformer=transformer),
-        )
-
     def to_dict(self) -> dict:
-        """The InferenceService as the JSON body sent to the Kubernetes API (camelCase)."""
-        from kserve.api_client import ApiClient
+        """The InferenceService as the JSON body sent to the Kubernetes API (camelCase), validated.
 
-        return ApiClient().sanitize_for_serialization(self.to_isvc())
+        It equals what the kserve SDK sent (``V1beta1InferenceService`` and its specs, serialized
+        by ``ApiClient.sanitize_for_serialization`` of kserve/api_client.py, which drops unset
+        fields; tests/kserve/isvc_golden.json records it)."""
+        self.validate()
+        # model.name "" is V1beta1ModelSpec's default (kserve/models/v1beta1_model_spec.py,
+        # __init__): the SDK always sent it, so the body stays the one clusters took from it.
+        model = {"modelFormat": {"name": self.model_format}, "name": "",
+                 "storageUri": self.storage_uri}  # fmt: skip
+        if self.runtime_version:
+            model["runtimeVersion"] = self.runtime_version
+        if self.protocol_version:
+            model["protocolVersion"] = self.protocol_version
+        _put(model, "resources", self.predictor.resources())
+        old = self.old_schema
+        spec = {"predictor": {"model": model, **self.predictor.component_fields(old)}}
+        if self.transformer_image:
+            container = {"image": self.transformer_image, "name": "kserve-container"}
+            _put(container, "resources", self.transformer.resources())
+            transformer = {"containers": [container], **self.transformer.component_fields(old)}
+            _put(transformer, "annotations", self.transformer.annotations(old))
+            spec["transformer"] = transformer
+        annotations = {MODE_ANNOTATION: self.deployment_mode, **self.predictor.annotations(old)}
+        return {
+            "apiVersion": "serving.kserve.io/v1beta1",
+            "kind": "InferenceService",
+            "metadata": {
+                "name": self.name,
+                "namespace": self.namespace,
+                "annotations": annotations,
+                "labels": {"app.kubernetes.io/managed-by": "kfp-bench"},
+            },
+            "spec": spec,
+        }
+
+
+def _put(doc: dict, key: str, value) -> None:
+    """Set ``key`` only when ``value`` is not empty: the SDK's serializer left unset fields out."""
+    if value:
+        doc[key] = value
 
 
 def _known(doc: dict, cls, where: str) -> None:

@@ -1,10 +1,10 @@
 """A loopback Kubernetes API of recorded responses, for the kserve tests.
 
 No Kubernetes API can run on this machine, so this is the one mock of the kserve tests: a tiny
-HTTP server that answers the paths the real kubernetes and kserve clients call (KServe's
+HTTP server that answers the paths the real kubernetes client calls (KServe's
 InferenceService, the pods of a component, Knative's PodAutoscalers) with JSON shaped like what a
-cluster returns, changing over time as a scripted ``Scenario``. The clients themselves are real:
-``kube_config`` points them at the server through an ordinary kubeconfig.
+cluster returns, changing over time as a scripted ``Scenario``. The client itself is real:
+``kube_config`` points it at the server through an ordinary kubeconfig.
 """
 
 from __future__ import annotations

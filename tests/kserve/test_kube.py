@@ -1,4 +1,4 @@
-"""Deploy, wait, delete, watch and cold start through the real kubernetes and kserve clients.
+"""Deploy, wait, delete, watch and cold start through the real kubernetes client.
 
 No Kubernetes API can run on this machine: the clients talk to ``fake_kube``, a loopback server of
 recorded responses shaped like KServe's InferenceService, pods and Knative's PodAutoscalers,
@@ -9,6 +9,7 @@ server of the cold start are real.
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 import time
@@ -80,6 +81,38 @@ def test_an_api_refusal_is_a_kube_error_naming_the_call(fake, kube):
     words = "create InferenceService bench-iris in namespace bench: HTTP 403 Forbidden: "
     with pytest.raises(KubeError, match=words + "inferenceservices.serving.kserve.io is forbidden"):
         deploy(kube, SPEC, timeout_s=1)
+
+
+def test_a_404_on_create_is_an_error_not_an_answer(fake):
+    """No InferenceService resource where we create (no KServe, or here: no route) is refused."""
+    s = fake.play(Scenario(conditions=[READY]))
+    with pytest.raises(KubeError, match="create InferenceService bench-iris in namespace other: "
+                       "HTTP 404 Not Found: no route"):  # fmt: skip
+        Kube("other", config_dict=fake.kube_config()).create_isvc(SPEC.to_dict())
+    assert s.created == []
+
+
+def test_a_kubeconfig_file_and_a_missing_one(fake, tmp_path):
+    path = tmp_path / "config"
+    path.write_text(json.dumps(fake.kube_config()))  # JSON is YAML
+    fake.play(Scenario(frames=[Frame(2, 3)]))
+    assert [p.ready for p in Kube(NS, kubeconfig=str(path)).pods("component=predictor")] == [
+        True, True, False,
+    ]  # fmt: skip
+    with pytest.raises(KubeError, match="no Kubernetes configuration"):
+        Kube(NS, kubeconfig=str(tmp_path / "absent"))
+
+
+def test_each_kube_keeps_its_own_cluster(fake):
+    """The config loads into each Kube's own Configuration, not the process-wide default."""
+    elsewhere = fake.kube_config()
+    elsewhere["clusters"][0]["cluster"]["server"] = "http://127.0.0.1:9"
+    here = Kube(NS, config_dict=fake.kube_config())
+    there = Kube(NS, config_dict=elsewhere)
+    assert here.api.configuration.host == fake.url
+    assert there.api.configuration.host == "http://127.0.0.1:9"
+    fake.play(Scenario(frames=[Frame(1, 1)]))
+    assert len(here.pods("component=predictor")) == 1
 
 
 #: Scale 1 -> 5 under load, a panic jump of the desired scale, then scale to zero.

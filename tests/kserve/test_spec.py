@@ -1,7 +1,12 @@
 """InferenceServices built from parameters validate against KServe's own CRD schema (its
-openAPIV3Schema, with jsonschema), and bad parameters are refused before anything is created."""
+openAPIV3Schema, with jsonschema), equal the bodies the kserve SDK built for them (isvc_golden.json,
+recorded from the SDK's models before kfp-bench dropped them), and bad parameters are refused
+before anything is created."""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import jsonschema
 import pytest
@@ -55,11 +60,28 @@ SPECS = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(SPECS))
+#: name -> {"spec": IsvcSpec fields, "isvc": the body the kserve SDK's V1beta1 models and
+#: ApiClient.sanitize_for_serialization built from it}, recorded with kserve 0.21.0.
+GOLDEN = json.loads(Path(__file__).with_name("isvc_golden.json").read_text())
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN))
 def test_generated_objects_validate_against_the_crd(schema, name):
-    body = SPECS[name].to_dict()
+    body = IsvcSpec.from_dict(GOLDEN[name]["spec"]).to_dict()
     schema.validate(body)
     assert body["apiVersion"] == "serving.kserve.io/v1beta1" and body["kind"] == "InferenceService"
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN))
+def test_the_body_equals_the_one_the_kserve_sdk_built(name):
+    body = IsvcSpec.from_dict(GOLDEN[name]["spec"]).to_dict()
+    assert body == GOLDEN[name]["isvc"]
+    assert json.loads(json.dumps(body)) == body  # plain JSON: no SDK or kubernetes objects
+
+
+def test_the_golden_file_holds_the_specs_of_these_tests():
+    for name, spec in SPECS.items():
+        assert GOLDEN[name]["spec"] == spec.as_dict(), name
 
 
 def test_the_fields_land_where_kserve_reads_them():
