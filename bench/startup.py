@@ -1,0 +1,749 @@
+"""Step start-up: how long each step of a compiled pipeline spends pip-installing its packages.
+
+Every step of the compiled benchmark pipeline runs in a bare ``python:3.11-slim`` pod whose
+command first pip-installs the step's packages (the lightweight-component launcher: an ``sh -c``
+script with one or more ``python3 -m pip install ... 'pkg==ver'`` commands, then the program).
+That install is start-up cost paid by every step of every run. This script measures it on this
+machine, as a pod would pay it:
+
+  1. it reads the pipeline YAML (``deploymentSpec.executors`` of the first document), and takes
+     the pip install commands out of each executor's ``sh -c`` script with ``shlex``, keeping the
+     options the script gives (``--no-deps``, ``--index-url``, ``--trusted-host``, ...);
+  2. for each step it creates a fresh virtual environment (``python -m venv``, no system site
+     packages) and times each of the step's installs in it, run as
+     ``<venv>/bin/python -m pip install --no-cache-dir --disable-pip-version-check <args>``:
+     the cache is off, so each step downloads what a pod downloads; pip reads no configuration
+     file (``PIP_CONFIG_FILE=/dev/null``) and sees no other ``PIP_*`` variable of this machine,
+     only the ones the script itself sets, and ``--find-links DIR`` for the folders given;
+  3. it records per step the wall seconds of each install and their sum, the packages installed
+     (``pip list`` after, less the fresh venv's own), the venv's growth on disk, and whether it
+     succeeded (with the last lines of pip's output when it failed);
+  4. the run's total weighs each step by the tasks a default run starts from it: an executor
+     used by several tasks counts once per task, and a step inside a ParallelFor once per
+     iteration (``load_workers`` of the pipeline's defaults, or ``--load-workers N``).
+
+Creating the venv is not counted: a pod's image already has Python. Steps with no pip install at
+all (image mode) count 0 s and 0 packages. Each venv is removed after its step, and all of them on
+an error or Ctrl-C.
+
+Run it as ``.venv/bin/python bench/startup.py [PIPELINE.yaml] [--find-links DIR] [--repeat N]``.
+It prints progress on stderr, a Markdown table on stdout and writes the figures as JSON
+(default bench/startup.json). It exits 1 when any install failed, and says which. Nothing here
+runs in CI: the figures hold for this machine's network and disks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import hashlib
+import json
+import os
+import platform
+import re
+import shlex
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_YAML = ROOT / "compiled" / "kfp_bench.yaml"
+DEFAULT_JSON = ROOT / "bench" / "startup.json"
+PIP_FIXED = ["--no-cache-dir", "--disable-pip-version-check"]
+TAIL_LINES = 25
+
+#: ``pip install`` options that take a value as the next word (``--opt=value`` needs no entry).
+PIP_VALUE_OPTIONS = frozenset(
+    "-r --requirement -c --constraint -e --editable -t --target --platform --python-version "
+    "--implementation --abi --root --prefix --src --upgrade-strategy -C --config-settings "
+    "--global-option --install-option --no-binary --only-binary --progress-bar "
+    "--root-user-action --report -i --index-url --extra-index-url -f --find-links "
+    "--trusted-host --proxy --retries --timeout --exists-action --cert --client-cert "
+    "--cache-dir --log --keyring-provider --use-feature --use-deprecated --python "
+    "--resume-retries --group -d --download --src".split()
+)
+#: Options a venv cannot honour: a venv has no user site, so pip refuses ``--user`` in one.
+PIP_DROPPED = frozenset({"--user"})
+SHELL_KEYWORDS = frozenset("if then else elif fi do done while until ! { } time exec".split())
+ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+PYTHON = re.compile(r"^python[0-9.]*$")
+PIP = re.compile(r"^pip[0-9.]*$")
+REDIRECT = re.compile(r"^([0-9]*(?:>>|>&|<&|>\||<>|>|<)|&>>?)(.*)$")
+
+
+# -- parsing -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Install:
+    """One ``pip install`` of a step's script: its words after ``install``, and its variables."""
+
+    args: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    dropped: list[str] = field(default_factory=list)
+
+    @property
+    def requirements(self) -> list[str]:
+        reqs, skip = [], False
+        for a in self.args:
+            if skip:
+                skip = False
+            elif a.startswith("-"):
+                skip = a in PIP_VALUE_OPTIONS
+            else:
+                reqs.append(a)
+        return reqs
+
+
+@dataclass
+class Step:
+    """An executor of the pipeline: its installs and how many tasks of a default run use it."""
+
+    name: str  # the executor label without ``exec-``
+    executor: str
+    image: str
+    installs: list[Install]
+    tasks: int = 0
+    in_loop: bool = False
+
+
+def _segments(script: str) -> list[str]:
+    """A shell script cut at its unquoted control operators (``;``, ``&&``, ``||``, ``|``,
+    ``&``, parentheses) and newlines, comments left out. Quotes, backslashes and ``$( )`` are
+    tracked so that an operator inside them does not cut; the words are split by ``shlex``."""
+    segs, cur, i, n = [], [], 0, len(script)
+    quote, depth = "", 0  # quote: "'" or '"' while inside one; depth: nesting of $( )
+
+    def cut() -> None:
+        segs.append("".join(cur))
+        cur.clear()
+
+    while i < n:
+        c = script[i]
+        if quote == "'":
+            quote = "" if c == "'" else quote
+        elif c == "\\" and i + 1 < n:
+            if script[i + 1] == "\n":  # a line continuation joins the lines
+                i += 2
+                continue
+            cur.append(c + script[i + 1])
+            i += 2
+            continue
+        elif quote == '"':
+            if c == '"' and not depth:
+                quote = ""
+            elif c == "$" and script[i + 1 : i + 2] == "(":
+                depth += 1
+            elif c == ")" and depth:
+                depth -= 1
+        elif c in "'\"":
+            quote = c
+        elif c == "$" and script[i + 1 : i + 2] == "(":
+            depth += 1
+        elif c == ")" and depth:
+            depth -= 1
+        elif depth:
+            pass
+        elif c == "#" and (not cur or cur[-1] in " \t"):
+            while i < n and script[i] != "\n":
+                i += 1  # a comment runs to the end of the line
+            continue
+        elif c in ";|()\n" or (
+            c == "&" and script[i - 1 : i] not in "<>" and script[i + 1 : i + 2] != ">"
+        ):
+            cut()
+            i += 1
+            continue
+        cur.append(c)
+        i += 1
+    cut()
+    return segs
+
+
+def simple_commands(script: str) -> list[list[str]]:
+    """The words of each simple command of a shell script, quotes removed as the shell does."""
+    commands = []
+    for seg in _segments(script):
+        try:
+            words = shlex.split(seg)
+        except ValueError as e:  # an unclosed quote: the script is broken, say where
+            raise ValueError(f"cannot split shell command {seg.strip()[:200]!r}: {e}") from e
+        if words:
+            commands.append(words)
+    return commands
+
+
+def pip_install(words: list[str]) -> Install | None:
+    """The ``Install`` of one simple command, or None when it is not a ``pip install``."""
+    i, env = 0, {}
+    while i < len(words) and (words[i] in SHELL_KEYWORDS or ASSIGNMENT.match(words[i])):
+        if ASSIGNMENT.match(words[i]):
+            k, v = words[i].split("=", 1)
+            env[k] = v
+        i += 1
+    rest = words[i:]
+    if not rest:
+        return None
+    prog = os.path.basename(rest[0])
+    j = 1
+    if PYTHON.match(prog):
+        while j < len(rest) and rest[j].startswith("-") and rest[j] != "-m":
+            j += 1  # interpreter flags (-u, -I, ...)
+        if rest[j : j + 2] != ["-m", "pip"]:
+            return None
+        j += 2
+    elif not PIP.match(prog):
+        return None
+    general = []
+    while j < len(rest) and rest[j].startswith("-"):
+        general.append(rest[j])  # pip's general options before the subcommand
+        j += 1
+    if j >= len(rest) or rest[j] != "install":
+        return None
+    args, dropped, rest = [], [], rest[j + 1 :]
+    n = 0
+    while n < len(rest):
+        a = rest[n]
+        redirect = REDIRECT.match(a)
+        if redirect:  # a redirection and its target are the shell's, not pip's
+            n += 1 if redirect.group(2) else 2
+            continue
+        (dropped if a in PIP_DROPPED else args).append(a)
+        n += 1
+    return Install(args=general + args, env=env, dropped=dropped)
+
+
+def container_installs(container: dict) -> list[Install]:
+    """The pip installs of an executor's container, in the order its command runs them."""
+    argv = [str(a) for a in [*container.get("command", []), *container.get("args", [])]]
+    scripts: list[str] = []
+    i = 0
+    while i < len(argv):
+        if os.path.basename(argv[i]) in ("sh", "bash", "dash", "ash") and i + 2 < len(argv):
+            flags = argv[i + 1]
+            if flags.startswith("-") and "c" in flags:
+                scripts.append(argv[i + 2])
+                i += 3
+                continue
+        i += 1
+    commands = [w for s in scripts for w in simple_commands(s)] if scripts else [argv]
+    return [inst for words in commands if (inst := pip_install(words))]
+
+
+def _iterations(task: dict, load_workers: int) -> int | None:
+    it = task.get("parameterIterator") or task.get("artifactIterator")
+    if not it:
+        return None
+    raw = (it.get("items") or {}).get("raw")
+    if raw is not None:
+        items = json.loads(raw) if isinstance(raw, str) else raw
+        return len(items)
+    return load_workers  # items from a task's output: in this pipeline, one per load worker
+
+
+def count_tasks(doc: dict, load_workers: int) -> tuple[dict[str, int], set[str]]:
+    """Tasks per executor in a default run, and the executors started inside a ParallelFor.
+
+    Walks ``root.dag.tasks`` and every component DAG under it (the exit handler's, the
+    ParallelFor's): a task's ``componentRef`` names a component, which names an executor
+    (``executorLabel``) or holds a DAG of its own."""
+    components = doc.get("components", {})
+    counts: dict[str, int] = {}
+    looped: set[str] = set()
+
+    def walk(dag: dict, times: int, in_loop: bool, depth: int) -> None:
+        if depth > 50:
+            raise ValueError("component DAGs nest more than 50 deep: a cycle?")
+        for task in (dag or {}).get("tasks", {}).values():
+            ref = (task.get("componentRef") or {}).get("name")
+            comp = components.get(ref)
+            if comp is None:
+                raise ValueError(f"task refers to unknown component {ref!r}")
+            n = _iterations(task, load_workers)
+            t, loop = times * (n if n is not None else 1), in_loop or n is not None
+            if comp.get("executorLabel"):
+                counts[comp["executorLabel"]] = counts.get(comp["executorLabel"], 0) + t
+                if loop:
+                    looped.add(comp["executorLabel"])
+            if comp.get("dag"):
+                walk(comp["dag"], t, loop, depth + 1)
+
+    walk((doc.get("root") or {}).get("dag"), 1, False, 0)
+    return counts, looped
+
+
+def default_load_workers(doc: dict) -> int | None:
+    params = ((doc.get("root") or {}).get("inputDefinitions") or {}).get("parameters") or {}
+    value = (params.get("load_workers") or {}).get("defaultValue")
+    return None if value is None else int(value)
+
+
+def read_pipeline(text: str, load_workers: int | None = None) -> tuple[list[Step], dict]:
+    """The steps of a compiled pipeline (first YAML document), and facts about it."""
+    doc = next(iter(yaml.safe_load_all(text)), None)
+    if not isinstance(doc, dict) or "deploymentSpec" not in doc:
+        raise ValueError("not a compiled KFP pipeline: no deploymentSpec in the first document")
+    default = default_load_workers(doc)
+    workers = load_workers if load_workers is not None else (default if default else 1)
+    counts, looped = count_tasks(doc, workers)
+    steps = []
+    for label, spec in (doc["deploymentSpec"].get("executors") or {}).items():
+        container = spec.get("container") or {}
+        steps.append(
+            Step(
+                name=label.removeprefix("exec-"),
+                executor=label,
+                image=container.get("image", ""),
+                installs=container_installs(container),
+                tasks=counts.get(label, 0),
+                in_loop=label in looped,
+            )
+        )
+    info = {
+        "pipeline": (doc.get("pipelineInfo") or {}).get("name"),
+        "sdk_version": doc.get("sdkVersion"),
+        "load_workers_default": default,
+        "load_workers": workers,
+    }
+    return steps, info
+
+
+# -- measuring ---------------------------------------------------------------------------------
+
+
+def pip_env(script_env: dict[str, str]) -> dict[str, str]:
+    """This process's environment without pip's settings, as a pod has none: no config file,
+    no ``PIP_*`` variable but the ones the step's own script sets."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    env.pop("VIRTUAL_ENV", None)
+    env.pop("PYTHONPATH", None)
+    env.pop("PYTHONHOME", None)
+    env.update({k: v for k, v in script_env.items() if k.startswith("PIP_")})
+    env["PIP_CONFIG_FILE"] = os.devnull
+    return env
+
+
+def du_bytes(path: Path) -> int:
+    """Disk usage of a tree, as ``du`` counts it (allocated blocks, hard links once)."""
+    seen: set[tuple[int, int]] = set()
+    total = 0
+    for dirpath, dirnames, filenames in os.walk(path):
+        for name in dirnames + filenames:
+            try:
+                st = os.lstat(os.path.join(dirpath, name))
+            except OSError:
+                continue
+            if (st.st_dev, st.st_ino) in seen:
+                continue
+            seen.add((st.st_dev, st.st_ino))
+            total += st.st_blocks * 512
+    return total + os.lstat(path).st_blocks * 512
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def run(cmd: list[str], env: dict[str, str], timeout: float) -> tuple[int, str, float]:
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run(
+            cmd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=timeout,
+        )
+        rc, out = p.returncode, p.stdout
+    except subprocess.TimeoutExpired as e:
+        out = e.output.decode(errors="replace") if isinstance(e.output, bytes) else e.output
+        rc, out = -1, (out or "") + f"\n(timed out after {timeout:g} s)"
+    return rc, out, time.perf_counter() - t0
+
+
+def installed(py: Path, env: dict[str, str]) -> dict[str, str]:
+    """The venv's packages, name (lower case) to version, from ``pip list --format json``."""
+    p = subprocess.run(
+        [str(py), "-m", "pip", "list", "--format", "json", *PIP_FIXED[1:]],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if p.returncode != 0:
+        raise RuntimeError(f"pip list failed: {(p.stdout + p.stderr).strip()[-500:]}")
+    return {x["name"].lower(): x["version"] for x in json.loads(p.stdout)}
+
+
+def measure_step(step: Step, work: Path, a: argparse.Namespace) -> dict:
+    """One step in a fresh venv: each install timed, the packages and the disk growth after."""
+    res: dict = {"installs": [], "seconds": 0.0, "packages": 0, "mb": 0.0, "ok": True}
+    if not step.installs:
+        return res
+    venv = Path(tempfile.mkdtemp(prefix=f"{step.name}-", dir=work))
+    try:
+        t0 = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-m", "venv", "--clear", str(venv)],
+            check=True,
+            stdin=subprocess.DEVNULL,
+        )
+        py = venv / "bin" / "python"
+        base_env = pip_env({})
+        if a.pip:
+            rc, out, _ = run([str(py), "-m", "pip", "install", *PIP_FIXED, a.pip], base_env, 600)
+            if rc != 0:
+                raise RuntimeError(f"installing {a.pip} in the venv failed:\n{out[-2000:]}")
+        res["venv_create_s"] = round(time.perf_counter() - t0, 3)  # not counted: a pod has it
+        fresh = installed(py, base_env)
+        res["pip_version"] = fresh.get("pip")
+        fresh_bytes = du_bytes(venv)
+        for n, inst in enumerate(step.installs, 1):
+            links = [w for d in a.find_links for w in ("--find-links", str(d))]
+            cmd = [str(py), "-m", "pip", "install", *PIP_FIXED, *inst.args, *links]
+            shown = shlex.join(["python", "-m", "pip", "install", *PIP_FIXED, *inst.args, *links])
+            log(f"    install {n}/{len(step.installs)}: {shlex.join(inst.requirements)}")
+            rc, out, secs = run(cmd, pip_env(inst.env), a.timeout)
+            rec = {
+                "command": shown,
+                "script_env": inst.env,
+                "dropped": inst.dropped,
+                "seconds": round(secs, 3),
+                "ok": rc == 0,
+            }
+            res["installs"].append(rec)
+            res["seconds"] += secs
+            log(f"      {secs:.1f} s{'' if rc == 0 else f'  FAILED (exit {rc})'}")
+            if rc != 0:
+                rec["exit_code"] = rc
+                rec["output_tail"] = out.strip().splitlines()[-TAIL_LINES:]
+                log("      " + "\n      ".join(rec["output_tail"][-5:]))
+                res["ok"] = False
+                break  # the script chains its installs with &&: the pod stops here too
+        after = installed(py, base_env)
+        new = {k: v for k, v in after.items() if k not in fresh}
+        res["packages"] = len(new)
+        res["installed"] = [f"{k}=={v}" for k, v in sorted(new.items())]
+        res["mb"] = round((du_bytes(venv) - fresh_bytes) / 1e6, 1)
+        res["seconds"] = round(res["seconds"], 3)
+    finally:
+        shutil.rmtree(venv, ignore_errors=True)
+    return res
+
+
+# -- reporting ---------------------------------------------------------------------------------
+
+
+def median(xs: list[float]) -> float:
+    return statistics.median(xs) if xs else 0.0
+
+
+def summarise(steps: list[Step], rounds: list[dict[str, dict]]) -> list[dict]:
+    rows = []
+    for s in steps:
+        per = [r[s.name] for r in rounds if s.name in r]
+        if not per:
+            continue
+        secs = median([p["seconds"] for p in per])
+        rows.append(
+            {
+                "step": s.name,
+                "tasks_per_run": s.tasks,
+                "in_parallel_for": s.in_loop,
+                "installs": len(s.installs),
+                "requirements": [r for i in s.installs for r in i.requirements],
+                "packages": int(median([p["packages"] for p in per])),
+                "mb": round(median([p["mb"] for p in per]), 1),
+                "seconds": round(secs, 2),
+                "seconds_per_install": [
+                    round(
+                        median(
+                            [p["installs"][k]["seconds"] for p in per if k < len(p["installs"])]
+                        ),
+                        2,
+                    )
+                    for k in range(max(len(p["installs"]) for p in per))
+                ],
+                "seconds_per_run": round(secs * s.tasks, 2),
+                "seconds_all_rounds": [p["seconds"] for p in per],
+                "ok": all(p["ok"] for p in per),
+            }
+        )
+    return rows
+
+
+def markdown(rows: list[dict], info: dict) -> str:
+    lines = [
+        "| step | tasks per run | installs | packages | MB | seconds | seconds per run |",
+        "|---|--:|--:|--:|--:|--:|--:|",
+    ]
+    for r in rows:
+        secs = " + ".join(f"{x:.1f}" for x in r["seconds_per_install"]) or "0"
+        if len(r["seconds_per_install"]) > 1:
+            secs += f" = {r['seconds']:.1f}"
+        flag = "" if r["ok"] else " **FAILED**"
+        loop = " (ParallelFor)" if r["in_parallel_for"] else ""
+        lines.append(
+            f"| {r['step']}{flag} | {r['tasks_per_run']}{loop} | {r['installs']} | "
+            f"{r['packages']} | {r['mb']:.1f} | {secs} | {r['seconds_per_run']:.1f} |"
+        )
+    total = sum(r["seconds_per_run"] for r in rows)
+    pkgs = sum(r["packages"] * r["tasks_per_run"] for r in rows)
+    mb = sum(r["mb"] * r["tasks_per_run"] for r in rows)
+    lines.append(
+        f"| **default run** (load_workers={info['load_workers']}) | "
+        f"{sum(r['tasks_per_run'] for r in rows)} | | {pkgs} | {mb:.0f} | | **{total:.1f}** |"
+    )
+    return "\n".join(lines)
+
+
+def host() -> dict:
+    try:
+        cpuinfo = Path("/proc/cpuinfo").read_text()
+        model = re.search(r"^model name\s*:\s*(.*)$", cpuinfo, re.M)
+    except OSError:
+        model = None
+    return {
+        "nproc": len(os.sched_getaffinity(0)),
+        "cpu": model.group(1) if model else platform.processor(),
+        "kernel": platform.release(),
+        "loadavg_1m": os.getloadavg()[0],
+        "python": platform.python_version(),
+    }
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument(
+        "pipeline",
+        nargs="?",
+        default=str(DEFAULT_YAML),
+        help="compiled pipeline YAML (default: compiled/kfp_bench.yaml)",
+    )
+    ap.add_argument(
+        "--find-links",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder of wheels pip may install from besides PyPI, e.g. kfp-bench's own wheel "
+        "(repeatable); pip gets no other find-links, index or constraint of this machine",
+    )
+    ap.add_argument(
+        "--steps",
+        default="",
+        help="comma-separated steps to measure (executor names, with or without 'exec-'); "
+        "default: all",
+    )
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        metavar="N",
+        help="measure every step N times (a fresh venv each time); the table gives the medians",
+    )
+    ap.add_argument(
+        "--load-workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="ParallelFor iterations in the run's total (default: the pipeline's load_workers)",
+    )
+    ap.add_argument(
+        "--json-out",
+        default=str(DEFAULT_JSON),
+        metavar="FILE",
+        help="where the figures go as JSON (default: bench/startup.json)",
+    )
+    ap.add_argument(
+        "--timeout", type=float, default=1800.0, help="seconds one install may take (1800)"
+    )
+    ap.add_argument(
+        "--pip",
+        default="",
+        metavar="SPEC",
+        help="install this pip (e.g. 'pip==24.0', to match a pod image's) in each fresh venv "
+        "first, untimed; default: the venv's own pip",
+    )
+    ap.add_argument(
+        "--workdir",
+        default=None,
+        metavar="DIR",
+        help="where the venvs are made (default: the system's temporary folder)",
+    )
+    ap.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the parsed installs and tasks per step, install nothing",
+    )
+    a = ap.parse_args(argv)
+    if a.repeat < 1:
+        ap.error("--repeat must be >= 1")
+    if a.load_workers is not None and a.load_workers < 0:
+        ap.error("--load-workers must be >= 0")
+    for d in a.find_links:
+        if not Path(d).is_dir():
+            ap.error(f"--find-links {d}: not a folder")
+    a.find_links = [Path(d).resolve() for d in a.find_links]
+    out_dir = Path(a.json_out).resolve().parent
+    if not out_dir.is_dir() or not os.access(out_dir, os.W_OK | os.X_OK):
+        ap.error(f"--json-out {a.json_out}: folder {out_dir} is missing or not writable")
+    return a
+
+
+def _sigterm(signum, frame):  # noqa: ARG001
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = parse_args(argv)
+    path = Path(a.pipeline)
+    try:
+        text = path.read_text()
+        steps, info = read_pipeline(text, a.load_workers)
+    except (OSError, ValueError, yaml.YAMLError) as e:
+        log(f"{path}: {e}")
+        return 2
+    if a.steps:
+        wanted = {w.strip().removeprefix("exec-") for w in a.steps.split(",") if w.strip()}
+        unknown = wanted - {s.name for s in steps}
+        if unknown:
+            log(
+                f"unknown steps: {', '.join(sorted(unknown))}; known: "
+                f"{', '.join(s.name for s in steps)}"
+            )
+            return 2
+        steps = [s for s in steps if s.name in wanted]
+
+    log(
+        f"pipeline {path} ({info['pipeline']}, kfp {info['sdk_version']}): {len(steps)} steps, "
+        f"load_workers={info['load_workers']} (default {info['load_workers_default']})"
+    )
+    for s in steps:
+        log(
+            f"  {s.name}: {s.tasks} task(s) per run{' in a ParallelFor' if s.in_loop else ''}, "
+            f"image {s.image}"
+        )
+        for inst in s.installs:
+            env = " ".join(f"{k}={v}" for k, v in inst.env.items())
+            log(f"    pip install {shlex.join(inst.args)}" + (f"   [{env}]" if env else ""))
+        if not s.installs:
+            log("    (no pip install)")
+    if a.dry_run:
+        return 0
+
+    signal.signal(signal.SIGTERM, _sigterm)
+    work = Path(tempfile.mkdtemp(prefix="kfp-bench-startup-", dir=a.workdir))
+    started = dt.datetime.now(dt.UTC)
+    rounds: list[dict[str, dict]] = []
+    interrupted = False
+    try:
+        for r in range(a.repeat):
+            results: dict[str, dict] = {}
+            rounds.append(results)
+            for i, s in enumerate(steps, 1):
+                log(f"[round {r + 1}/{a.repeat}] [{i}/{len(steps)}] {s.name}")
+                try:
+                    results[s.name] = res = measure_step(s, work, a)
+                except (RuntimeError, OSError, ValueError, subprocess.SubprocessError) as e:
+                    results[s.name] = res = {
+                        "installs": [],
+                        "seconds": 0.0,
+                        "packages": 0,
+                        "mb": 0.0,
+                        "ok": False,
+                        "error": str(e),
+                    }
+                log(
+                    f"  {s.name}: {res['seconds']:.1f} s, {res['packages']} packages, "
+                    f"{res['mb']:.1f} MB{'' if res['ok'] else '  FAILED'}"
+                )
+    except KeyboardInterrupt:
+        interrupted = True
+        log("interrupted: reporting what was measured")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    done = [r for r in rounds if r]
+    rows = summarise(steps, done)
+    table = markdown(rows, info)
+    total = round(sum(r["seconds_per_run"] for r in rows), 2)
+    failed = sorted(
+        {
+            f"{name} (round {n}): "
+            + (
+                res.get("error")
+                or next(
+                    (
+                        f"`{x['command']}` exit {x.get('exit_code')}"
+                        for x in res["installs"]
+                        if not x["ok"]
+                    ),
+                    "failed",
+                )
+            )
+            for n, rr in enumerate(done, 1)
+            for name, res in rr.items()
+            if not res["ok"]
+        }
+    )
+    doc = {
+        "command": shlex.join(
+            [
+                os.path.relpath(sys.executable, ROOT)
+                if sys.executable.startswith(str(ROOT))
+                else sys.executable,
+                *sys.argv,
+            ]
+        ),
+        "started_utc": started.isoformat(timespec="seconds"),
+        "finished_utc": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "machine": host(),
+        "pipeline_file": str(path),
+        "pipeline_sha256": hashlib.sha256(text.encode()).hexdigest(),
+        **info,
+        "repeat": a.repeat,
+        "rounds_done": len(done),
+        "interrupted": interrupted,
+        "pip_flags": PIP_FIXED,
+        "pip_env": "PIP_CONFIG_FILE=/dev/null; no other PIP_* variable but the script's own",
+        "find_links": [str(d) for d in a.find_links],
+        "not_counted": "creating the venv (a pod's image already has Python); "
+        "pip list and du after each step",
+        "steps": rows,
+        "rounds": done,
+        "default_run_seconds": total,
+        "failed": failed,
+        "table_markdown": table,
+    }
+    Path(a.json_out).write_text(json.dumps(doc, indent=1))
+    print(table)
+    print()
+    print(
+        f"Default run (load_workers={info['load_workers']}): {total:.1f} s of pip install "
+        f"summed over its tasks; venv creation not counted (a pod's image has Python)."
+    )
+    log(f"wrote {a.json_out}")
+    if failed:
+        log("FAILED installs:\n  " + "\n  ".join(failed))
+    if interrupted:
+        return 130
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

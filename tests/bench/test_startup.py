@@ -1,0 +1,132 @@
+"""bench/startup.py's parser: the pip installs of each step and the tasks per run, from YAML that
+kfp compiles here. Nothing is installed: no network.
+
+No ``from __future__ import annotations`` here: kfp reads the components' annotations as types.
+"""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def startup():
+    spec = importlib.util.spec_from_file_location("bench_startup", ROOT / "bench" / "startup.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses look their module up
+    spec.loader.exec_module(mod)
+    yield mod
+    sys.modules.pop(spec.name, None)
+
+
+def _compile(tmp_path: Path, **component_options) -> str:
+    from kfp import compiler, dsl
+
+    @dsl.component(base_image="python:3.11-slim", **component_options)
+    def work(x: int) -> int:
+        return x
+
+    @dsl.component(base_image="python:3.11-slim", **component_options)
+    def split(n: int) -> list:
+        return list(range(n))
+
+    @dsl.component(base_image="python:3.11-slim", **component_options)
+    def tidy() -> None:
+        pass
+
+    @dsl.pipeline(name="tiny")
+    def tiny(load_workers: int = 3):
+        with dsl.ExitHandler(tidy()):
+            work(x=load_workers)
+            with dsl.ParallelFor(items=[1, 2]) as i:
+                work(x=i)
+            with dsl.ParallelFor(items=split(n=load_workers).output) as j:  # known at run time
+                work(x=j)
+
+    out = tmp_path / "tiny.yaml"
+    compiler.Compiler().compile(tiny, str(out))
+    return out.read_text()
+
+
+def test_packages_found_and_tasks_counted(startup, tmp_path):
+    steps, info = startup.read_pipeline(_compile(tmp_path, packages_to_install=["six==1.16.0"]))
+    assert info["load_workers_default"] == info["load_workers"] == 3
+    # kfp gives each use of `work` its own executor: once plainly, twice over [1, 2], and 3 times
+    # over a task's output (one per load worker); split and tidy (the exit handler) once
+    tasks = {s.name: s.tasks for s in steps}
+    assert tasks == {"work": 1, "work-2": 2, "work-3": 3, "split": 1, "tidy": 1}
+    assert [s.name for s in steps if s.in_loop] == ["work-2", "work-3"]
+    for s in steps:
+        reqs = [r for i in s.installs for r in i.requirements]
+        assert "six==1.16.0" in reqs
+        assert any(r.startswith("kfp==") for r in reqs)
+        six = next(i for i in s.installs if "six==1.16.0" in i.requirements)
+        kfp = next(i for i in s.installs if any(r.startswith("kfp==") for r in i.requirements))
+        assert "--no-deps" in kfp.args and "--no-deps" not in six.args
+        assert six.args[-1] == "six==1.16.0" and "--quiet" in six.args
+        assert six.env.get("PIP_DISABLE_PIP_VERSION_CHECK") == "1"
+    # --load-workers overrides the default for the run-time ParallelFor only
+    steps, _ = startup.read_pipeline(
+        _compile(tmp_path, packages_to_install=["six==1.16.0"]), load_workers=1
+    )
+    assert {s.name: s.tasks for s in steps}["work-3"] == 1
+
+
+def test_an_executor_of_several_tasks_counts_once_per_task(startup):
+    doc = {
+        "components": {
+            "comp-a": {"executorLabel": "exec-a"},
+            "comp-loop": {"dag": {"tasks": {"a": {"componentRef": {"name": "comp-a"}}}}},
+        },
+        "root": {
+            "dag": {
+                "tasks": {
+                    "a": {"componentRef": {"name": "comp-a"}},
+                    "a-again": {"componentRef": {"name": "comp-a"}},
+                    "loop": {
+                        "componentRef": {"name": "comp-loop"},
+                        "parameterIterator": {"items": {"raw": "[1, 2, 3]"}},
+                    },
+                }
+            }
+        },
+    }
+    assert startup.count_tasks(doc, load_workers=1) == ({"exec-a": 5}, {"exec-a"})
+
+
+def test_no_packages_no_installs(startup, tmp_path):
+    text = _compile(tmp_path, install_kfp_package=False)
+    steps, _ = startup.read_pipeline(text)
+    assert steps and all(s.installs == [] for s in steps)
+
+
+def test_shell_parsing(startup):
+    script = (
+        'if ! [ -x "$(command -v pip)" ]; then\n  python3 -m ensurepip\nfi\n'
+        "# python3 -m pip install commented==1\n"
+        "PIP_DISABLE_PIP_VERSION_CHECK=1 python3 -m pip install --quiet "
+        "--index-url https://example.org/simple --trusted-host example.org "
+        "'a==1' 'b; x<\"3\" && y' "
+        "2>/dev/null && pip3 install --user --no-deps c==2 \\\n  d==3; python3 -m pip list\n"
+        '"$0" "$@"\n'
+    )
+    installs = startup.container_installs({"command": ["sh", "-c", script, "prog"]})
+    assert [i.args for i in installs] == [
+        [
+            "--quiet",
+            "--index-url",
+            "https://example.org/simple",
+            "--trusted-host",
+            "example.org",
+            "a==1",
+            'b; x<"3" && y',
+        ],
+        ["--no-deps", "c==2", "d==3"],
+    ]
+    assert installs[0].requirements == ["a==1", 'b; x<"3" && y']
+    assert installs[1].dropped == ["--user"]
+    assert startup.container_installs({"command": ["python3", "-m", "kfp.dsl.executor_main"]}) == []
