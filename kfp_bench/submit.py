@@ -2,8 +2,9 @@
 
 ``submit`` and ``schedule`` take the compiled pipeline (compiled/kfp_bench.yaml by default) and
 parameters checked by ``parse_params``: a name the pipeline does not declare, or a value that does
-not parse as its type, is refused with ``ConfigError`` before anything is sent. They use kfp.Client,
-as a notebook would (examples/benchmark.ipynb).
+not parse as its type, is refused with ``ConfigError`` before anything is sent, and so is a KFP
+backend older than the pipeline needs (its healthz ``tag_name``; ``kfp_bench.kfp.backend``). They
+use kfp.Client, as a notebook would (examples/benchmark.ipynb).
 """
 
 from __future__ import annotations
@@ -97,13 +98,28 @@ class Target:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)  # kfp.Client's v1-backend notice
             try:
-                return kfp.Client(host=self.host, namespace=self.namespace or None)
+                client = kfp.Client(host=self.host, namespace=self.namespace or None)
             except Exception as exc:  # kfp.Client's health check: urllib3 errors, ApiException
-                raise ConfigError(
-                    f"--host {self.host}: cannot reach the KFP API ({_short(exc)}); check the "
-                    "address, e.g. kubectl port-forward -n kubeflow svc/ml-pipeline 8888:8888 "
-                    "and --host http://127.0.0.1:8888"
-                ) from None
+                raise _unreachable(self.host, exc) from None
+        self.check_backend()
+        return client
+
+    def check_backend(self) -> None:
+        """Refuse a KFP backend older than the pipeline needs (``kfp_bench.kfp.backend``), before
+        anything is created; warn when it does not say its release."""
+        from urllib.error import HTTPError
+
+        from kfp_bench.kfp import backend
+
+        try:
+            version = backend.server_version(self.host)
+        except HTTPError as exc:  # e.g. a proxy's login page: no reason to refuse the run
+            return backend.warn_unknown(f"healthz answered HTTP {exc.code}", self.host)
+        except ValueError:
+            return backend.warn_unknown("healthz answered no JSON object", self.host)
+        except OSError as exc:  # kfp.Client reached it a moment ago; or, with a namespace, never
+            raise _unreachable(self.host, exc) from None
+        backend.check_backend(version, host=self.host)
 
 
 def submit(target: Target, params: dict, run_name: str = "") -> str:
@@ -151,6 +167,14 @@ def schedule(
             f"{target.host}: could not create the recurring run ({_short(exc)})"
         ) from None
     return job.recurring_run_id
+
+
+def _unreachable(host: str, exc: Exception) -> ConfigError:
+    return ConfigError(
+        f"--host {host}: cannot reach the KFP API ({_short(exc)}); check the address, e.g. "
+        "kubectl port-forward -n kubeflow svc/ml-pipeline 8888:8888 and --host "
+        "http://127.0.0.1:8888"
+    )
 
 
 def _short(exc: Exception) -> str:

@@ -8,7 +8,7 @@ Run it as::
 
     python -m kfp_bench.sandbox.kfp_server --port 8888 [--max-parallel-runs K] [--latency-ms X]
         [--error-rate E [--error-ops OPS] [--error-after]] [--simulate DIST] [--state-dir DIR]
-        [--seed N] [--token-file FILE]
+        [--seed N] [--token-file FILE] [--backend-version VERSION]
 
 or from Python with ``start_kfp_server(port=0, **options)`` (a context manager with ``.url``,
 ``.stop()``). Modules:
@@ -23,6 +23,9 @@ or from Python with ``start_kfp_server(port=0, **options)`` (a context manager w
   requests ``--error-rate`` faults, and whether before or after handling.
 * ``cron``: recurring-run triggers and scheduler.
 * ``authn``: ``--token-file``, the bearer token every API request must then carry.
+
+healthz reports ``tag_name`` 2.17.0 (the release of the swagger it follows) and that swagger's
+``commit_sha``; ``--backend-version`` makes it report another release, e.g. to act as an old one.
 
 A simulated run says so in ``plugins_output["kfp-bench"].entries["execution"].value``
 (``"simulated"``; ``"executed"`` for a run kfp.local executed). Nothing here is imported until

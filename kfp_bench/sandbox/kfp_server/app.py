@@ -34,6 +34,7 @@ from kfp_bench.sandbox.kfp_server.replies import (
     list_rows,
     ok,
 )
+from kfp_bench.sandbox.kfp_server.server import KFP_COMMIT, KFP_RELEASE
 from kfp_bench.sandbox.kfp_server.simulate import SimulateSpec
 from kfp_bench.sandbox.kfp_server.store import (
     EXPERIMENT_FIELDS,
@@ -54,13 +55,16 @@ _ID = "[^/:]+"  # an id path segment: a custom verb (":terminate") follows a col
 class KfpApi:
     """The handlers, over one store, run queue, scheduler and set of metrics."""
 
-    def __init__(self, store: Store, executor: Executor, metrics: Metrics) -> None:
+    def __init__(
+        self, store: Store, executor: Executor, metrics: Metrics, version: str, commit: str
+    ) -> None:
         self.store = store
         self.executor = executor
         self.metrics = metrics
         self.scheduler = cron.Scheduler(store.recurring, self._live_runs, self._spawn_scheduled)
         metrics.state_source = self._states
         executor.on_finish = lambda run: None
+        self.version, self.commit = version, commit
 
     def _states(self) -> tuple[Counter, int]:
         return Counter(r.state for r in self.store.runs.values()), self.executor.executing
@@ -68,7 +72,10 @@ class KfpApi:
     # --- health ---------------------------------------------------------------------------
 
     async def healthz(self, request: web.Request) -> web.Response:
-        return ok({"multi_user": False, "pipeline_store": "kfp-bench sandbox (in memory)"})
+        # The real handler's fields (backend/src/apiserver/main.go), two of them not in the
+        # swagger: clients read the backend's release from tag_name.
+        body = {"commit_sha": self.commit, "tag_name": self.version, "multi_user": False}
+        return ok({**body, "pipeline_store": "kfp-bench sandbox (in memory)"})
 
     async def internal_health(self, request: web.Request) -> web.Response:
         return web.Response(text="ok")
@@ -370,10 +377,13 @@ def build_app(
     seed: int | None = None,
     use_venv: bool = False,
     token: bytes | None = None,
+    version: str = KFP_RELEASE,
+    commit: str = KFP_COMMIT,
 ) -> web.Application:
     """The aiohttp application; the run queue and scheduler start and stop with it.
 
     ``token``: the bearer token every /apis/ request must carry (``authn``); None: no auth.
+    ``version``, ``commit``: the release and commit healthz reports (tag_name, commit_sha).
     """
     store = Store()
     faults = Faults(error_rate, parse_ops(error_ops), after=error_after, seed=seed)
@@ -386,7 +396,7 @@ def build_app(
         rng=random.Random(seed),
         use_venv=use_venv,
     )
-    api = KfpApi(store, executor, metrics)
+    api = KfpApi(store, executor, metrics, version, commit)
     auth = [authn.token_middleware(token)] if token else []
     app = web.Application(
         middlewares=[metrics.middleware, *auth, errors_middleware],

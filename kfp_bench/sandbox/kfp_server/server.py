@@ -25,6 +25,11 @@ from kfp_bench.sandbox.kfp_server.faults import parse_ops
 from kfp_bench.sandbox.kfp_server.simulate import SimulateSpec
 from kfp_bench.sandbox.process import ServerHandle, ServerSpec, start_server, watch_parent
 
+#: The KFP release whose API this server implements: the info.version of its swagger
+#: (tests/data/kfp_api_v2beta1.swagger.json), and the kubeflow/pipelines commit it was taken from.
+KFP_RELEASE = "2.17.0"
+KFP_COMMIT = "7b70c7b95f6832772efd6fd0029a4024491a0f44"
+
 
 @dataclass(frozen=True, slots=True)
 class KfpServerOptions:
@@ -54,6 +59,9 @@ class KfpServerOptions:
         token_file: require "Authorization: Bearer TOKEN", TOKEN being this file's content, on
             every /apis/ request but healthz (401 otherwise), as multi-user KFP does; empty: no
             auth. The token is never printed, logged or shown in /metrics.
+        backend_version: the KFP release healthz reports as tag_name; default: that of the
+            swagger the server follows. E.g. 2.0.5 to act as an old backend, master or "" as a
+            development build.
     """
 
     host: str = "127.0.0.1"
@@ -67,6 +75,7 @@ class KfpServerOptions:
     seed: int | None = None
     use_venv: bool = False
     token_file: str = ""
+    backend_version: str = KFP_RELEASE
 
     def __post_init__(self) -> None:
         if isinstance(self.max_parallel_runs, bool) or not (
@@ -85,6 +94,9 @@ class KfpServerOptions:
         SimulateSpec.parse(self.simulate)
         if self.token_file:
             read_token(self.token_file)
+        if not isinstance(self.backend_version, str) or not self.backend_version.isprintable():
+            raise ConfigError(f"kfp server: backend_version={self.backend_version!r}: give a "
+                              "KFP release, e.g. 2.0.5")  # fmt: skip
 
     def argv(self) -> tuple[str, ...]:
         """The command-line flags that reproduce these options (defaults left out)."""
@@ -115,6 +127,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=None, help=h("seed"))
     parser.add_argument("--use-venv", action="store_true", help=h("use_venv"))
     parser.add_argument("--token-file", default="", metavar="FILE", help=h("token_file"))
+    parser.add_argument("--backend-version", default=d.backend_version, metavar="VERSION",
+                        help=h("backend_version"))  # fmt: skip
 
 
 def _port(text: str) -> int:
@@ -171,6 +185,8 @@ async def _serve(options: KfpServerOptions, port: int, state_dir: Path) -> None:
         seed=options.seed,
         use_venv=options.use_venv,
         token=read_token(options.token_file) if options.token_file else None,
+        version=options.backend_version,
+        commit=KFP_COMMIT if options.backend_version == KFP_RELEASE else "unknown",
     )
     runner = web.AppRunner(app, access_log=None, handle_signals=False)
     await runner.setup()
