@@ -9,9 +9,6 @@ divided by COUNT: the user-space instructions the engine spends per request (par
 the packed row, the next send), without the kernel, the event loop or the aggregation. It also
 counts the series aggregation per row (``LoadStats.add_batch`` on batches of 10,000 rows).
 
-It counts the engine that ``kfp_bench.load.engine`` hands out: the compiled twin when it is built
-and current, the plain Python classes with ``KFP_BENCH_ENGINE=python``.
-
 Usage: ``.venv/bin/python bench/instructions.py [--count 100000]`` (needs valgrind: apt-get install
 valgrind). Each count takes about a minute.
 """
@@ -101,10 +98,8 @@ def main(argv=None) -> int:
     if not shutil.which("valgrind"):
         sys.stderr.write("bench/instructions.py: valgrind not found; apt-get install valgrind\n")
         return 2
-    from kfp_bench.load.engine import ENGINE
-
     base, full = instructions(REQUEST_PATH, 0), instructions(REQUEST_PATH, args.count)
-    print(f"request path: {(full - base) / args.count:,.0f} instructions per request ({ENGINE})")
+    print(f"request path: {(full - base) / args.count:,.0f} instructions per request")
     batches = max(args.count // 10_000, 1)
     base, full = instructions(AGGREGATION, 0), instructions(AGGREGATION, batches)
     print(f"aggregation:  {(full - base) / (batches * 10_000):,.0f} instructions per row")

@@ -108,15 +108,7 @@ def machine() -> dict:
         "wrk": run(["wrk", "-v"], 10, check=False).split(" Copyright")[0].strip(),
         "hey": _dpkg_version("hey"),
         "kfp-bench": run([KFP, "--version"], 30).strip(),
-        # compiled (the Cython twin) or python (KFP_BENCH_ENGINE=python, or no twin built)
-        "kfp-bench engine": _engine(),
     }
-
-
-def _engine() -> str:
-    from kfp_bench.load.engine import ENGINE
-
-    return ENGINE
 
 
 def _dpkg_version(package: str) -> str:

@@ -54,11 +54,12 @@ from kfp_bench.sandbox import start_fault_server
 # --- (a) throughput ------------------------------------------------------------------------
 
 
-def case_throughput(url: str, reps: int, seconds: int = 10) -> dict:
-    """Median req/s of each tool over ``reps`` interleaved runs, the order rotated each round."""
+def case_throughput(url: str, reps: int, seconds: int = 10, wrk_threads=(2,)) -> dict:
+    """Median req/s of each tool over ``reps`` interleaved runs, the order rotated each round.
+    wrk runs once per round for each of ``wrk_threads``, as ``wrk -tN``."""
     tools = {
         "hey": lambda: hey(["-c", "50"], url, seconds),
-        "wrk": lambda: wrk(["-t2", "-c50"], url, seconds),
+        **{f"wrk -t{n}": lambda n=n: wrk([f"-t{n}", "-c50"], url, seconds) for n in wrk_threads},
         "kfp-bench": lambda: kfp(["-c", "50"], url, seconds),
         "kfp-bench --workers 2": lambda: kfp(["-c", "50", "--workers", "2"], url, seconds),
         "python floor (bench/floor.py)": lambda: floor(url, seconds),
@@ -77,7 +78,7 @@ def case_throughput(url: str, reps: int, seconds: int = 10) -> dict:
         }
         for name, rs in runs.items()
     }
-    return {"runs": runs, "median_rps": median, "median_cpu_us": cpu}
+    return {"seconds": seconds, "runs": runs, "median_rps": median, "median_cpu_us": cpu}
 
 
 # --- (b) latency fidelity ------------------------------------------------------------------
@@ -248,23 +249,31 @@ def rows_a(a: dict) -> list:
     if floor_rps:
         note = "kfp-bench's own work: the rest is Python, uvloop and httptools"
         rows.append(("a", "kfp-bench / python floor", f"{med['kfp-bench'] / floor_rps:.2f}x", note))
+    wrks = [name for name in a["runs"] if name.startswith("wrk")]
+    cpu = a.get("median_cpu_us", {})
     for name in ("kfp-bench", "kfp-bench --workers 2"):
-        for other, target in (("hey", 3.0), ("wrk", 0.9)):
+        for other, target in (("hey", 3.0), *((w, 0.9) for w in wrks)):
             ratio = med[name] / med[other]
             rows.append(
                 ("a", f"{name} / {other}", f"{ratio:.2f}x", f">= {target}x {OK[ratio >= target]}")
             )
+            mine, theirs = cpu.get(name, {}), cpu.get(other, {})
+            if "client_cpu_us" in mine and "client_cpu_us" in theirs:
+                ratio = mine["client_cpu_us"] / theirs["client_cpu_us"]
+                note = "client CPU per request (start-up included), ratio of the medians"
+                rows.append(("a", f"{name} / {other} CPU us/request", f"{ratio:.2f}x", note))
     # Each round ran every tool once, back to back: how often did a client reach both targets
     # against that round's own hey and wrk? (The medians above can hide a split verdict.)
-    peers = list(zip(a["runs"]["hey"], a["runs"]["wrk"], strict=True))
-    for name in ("kfp-bench", "kfp-bench --workers 2", "python floor (bench/floor.py)"):
-        if name in a["runs"]:
-            held = sum(
-                r["rps"] >= 3.0 * h["rps"] and r["rps"] >= 0.9 * w["rps"]
-                for r, (h, w) in zip(a["runs"][name], peers, strict=True)
-            )
-            note = "rounds where it reached >= 3.0x hey and >= 0.9x wrk of the same round"
-            rows.append(("a", f"{name}: both targets", f"{held} of {len(peers)}", note))
+    for w in wrks:
+        peers = list(zip(a["runs"]["hey"], a["runs"][w], strict=True))
+        for name in ("kfp-bench", "kfp-bench --workers 2", "python floor (bench/floor.py)"):
+            if name in a["runs"]:
+                held = sum(
+                    r["rps"] >= 3.0 * h["rps"] and r["rps"] >= 0.9 * wr["rps"]
+                    for r, (h, wr) in zip(a["runs"][name], peers, strict=True)
+                )
+                note = f"rounds where it reached >= 3.0x hey and >= 0.9x {w} of the same round"
+                rows.append(("a", f"{name}: both targets ({w})", f"{held} of {len(peers)}", note))
     return rows
 
 
@@ -333,8 +342,17 @@ def parse_args(argv=None) -> argparse.Namespace:
         "--nginx-workers",
         default="auto",
         help="nginx's worker_processes in (a) and (d): 'auto' (default) gives nginx a worker per "
-        "core, sharing the cores with the client; 1 keeps the server on one core (then wrk -t1, "
-        "which this script does not run, beats the wrk -t2 it does run: see bench/README.md)",
+        "core, sharing the cores with the client; 1 keeps the server on one core (then wrk -t1 "
+        "beats wrk -t2: see --wrk-threads and bench/README.md)",
+    )
+    p.add_argument(
+        "--seconds", type=int, default=10, help="duration of each client's run in (a) (default 10)"
+    )
+    p.add_argument(
+        "--wrk-threads",
+        default="2",
+        help="wrk's thread counts in (a), comma-separated: each runs once per round as wrk -tN "
+        "(default 2; '1,2' runs both)",
     )
     p.add_argument("--only", default="a,b,c,d", help="comma-separated cases to run, e.g. a,c")
     p.add_argument("--out", type=Path, default=HERE / "results.json", help="JSON results file")
@@ -347,6 +365,12 @@ def parse_args(argv=None) -> argparse.Namespace:
         p.error(f"--rounds {args.rounds}: give 1 to 20 rounds of (a)")
     if args.rounds is None:
         args.rounds = 1 if args.quick else 3
+    if not 1 <= args.seconds <= 600:
+        p.error(f"--seconds {args.seconds}: give 1 to 600 seconds per run of (a)")
+    threads = [t.strip() for t in args.wrk_threads.split(",") if t.strip()]
+    if not threads or not all(t.isdigit() and 1 <= int(t) <= 64 for t in threads):
+        p.error(f"--wrk-threads {args.wrk_threads}: give thread counts from 1 to 64, e.g. 1,2")
+    args.wrk_threads = sorted({int(t) for t in threads})
     if args.nginx_workers != "auto" and not (
         args.nginx_workers.isdigit() and 1 <= int(args.nginx_workers) <= 64
     ):
@@ -371,7 +395,11 @@ def run_cases(args) -> dict:
     if {"a", "d"} & set(args.cases):
         with nginx_server(args.nginx_workers) as url:
             seconds = 15 if args.quick else 60
-            attempt("a", "throughput against nginx", lambda: case_throughput(url, args.rounds))
+            attempt(
+                "a",
+                "throughput against nginx",
+                lambda: case_throughput(url, args.rounds, args.seconds, args.wrk_threads),
+            )
             attempt("d", "RSS at the top rate", lambda: case_rss(url, seconds))
     attempt("b", "latency fidelity, 10 ms delay at 500 req/s", case_latency)
     attempt("c", "coordinated omission, 0.5 s stall every 5 s at 200 req/s", case_omission)
@@ -386,18 +414,22 @@ def main(argv=None) -> int:
     print("\n".join(f"  {k}: {v}" for k, v in info.items()))
     started = time.time()
     res = run_cases(args)
+    info["loadavg_1m_end"] = os.getloadavg()[0]
+    print(f"\nload average at the end: {info['loadavg_1m_end']:.2f}")
     rows = table(res)
     print(f"\ncommands run ({len(COMMANDS)}):")
     print("\n".join(f"  {c}" for c in COMMANDS))
     print(
         f"\nresults ({time.time() - started:.0f} s, quick={args.quick}, rounds={args.rounds}, "
-        f"nginx workers={args.nginx_workers}):"
+        f"seconds={args.seconds}, nginx workers={args.nginx_workers}):"
     )
     print_table(rows)
     doc = {
         "machine": info,
         "quick": args.quick,
         "rounds": args.rounds,
+        "seconds": args.seconds,
+        "wrk_threads": args.wrk_threads,
         "nginx_workers": args.nginx_workers,
         "cases": res,
         "table": rows,

@@ -22,12 +22,8 @@ From request 0 to the end the engine also measures its own process's CPU and its
 throttling (``LoadStats.client_cpu``), so that a report can tell when the load generator,
 not the server, set the pace. The engine prints nothing.
 
-This module is plain Python and runs as such; when a compiled twin of this very text was built
-(Cython, typed by ``engine.pxd``: see ``twin.py``), it hands out the twin's classes instead, and
-``ENGINE`` says which run. Same code, same behaviour: the compiled request path runs half the
-user-space instructions of the plain one (``bench/instructions.py``), which at 60,000 requests/s
-on two cores is the difference between keeping up with wrk and not. Connection failures get
-their texts from ``failure.py``.
+``bench/instructions.py`` counts the user-space instructions the request path spends per request.
+Connection failures get their texts from ``failure.py``.
 """
 
 from __future__ import annotations
@@ -47,7 +43,6 @@ from kfp_bench.load import cgroup
 from kfp_bench.load.failure import describe
 from kfp_bench.load.options import LoadOptions
 from kfp_bench.load.pacer import Schedule, Timer
-from kfp_bench.load.twin import compiled_twin
 from kfp_bench.records import BATCH_COLUMNS, ResultBatch
 from kfp_bench.stats.load import ENGINE_ERROR, LoadStats, client_cpu, warm_up
 
@@ -56,12 +51,10 @@ FLUSH_EVERY_S = 0.2
 INTERRUPT_DRAIN_S = 1.0
 NCOLS = len(BATCH_COLUMNS)
 _FIRST_ROWS = 4096  # the buffer's first size; it doubles when a flush interval needs more
-ENGINE = "python"  # or "compiled": which twin of this module's classes runs (see the end)
 
 
-class _Conn:
-    """One keep-alive connection carrying one request at a time (an asyncio protocol; no base
-    class, so that the compiled twin can be an extension type)."""
+class _Conn(asyncio.Protocol):
+    """One keep-alive connection carrying one request at a time."""
 
     def __init__(self, attack: Attack):
         self.a = attack
@@ -84,15 +77,6 @@ class _Conn:
     def connection_made(self, transport):
         self.transport = transport
         self.write = transport.write
-
-    def eof_received(self):
-        return None  # close the transport; connection_lost follows
-
-    def pause_writing(self):
-        pass
-
-    def resume_writing(self):
-        pass
 
     def send(self, seq: int, intended: float | None) -> None:
         self.busy = True
@@ -604,9 +588,3 @@ class Attack:
             self.on_batch(batch)
         if self.on_progress:
             self.on_progress(self.stats.requests, self.stats.requests - self.stats.ok)
-
-
-if __name__ == "kfp_bench.load.engine" and (_twin := compiled_twin(__file__)) is not None:
-    # (through globals(): the twin, compiled from this text, may not rebind its own classes)
-    globals().update(_Conn=_twin._Conn, _HeadConn=_twin._HeadConn, Attack=_twin.Attack)
-    ENGINE = "compiled"

@@ -29,7 +29,7 @@ import uvloop
 
 from kfp_bench.errors import EngineError, ResultsError
 from kfp_bench.jsonl import JsonlWriter, read_dicts
-from kfp_bench.load.engine import ENGINE, Attack
+from kfp_bench.load.engine import Attack
 from kfp_bench.load.options import LoadOptions
 from kfp_bench.stats.load import ENGINE_ERROR, LoadStats
 
@@ -77,8 +77,8 @@ def _new_stats(opts: LoadOptions) -> LoadStats:
 
 
 def _options(opts: LoadOptions) -> dict:
-    """The options kept with the results, and which engine ran (``engine.ENGINE``)."""
-    return {**opts.redacted(), "engine": ENGINE}
+    """The options kept with the results."""
+    return opts.redacted()
 
 
 def _run_here(

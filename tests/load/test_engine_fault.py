@@ -3,12 +3,10 @@ one of its callbacks or tasks ends the attack (and a rate sweep) at once, flagge
 ``engine-error``, with its traceback logged and what was measured kept, instead of being counted
 as a malformed response or leaving a slot busy forever (an ``-n`` run that never ends).
 
-The bug is planted with subclasses of the engine's own classes (Python subclasses of the compiled
-twin's extension types, or of the plain module loaded beside it), against the real fault server.
+The bug is planted with subclasses of the engine's own classes, against the real fault server.
 """
 
 import asyncio
-import importlib.util
 import json
 import logging
 
@@ -22,20 +20,6 @@ from kfp_bench.load.sweep import run_sweep
 from kfp_bench.stats.load import ENGINE_ERROR, LoadStats
 
 BUG_AT = 40  # responses before the planted bug
-
-
-def _plain_engine():
-    """engine.py loaded under another name, so that it keeps its plain classes whatever twin is
-    built (the module hands out the twin only as ``kfp_bench.load.engine``)."""
-    spec = importlib.util.spec_from_file_location("kfp_bench.load._plain_engine", engine.__file__)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-ENGINES = [pytest.param(engine, id=engine.ENGINE)]
-if engine.ENGINE == "compiled":
-    ENGINES.append(pytest.param(_plain_engine(), id="python"))
 
 
 def _buggy(mod, where: str):
@@ -70,13 +54,12 @@ def _attack(attack_class, opts: LoadOptions) -> LoadStats:
     return uvloop.run(main())
 
 
-@pytest.mark.parametrize("mod", ENGINES)
 def test_a_bug_in_a_response_callback_ends_the_attack_and_is_not_a_bad_response(
-    mod, fault_server, caplog
+    fault_server, caplog
 ):
     opts = LoadOptions(url=fault_server.url + "/x?bytes=10", requests=2000, concurrency=4)
     with caplog.at_level(logging.ERROR, logger="asyncio"):
-        stats = _attack(_buggy(mod, "response"), opts.validate())
+        stats = _attack(_buggy(engine, "response"), opts.validate())
     assert ENGINE_ERROR in stats.flags
     # the run stopped at the bug, keeping the requests answered before it
     assert BUG_AT - 1 <= stats.ok < BUG_AT + 4 and stats.requests < 100
@@ -87,15 +70,14 @@ def test_a_bug_in_a_response_callback_ends_the_attack_and_is_not_a_bad_response(
     assert isinstance(logged[0].exc_info[1], ZeroDivisionError)
 
 
-@pytest.mark.parametrize("mod", ENGINES)
-def test_a_bug_while_connecting_does_not_leave_a_counted_run_waiting(mod, fault_server, caplog):
+def test_a_bug_while_connecting_does_not_leave_a_counted_run_waiting(fault_server, caplog):
     # A new connection per request: the bug strikes in connection setup, where the request's
     # slot would otherwise never be freed and this -n run would never end.
     opts = LoadOptions(
         url=fault_server.url + "/x", requests=500, concurrency=3, disable_keepalive=True
     )
     with caplog.at_level(logging.ERROR, logger="asyncio"):
-        stats = _attack(_buggy(mod, "connect"), opts.validate())
+        stats = _attack(_buggy(engine, "connect"), opts.validate())
     assert ENGINE_ERROR in stats.flags
     assert BUG_AT <= stats.ok < 500
     assert any(isinstance(r.exc_info[1], ZeroDivisionError) for r in caplog.records if r.exc_info)
