@@ -1,13 +1,9 @@
-# An image for clusters that cannot reach PyPI: kfp-bench's pinned requirements preinstalled.
-#   docker build -t REGISTRY/kfp-bench:0.1.0 .
-#   kfp-bench compile --base-image REGISTRY/kfp-bench:0.1.0 --out compiled-offline
-# The components' pip installs then find every pin already satisfied (no index is contacted),
-# and the engine itself still comes from the compiled YAML.
+# The image of image mode: every step of the compiled pipeline runs in it with nothing installed
+# at start (kfp-bench compile --image REGISTRY/kfp-bench:TAG). kfp-bench's wheel with the extras
+# the steps and the CLI use, and kfp itself, each at the version the tests ran.
+#   make image                # builds dist/kfp_bench-*.whl, then this image as kfp-bench:VERSION
+#   docker tag kfp-bench:0.1.0 REGISTRY/kfp-bench:0.1.0 && docker push REGISTRY/kfp-bench:0.1.0
+#   kfp-bench compile --image REGISTRY/kfp-bench:0.1.0 --out compiled-image
 FROM python:3.11-slim
-WORKDIR /opt/kfp-bench
-COPY requirements.txt .
-RUN grep -v -E '^(pytest|ruff|gcp-storage-emulator)==' requirements.txt > runtime.txt \
-    && pip install --no-cache-dir -r runtime.txt \
-    && pip check
-COPY . /opt/kfp-bench/src
-RUN pip install --no-cache-dir --no-deps /opt/kfp-bench/src
+COPY requirements.txt scripts/image-install.sh dist/kfp_bench-*.whl /tmp/kfp-bench/
+RUN sh /tmp/kfp-bench/image-install.sh /tmp/kfp-bench && rm -rf /tmp/kfp-bench

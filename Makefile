@@ -2,15 +2,14 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' kfp_bench/__init__.py)
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup demo test lint bench image clean
 
-# engine.py and engine.pxd: setup.py compiles the load engine's twin from them.
-$(STAMP): requirements.txt setup.py pyproject.toml kfp_bench/load/engine.py kfp_bench/load/engine.pxd
+$(STAMP): requirements.txt pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements.txt
-	scripts/build-deps.sh $(PY)
 	$(PY) -m pip install -q --no-deps -e .
 	$(PY) -m pip check
 	touch $(STAMP)
@@ -31,5 +30,11 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/run.py
 
+# The image of image mode (Dockerfile), where a Docker engine runs.
+image: $(STAMP)
+	rm -f dist/kfp_bench-*.whl
+	$(PY) -m pip wheel -q --no-deps --no-build-isolation -w dist .
+	docker build -t kfp-bench:$(VERSION) .
+
 clean:
-	rm -rf $(VENV) results build *.egg-info
+	rm -rf $(VENV) results build dist *.egg-info

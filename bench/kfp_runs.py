@@ -31,7 +31,8 @@ import time
 from pathlib import Path
 
 from kfp_bench.jsonl import read
-from kfp_bench.kfp import RunsOptions, run_benchmark
+from kfp_bench.kfp.driver import run_benchmark
+from kfp_bench.kfp.options import RunsOptions
 from kfp_bench.records import ApiCall
 
 ROOT = Path(__file__).resolve().parents[1]

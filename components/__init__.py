@@ -1,13 +1,10 @@
 """KFP components of kfp-bench, one per step, installed as ``kfp_bench.components``.
 
-Each is a short ``@dsl.component`` over the engine, whose code it carries in the compiled YAML
-(see ``_embed``). The steps, in pipeline order: check_params, deploy_isvc, stage_manifest,
-upload_manifest, spawn_runs, poll_runs, rate_sweep, inference_load (one per load worker) beside
-watch_replicas, aggregate, report, and cleanup (the exit handler, which also deletes the
-InferenceService and sweeps the KFP resources the runs phases made). Every step between the first
-and the exit handler calls ``kfp_bench.failpoint.fail_point`` once its work is done: the
-``KFP_BENCH_FAIL_STEP`` test hook, with which the tests fail a step that cannot be made to fail
-from outside and check that the cleanup still leaves nothing behind.
+Each is a short function marked with the kfp-bench extra its pod installs (``_step.step``) whose
+body is one call into ``kfp_bench.steps``. The steps, in pipeline order: check_params,
+deploy_isvc, stage_manifest, upload_manifest, spawn_runs, poll_runs, rate_sweep, inference_load
+(one per load worker) beside watch_replicas, aggregate, report, and cleanup (the exit handler,
+which also deletes the InferenceService and sweeps the KFP resources the runs phases made).
 """
 
 from kfp_bench.components.aggregate import aggregate

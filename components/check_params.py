@@ -1,21 +1,9 @@
 """The first step: check every pipeline parameter before anything is created."""
 
-from kfp import dsl
-from kfp_bench.components._embed import BASE_IMAGE, engine, packages
+from kfp_bench.components._step import step
 
 
-@dsl.component(
-    base_image=BASE_IMAGE,
-    packages_to_install=packages("kfp"),
-    embedded_artifact_path=engine(
-        "kfp/api.py",
-        "kfp/auth.py",
-        "kfp/manifest.py",
-        "kfp/options.py",
-        "kserve/spec.py",
-        "load/options.py",
-    ),
-)
+@step("kfp")
 def check_params(
     kfp_host: str,
     namespace: str,
@@ -43,8 +31,8 @@ def check_params(
     benchmark_id: str,
     job_id: str,
 ) -> list:
-    """Check the pipeline's parameters (see kfp_bench.params.BenchParams); fail with one message
-    naming the parameter and the fix.
+    """Check the pipeline's parameters (kfp_bench.params.BenchParams.check); fail with one
+    message naming the parameter and the fix.
 
     Args:
         kfp_host: see BenchParams; likewise every parameter up to benchmark_id.
@@ -54,11 +42,33 @@ def check_params(
         The load workers' indexes, over which the pipeline fans out (one Output: kfp.local
         iterates over a task's single Output only).
     """
-    values = dict(locals())  # the parameters, before any import adds a name
-    job_id = values.pop("job_id")
-    from kfp_bench.params import BenchParams, benchmark_id_for
+    from kfp_bench import steps
+    from kfp_bench.params import BenchParams
 
-    p = BenchParams(**values).check()
-    bid = benchmark_id_for(p.benchmark_id, job_id)
-    print(f"parameters OK; benchmark id {bid}")
-    return list(range(p.load_workers if p.run_load else 1))
+    p = BenchParams(
+        kfp_host=kfp_host,
+        namespace=namespace,
+        pipeline=pipeline,
+        run_benchmark=run_benchmark,
+        num_runs=num_runs,
+        create_concurrency=create_concurrency,
+        poll_interval_sec=poll_interval_sec,
+        run_timeout_sec=run_timeout_sec,
+        run_parameters=run_parameters,
+        run_node_selector=run_node_selector,
+        run_load=run_load,
+        inference_url=inference_url,
+        host_header=host_header,
+        payload=payload,
+        duration_sec=duration_sec,
+        concurrency=concurrency,
+        rate=rate,
+        load_workers=load_workers,
+        load_node_selector=load_node_selector,
+        sweep_rates=sweep_rates,
+        sweep_step_sec=sweep_step_sec,
+        isvc=isvc,
+        token_secret=token_secret,
+        benchmark_id=benchmark_id,
+    )
+    return steps.check_params(p, job_id)

@@ -1,15 +1,10 @@
 """The runs benchmark's third phase: poll the child runs until final, and summarize."""
 
-from kfp import dsl
 from kfp.dsl import Dataset, Input, Output
-from kfp_bench.components._embed import BASE_IMAGE, engine, packages
+from kfp_bench.components._step import step
 
 
-@dsl.component(
-    base_image=BASE_IMAGE,
-    packages_to_install=packages("kfp", "stats"),
-    embedded_artifact_path=engine("kfp", "stats"),
-)
+@step("kfp", "stats")
 def poll_runs(
     handle: str,
     spawned: Input[Dataset],
@@ -24,8 +19,8 @@ def poll_runs(
     runs: Output[Dataset],
 ):
     """LIST the benchmark's runs page by page until all are final, terminating those still
-    running run_timeout_sec after the spawn started (kfp_bench.kfp.poll); the exit handler's
-    cleanup deletes them afterwards.
+    running run_timeout_sec after the spawn started (kfp_bench.kfp.phases.poll); the exit
+    handler's cleanup deletes them afterwards.
 
     Args:
         handle: the benchmark handle from upload_manifest; empty: switched off, only says so.
@@ -41,20 +36,9 @@ def poll_runs(
         runs: a directory: runs_summary.json, runs.jsonl and api_calls.jsonl of all three
             phases; empty when switched off.
     """
-    import json
-    import os
-    import shutil
-
-    from kfp_bench.failpoint import fail_point
-    from kfp_bench.kfp import BenchmarkHandle, poll
+    from kfp_bench import steps
     from kfp_bench.params import BenchParams
 
-    os.makedirs(runs.path, exist_ok=True)
-    if not handle:
-        print("runs benchmark switched off (run_benchmark=false)")
-        return
-    shutil.copytree(spawned.path, runs.path, dirs_exist_ok=True)
-    h = BenchmarkHandle.from_json(handle)
     p = BenchParams(
         kfp_host=kfp_host,
         namespace=namespace,
@@ -65,9 +49,4 @@ def poll_runs(
         run_parameters=run_parameters,
         run_node_selector=run_node_selector,
     )
-    stats = poll(h, p.runs_options(h.benchmark_id), runs.path)
-    doc = stats.summary()
-    with open(os.path.join(runs.path, "runs_summary.json"), "w") as f:
-        json.dump(doc, f, indent=1, sort_keys=True)
-    print(json.dumps(doc.get("runs", {}), indent=1))
-    fail_point("poll_runs")
+    steps.poll_runs(p, handle, spawned.path, runs.path)

@@ -1,15 +1,10 @@
 """The rate sweep: one open-loop step per rate against the inference URL, and the knee."""
 
-from kfp import dsl
 from kfp.dsl import Dataset, Output
-from kfp_bench.components._embed import BASE_IMAGE, engine, packages
+from kfp_bench.components._step import step
 
 
-@dsl.component(
-    base_image=BASE_IMAGE,
-    packages_to_install=packages("load", "stats"),
-    embedded_artifact_path=engine("load", "stats"),
-)
+@step("load")
 def rate_sweep(
     targets: list,
     host_header: str,
@@ -30,27 +25,13 @@ def rate_sweep(
         sweep_step_sec: seconds of each step.
         sweep: {"sweep": rows, "sweep_knee": knee}, the keys aggregate adds to summary.json.
     """
-    import json
-
-    if not sweep_rates.strip():
-        print("rate sweep switched off (sweep_rates empty)")
-        with open(sweep.path, "w") as f:
-            json.dump({"skipped": True}, f)
-        return
-    from kfp_bench.failpoint import fail_point
-    from kfp_bench.load.options import parse_rates
-    from kfp_bench.load.sweep import run_sweep
+    from kfp_bench import steps
     from kfp_bench.params import BenchParams
 
-    url = targets[0]["url"]
-    p = BenchParams(inference_url=url, host_header=host_header, payload=payload)
-    result = run_sweep(
-        p.load_options(),
-        parse_rates(sweep_rates, "sweep_rates"),
-        sweep_step_sec,
-        on_step=lambda s: print(f"{s.rate:g} req/s: p99 {s.p99_ms:.1f} ms, {s.success_ratio:.2%}"),
+    p = BenchParams(
+        host_header=host_header,
+        payload=payload,
+        sweep_rates=sweep_rates,
+        sweep_step_sec=sweep_step_sec,
     )
-    with open(sweep.path, "w") as f:
-        json.dump(result.as_dict(), f)
-    print(f"knee: {result.knee.rate} ({result.knee.reason})")
-    fail_point("rate_sweep")
+    steps.rate_sweep(p, targets[0]["url"], sweep.path)

@@ -1,15 +1,10 @@
 """The runs benchmark's second phase: create the child runs at bounded concurrency."""
 
-from kfp import dsl
 from kfp.dsl import Dataset, Input, Output
-from kfp_bench.components._embed import BASE_IMAGE, engine, packages
+from kfp_bench.components._step import step
 
 
-@dsl.component(
-    base_image=BASE_IMAGE,
-    packages_to_install=packages("kfp", "stats"),
-    embedded_artifact_path=engine("kfp", "stats"),
-)
+@step("kfp", "stats")
 def spawn_runs(
     handle: str,
     uploaded: Input[Dataset],
@@ -24,7 +19,7 @@ def spawn_runs(
     runs: Output[Dataset],
 ) -> int:
     """Create num_runs runs of the uploaded pipeline in the benchmark's experiment,
-    create_concurrency at a time (kfp_bench.kfp.spawn).
+    create_concurrency at a time (kfp_bench.kfp.phases.spawn).
 
     Args:
         handle: the benchmark handle from upload_manifest; empty: switched off, only says so.
@@ -42,17 +37,9 @@ def spawn_runs(
     Returns:
         How many runs were created.
     """
-    import shutil
-
-    from kfp_bench.failpoint import fail_point
-    from kfp_bench.kfp import BenchmarkHandle, spawn
+    from kfp_bench import steps
     from kfp_bench.params import BenchParams
 
-    shutil.copytree(uploaded.path, runs.path, dirs_exist_ok=True)
-    if not handle:
-        print("runs benchmark switched off (run_benchmark=false)")
-        return 0
-    h = BenchmarkHandle.from_json(handle)
     p = BenchParams(
         kfp_host=kfp_host,
         namespace=namespace,
@@ -63,7 +50,4 @@ def spawn_runs(
         run_parameters=run_parameters,
         run_node_selector=run_node_selector,
     )
-    ids = spawn(h, p.runs_options(h.benchmark_id), runs.path)
-    print(f"created {len(ids)} of {num_runs} runs")
-    fail_point("spawn_runs")
-    return len(ids)
+    return steps.spawn_runs(p, handle, uploaded.path, runs.path)

@@ -1,15 +1,10 @@
 """Fetch the child pipeline's manifest, check it and its run parameters, and keep it."""
 
-from kfp import dsl
 from kfp.dsl import Dataset, Output
-from kfp_bench.components._embed import BASE_IMAGE, engine, packages
+from kfp_bench.components._step import step
 
 
-@dsl.component(
-    base_image=BASE_IMAGE,
-    packages_to_install=packages("kfp"),
-    embedded_artifact_path=engine("kfp/manifest.py"),
-)
+@step("kfp")
 def stage_manifest(
     pipeline: str,
     run_parameters: dict,
@@ -27,21 +22,10 @@ def stage_manifest(
         enabled: false when the runs benchmark is switched off: the step only says so.
         manifest: the compiled child pipeline (YAML).
     """
-    from kfp_bench.failpoint import fail_point
-    from kfp_bench.kfp.manifest import load_manifest
+    from kfp_bench import steps
     from kfp_bench.params import BenchParams
 
     p = BenchParams(
         pipeline=pipeline, run_parameters=run_parameters, run_node_selector=run_node_selector
     )
-    if not enabled:
-        print("runs benchmark switched off (run_benchmark=false)")
-        open(manifest.path, "w").close()
-        return
-    m = load_manifest(p.manifest_source())
-    m.check_params(p.child_params())
-    with open(manifest.path, "wb") as f:
-        f.write(m.data)
-    manifest.metadata.update(pipeline=m.name, source=pipeline, bytes=len(m.data))
-    print(f"manifest {m.name!r} from {pipeline}: {len(m.data)} bytes")
-    fail_point("stage_manifest")
+    manifest.metadata.update(steps.stage_manifest(p, enabled, manifest.path))

@@ -1,15 +1,10 @@
 """The runs benchmark's first phase: upload the staged manifest and create the experiment."""
 
-from kfp import dsl
 from kfp.dsl import Dataset, Input, Output
-from kfp_bench.components._embed import BASE_IMAGE, engine, packages
+from kfp_bench.components._step import step
 
 
-@dsl.component(
-    base_image=BASE_IMAGE,
-    packages_to_install=packages("kfp", "stats"),
-    embedded_artifact_path=engine("kfp", "stats"),
-)
+@step("kfp", "stats")
 def upload_manifest(
     kfp_host: str,
     namespace: str,
@@ -26,7 +21,7 @@ def upload_manifest(
     runs: Output[Dataset],
 ) -> str:
     """Upload the child pipeline as this benchmark's pipeline and create its experiment
-    (kfp_bench.kfp.upload), after one /metrics scrape of the KFP API server.
+    (kfp_bench.kfp.phases.upload), after one /metrics scrape of the KFP API server.
 
     Args:
         kfp_host: the KFP API.
@@ -45,19 +40,11 @@ def upload_manifest(
         runs: a directory: handle.json, phases.json and api_calls.jsonl, for spawn_runs.
 
     Returns:
-        The benchmark handle (kfp_bench.kfp.BenchmarkHandle) as JSON; empty when switched off.
+        The benchmark handle (kfp_bench.kfp.phases.BenchmarkHandle) as JSON; empty when off.
     """
-    import dataclasses
-    import os
+    from kfp_bench import steps
+    from kfp_bench.params import BenchParams
 
-    from kfp_bench.failpoint import fail_point
-    from kfp_bench.kfp import upload
-    from kfp_bench.params import BenchParams, benchmark_id_for
-
-    os.makedirs(runs.path, exist_ok=True)
-    if not enabled:
-        print("runs benchmark switched off (run_benchmark=false)")
-        return ""
     p = BenchParams(
         kfp_host=kfp_host,
         namespace=namespace,
@@ -67,11 +54,6 @@ def upload_manifest(
         run_timeout_sec=run_timeout_sec,
         run_parameters=run_parameters,
         run_node_selector=run_node_selector,
+        benchmark_id=benchmark_id,
     )
-    opts = dataclasses.replace(
-        p.runs_options(benchmark_id_for(benchmark_id, job_id)), pipeline=manifest.path
-    )
-    handle = upload(opts, out_dir=runs.path)
-    print(f"pipeline {handle.pipeline_id}, experiment {handle.experiment_id}")
-    fail_point("upload_manifest")
-    return handle.to_json()
+    return steps.upload_manifest(p, job_id, manifest.path, enabled, runs.path)

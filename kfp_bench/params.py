@@ -256,7 +256,7 @@ class BenchParams:
 
     def runs_options(self, benchmark_id: str, pipeline_id: str = ""):
         """The driver's options for these parameters (the API token as ``token_auth`` finds it)."""
-        from kfp_bench.kfp import RunsOptions
+        from kfp_bench.kfp.options import RunsOptions
 
         return RunsOptions(
             host=self.kfp_host,
@@ -273,7 +273,7 @@ class BenchParams:
 
     def load_options(self):
         """The load engine's options for all load workers together (``share`` splits them)."""
-        from kfp_bench.load import LoadOptions
+        from kfp_bench.load.options import LoadOptions
 
         return LoadOptions(
             url=self.inference_url,
@@ -291,7 +291,7 @@ class BenchParams:
 def token_auth(namespace: str = ""):
     """The driver's auth inside a pipeline pod: the token of the mounted Secret when there is
     one, else the projected service-account token (multi-user KFP), else none."""
-    from kfp_bench.kfp import Auth
+    from kfp_bench.kfp.auth import Auth
 
     token = Path(TOKEN_DIR) / "token"
     return Auth("auto", str(token) if token.exists() else "", namespace)
@@ -305,23 +305,17 @@ def benchmark_id_for(given: str, job_id: str) -> str:
 
 
 def bundled_manifest(name: str) -> Path:
-    """The compiled YAML of a bundled child pipeline.
-
-    Inside a component it was embedded with the engine (kfp_bench/bundled/); in a checkout it is
-    compiled on first use.
-    """
+    """The compiled YAML of a bundled child pipeline, as the package ships it (compiled/)."""
     if name not in BUNDLED:
         raise _bad("pipeline", name, f"give one of {', '.join(BUNDLED)} or a URL")
-    path = Path(__file__).parent / "bundled" / f"{name}.yaml"
-    if path.exists():
-        return path
-    import tempfile
+    return compiled_file(name)
 
-    from kfp_bench.pipelines import compile_pipeline
 
-    out = Path(tempfile.gettempdir()) / "kfp-bench-bundled" / f"{name}.yaml"
-    out.parent.mkdir(exist_ok=True)
-    return compile_pipeline(name, out)
+def compiled_file(name: str) -> Path:
+    """compiled/<name>.yaml, installed with the package as kfp_bench.compiled."""
+    from importlib.resources import files
+
+    return Path(str(files("kfp_bench.compiled") / f"{name}.yaml"))
 
 
 def _bad(name: str, value, fix: str) -> ConfigError:

@@ -15,9 +15,10 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from kfp_bench.errors import ApiError, ConfigError
-from kfp_bench.params import BenchParams
+from kfp_bench.params import BenchParams, compiled_file
 
-DEFAULT_PACKAGE = Path(__file__).resolve().parent.parent / "compiled" / "kfp_bench.yaml"
+#: compiled/kfp_bench.yaml, as the package ships it (kfp_bench.compiled).
+DEFAULT_PACKAGE = compiled_file("kfp_bench")
 EXPERIMENT = "kfp-bench"
 
 

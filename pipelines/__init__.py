@@ -1,8 +1,8 @@
 """The pipelines: the kfp_bench meta-pipeline and the child pipelines it benchmarks with.
 
 ``PIPELINES`` names each one and where its function lives; modules are imported only when a
-pipeline is compiled, so that the engine can compile a bundled child without importing the
-components (which embed the engine, children included).
+pipeline is compiled. The meta-pipeline is built for a ``Delivery`` (its steps' packages or
+image, ``kfp_bench.components._step``); the children are the workload and install no kfp-bench.
 """
 
 from __future__ import annotations
@@ -20,16 +20,20 @@ PIPELINES = {
 }
 
 
-def pipeline_func(name: str):
-    """The pipeline function registered as ``name``."""
+def pipeline_func(name: str, delivery=None):
+    """The pipeline registered as ``name``; the meta-pipeline built for ``delivery`` when given
+    (``kfp_bench.pipelines.meta.build``)."""
     module, func = PIPELINES[name].split(":")
-    return getattr(importlib.import_module(module), func)
+    module = importlib.import_module(module)
+    if delivery is not None and hasattr(module, "build"):
+        return module.build(delivery)
+    return getattr(module, func)
 
 
-def compile_pipeline(name: str, path: str | os.PathLike) -> Path:
-    """Compile the pipeline ``name`` to ``path`` (YAML) and return the path."""
+def compile_pipeline(name: str, path: str | os.PathLike, delivery=None) -> Path:
+    """Compile the pipeline ``name`` (for ``delivery``, see ``pipeline_func``) to ``path``."""
     from kfp import compiler
 
     path = Path(path)
-    compiler.Compiler().compile(pipeline_func(name), str(path))
+    compiler.Compiler().compile(pipeline_func(name, delivery), str(path))
     return path

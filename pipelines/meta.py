@@ -25,6 +25,11 @@ label, through which multi-user Kubeflow's PodDefault projects a service-account
 KFP API; every step has a timeout and caching off (a benchmark measures work, never a cache hit).
 """
 
+from __future__ import annotations
+
+import inspect
+from dataclasses import MISSING, fields
+
 from kfp import dsl, kubernetes
 from kfp_bench.components import (
     aggregate,
@@ -40,16 +45,10 @@ from kfp_bench.components import (
     upload_manifest,
     watch_replicas,
 )
+from kfp_bench.components._step import Delivery
 
-from kfp_bench.params import (
-    DEFAULT_INFERENCE_URL,
-    DEFAULT_KFP_HOST,
-    DEFAULT_PAYLOAD,
-    MAX_DURATION_S,
-    MAX_RUN_TIMEOUT_S,
-    TOKEN_DIR,
-    BenchParams,
-)
+from kfp_bench._doc import field_docs
+from kfp_bench.params import MAX_DURATION_S, MAX_RUN_TIMEOUT_S, TOKEN_DIR, BenchParams
 
 _SHORT = 15 * 60  # seconds: the bound on steps that do no long work
 # What a load pod asks the scheduler for. One core: the engine is one process, and a load
@@ -174,7 +173,8 @@ def _benchmark(
         handle=uploaded.outputs["Output"], spawned=spawned.outputs["runs"], **runs_args
     )
     _kfp_caller(_step(runs, MAX_RUN_TIMEOUT_S + _SHORT), token_secret)
-    with dsl.ParallelFor(target.output, name="load-workers") as worker:
+    # Unnamed: a named loop's collected outputs need a KFP backend of 2.16.0 (kfp/backend.py).
+    with dsl.ParallelFor(target.output) as worker:
         load = inference_load(
             worker=worker.worker,
             load_workers=load_workers,
@@ -200,42 +200,48 @@ def _benchmark(
     _step(report(results=merged.outputs["results"]))
 
 
-@dsl.pipeline(name="kfp-bench", description=BenchParams.__doc__.split("\n")[0])
-def kfp_bench(
-    kfp_host: str = DEFAULT_KFP_HOST,
-    namespace: str = "",
-    pipeline: str = "noop",
-    run_benchmark: bool = True,
-    num_runs: int = 10,
-    create_concurrency: int = 4,
-    poll_interval_sec: float = 2.0,
-    run_timeout_sec: float = 600.0,
-    run_parameters: dict = {},  # noqa: B006 - a pipeline default, never mutated
-    run_node_selector: dict = {},  # noqa: B006
-    run_load: bool = True,
-    inference_url: str = DEFAULT_INFERENCE_URL,
-    host_header: str = "",
-    payload: str = DEFAULT_PAYLOAD,
-    duration_sec: float = 30.0,
-    concurrency: int = 5,
-    rate: float = 0.0,
-    load_workers: int = 1,
-    load_node_selector: dict = {},  # noqa: B006
-    sweep_rates: str = "",
-    sweep_step_sec: float = 30.0,
-    isvc: dict = {},  # noqa: B006
-    token_secret: str = "kfp-bench-token",
-    benchmark_id: str = "",
-):
+def _kfp_bench(*values):
+    p = dict(zip(BenchParams.names(), values, strict=True))
     job_id = dsl.PIPELINE_JOB_ID_PLACEHOLDER
     done = cleanup(
-        kfp_host=kfp_host,
-        namespace=namespace,
-        benchmark_id=benchmark_id,
+        kfp_host=p["kfp_host"],
+        namespace=p["namespace"],
+        benchmark_id=p["benchmark_id"],
         job_id=job_id,
-        run_benchmark=run_benchmark,
-        isvc=isvc,
+        run_benchmark=p["run_benchmark"],
+        isvc=p["isvc"],
     )
-    _kfp_caller(_step(done), token_secret)
+    _kfp_caller(_step(done), p["token_secret"])
     with dsl.ExitHandler(done, name="benchmark"):
-        _benchmark(**{k: v for k, v in locals().items() if k != "done"})
+        _benchmark(**p, job_id=job_id)
+
+
+_TYPES = {"str": str, "bool": bool, "int": int, "float": float, "dict": dict}
+
+
+def _signature() -> inspect.Signature:
+    """The pipeline's parameters: BenchParams' fields, their types and defaults, in order."""
+    params = []
+    for f in fields(BenchParams):
+        default = f.default if f.default is not MISSING else f.default_factory()
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+        params.append(inspect.Parameter(f.name, kind, default=default, annotation=_TYPES[f.type]))
+    return inspect.Signature(params)
+
+
+# KFP reads a pipeline's parameters from its signature and their help from its docstring: both
+# come from BenchParams, where the defaults and their documentation are written once.
+_kfp_bench.__signature__ = _signature()
+_kfp_bench.__doc__ = "\n".join(
+    ["Benchmark a KFP server and an inference endpoint.", "", "Args:"]
+    + [f"    {name}: {text}" for name, text in field_docs(BenchParams).items()]
+)
+
+
+def build(delivery: Delivery = Delivery()):  # noqa: B008 - frozen, never mutated
+    """The kfp_bench pipeline whose steps get their code by ``delivery`` (package or image)."""
+    with delivery.active():
+        return dsl.pipeline(name="kfp-bench")(_kfp_bench)
+
+
+kfp_bench = build()

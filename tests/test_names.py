@@ -5,7 +5,6 @@ from __future__ import annotations
 import random
 import re
 import string
-from pathlib import Path
 
 import pytest
 
@@ -110,9 +109,3 @@ def test_check_with_a_parameter_and_max_len():
     with pytest.raises(ConfigError, match=r"^isvc name='a-b-c-d-e-f': .* at most 10 .*e\.g\. "):
         check_dns1123_label("a-b-c-d-e-f", "isvc name=", max_len=10)
     assert check_dns1123_label("a-b-c-d-e", "isvc name=", max_len=10) == "a-b-c-d-e"
-
-
-def test_names_travels_with_the_embedded_engine():
-    from kfp_bench.components._embed import engine
-
-    assert (Path(engine()) / "kfp_bench" / "names.py").is_file()

@@ -1,9 +1,16 @@
 """`pip install .` gives one import namespace, kfp_bench, and the kfp-bench console script."""
 
+import importlib.metadata as md
+import re
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
+
+from packaging.requirements import Requirement
+
+from kfp_bench.sandbox.pods import STEP_EXTRAS
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -37,25 +44,53 @@ def test_wheel_installs_only_the_kfp_bench_namespace(tmp_path):
     assert "kfp-bench = kfp_bench.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()
 
 
-def test_the_lazy_packages_give_every_name_they_list():
-    """kfp_bench.kfp and kfp_bench.load import their names on first use (kfp_bench._lazy)."""
-    script = """
-import sys
-import kfp_bench.load.options, kfp_bench.kfp.options
-assert "kfp_bench.load.workers" not in sys.modules and "kfp_bench.kfp.driver" not in sys.modules
-import kfp_bench.kfp as k, kfp_bench.load as l
-for package in (k, l):
-    for name in package.__all__:
-        value = getattr(package, name)
-        assert value.__module__.startswith(package.__name__ + "."), (name, value.__module__)
-from kfp_bench.kfp import run_benchmark
-from kfp_bench.kfp.driver import run_benchmark as direct
-assert run_benchmark is direct
-try:
-    k.nothing
-except AttributeError as exc:
-    assert "kfp_bench.kfp" in str(exc) and "nothing" in str(exc)
-else:
-    raise AssertionError("no AttributeError")
-"""
-    subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
+def _name(text: str) -> str:
+    return re.sub(r"[-_.]+", "-", text).lower()
+
+
+def _closure(reqs: list[Requirement]) -> dict[str, str]:
+    """Every distribution ``reqs`` install, by name, with the version this environment has."""
+    seen: dict[str, str] = {}
+    todo = list(reqs)
+    while todo:
+        req = todo.pop()
+        name = _name(req.name)
+        if name in seen or name in ("pip", "setuptools", "wheel"):
+            continue
+        seen[name] = md.version(name)
+        for text in md.requires(name) or []:
+            dep = Requirement(text)
+            wanted = dep.marker is None or any(
+                dep.marker.evaluate({"extra": e}) for e in (req.extras or {""})
+            )
+            if wanted:
+                todo.append(dep)
+    return seen
+
+
+def test_every_package_a_step_installs_is_pinned_to_the_tested_version():
+    """Each extra a step installs lists its whole closure, each package == this environment's
+    version: what a pod installs is what the tests ran (a new dependency of a pinned package
+    shows up here as unpinned)."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = extras["optional-dependencies"]
+    for extra in STEP_EXTRAS:
+        listed = [Requirement(r) for r in extras[extra]]
+        pins = {_name(r.name): str(r.specifier) for r in listed}
+        closure = _closure(listed)
+        wrong = {
+            n: f"=={v} (listed {pins.get(n) or 'nothing'})"
+            for n, v in closure.items()
+            if pins.get(n) != f"=={v}"
+        }
+        assert not wrong, f"extra {extra}: pin these in pyproject.toml: {wrong}"
+
+
+def test_every_step_names_an_extra_the_package_has():
+    import kfp_bench.components as comps
+
+    extras = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    )
+    used = {e for name in comps.__all__ for e in getattr(comps, name).extras}
+    assert used == set(STEP_EXTRAS) and used <= extras

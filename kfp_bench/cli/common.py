@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from kfp_bench.errors import ConfigError
-from kfp_bench.load import parse_duration
+from kfp_bench.load.options import parse_duration
 
 EXIT_BAD_INPUT = 2
 EXIT_REGRESSION = 3

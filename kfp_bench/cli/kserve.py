@@ -10,8 +10,7 @@ from kfp_bench._doc import field_help
 from kfp_bench.cli.common import EXIT_INTERRUPTED, duration, writable
 from kfp_bench.cli.load import request_body
 from kfp_bench.errors import EngineError
-from kfp_bench.load import LoadOptions
-from kfp_bench.load.options import parse_rates
+from kfp_bench.load.options import LoadOptions, parse_rates
 from kfp_bench.load.sweep import KNEE_FACTOR, KNEE_MIN_SUCCESS, run_sweep
 from kfp_bench.report import sweep as sweep_report
 

@@ -12,8 +12,9 @@ from kfp_bench._doc import field_help
 from kfp_bench.cli.common import EXIT_INTERRUPTED, Progress, duration, writable
 from kfp_bench.errors import ConfigError, EngineError
 from kfp_bench.jsonl import whole_lines_end
-from kfp_bench.load import LoadOptions, run_load
+from kfp_bench.load.options import LoadOptions
 from kfp_bench.load.payload import parse_shape, read_body, v1_payload, v2_payload
+from kfp_bench.load.workers import run_load
 from kfp_bench.report import hey
 from kfp_bench.stats import store
 

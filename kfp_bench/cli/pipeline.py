@@ -40,11 +40,12 @@ def cmd_demo(a: argparse.Namespace) -> int:
 
 
 def cmd_compile(a: argparse.Namespace) -> int:
-    from kfp_bench.compile import compile_all
+    from kfp_bench.compile import compile_all, delivery_for
 
+    delivery = delivery_for(a.image, a.pip_index_url)
     writable(a.out, "--out", folder=True)
     try:
-        written = compile_all(a.out, base_image=a.base_image)
+        written = compile_all(a.out, delivery=delivery)
     except OSError as exc:  # what the check cannot see: a read-only mount, a full disk
         raise ConfigError(f"--out {a.out}: cannot write the YAML there ({exc.strerror})") from None
     for path in written.values():
@@ -101,12 +102,21 @@ def _add_pipeline_commands(sub) -> None:
         allow_abbrev=False,
     )
     p.add_argument("--out", default="compiled", metavar="DIR", help="Where to write the YAML.")
-    p.add_argument(
-        "--base-image",
+    how = p.add_mutually_exclusive_group()
+    how.add_argument(
+        "--image",
         default="",
         metavar="IMAGE",
-        help="Run every component in IMAGE (built from the repository's Dockerfile), for "
-        "clusters that cannot reach PyPI.",
+        help="Image mode: every step runs in IMAGE (built by the repository's Dockerfile: "
+        "make image) and installs nothing at start. Default: package mode, each step installs "
+        "kfp-bench[<its extra>] of this version at start.",
+    )
+    how.add_argument(
+        "--pip-index-url",
+        default="",
+        metavar="URL",
+        help="Package mode: install kfp-bench and its dependencies from this index (a mirror "
+        "of PyPI that holds the kfp-bench release) instead of PyPI.",
     )
     p.set_defaults(func=cmd_compile)
 

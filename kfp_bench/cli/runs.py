@@ -135,8 +135,9 @@ def _add_runs_flags(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_runs(a: argparse.Namespace) -> int:
-    from kfp_bench.kfp import Auth, RunsOptions, run_benchmark
-    from kfp_bench.kfp.options import parse_params
+    from kfp_bench.kfp.auth import Auth
+    from kfp_bench.kfp.driver import run_benchmark
+    from kfp_bench.kfp.options import RunsOptions, parse_params
     from kfp_bench.report import runs as runs_report
     from kfp_bench.results import write_results
 
@@ -182,7 +183,9 @@ def cmd_runs(a: argparse.Namespace) -> int:
 
 
 def cmd_cleanup(a: argparse.Namespace) -> int:
-    from kfp_bench.kfp import Auth, CleanupOptions, sweep
+    from kfp_bench.kfp.auth import Auth
+    from kfp_bench.kfp.cleanup import sweep
+    from kfp_bench.kfp.options import CleanupOptions
 
     opts = CleanupOptions(
         host=a.host,

@@ -71,6 +71,9 @@ FEATURES: dict[str, Feature] = {
         "kubernetes.add_node_selector_json (nodeSelectorJson)",
         "#11770 (fd1b48b); CHANGELOG 2.5.0",
     ),
+    # The load workers' loop has no name of its own: the collected outputs of a named loop need
+    # 2.16.0 (#12808, fdd799a): before it, the loop's executions carry its display name, not the
+    # task key ("for-loop-2") that dsl.Collected's consumer looks up (issue #13239).
     "collected-artifacts": Feature(
         "2.14.0",
         "dsl.Collected over a dsl.ParallelFor's artifacts",
@@ -80,13 +83,6 @@ FEATURES: dict[str, Feature] = {
         "2.14.0",
         "dsl.PipelineTaskFinalStatus input of the exit task",
         "#11953 (0d857b6); CHANGELOG 2.14.0",
-    ),
-    # Before it, the loop's executions carry its display name ("load-workers"), not its task key
-    # ("for-loop-2") that dsl.Collected's consumer looks up: the fan-in fails (issue #13239).
-    "named-parallel-for": Feature(
-        "2.16.0",
-        "dsl.ParallelFor(name=...) whose outputs are collected",
-        "#12808 (fdd799a); CHANGELOG 2.16.0",
     ),
 }
 

@@ -16,7 +16,8 @@ from urllib.parse import urlsplit
 
 from kfp_bench.errors import NotReadyError
 from kfp_bench.kserve.kube import Kube, selector
-from kfp_bench.load import LoadOptions, run_load
+from kfp_bench.load.options import LoadOptions
+from kfp_bench.load.workers import run_load
 
 
 @dataclass(frozen=True, slots=True)

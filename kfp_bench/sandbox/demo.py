@@ -1,7 +1,9 @@
 """``kfp-bench demo``: the embedded default, the kfp_bench pipeline run end to end on one machine.
 
 It starts, on loopback, the sandbox KServe model server (iris) and the local KFP API server, then
-runs the kfp_bench meta-pipeline itself with kfp.local (each step a subprocess, as a pod would be):
+runs compiled/kfp_bench.yaml, the file a cluster receives, with kfp.local, each step in a fresh
+Python environment that installs only what the step's command says, as a pod does
+(``kfp_bench.sandbox.pods``; kfp-bench's own wheel is built from this checkout):
 the runs benchmark spawns noop child runs on the local KFP server while a short rate sweep
 (``SWEEP_RATES``), then the load workers, load the model server. It shows each step as it
 finishes, prints the summary, and writes the report bundle
@@ -31,6 +33,8 @@ SWEEP_STEP_S = 2.0
 _OUTPUTS = (("aggregate", "results"), ("report", "records"))
 _BUNDLE = ("report.html", "summary.md", "metrics.json")
 _RECORDS = ("summary.json", "load.json", "runs.jsonl", "api_calls.jsonl")
+#: The folder of wheels the demo's steps install from, in the running environment.
+WHEELS = "kfp-bench-pod-wheels"
 _TASK_DONE = re.compile(r"Task \S*?'(\S+?)'\S* finished with status \S*?(SUCCESS|FAILURE)")
 
 
@@ -47,9 +51,13 @@ def run_demo(
 ) -> int:
     """Run the demo; return the process exit code (130 when interrupted)."""
     from kfp_bench.sandbox.kfp_server import start_kfp_server
+    from kfp_bench.sandbox.pods import wheelhouse
 
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
+    wheels = Path(sys.prefix) / WHEELS
+    _say(f"building kfp-bench's wheel and gathering the steps' packages into {wheels}")
+    wheelhouse(wheels)
     root = Path(tempfile.mkdtemp(prefix="kfp-bench-demo-"))
     try:
         _say("starting the KServe model server (iris) and the local KFP API on 127.0.0.1")
@@ -74,7 +82,7 @@ def run_demo(
                 f"each), {load_workers} load workers x {duration_s:g}s"
             )
             _say(f"running the kfp_bench pipeline with kfp.local: {what} ({out}/pipeline.log)")
-            ok = _run_pipeline(args, root, out / "pipeline.log")
+            ok = _run_pipeline(args, root, out / "pipeline.log", wheels)
         _collect(root, out)
     except KeyboardInterrupt:
         _say("interrupted: the servers are stopped; what finished is in " + str(out))
@@ -90,16 +98,26 @@ def run_demo(
     return 0
 
 
-def _run_pipeline(args: dict, root: Path, log: Path) -> bool:
-    """Run the pipeline with kfp.local, its output to ``log``, a line per finished step."""
-    from kfp import local
+def _run_pipeline(args: dict, root: Path, log: Path, wheels: Path) -> bool:
+    """Run compiled/kfp_bench.yaml with kfp.local, a fresh environment per step installing from
+    ``wheels``; its output to ``log``, a line per finished step."""
+    from kfp import components
 
-    from kfp_bench.pipelines.meta import kfp_bench
+    from kfp_bench.params import compiled_file
+    from kfp_bench.sandbox.pods import init_local, pod_env
 
-    local.init(runner=local.SubprocessRunner(use_venv=False), pipeline_root=str(root))
+    init_local(root)
+    kfp_bench = components.load_component_from_file(str(compiled_file("kfp_bench")))
     stderr = os.fdopen(os.dup(2), "w", buffering=1)
     stop = threading.Event()
-    with open(log, "w") as f, _redirected(f.fileno()):
+    # A step runs `python3 -m ...`, which puts its working directory first on sys.path: from a
+    # checkout's root it would import this checkout's kfp_bench instead of the installed one.
+    with (
+        open(log, "w") as f,
+        _redirected(f.fileno()),
+        _environ(pod_env(wheels)),
+        contextlib.chdir(root),
+    ):
         tail = threading.Thread(target=_follow, args=(log, stderr, stop), daemon=True)
         tail.start()
         try:
@@ -109,9 +127,26 @@ def _run_pipeline(args: dict, root: Path, log: Path) -> bool:
             print(f"pipeline failed: {exc}", flush=True)
             return False
         finally:
+            sys.stdout.flush()  # kfp.local's last lines, for the tail to see before it stops
+            sys.stderr.flush()
             stop.set()
             tail.join(timeout=2)
             stderr.close()
+
+
+@contextlib.contextmanager
+def _environ(values: dict[str, str]):
+    """Set ``values`` in this process's environment (the steps inherit it), then restore it."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 @contextlib.contextmanager

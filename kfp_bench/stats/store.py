@@ -30,3 +30,33 @@ def load(path: str | os.PathLike) -> LoadStats:
     except ValueError as exc:
         raise ResultsError(f"{p}: not JSON ({exc}); give a file written by --json-out") from None
     return LoadStats.from_dict(doc, str(p))
+
+
+def merge_workers(paths: list[str], expected: int) -> LoadStats | None:
+    """The results of ``expected`` load workers (``paths[i]`` is worker i's) merged into one.
+
+    A worker whose result is missing or unreadable (it died mid-write) is named in
+    ``workers.missing`` and the result is flagged ``missing-workers``, never silently dropped.
+    None when no worker's result could be read.
+    """
+    merged, missing = None, []
+    for i in range(expected):
+        part = None
+        if i < len(paths):
+            try:
+                part = load(paths[i])
+            except ResultsError as exc:
+                print(f"load worker {i}: unreadable result ({exc})")
+        if part is None:
+            missing.append(i)
+        elif merged is None:
+            merged = part
+        else:
+            merged.merge(part)
+    if merged is not None and missing:
+        merged.workers["expected"] += len(missing)
+        merged.workers["missing"] += missing
+        merged.flag("missing-workers")
+    if missing:
+        print(f"load workers missing from the result: {missing}")
+    return merged

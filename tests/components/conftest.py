@@ -33,7 +33,8 @@ def kfp_api():
 
 def leftovers(url: str, benchmark_id: str) -> int:
     """Resources on the server whose names carry the benchmark id."""
-    from kfp_bench.kfp import CleanupOptions, sweep
+    from kfp_bench.kfp.cleanup import sweep
+    from kfp_bench.kfp.options import CleanupOptions
 
     report = sweep(CleanupOptions(host=url, benchmark_id=benchmark_id, dry_run=True))
     return len(report["experiments"]) + len(report["pipelines"]) + report["runs"]

@@ -108,7 +108,9 @@ def _upload(manifest, enabled: bool = True, **over):
 
 
 def test_upload_manifest_hands_on_the_handle(kfp_api):
-    from kfp_bench.kfp import BenchmarkHandle, CleanupOptions, sweep
+    from kfp_bench.kfp.cleanup import sweep
+    from kfp_bench.kfp.options import CleanupOptions
+    from kfp_bench.kfp.phases import BenchmarkHandle
 
     @dsl.pipeline
     def upload_only(host: str) -> str:
@@ -124,7 +126,8 @@ def test_upload_manifest_hands_on_the_handle(kfp_api):
 
 
 def test_upload_spawn_poll_runs_measure_and_leave_the_cleanup_to_the_sweep(kfp_api):
-    from kfp_bench.kfp import CleanupOptions, sweep
+    from kfp_bench.kfp.cleanup import sweep
+    from kfp_bench.kfp.options import CleanupOptions
 
     @dsl.pipeline
     def runs_only(host: str) -> Dataset:

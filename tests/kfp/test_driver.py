@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from kfp_bench.jsonl import read
-from kfp_bench.kfp import RunsOptions, run_benchmark
+from kfp_bench.kfp.driver import run_benchmark
+from kfp_bench.kfp.options import RunsOptions
 from kfp_bench.records import ApiCall, RunRecord
 from tests.kfp.conftest import HELLO, leftovers
 
@@ -59,7 +60,8 @@ def test_keep_leaves_everything(kfp_server, tmp_path):
         "pipelines": 1,
         "runs": 3,
     }
-    from kfp_bench.kfp import CleanupOptions, sweep
+    from kfp_bench.kfp.cleanup import sweep
+    from kfp_bench.kfp.options import CleanupOptions
 
     report = sweep(CleanupOptions(kfp_server.url, benchmark_id=stats.benchmark_id))
     assert report["deleted"] == {
@@ -88,7 +90,8 @@ def test_timeout_can_leave_runs_running(slow_kfp_server):
     assert doc["cleanup"]["left"]
     left = leftovers(slow_kfp_server.url, stats.benchmark_id)
     assert left == {"experiments": 1, "pipelines": 1, "runs": 2}
-    from kfp_bench.kfp import CleanupOptions, sweep
+    from kfp_bench.kfp.cleanup import sweep
+    from kfp_bench.kfp.options import CleanupOptions
 
     sweep(CleanupOptions(slow_kfp_server.url, benchmark_id=stats.benchmark_id))
     assert leftovers(slow_kfp_server.url, stats.benchmark_id)["runs"] == 0

@@ -9,7 +9,10 @@ import json
 import pytest
 
 from kfp_bench.jsonl import read
-from kfp_bench.kfp import Auth, CleanupOptions, RunsOptions, run_benchmark, sweep
+from kfp_bench.kfp.auth import Auth
+from kfp_bench.kfp.cleanup import sweep
+from kfp_bench.kfp.driver import run_benchmark
+from kfp_bench.kfp.options import CleanupOptions, RunsOptions
 from kfp_bench.records import RunRecord
 from tests.conftest import run_cli
 from tests.kfp.conftest import HELLO, NOTHING, _start, kfp_client, remains

@@ -9,7 +9,10 @@ import pytest
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.jsonl import read
-from kfp_bench.kfp import BenchmarkHandle, CleanupOptions, poll, run_benchmark, spawn, sweep, upload
+from kfp_bench.kfp.cleanup import sweep
+from kfp_bench.kfp.driver import run_benchmark
+from kfp_bench.kfp.options import CleanupOptions
+from kfp_bench.kfp.phases import BenchmarkHandle, poll, spawn, upload
 from kfp_bench.records import ApiCall, RunRecord
 from tests.kfp.conftest import leftovers
 from tests.kfp.test_driver import _opts

@@ -14,9 +14,11 @@ from pathlib import Path
 import pytest
 
 from kfp_bench.jsonl import read
-from kfp_bench.kfp import BenchmarkHandle, CleanupOptions, RunsOptions, poll, spawn, sweep, upload
 from kfp_bench.kfp.api import KfpApi
+from kfp_bench.kfp.cleanup import sweep
 from kfp_bench.kfp.convert import run_record
+from kfp_bench.kfp.options import CleanupOptions, RunsOptions
+from kfp_bench.kfp.phases import BenchmarkHandle, poll, spawn, upload
 from kfp_bench.records import ApiCall, RunRecord
 from kfp_bench.sandbox.kfp_server import start_kfp_server
 from tests.kfp.conftest import HELLO, leftovers

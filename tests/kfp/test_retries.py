@@ -19,8 +19,10 @@ import pytest
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.jsonl import read
-from kfp_bench.kfp import CleanupOptions, RunsOptions, run_benchmark, sweep
 from kfp_bench.kfp.api import RETRY_AFTER_CAP, Backoff, KfpApi
+from kfp_bench.kfp.cleanup import sweep
+from kfp_bench.kfp.driver import run_benchmark
+from kfp_bench.kfp.options import CleanupOptions, RunsOptions
 from kfp_bench.records import ApiCall, RunRecord
 from kfp_bench.report import runs as runs_report
 from kfp_bench.report import tables

@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from kfp_bench.errors import ConfigError
-from kfp_bench.load import LoadOptions, run_load
+from kfp_bench.load.options import LoadOptions
+from kfp_bench.load.workers import run_load
 from kfp_bench.sandbox.fault_server import start_fault_server
 
 

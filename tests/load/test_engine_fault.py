@@ -15,8 +15,10 @@ import uvloop
 
 from kfp_bench import cli
 from kfp_bench.errors import EngineError
-from kfp_bench.load import LoadOptions, engine, run_load, workers
+from kfp_bench.load import engine, workers
+from kfp_bench.load.options import LoadOptions
 from kfp_bench.load.sweep import run_sweep
+from kfp_bench.load.workers import run_load
 from kfp_bench.stats.load import ENGINE_ERROR, LoadStats
 
 BUG_AT = 40  # responses before the planted bug

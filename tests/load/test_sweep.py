@@ -11,8 +11,7 @@ from dataclasses import replace
 import pytest
 
 from kfp_bench.errors import ConfigError
-from kfp_bench.load import LoadOptions
-from kfp_bench.load.options import parse_rates
+from kfp_bench.load.options import LoadOptions, parse_rates
 from kfp_bench.load.sweep import SweepStep, find_knee, run_sweep
 from kfp_bench.params import DEFAULT_PAYLOAD
 from kfp_bench.report import sweep as sweep_text

@@ -16,7 +16,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 from kfp_bench.errors import ConfigError
-from kfp_bench.load import LoadOptions, run_load
+from kfp_bench.load.options import LoadOptions
+from kfp_bench.load.workers import run_load
 from tests.conftest import run_cli
 
 

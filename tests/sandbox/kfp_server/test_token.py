@@ -9,8 +9,8 @@ import urllib.request
 import pytest
 
 from kfp_bench.errors import ConfigError
-from kfp_bench.kfp import Auth
 from kfp_bench.kfp.api import KfpApi
+from kfp_bench.kfp.auth import Auth
 from kfp_bench.sandbox.kfp_server import start_kfp_server
 from tests.conftest import run_cli
 

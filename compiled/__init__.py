@@ -1,0 +1,5 @@
+"""The compiled pipelines (``kfp-bench compile``), installed as ``kfp_bench.compiled``.
+
+The YAML files here are generated, never edited by hand: the kfp_bench pipeline that users upload
+or ``kfp-bench submit`` starts, and the bundled child pipelines that the runs benchmark uploads.
+"""

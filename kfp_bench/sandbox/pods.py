@@ -1,0 +1,95 @@
+"""Running the compiled pipeline as a cluster runs it: every step in a fresh Python environment.
+
+A step's pod starts from a bare ``python:3.11-slim`` and has only what its command installs.
+kfp.local's ``SubprocessRunner(use_venv=True)`` gives each task the same: a new virtual
+environment (no system site-packages) in which the step's own ``pip install`` lines run. What
+differs from a cluster is where pip finds the packages: a local folder of wheels (``wheelhouse``)
+with the index switched off, so that kfp-bench's own wheel, built from this checkout, is the one
+installed, and nothing outside the folder can hide a missing pin.
+
+``wheelhouse(dest)`` fills the folder: kfp-bench built from the checkout, the pinned dependencies
+of the extras the steps install, ``kfp`` (which the launcher installs with ``--no-deps``) and
+pip, setuptools and wheel (kfp.local upgrades them in each new environment). ``pod_env`` is the
+environment that points pip at it; ``init_local`` starts kfp.local with one environment per task.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from kfp_bench.errors import ConfigError
+
+#: The extras the pipeline's steps install (the @step marks of kfp_bench.components).
+STEP_EXTRAS = ("kfp", "kube", "load", "report", "stats")
+#: What kfp.local installs into each new environment before the step's own command runs.
+_VENV_TOOLS = ("pip", "setuptools", "wheel")
+
+
+def project_root() -> Path | None:
+    """The checkout kfp-bench runs from (an editable install), or None for an installed wheel."""
+    root = Path(__file__).resolve().parents[2]
+    return root if (root / "pyproject.toml").is_file() and (root / "components").is_dir() else None
+
+
+def wheelhouse(dest: Path, project: Path | None = None) -> Path:
+    """Fill ``dest`` with every wheel the compiled pipeline's steps install; return it.
+
+    Third-party wheels already there are kept (pip downloads only what is missing); kfp-bench's
+    own wheel is rebuilt from ``project`` (default: this checkout) every time.
+
+    Raises:
+        ConfigError: no checkout to build kfp-bench from, or pip failed (its last lines said).
+    """
+    import kfp
+
+    from kfp_bench import __version__
+
+    project = project or project_root()
+    if project is None:
+        raise ConfigError(
+            "kfp-bench runs from an installed wheel, not a checkout: there is no source to "
+            "build the steps' package from; run from a clone (make demo)"
+        )
+    dest = Path(dest)
+    dest.mkdir(parents=True, exist_ok=True)
+    for old in dest.glob("kfp_bench-*.whl"):
+        old.unlink()
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
+    _pip([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(dest), str(project)])
+    need = f"kfp-bench[{','.join(STEP_EXTRAS)}]=={__version__}"
+    # wheels, sdists built once here (kfp-server-api has no wheel), not in every step
+    _pip([*pip, "wheel", "-w", str(dest), "--find-links", str(dest), need, *_VENV_TOOLS])
+    _pip([*pip, "download", "-d", str(dest), "--no-deps", f"kfp=={kfp.__version__}"])
+    return dest
+
+
+def _pip(cmd: list[str]) -> None:
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+    if done.returncode != 0:
+        tail = "\n".join((done.stderr or done.stdout).strip().splitlines()[-5:])
+        raise ConfigError(f"preparing the steps' wheels failed: {' '.join(cmd[3:6])}: {tail}")
+
+
+def pod_env(wheels: Path) -> dict[str, str]:
+    """The environment in which each step's pip installs from ``wheels`` only."""
+    return {
+        "PIP_CONFIG_FILE": os.devnull,  # none of this machine's pip settings: a pod has none
+        "PIP_NO_INDEX": "1",
+        "PIP_FIND_LINKS": str(Path(wheels).resolve()),
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    }
+
+
+def init_local(pipeline_root: Path) -> None:
+    """Start kfp.local with a fresh environment per task, tasks of a ParallelFor in parallel
+    (kfp.local holds its install slot for a task's whole run, so serialized installs would run
+    the load workers one after the other)."""
+    from kfp import local
+
+    runner = local.SubprocessRunner(
+        use_venv=True, serialize_pip_installs=False, max_concurrent_pip_installs=64
+    )
+    local.init(runner=runner, pipeline_root=str(pipeline_root))

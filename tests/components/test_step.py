@@ -1,0 +1,32 @@
+"""A component says in one place what its pod installs: the extra of its @step mark."""
+
+from __future__ import annotations
+
+import kfp_bench.components as comps
+import pytest
+from kfp_bench.components._step import Delivery, step
+
+
+@pytest.mark.parametrize("name", comps.__all__)
+def test_each_component_is_documented_and_installs_only_its_extra(name):
+    component = getattr(comps, name)
+    spec = component.component_spec
+    assert spec.description  # documented: the UI shows it
+    command = " ".join(spec.implementation.container.command)
+    assert f"'KFP-bench[{','.join(component.extras)}]==" in command
+    assert "EMBEDDED" not in command
+
+
+def test_the_delivery_of_a_pipeline_build_reaches_its_steps():
+    image = Delivery(image="ghcr.io/example/kfp-bench:1")
+    with image.active():
+        spec = comps.report.component_spec
+    assert spec.implementation.container.image == "ghcr.io/example/kfp-bench:1"
+    assert "pip install" not in " ".join(spec.implementation.container.command)
+    # outside the build, the default again: package mode
+    assert comps.report.component_spec.implementation.container.image == "python:3.11-slim"
+
+
+def test_a_step_must_name_known_extras():
+    with pytest.raises(ValueError, match="give some of kfp, kube, load, report, stats"):
+        step("kserve")(lambda: None)

@@ -1,0 +1,136 @@
+"""compiled/kfp_bench.yaml, the file a cluster receives, run the way a cluster runs it.
+
+Every task runs with kfp.local's ``SubprocessRunner(use_venv=True)``: a new virtual environment
+with no system site-packages, in which the step's own ``pip install`` lines from the YAML run,
+from a folder of wheels with the index off (``kfp_bench.sandbox.pods``); kfp-bench's wheel is
+built from this checkout. The working directory is not the checkout, so no step can import the
+checkout's sources. The first test runs the whole pipeline against the local KFP API and the
+KServe model server; the second shows the check can fail: a kfp-bench wheel whose ``kfp`` extra
+lacks PyYAML fails the first step with the missing module named.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from kfp import components
+
+from kfp_bench.params import compiled_file
+from kfp_bench.results import read_results
+from kfp_bench.sandbox.kfp_server import start_kfp_server
+from kfp_bench.sandbox.pods import init_local, pod_env, wheelhouse
+from tests.components.conftest import leftovers
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[2]
+#: Where the steps' wheels are kept between runs: in this environment, as the demo keeps them.
+WHEELS = Path(sys.prefix) / "kfp-bench-pod-wheels"
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_DONE = re.compile(r"Task '(\S+)' finished with status (\w+)")
+
+
+@pytest.fixture(scope="module")
+def wheels() -> Path:
+    return wheelhouse(WHEELS)
+
+
+def _pods(wheels: Path, tmp_path: Path, monkeypatch) -> Path:
+    for name, value in pod_env(wheels).items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.chdir(tmp_path)  # `python3 -m` puts the working directory first on sys.path
+    init_local(tmp_path / "root")
+    return tmp_path / "root"
+
+
+def _finished(text: str) -> list[tuple[str, str]]:
+    return _DONE.findall(_ANSI.sub("", text))
+
+
+def test_every_step_succeeds_in_a_fresh_environment(
+    wheels, tmp_path, monkeypatch, model_server, capfd
+):
+    root = _pods(wheels, tmp_path, monkeypatch)
+    pipeline = components.load_component_from_file(str(compiled_file("kfp_bench")))
+    with start_kfp_server(simulate="all:fixed(0.2)", max_parallel_runs=8) as kfp_api:
+        pipeline(
+            kfp_host=kfp_api.url,
+            num_runs=3,
+            poll_interval_sec=0.2,
+            inference_url=model_server.v1_predict_url,
+            duration_sec=1.0,
+            concurrency=2,
+            load_workers=2,
+            sweep_rates="5,20",
+            sweep_step_sec=1.0,
+            benchmark_id="pods-e2e",
+        )
+        left = leftovers(kfp_api.url, "pods-e2e")
+    out = capfd.readouterr()
+    text = out.out + out.err
+    done = _finished(text)
+    steps = {
+        "check-params", "deploy-isvc", "stage-manifest", "upload-manifest", "spawn-runs",
+        "poll-runs", "rate-sweep", "inference-load", "watch-replicas", "aggregate", "report",
+        "cleanup",
+    }  # fmt: skip
+    assert {name for name, _ in done} == steps, done
+    assert _ANSI.sub("", text).count("Executing task 'inference-load'") == 2  # a task per worker
+    assert {state for _, state in done} == {"SUCCESS"}, done
+    # each step ran the installed wheel, not this checkout
+    (where,) = re.findall(r"kfp-bench \S+ from (\S+)", text)
+    assert "site-packages" in where and not where.startswith(str(ROOT)), where
+    (records,) = root.glob("kfp-bench-*/report/records")
+    res = read_results(records)
+    assert res.summary["runs"]["by_state"] == {"SUCCEEDED": 3}
+    assert res.load.workers["reported"] == 2 and not res.load.workers["missing"]
+    assert [row["rate"] for row in res.summary["sweep"]] == [5, 20]
+    assert left == 0
+
+
+def _without_yaml_in_kfp_extra(wheels: Path, out: Path) -> Path:
+    """A folder like ``wheels`` whose kfp-bench wheel's kfp extra lacks PyYAML."""
+    src = out / "src"
+    files = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    for name in files:
+        if (ROOT / name).is_file():
+            (src / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, src / name)
+    pyproject = src / "pyproject.toml"
+    text = pyproject.read_text()
+    kfp_extra = text.index("\nkfp = [")
+    cut = text.index('    "PyYAML==6.0.4",\n', kfp_extra)
+    assert cut < text.index("]", kfp_extra)
+    pyproject.write_text(text[:cut] + text[cut + len('    "PyYAML==6.0.4",\n') :])
+    broken = out / "wheels"
+    broken.mkdir()
+    for wheel in wheels.iterdir():
+        if not wheel.name.startswith("kfp_bench-"):
+            (broken / wheel.name).hardlink_to(wheel)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+         "-w", str(broken), str(src)],
+        check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    return broken
+
+
+def test_a_dependency_missing_from_an_extra_fails_the_step_naming_the_module(
+    wheels, tmp_path, monkeypatch, capfd
+):
+    broken = _without_yaml_in_kfp_extra(wheels, tmp_path)
+    _pods(broken, tmp_path, monkeypatch)
+    pipeline = components.load_component_from_file(str(compiled_file("kfp_bench")))
+    with start_kfp_server() as kfp_api:
+        with pytest.raises(RuntimeError, match="check-params"):
+            pipeline(kfp_host=kfp_api.url, run_load=False, benchmark_id="pods-missing")
+    out = capfd.readouterr()
+    text = out.out + out.err
+    assert "ModuleNotFoundError: No module named 'yaml'" in text
+    assert ("check-params", "FAILURE") in _finished(text)
