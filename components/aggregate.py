@@ -6,12 +6,11 @@ from kfp_bench.components._step import step
 
 @step("stats")
 def aggregate(
+    params: dict,
     runs: Input[Dataset],
     loads: Input[list[Dataset]],
     sweep: Input[Dataset],
     replicas: Input[Dataset],
-    load_workers: int,
-    run_load: bool,
     results: Output[Dataset],
 ):
     """Write a results directory (kfp_bench.results): the runs summary and records, and the
@@ -19,18 +18,17 @@ def aggregate(
     load.workers.missing, never silently dropped.
 
     Args:
+        params: the checked parameters, from check_params.
         runs: the runs step's directory (empty when the runs benchmark was switched off).
         loads: each load worker's result.
         sweep: the rate sweep's rows and knee ({"skipped": true} when it was off).
         replicas: the replica watcher's samples ({"skipped": true} when nothing was watched),
             joined with the load's per-second series into summary.json's replicas rows.
-        load_workers: how many load workers were started.
-        run_load: whether the load ran.
         results: the results directory.
     """
     from kfp_bench import steps
     from kfp_bench.params import BenchParams
 
-    p = BenchParams(load_workers=load_workers, run_load=run_load)
+    p = BenchParams.from_dict(params)
     paths = [d.path for d in loads]
-    steps.aggregate(runs.path, paths, sweep.path, replicas.path, p, results.path)
+    steps.aggregate(p, runs.path, paths, sweep.path, replicas.path, results.path)

@@ -30,7 +30,7 @@ def check_params(
     token_secret: str,
     benchmark_id: str,
     job_id: str,
-) -> list:
+) -> dict:
     """Check the pipeline's parameters (kfp_bench.params.BenchParams.check); fail with one
     message naming the parameter and the fix.
 
@@ -39,8 +39,7 @@ def check_params(
         job_id: the pipeline run's id, from which an empty benchmark_id is derived.
 
     Returns:
-        The load workers' indexes, over which the pipeline fans out (one Output: kfp.local
-        iterates over a task's single Output only).
+        The checked parameters, benchmark_id filled in: what every later step reads.
     """
     from kfp_bench import steps
     from kfp_bench.params import BenchParams

@@ -114,6 +114,21 @@ class BenchParams:
     def names(cls) -> list[str]:
         return [f.name for f in fields(cls)]
 
+    def as_dict(self) -> dict:
+        """The parameters as a JSON object, as the first step hands them to the others."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    @classmethod
+    def from_dict(cls, doc: dict) -> BenchParams:
+        """Parameters from ``as_dict`` as they come back through KFP: a protobuf Struct, whose
+        numbers are all doubles, so each field is made its own type again."""
+        kinds = {f.name: f.type for f in fields(cls)}
+        unknown = sorted(set(doc) - set(kinds))
+        if unknown:
+            raise ConfigError(f"pipeline parameters {unknown}: not parameters of kfp_bench")
+        cast = {"int": int, "float": float}
+        return cls(**{k: cast[kinds[k]](v) if kinds[k] in cast else v for k, v in doc.items()})
+
     def check(self, *, fetch: bool = True) -> BenchParams:
         """Check every parameter; raise ``ConfigError`` naming the parameter and the fix.
 

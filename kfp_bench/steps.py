@@ -24,19 +24,21 @@ def _write_json(path: str, doc) -> None:
         json.dump(doc, f)
 
 
-def check_params(p: BenchParams, job_id: str) -> list[int]:
-    """Check every parameter (``BenchParams.check``); return the load workers' indexes."""
+def check_params(p: BenchParams, job_id: str) -> dict:
+    """Check every parameter (``BenchParams.check``); return them, as every later step reads
+    them, with the benchmark id filled in (derived from ``job_id`` when empty)."""
     import kfp_bench
 
     print(f"kfp-bench {kfp_bench.__version__} from {os.path.dirname(kfp_bench.__file__)}")
     p.check()
-    print(f"parameters OK; benchmark id {benchmark_id_for(p.benchmark_id, job_id)}")
-    return list(range(p.load_workers if p.run_load else 1))
+    bid = benchmark_id_for(p.benchmark_id, job_id)
+    print(f"parameters OK; benchmark id {bid}")
+    return {**p.as_dict(), "benchmark_id": bid}
 
 
 def deploy_isvc(p: BenchParams, timeout_s: float) -> list[dict]:
     """Deploy the InferenceService of ``p.isvc`` and wait for Ready; one item per load worker,
-    ``{"worker": index, "url": the URL to POST to}`` (``p.inference_url`` when none)."""
+    ``{"worker": index, "params": the parameters with inference_url the URL to POST to}``."""
     url = p.inference_url
     if not p.isvc:
         print(f"no InferenceService to deploy: loading {p.inference_url}")
@@ -49,12 +51,13 @@ def deploy_isvc(p: BenchParams, timeout_s: float) -> list[dict]:
         print(f"InferenceService {done.name} ready in {done.ready_s:.0f}s at {done.url}")
         url = done.predict_url
     fail_point("deploy_isvc")
-    return [{"worker": i, "url": url} for i in range(p.load_workers if p.run_load else 1)]
+    params = {**p.as_dict(), "inference_url": url}
+    return [{"worker": i, "params": params} for i in range(p.load_workers if p.run_load else 1)]
 
 
-def stage_manifest(p: BenchParams, enabled: bool, out: str) -> dict:
+def stage_manifest(p: BenchParams, out: str) -> dict:
     """Resolve, check and keep the child manifest at ``out``; return its metadata."""
-    if not enabled:
+    if not p.run_benchmark:
         print(OFF_RUNS)
         open(out, "w").close()
         return {}
@@ -69,18 +72,17 @@ def stage_manifest(p: BenchParams, enabled: bool, out: str) -> dict:
     return {"pipeline": m.name, "source": p.pipeline, "bytes": len(m.data)}
 
 
-def upload_manifest(p: BenchParams, job_id: str, manifest: str, enabled: bool, out: str) -> str:
+def upload_manifest(p: BenchParams, manifest: str, out: str) -> str:
     """Upload the staged manifest and create the experiment; the handle as JSON ("" if off)."""
     import dataclasses
 
     from kfp_bench.kfp.phases import upload
 
     os.makedirs(out, exist_ok=True)
-    if not enabled:
+    if not p.run_benchmark:
         print(OFF_RUNS)
         return ""
-    bid = benchmark_id_for(p.benchmark_id, job_id)
-    opts = dataclasses.replace(p.runs_options(bid), pipeline=manifest)
+    opts = dataclasses.replace(p.runs_options(p.benchmark_id), pipeline=manifest)
     handle = upload(opts, out_dir=out)
     print(f"pipeline {handle.pipeline_id}, experiment {handle.experiment_id}")
     fail_point("upload_manifest")
@@ -119,19 +121,17 @@ def poll_runs(p: BenchParams, handle: str, spawned: str, out: str) -> None:
     fail_point("poll_runs")
 
 
-def rate_sweep(p: BenchParams, url: str, out: str) -> None:
-    """One open-loop step per rate of ``p.sweep_rates`` against ``url``, and the knee."""
+def rate_sweep(p: BenchParams, out: str) -> None:
+    """One open-loop step per rate of ``p.sweep_rates`` against its inference_url, and the knee."""
     if not p.sweep_rates.strip():
         print("rate sweep switched off (sweep_rates empty)")
         _write_json(out, {"skipped": True})
         return
-    import dataclasses
-
     from kfp_bench.load.options import parse_rates
     from kfp_bench.load.sweep import run_sweep
 
     result = run_sweep(
-        dataclasses.replace(p, inference_url=url).load_options(),
+        p.load_options(),
         parse_rates(p.sweep_rates, "sweep_rates"),
         p.sweep_step_sec,
         on_step=lambda s: print(f"{s.rate:g} req/s: p99 {s.p99_ms:.1f} ms, {s.success_ratio:.2%}"),
@@ -141,9 +141,9 @@ def rate_sweep(p: BenchParams, url: str, out: str) -> None:
     fail_point("rate_sweep")
 
 
-def inference_load(p: BenchParams, worker: int, enabled: bool, out: str) -> None:
+def inference_load(p: BenchParams, worker: int, out: str) -> None:
     """Send load worker ``worker``'s share of the load and save its histograms at ``out``."""
-    if not enabled:
+    if not p.run_load:
         print("inference load switched off (run_load=false)")
         _write_json(out, {"skipped": True})
         return
@@ -185,7 +185,7 @@ def watch_replicas(p: BenchParams, out: str) -> None:
 
 
 def aggregate(
-    runs: str, loads: list[str], sweep: str, replicas: str, p: BenchParams, out: str
+    p: BenchParams, runs: str, loads: list[str], sweep: str, replicas: str, out: str
 ) -> None:
     """Write a results directory (``kfp_bench.results``) from the steps' outputs: the runs
     summary and records, the load workers' histograms merged (a missing worker named in

@@ -10,19 +10,22 @@ Wiring only; each step is a component over the engine, each parameter is documen
                                      └─ watch_replicas ────────────────────────────┘    │
                                                                                       report
 
-The runs branch and the load branch run in parallel; either is switched off with run_benchmark or
-run_load (its steps then only say so). The runs branch is three steps over the engine's three
-phases (kfp_bench.kfp.upload, spawn, poll), handing on the benchmark handle and a directory of
-records that each step extends; the run figures come from the server's timestamps, so the pod
-start-up between the steps costs the measurement nothing, and the exit handler's sweep deletes
-what they made. deploy_isvc deploys the InferenceService of isvc and passes
-on its URL (else inference_url); watch_replicas samples its pods for the sweep and the load (the
-two run one after the other, so they never share the server); with isvc and sweep_rates empty (the
-defaults) these steps only say so and no cluster is needed. Kubernetes settings: the load pods
-take load_node_selector, the child runs run_node_selector (their own pipelines apply it); the
-steps that call KFP mount the token_secret Secret when it exists and carry the access-ml-pipeline
-label, through which multi-user Kubeflow's PodDefault projects a service-account token for the
-KFP API; every step has a timeout and caching off (a benchmark measures work, never a cache hit).
+check_params checks every parameter before anything is created and hands them on, the benchmark
+id filled in, as one object that every later step reads. The runs branch and the load branch run
+in parallel; either is switched off with run_benchmark or run_load (its steps then only say so).
+The runs branch is three steps over the engine's three phases (kfp_bench.kfp.phases.upload,
+spawn, poll), handing on the benchmark handle and a directory of records that each step extends;
+the run figures come from the server's timestamps, so the pod start-up between the steps costs the
+measurement nothing, and the exit handler's sweep deletes what they made. deploy_isvc deploys the
+InferenceService of isvc and passes on its URL (else inference_url); watch_replicas samples its
+pods for the sweep and the load (the two run one after the other, so they never share the
+server); with isvc and sweep_rates empty (the defaults) these steps only say so and no cluster is
+needed. Kubernetes settings: the load pods take load_node_selector, the child runs
+run_node_selector (their own pipelines apply it); the steps that call KFP mount the token_secret
+Secret when it exists and carry the access-ml-pipeline label, through which multi-user Kubeflow's
+PodDefault projects a service-account token for the KFP API; every step has a timeout and caching
+off (a benchmark measures work, never a cache hit). The pipeline's parameters, their defaults and
+their help are BenchParams' fields (``_signature``): written once.
 """
 
 from __future__ import annotations
@@ -78,123 +81,34 @@ def _kfp_caller(task, token_secret):
     return task
 
 
-def _benchmark(
-    kfp_host, namespace, pipeline, run_benchmark, num_runs, create_concurrency, poll_interval_sec,
-    run_timeout_sec, run_parameters, run_node_selector, run_load, inference_url, host_header,
-    payload, duration_sec, concurrency, rate, load_workers, load_node_selector, sweep_rates,
-    sweep_step_sec, isvc, token_secret, benchmark_id, job_id,
-):  # fmt: skip
-    """The steps inside the exit handler (wiring of kfp_bench, split to fit a screen)."""
-    checked = _step(
-        check_params(
-            kfp_host=kfp_host,
-            namespace=namespace,
-            pipeline=pipeline,
-            run_benchmark=run_benchmark,
-            num_runs=num_runs,
-            create_concurrency=create_concurrency,
-            poll_interval_sec=poll_interval_sec,
-            run_timeout_sec=run_timeout_sec,
-            run_parameters=run_parameters,
-            run_node_selector=run_node_selector,
-            run_load=run_load,
-            inference_url=inference_url,
-            host_header=host_header,
-            payload=payload,
-            duration_sec=duration_sec,
-            concurrency=concurrency,
-            rate=rate,
-            load_workers=load_workers,
-            load_node_selector=load_node_selector,
-            sweep_rates=sweep_rates,
-            sweep_step_sec=sweep_step_sec,
-            isvc=isvc,
-            token_secret=token_secret,
-            benchmark_id=benchmark_id,
-            job_id=job_id,
-        )
-    )
-    target = deploy_isvc(
-        isvc=isvc,
-        namespace=namespace,
-        inference_url=inference_url,
-        timeout_sec=float(_SHORT),
-        load_workers=load_workers,
-        run_load=run_load,
-    )
-    _step(target.after(checked), 2 * _SHORT)
-    sweep = rate_sweep(
-        targets=target.output,
-        host_header=host_header,
-        payload=payload,
-        sweep_rates=sweep_rates,
-        sweep_step_sec=sweep_step_sec,
-    )
-    _load_pod(_step(sweep, MAX_DURATION_S + _SHORT), load_node_selector)
-    watch = watch_replicas(
-        isvc=isvc,
-        namespace=namespace,
-        duration_sec=duration_sec,
-        sweep_rates=sweep_rates,
-        sweep_step_sec=sweep_step_sec,
-    )
-    _step(watch.after(target), 2 * MAX_DURATION_S + _SHORT)
-    manifest = _step(
-        stage_manifest(
-            pipeline=pipeline,
-            run_parameters=run_parameters,
-            run_node_selector=run_node_selector,
-            enabled=run_benchmark,
-        ).after(checked)
-    )
-    runs_args = dict(
-        kfp_host=kfp_host,
-        namespace=namespace,
-        num_runs=num_runs,
-        create_concurrency=create_concurrency,
-        poll_interval_sec=poll_interval_sec,
-        run_timeout_sec=run_timeout_sec,
-        run_parameters=run_parameters,
-        run_node_selector=run_node_selector,
-    )
-    uploaded = upload_manifest(
-        manifest=manifest.outputs["manifest"],
-        benchmark_id=benchmark_id,
-        job_id=job_id,
-        enabled=run_benchmark,
-        **runs_args,
-    )
-    _kfp_caller(_step(uploaded), token_secret)
-    spawned = spawn_runs(
-        handle=uploaded.outputs["Output"], uploaded=uploaded.outputs["runs"], **runs_args
-    )
-    _kfp_caller(_step(spawned, MAX_RUN_TIMEOUT_S + _SHORT), token_secret)
-    runs = poll_runs(
-        handle=uploaded.outputs["Output"], spawned=spawned.outputs["runs"], **runs_args
-    )
-    _kfp_caller(_step(runs, MAX_RUN_TIMEOUT_S + _SHORT), token_secret)
+def _benchmark(p: dict, job_id):
+    """The steps inside the exit handler. ``p``: the pipeline's parameters, by name; the steps
+    after the first read the parameters it checked."""
+    checked = _step(check_params(**p, job_id=job_id))
+    params = checked.output
+    target = _step(deploy_isvc(params=params, timeout_sec=float(_SHORT)), 2 * _SHORT)
+    sweep = rate_sweep(targets=target.output)
+    _load_pod(_step(sweep, MAX_DURATION_S + _SHORT), p["load_node_selector"])
+    watch = _step(watch_replicas(params=params).after(target), 2 * MAX_DURATION_S + _SHORT)
+    manifest = _step(stage_manifest(params=params))
+    uploaded = upload_manifest(params=params, manifest=manifest.outputs["manifest"])
+    _kfp_caller(_step(uploaded), p["token_secret"])
+    handle = uploaded.outputs["Output"]
+    spawned = spawn_runs(params=params, handle=handle, uploaded=uploaded.outputs["runs"])
+    _kfp_caller(_step(spawned, MAX_RUN_TIMEOUT_S + _SHORT), p["token_secret"])
+    runs = poll_runs(params=params, handle=handle, spawned=spawned.outputs["runs"])
+    _kfp_caller(_step(runs, MAX_RUN_TIMEOUT_S + _SHORT), p["token_secret"])
     # Unnamed: a named loop's collected outputs need a KFP backend of 2.16.0 (kfp/backend.py).
     with dsl.ParallelFor(target.output) as worker:
-        load = inference_load(
-            worker=worker.worker,
-            load_workers=load_workers,
-            inference_url=worker.url,
-            host_header=host_header,
-            payload=payload,
-            duration_sec=duration_sec,
-            concurrency=concurrency,
-            rate=rate,
-            enabled=run_load,
-        )
-        _load_pod(_step(load.after(sweep), MAX_DURATION_S + _SHORT), load_node_selector)
+        load = inference_load(params=worker.params, worker=worker.worker)
+        _load_pod(_step(load.after(sweep), MAX_DURATION_S + _SHORT), p["load_node_selector"])
     merged = _step(
         aggregate(
+            params=params,
             runs=runs.outputs["runs"],
             loads=dsl.Collected(load.outputs["result"]),
             sweep=sweep.outputs["sweep"],
             replicas=watch.outputs["replicas"],
-            load_workers=load_workers,
-            run_load=run_load,
         )
     )
     _step(report(results=merged.outputs["results"]))
@@ -213,7 +127,7 @@ def _kfp_bench(*values):
     )
     _kfp_caller(_step(done), p["token_secret"])
     with dsl.ExitHandler(done, name="benchmark"):
-        _benchmark(**p, job_id=job_id)
+        _benchmark(p, job_id)
 
 
 _TYPES = {"str": str, "bool": bool, "int": int, "float": float, "dict": dict}

@@ -1,7 +1,6 @@
-"""Mergeable aggregation: HDR histograms, per-second series and load summaries."""
+"""Mergeable aggregation: HDR histograms, per-second series and load summaries (numpy), and the
+runs benchmark's summary (plain Python: the KFP driver's steps install no numpy).
 
-from kfp_bench.stats.hdr import Histogram
-from kfp_bench.stats.load import LoadStats, LoadSummary
-from kfp_bench.stats.series import Series
-
-__all__ = ["Histogram", "LoadStats", "LoadSummary", "Series"]
+``hdr.Histogram``, ``series.Series``, ``load.LoadStats``, ``store`` (saved load results) and
+``runs.RunsStats``; importing this package imports none of them.
+"""

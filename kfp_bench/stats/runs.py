@@ -2,8 +2,9 @@
 
 ``RunsStats.add`` takes an ``ApiCall`` or a ``RunRecord``; ``merge`` combines the stats of several
 drivers (pods, processes); ``summary()`` returns the summary.json document. Samples are kept as
-float arrays and percentiles taken with numpy: a benchmark makes thousands of calls, not millions,
-so exact percentiles cost nothing and merge by concatenation.
+float arrays and percentiles interpolated as numpy's, in plain Python (the KFP driver's steps
+install no numpy): a benchmark makes thousands of calls, not millions, so exact percentiles cost
+nothing and merge by concatenation.
 
 The server's side comes from two scrapes of the KFP API server's Prometheus /metrics, as per-
 operation deltas (``set_server``): request counts and latency histograms. Next to the client's
@@ -28,8 +29,6 @@ from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from kfp_bench.records import FINDS, ApiCall, RunRecord
 
 FORMAT = "kfp-bench/runs"
@@ -49,15 +48,22 @@ _PCTS = (50.0, 90.0, 99.0)
 
 def _dist(values: array, scale: float = 1.0, unit: str = "") -> dict:
     """p50 p90 p99 max mean (and count) of ``values``; zeros when empty."""
-    a = np.frombuffer(values, dtype=np.float64) * scale if len(values) else None
     keys = [f"p{p:g}{unit}" for p in _PCTS] + [f"max{unit}", f"mean{unit}"]
-    if a is None:
+    if not values:
         return {"count": 0, **dict.fromkeys(keys, 0.0)}
-    vals = list(np.percentile(a, _PCTS)) + [a.max(), a.mean()]
-    return {
-        "count": int(a.size),
-        **{k: round(float(v), 6) for k, v in zip(keys, vals, strict=True)},
-    }
+    a = sorted(v * scale for v in values)
+    vals = [_percentile(a, p) for p in _PCTS] + [a[-1], math.fsum(a) / len(a)]
+    return {"count": len(a), **{k: round(float(v), 6) for k, v in zip(keys, vals, strict=True)}}
+
+
+def _percentile(a: list[float], p: float) -> float:
+    """The ``p``-th percentile of sorted ``a``, interpolated linearly between the two nearest
+    ranks (numpy.percentile's default, and its way of interpolating)."""
+    k = (len(a) - 1) * p / 100
+    lo = math.floor(k)
+    hi = min(lo + 1, len(a) - 1)
+    t, diff = k - lo, a[hi] - a[lo]
+    return a[hi] - diff * (1 - t) if t >= 0.5 else a[lo] + diff * t
 
 
 @dataclass

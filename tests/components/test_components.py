@@ -35,9 +35,11 @@ def _check_args(**over) -> dict:
     return args
 
 
-def test_check_params_accepts_good_values_and_lists_the_workers():
+def test_check_params_hands_on_the_checked_parameters_with_the_benchmark_id():
     task = check_params(**_check_args(load_workers=3))
-    assert [int(i) for i in task.output] == [0, 1, 2]
+    checked = BenchParams.from_dict(task.output)
+    assert checked.load_workers == 3 and isinstance(checked.load_workers, int)
+    assert checked.benchmark_id == "job-1"  # derived from the run's id, as cleanup derives it
 
 
 @pytest.mark.parametrize(
@@ -55,26 +57,26 @@ def test_check_params_fails_naming_the_parameter(capfd, param, value, words):
     assert words in capfd.readouterr().out
 
 
+def _params(**over) -> dict:
+    """Checked parameters as check_params hands them on."""
+    base = dict(kfp_host="http://127.0.0.1:9", benchmark_id="comp-test-1", num_runs=3)
+    base.update(create_concurrency=2, poll_interval_sec=0.2, run_timeout_sec=60.0)
+    base.update(run_node_selector={"pool": "pool-1"})
+    return BenchParams(**{**base, **over}).as_dict()
+
+
 def test_stage_manifest_keeps_the_bundled_child():
-    task = stage_manifest(
-        pipeline="fanout", run_parameters={"width": 2}, run_node_selector={}, enabled=True
-    )
+    task = stage_manifest(params=_params(pipeline="fanout", run_parameters={"width": 2}))
     text = Path(task.outputs["manifest"].path).read_text()
     assert "kfp-bench-fanout" in text
 
 
 def test_inference_load_saves_a_mergeable_result(model_server, capfd):
-    task = inference_load(
-        worker=1,
-        load_workers=2,
-        inference_url=model_server.v1_predict_url,
-        host_header="iris.example.com",
-        payload=BenchParams().payload,
-        duration_sec=1.0,
-        concurrency=4,
-        rate=0.0,
-        enabled=True,
+    params = _params(
+        load_workers=2, host_header="iris.example.com", duration_sec=1.0, concurrency=4
     )
+    params["inference_url"] = model_server.v1_predict_url
+    task = inference_load(params=params, worker=1)
     stats = store.load(task.outputs["result"].path)
     assert stats.requests > 0 and stats.ok == stats.requests
     assert stats.options["concurrency"] == 2  # this worker's share
@@ -85,26 +87,8 @@ def test_inference_load_saves_a_mergeable_result(model_server, capfd):
     assert "worker 1: load generator CPU " in capfd.readouterr().out
 
 
-def _runs_args(**over) -> dict:
-    args = dict(
-        kfp_host="http://127.0.0.1:9",
-        namespace="",
-        num_runs=3,
-        create_concurrency=2,
-        poll_interval_sec=0.2,
-        run_timeout_sec=60.0,
-        run_parameters={},
-        run_node_selector={"pool": "pool-1"},
-    )
-    args.update(over)
-    return args
-
-
-def _upload(manifest, enabled: bool = True, **over):
-    return upload_manifest(
-        manifest=manifest, benchmark_id="comp-test-1", job_id="unused", enabled=enabled,
-        **_runs_args(**over),
-    )  # fmt: skip
+def _upload(manifest, host: str, **over):
+    return upload_manifest(params=_params(kfp_host=host, **over), manifest=manifest)
 
 
 def test_upload_manifest_hands_on_the_handle(kfp_api):
@@ -114,10 +98,8 @@ def test_upload_manifest_hands_on_the_handle(kfp_api):
 
     @dsl.pipeline
     def upload_only(host: str) -> str:
-        staged = stage_manifest(
-            pipeline="noop", run_parameters={}, run_node_selector={}, enabled=True
-        )
-        return _upload(staged.outputs["manifest"], kfp_host=host).outputs["Output"]
+        staged = stage_manifest(params=_params())
+        return _upload(staged.outputs["manifest"], host).outputs["Output"]
 
     handle = BenchmarkHandle.from_json(upload_only(host=kfp_api.url).output)
     assert handle.benchmark_id == "comp-test-1" and handle.experiment_id and handle.version_id
@@ -131,20 +113,12 @@ def test_upload_spawn_poll_runs_measure_and_leave_the_cleanup_to_the_sweep(kfp_a
 
     @dsl.pipeline
     def runs_only(host: str) -> Dataset:
-        staged = stage_manifest(
-            pipeline="noop", run_parameters={}, run_node_selector={}, enabled=True
-        )
-        uploaded = _upload(staged.outputs["manifest"], kfp_host=host)
-        spawned = spawn_runs(
-            handle=uploaded.outputs["Output"],
-            uploaded=uploaded.outputs["runs"],
-            **_runs_args(kfp_host=host),
-        )
-        polled = poll_runs(
-            handle=uploaded.outputs["Output"],
-            spawned=spawned.outputs["runs"],
-            **_runs_args(kfp_host=host),
-        )
+        staged = stage_manifest(params=_params())
+        uploaded = _upload(staged.outputs["manifest"], host)
+        handle = uploaded.outputs["Output"]
+        params = _params(kfp_host=host)
+        spawned = spawn_runs(params=params, handle=handle, uploaded=uploaded.outputs["runs"])
+        polled = poll_runs(params=params, handle=handle, spawned=spawned.outputs["runs"])
         return polled.outputs["runs"]
 
     out = Path(runs_only(host=kfp_api.url).output.path)
@@ -189,51 +163,35 @@ def test_cleanup_sweeps_what_a_failed_benchmark_left(kfp_api):
 
 
 def test_aggregate_reports_a_missing_worker_and_report_publishes_the_bundle(model_server):
+    url = model_server.v1_predict_url  # a constant of the pipeline below, as a dict's value
+
     @dsl.pipeline
-    def chain(url: str) -> Dataset:
-        staged = stage_manifest(
-            pipeline="noop", run_parameters={}, run_node_selector={}, enabled=False
-        )
-        off = _runs_args(num_runs=1)
-        uploaded = _upload(staged.outputs["manifest"], enabled=False, num_runs=1)
-        spawned = spawn_runs(
-            handle=uploaded.outputs["Output"], uploaded=uploaded.outputs["runs"], **off
-        )
-        runs = poll_runs(handle=uploaded.outputs["Output"], spawned=spawned.outputs["runs"], **off)
+    def chain() -> Dataset:
+        # the runs benchmark off; three load workers, of which only two report
+        params = _params(
+            run_benchmark=False, load_workers=3, duration_sec=0.5, concurrency=3,
+            sweep_rates="5,10", sweep_step_sec=0.5,
+        )  # fmt: skip
+        staged = stage_manifest(params=params)
+        uploaded = upload_manifest(params=params, manifest=staged.outputs["manifest"])
+        handle = uploaded.outputs["Output"]
+        spawned = spawn_runs(params=params, handle=handle, uploaded=uploaded.outputs["runs"])
+        runs = poll_runs(params=params, handle=handle, spawned=spawned.outputs["runs"])
         with dsl.ParallelFor([0, 1]) as worker:
-            load = inference_load(
-                worker=worker,
-                load_workers=3,
-                inference_url=url,
-                host_header="",
-                payload=BenchParams().payload,
-                duration_sec=0.5,
-                concurrency=3,
-                rate=0.0,
-                enabled=True,
-            )
-        sweep = rate_sweep(
-            targets=[{"worker": 0, "url": url}],
-            host_header="",
-            payload=BenchParams().payload,
-            sweep_rates="5,10",
-            sweep_step_sec=0.5,
-        )
-        watch = watch_replicas(  # no InferenceService: it only says so
-            isvc={}, namespace="", duration_sec=1.0, sweep_rates="", sweep_step_sec=1.0
-        )
+            load = inference_load(params={**params, "inference_url": url}, worker=worker)
+        sweep = rate_sweep(targets=[{"worker": 0, "params": {**params, "inference_url": url}}])
+        watch = watch_replicas(params=params)  # no InferenceService: it only says so
         merged = aggregate(
+            params=params,
             runs=runs.outputs["runs"],
             loads=dsl.Collected(load.outputs["result"]),
             sweep=sweep.outputs["sweep"],
             replicas=watch.outputs["replicas"],
-            load_workers=3,
-            run_load=True,
         )
         shown = report(results=merged.outputs["results"])
         return shown.outputs["records"]
 
-    records = Path(chain(url=model_server.v1_predict_url).output.path)
+    records = Path(chain().output.path)
     res = read_results(records)
     assert res.load.workers["missing"] == [2]
     assert res.load.workers["expected"] == 3

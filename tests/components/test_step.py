@@ -30,3 +30,16 @@ def test_the_delivery_of_a_pipeline_build_reaches_its_steps():
 def test_a_step_must_name_known_extras():
     with pytest.raises(ValueError, match="give some of kfp, kube, load, report, stats"):
         step("kserve")(lambda: None)
+
+
+def test_check_params_takes_exactly_the_pipelines_parameters():
+    """KFP reads a component's inputs from its function's signature, so check_params lists the
+    parameters; they must stay BenchParams' fields, in order and of the same types."""
+    import inspect
+    from dataclasses import fields
+
+    from kfp_bench.params import BenchParams
+
+    sig = inspect.signature(comps.check_params.func)
+    want = [(f.name, f.type) for f in fields(BenchParams)] + [("job_id", "str")]
+    assert [(n, p.annotation.__name__) for n, p in sig.parameters.items()] == want

@@ -112,3 +112,29 @@ def test_histogram_quantile_matches_prometheus():
     assert histogram_quantile(0.75, buckets) == pytest.approx(0.15)
     assert histogram_quantile(0.99, [[0.1, 0], [float("inf"), 5]]) == 0.1
     assert histogram_quantile(0.5, []) is None
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 10, 101, 1000])
+def test_percentiles_equal_numpys_to_the_bit(n):
+    """The driver's steps install no numpy; their percentiles are still numpy's."""
+    import random
+
+    import numpy as np
+
+    from kfp_bench.stats.runs import _percentile
+
+    rng = random.Random(n)
+    values = [rng.expovariate(1.0) for _ in range(n)]
+    for p in (0.0, 37.5, 50.0, 90.0, 99.0, 100.0):
+        assert _percentile(sorted(values), p) == float(np.percentile(np.array(values), p))
+
+
+def test_the_kfp_driver_imports_no_numpy():
+    import subprocess
+    import sys
+
+    script = (
+        "import sys; sys.modules['numpy'] = None\n"
+        "import kfp_bench.kfp.phases, kfp_bench.kfp.driver, kfp_bench.kfp.cleanup, kfp_bench.steps"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
