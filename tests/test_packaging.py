@@ -94,3 +94,29 @@ def test_every_step_names_an_extra_the_package_has():
     )
     used = {e for name in comps.__all__ for e in getattr(comps, name).extras}
     assert used == set(STEP_EXTRAS) and used <= extras
+
+
+def test_the_bare_package_says_which_extra_a_command_needs(tmp_path):
+    """kfp-bench alone depends on nothing (a step installs its extra); its CLI says what to
+    install instead of a traceback."""
+    import venv
+
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+         "-w", str(tmp_path), str(ROOT)],
+        check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    env = tmp_path / "env"
+    venv.create(env, with_pip=True)
+    (wheel,) = tmp_path.glob("kfp_bench-*.whl")
+    subprocess.run(
+        [str(env / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", str(wheel)],
+        check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    done = subprocess.run(
+        [str(env / "bin" / "kfp-bench"), "compile", "--out", str(tmp_path / "out")],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().endswith("comes with the cli extra: pip install 'kfp-bench[cli]'")
+    assert "Traceback" not in done.stderr

@@ -16,12 +16,13 @@ import argparse
 import sys
 
 from kfp_bench import __version__
-from kfp_bench.cli import kserve, load, pipeline, report, runs
 from kfp_bench.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Parser
 from kfp_bench.errors import BenchError, ConfigError, ResultsError
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from kfp_bench.cli import kserve, load, pipeline, report, runs
+
     parser = Parser(prog="kfp-bench", description="Benchmarks for Kubeflow Pipelines and KServe.")
     parser.add_argument("--version", action="version", version=f"kfp-bench {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
@@ -31,9 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = build_parser().parse_args(argv)
         return args.func(args)
     except (ConfigError, ResultsError) as exc:
         print(f"kfp-bench: {exc}", file=sys.stderr)
@@ -44,6 +44,16 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("kfp-bench: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] == "kfp_bench":
+            raise
+        # kfp-bench alone installs no dependencies (each pipeline step installs its extra)
+        print(
+            f"kfp-bench: this command needs {exc.name}, which comes with the cli extra: "
+            "pip install 'kfp-bench[cli]'",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
     except BrokenPipeError:  # the reader went away (| head): not an error of ours
         sys.stderr.close()
         return 0

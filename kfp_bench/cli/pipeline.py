@@ -162,8 +162,9 @@ def _add_pipeline_commands(sub) -> None:
 
     p = sub.add_parser(
         "demo",
-        help="Run the kfp_bench pipeline with kfp.local against a local KServe model server "
-        "and a local KFP API (the embedded default).",
+        help="Run compiled/kfp_bench.yaml with kfp.local, each step in a fresh Python "
+        "environment as a pod runs it, against a local KServe model server and a local KFP API "
+        "(the embedded default).",
         allow_abbrev=False,
     )
     p.add_argument("--out", default="results/demo", help="Directory for the results.")
