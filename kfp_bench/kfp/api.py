@@ -1,13 +1,15 @@
-"""A small timed wrapper over kfp_server_api's v2beta1 client: every call becomes an ``ApiCall``.
+"""A small timed client of the KFP v2beta1 REST API: every call becomes an ``ApiCall``.
 
-One ``ApiClient`` serves all threads, with a connection pool at least as large as the number of
-calls the driver makes at once. Each method returns a ``Reply`` (the ``ApiCall`` record and the
-JSON body as a dict) and hands the record to ``on_call``; an HTTP error or a transport failure is
-a record with outcome "error", never an exception.
+The calls go over urllib3 (``kfp_bench.kfp.rest``: the swagger's paths, sent as kfp-server-api's
+generated client sent them, without that package, an sdist every pipeline step would build). One
+pool serves all threads, at least as large as the number of calls the driver makes at once. Each
+method returns a ``Reply`` (the ``ApiCall`` record and the JSON body as a dict) and hands the
+record to ``on_call``; an HTTP error or a transport failure is a record with outcome "error",
+never an exception.
 
-Bodies are read raw (``_preload_content=False``) and parsed with ``json.loads``: the generated
-models cost about a millisecond per run of a 200-run page, and the driver's CPU is part of what the
-benchmark reports. Field names are the REST API's (snake_case, as in the swagger).
+Bodies are parsed with ``json.loads``, into no models: generated models cost about a millisecond
+per run of a 200-run page, and the driver's CPU is part of what the benchmark reports. Field
+names are the REST API's (snake_case, as in the swagger).
 
 urllib3's own silent retries are switched off, so a record is one request. Retries are
 ``Backoff``'s (issue 7), and each attempt is a record of its own (``attempt`` 1, 2, ...), so the
@@ -41,10 +43,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import kfp_server_api
 import urllib3
 
 from kfp_bench.errors import ConfigError
+from kfp_bench.kfp import rest
 from kfp_bench.kfp.auth import AUTH_HINT, Auth
 from kfp_bench.kfp.options import DEFAULT_RETRIES, DEFAULT_RETRY_MAX_WAIT
 from kfp_bench.records import FINDS, ApiCall
@@ -162,21 +164,15 @@ class KfpApi:
         self.retry = retry if retry is not None else Backoff()
         self._stopping = threading.Event()
         self.sleep = sleep or self._stopping.wait
-        config = kfp_server_api.Configuration(host=self.host)
-        config.connection_pool_maxsize = max(pool_size, 1)
-        config.retries = urllib3.Retry(total=0, redirect=0, raise_on_redirect=False)
-        extra = self.auth.configure(self.host, config)
-        self.client = kfp_server_api.ApiClient(config, cookie=extra.get("cookie"))
-        self.client.user_agent = "kfp-bench"
-        for name, value in (extra.get("headers") or {}).items():
-            self.client.set_default_header(name, value)
-        self.runs = kfp_server_api.RunServiceApi(self.client)
-        self.pipelines = kfp_server_api.PipelineServiceApi(self.client)
-        self.uploads = kfp_server_api.PipelineUploadServiceApi(self.client)
-        self.experiments = kfp_server_api.ExperimentServiceApi(self.client)
+        transport = self.auth.configure(self.host)
+        self.client = rest.Rest(self.host, transport, pool_size=pool_size, timeout=timeout)
+        self.runs = rest.RunService(self.client)
+        self.pipelines = rest.PipelineService(self.client)
+        self.uploads = rest.PipelineUploadService(self.client)
+        self.experiments = rest.ExperimentService(self.client)
 
     def close(self) -> None:
-        self.client.rest_client.pool_manager.clear()
+        self.client.close()
 
     def stop_retrying(self) -> None:
         """Give up every retry now waiting (on Ctrl-C); ``resume_retrying`` undoes it."""
@@ -196,7 +192,8 @@ class KfpApi:
         retry: Backoff | None = None,
         **kwargs,
     ) -> Reply:
-        """Call the generated method ``fn``, timed to the last byte of the body, and retry it as
+        """Call ``fn`` (a method of ``self.runs``, ``pipelines``, ``uploads`` or ``experiments``:
+        one request, its urllib3 response), timed to the last byte of the body, and retry it as
         the policy (``retry``, else the client's) says; a create needs ``find``, its lookup."""
         policy = retry or self.retry
         attempt = 1
@@ -226,17 +223,13 @@ class KfpApi:
         t0 = time.perf_counter()
         status, body, error, retry_after = 0, None, "", None
         try:
-            resp = fn(*args, _preload_content=False, _request_timeout=self.timeout, **kwargs)
-            try:
-                raw = resp.data
-                status = resp.status
-            finally:
-                resp.release_conn()
-            body = json.loads(raw) if raw else {}
-        except kfp_server_api.ApiException as exc:
-            status = exc.status or 0
-            error = _api_error_text(exc)
-            retry_after = _retry_after(exc)
+            resp = fn(*args, **kwargs)
+            status = resp.status
+            if 200 <= status <= 299:
+                body = json.loads(resp.data) if resp.data else {}
+            else:  # what kfp_server_api raised as ApiException
+                error = _api_error_text(resp)
+                retry_after = _retry_after(resp)
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             error = _transport_error_text(exc)
         except ValueError as exc:  # a 2xx body that is not JSON
@@ -481,9 +474,9 @@ def _gone(reply: Reply) -> Reply:
     return Reply(call, {})
 
 
-def _retry_after(exc) -> float | None:
+def _retry_after(resp) -> float | None:
     """The seconds of a numeric Retry-After header (an HTTP date is not honoured)."""
-    headers = getattr(exc, "headers", None)
+    headers = getattr(resp, "headers", None)
     value = headers.get("Retry-After") if headers is not None else None
     try:
         seconds = float(value) if value is not None else None
@@ -492,11 +485,11 @@ def _retry_after(exc) -> float | None:
     return seconds if seconds is not None and 0 <= seconds < float("inf") else None
 
 
-def _api_error_text(exc) -> str:
-    """``HTTP 404 Not Found: <the server's message>``, without the response headers that
-    ApiException's own text carries."""
+def _api_error_text(resp) -> str:
+    """``HTTP 404 Not Found: <the server's message>`` of an error answer (a urllib3 response),
+    without its headers (which kfp_server_api's ApiException text carried)."""
     detail = ""
-    body = getattr(exc, "body", None)
+    body = resp.data
     if body:
         try:
             doc = json.loads(body)
@@ -504,8 +497,8 @@ def _api_error_text(exc) -> str:
         except (ValueError, TypeError):
             detail = body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body)
         detail = " ".join(str(detail).split())[:200]
-    reason = exc.reason or ""
-    return f"HTTP {exc.status} {reason}" + (f": {detail}" if detail else "")
+    reason = resp.reason or ""
+    return f"HTTP {resp.status} {reason}" + (f": {detail}" if detail else "")
 
 
 def _transport_error_text(exc) -> str:

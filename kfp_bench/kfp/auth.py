@@ -13,6 +13,12 @@ Four ways, as KFP is deployed:
 ``auto`` picks token-file when a file is given, else sa-token when the service-account token file
 exists, else none. A token is never printed, logged or saved: ``Auth`` keeps only the file name,
 ``describe()`` says where a token came from, and ``redact()`` scrubs any text that would leave.
+
+``Auth.configure`` gives the driver's urllib3 client (``kfp_bench.kfp.rest``) a ``Transport``:
+the headers of every call, the bearer token of each call, and the TLS and proxy settings. They
+are the settings kfp_server_api's Configuration and ApiClient held (kfp-server-api 2.17.3:
+configuration.py ``auth_settings``, ``get_api_key_with_prefix``; rest.py ``RESTClientObject``),
+without that package, an sdist every pipeline step would build at start.
 """
 
 from __future__ import annotations
@@ -20,7 +26,8 @@ from __future__ import annotations
 import os
 import threading
 import warnings
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from kfp_bench.errors import ConfigError
 
@@ -61,9 +68,30 @@ class _TokenFile:
                 ) from None
         return self.token
 
-    def hook(self, config) -> None:
-        """kfp_server_api's ``refresh_api_key_hook``: called before each authenticated call."""
-        config.api_key["authorization"] = self.refresh()
+    def authorization(self) -> str:
+        """The Authorization header of one call, the file re-read first if it changed."""
+        return f"Bearer {self.refresh()}"
+
+
+@dataclass(frozen=True)
+class Transport:
+    """What the driver's HTTP client needs of the credentials: see ``kfp_bench.kfp.rest``.
+
+    Attributes:
+        headers: sent with every call (kfp.Client's saved header, its Cookie). They may hold a
+            credential, so they are left out of the repr, as ``authorization`` is.
+        authorization: the ``authorization`` header of each call, asked again at each call (a
+            token file rotates); None or a None answer sends none.
+        verify_ssl: verify the server's TLS certificate.
+        ssl_ca_cert: a CA bundle to verify it with; None: certifi's, as kfp_server_api used.
+        proxy: an HTTP(S) proxy URL every call goes through.
+    """
+
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    authorization: Callable[[], str | None] | None = field(default=None, repr=False)
+    verify_ssl: bool = True
+    ssl_ca_cert: str | None = None
+    proxy: str | None = None
 
 
 @dataclass(frozen=True)
@@ -108,21 +136,17 @@ class Auth:
             return f"kfp.Client's credentials{ns}"
         return f"no auth{ns}"
 
-    def configure(self, host: str, config) -> dict:
-        """Set up ``config`` (a ``kfp_server_api.Configuration``) and return what the ApiClient
-        must also send: ``{"cookie": str | None, "headers": {name: value}}``, or ``{}``."""
+    def configure(self, host: str) -> Transport:
+        """What the driver's client must send to ``host`` and how it connects; reads the token
+        file now (``ConfigError`` if it cannot), and again at each call once it changed."""
         a = self.resolved()
         if a.mode in ("token-file", "sa-token"):
             path = a.token_file or os.environ.get(SA_TOKEN_ENV) or SA_TOKEN_PATH
             flag = "--token-file" if a.mode == "token-file" else f"${SA_TOKEN_ENV}"
-            tf = _TokenFile(path, flag)
-            config.api_key["authorization"] = tf.token
-            config.api_key_prefix["authorization"] = "Bearer"
-            config.refresh_api_key_hook = tf.hook
-            return {}
+            return Transport(authorization=_TokenFile(path, flag).authorization)
         if a.mode == "kfp-client":
-            return _borrow_kfp_client(host, a.namespace, config)
-        return {}
+            return _borrow_kfp_client(host, a.namespace)
+        return Transport()
 
     def redact(self, text: str) -> str:
         """``text`` with the token, if one is in use, replaced by ``<token>``."""
@@ -137,9 +161,10 @@ class Auth:
         return text.replace(token, "<token>") if token else text
 
 
-def _borrow_kfp_client(host: str, namespace: str, config) -> dict:
-    """Build a ``kfp.Client`` and copy its credentials into ``config``; the driver keeps its own
-    ApiClient because it needs a connection pool as large as its concurrency."""
+def _borrow_kfp_client(host: str, namespace: str) -> Transport:
+    """Build a ``kfp.Client`` and take its credentials; the driver keeps its own client because
+    it needs a connection pool as large as its concurrency. (kfp.Client brings kfp_server_api,
+    but this mode needs the kfp SDK anyway; the other modes import neither.)"""
     import kfp
 
     with warnings.catch_warnings():
@@ -152,15 +177,25 @@ def _borrow_kfp_client(host: str, namespace: str, config) -> dict:
                 f"{AUTH_HINT}"
             ) from None
     borrowed = client._existing_config
-    config.api_key.update(borrowed.api_key)
-    config.api_key_prefix.update(borrowed.api_key_prefix)
-    config.refresh_api_key_hook = borrowed.refresh_api_key_hook
-    config.proxy = borrowed.proxy
-    config.ssl_ca_cert = borrowed.ssl_ca_cert
-    config.verify_ssl = borrowed.verify_ssl
     api_client = client._run_api.api_client
     # Every default header but the User-Agent kfp_server_api sets itself: kfp.Client's
     # client_authentication_header (a saved context) is one of them, and taking only the last
-    # header would take the User-Agent instead.
+    # header would take the User-Agent instead. The Cookie follows them, as ApiClient sends it.
     headers = {k: v for k, v in api_client.default_headers.items() if k.lower() != "user-agent"}
-    return {"cookie": api_client.cookie, "headers": headers}
+    if api_client.cookie:
+        headers["Cookie"] = api_client.cookie
+
+    def authorization() -> str | None:
+        # Configuration.auth_settings(): the header only while api_key has one, and
+        # get_api_key_with_prefix() runs kfp.Client's refresh hook (its credentials) first.
+        if "authorization" not in borrowed.api_key:
+            return None
+        return borrowed.get_api_key_with_prefix("authorization")
+
+    return Transport(
+        headers=headers,
+        authorization=authorization,
+        verify_ssl=borrowed.verify_ssl,
+        ssl_ca_cert=borrowed.ssl_ca_cert,
+        proxy=borrowed.proxy,
+    )
