@@ -60,7 +60,7 @@ def wheelhouse(dest: Path, project: Path | None = None) -> Path:
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
     _pip([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(dest), str(project)])
     need = f"kfp-bench[{','.join(STEP_EXTRAS)}]=={__version__}"
-    # wheels, sdists built once here (kfp-server-api has no wheel), not in every step
+    # wheels: a dependency published as an sdist only is built once here, not in every step
     _pip([*pip, "wheel", "-w", str(dest), "--find-links", str(dest), need, *_VENV_TOOLS])
     _pip([*pip, "download", "-d", str(dest), "--no-deps", f"kfp=={kfp.__version__}"])
     return dest
