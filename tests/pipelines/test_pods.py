@@ -30,6 +30,11 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 #: Where the steps' wheels are kept between runs: in this environment, as the demo keeps them.
 WHEELS = Path(sys.prefix) / "kfp-bench-pod-wheels"
+#: Every task of the pipeline (inference-load once per load worker).
+STEPS = {
+    "check-params", "deploy-isvc", "stage-manifest", "upload-manifest", "spawn-runs", "poll-runs",
+    "rate-sweep", "inference-load", "watch-replicas", "aggregate", "report", "cleanup",
+}  # fmt: skip
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _DONE = re.compile(r"Task '(\S+)' finished with status (\w+)")
 
@@ -73,12 +78,7 @@ def test_every_step_succeeds_in_a_fresh_environment(
     out = capfd.readouterr()
     text = out.out + out.err
     done = _finished(text)
-    steps = {
-        "check-params", "deploy-isvc", "stage-manifest", "upload-manifest", "spawn-runs",
-        "poll-runs", "rate-sweep", "inference-load", "watch-replicas", "aggregate", "report",
-        "cleanup",
-    }  # fmt: skip
-    assert {name for name, _ in done} == steps, done
+    assert {name for name, _ in done} == STEPS, done
     assert _ANSI.sub("", text).count("Executing task 'inference-load'") == 2  # a task per worker
     assert {state for _, state in done} == {"SUCCESS"}, done
     # each step ran the installed wheel, not this checkout
