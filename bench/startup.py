@@ -235,7 +235,13 @@ def container_installs(container: dict) -> list[Install]:
                 continue
         i += 1
     commands = [w for s in scripts for w in simple_commands(s)] if scripts else [argv]
-    return [inst for words in commands if (inst := pip_install(words))]
+    # the container's own environment (the pipeline spec's env, e.g. PIP_COMPILE) is the
+    # pod's: pip sees it under the script's own assignments
+    pod_env = {e["name"]: str(e.get("value", "")) for e in container.get("env") or ()}
+    installs = [inst for words in commands if (inst := pip_install(words))]
+    for inst in installs:
+        inst.env = {**pod_env, **inst.env}
+    return installs
 
 
 def _iterations(task: dict, load_workers: int) -> int | None:
@@ -386,6 +392,44 @@ def installed(py: Path, env: dict[str, str]) -> dict[str, str]:
     return {x["name"].lower(): x["version"] for x in json.loads(p.stdout)}
 
 
+#: Imports every top-level module of the venv's distributions but pip's own tools, once, as
+#: kfp's launcher runs a step (_KFP_RUNTIME): an upper bound of what the step imports, and the
+#: cost of compiling to bytecode at import what pip did not compile at install (PIP_COMPILE=0).
+_IMPORT_ALL = r"""
+import importlib, importlib.metadata as md, os, sys, time
+os.environ["_KFP_RUNTIME"] = "true"
+os.environ.setdefault("MPLBACKEND", "Agg")
+tools = {"pip", "setuptools", "wheel", "pkg_resources", "_distutils_hack"}
+names = set()
+for d in md.distributions():
+    top = d.read_text("top_level.txt")
+    if top:
+        names.update(top.split())
+    else:
+        names.update(f.parts[0].removesuffix(".py") for f in d.files or ()
+                      if len(f.parts) and (f.suffix == ".py" or len(f.parts) > 1)
+                      and not f.parts[0].endswith((".dist-info", ".data", "__pycache__")))
+t = time.perf_counter()
+for name in sorted(n for n in names if n.isidentifier() and n not in tools):
+    try:
+        importlib.import_module(name)
+    except Exception:
+        pass
+print(time.perf_counter() - t)
+"""
+
+
+def first_import(py: Path, env: dict[str, str], timeout: float) -> float | None:
+    """Seconds for the venv's first import of everything it installed (``_IMPORT_ALL``), in a
+    process that may write bytecode, as a pod's Python does; None when it could not run."""
+    env = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    rc, out, _ = run([str(py), "-c", _IMPORT_ALL], env, timeout)
+    try:
+        return round(float(out.strip().splitlines()[-1]), 3) if rc == 0 else None
+    except (ValueError, IndexError):
+        return None
+
+
 def measure_step(step: Step, work: Path, a: argparse.Namespace) -> dict:
     """One step in a fresh venv: each install timed, the packages and the disk growth after."""
     res: dict = {"installs": [], "seconds": 0.0, "packages": 0, "mb": 0.0, "ok": True}
@@ -431,6 +475,8 @@ def measure_step(step: Step, work: Path, a: argparse.Namespace) -> dict:
                 log("      " + "\n      ".join(rec["output_tail"][-5:]))
                 res["ok"] = False
                 break  # the script chains its installs with &&: the pod stops here too
+        if res["ok"]:
+            res["import_s"] = first_import(py, pip_env({}), a.timeout)
         after = installed(py, base_env)
         new = {k: v for k, v in after.items() if k not in fresh}
         res["packages"] = len(new)
@@ -447,6 +493,10 @@ def measure_step(step: Step, work: Path, a: argparse.Namespace) -> dict:
 
 def median(xs: list[float]) -> float:
     return statistics.median(xs) if xs else 0.0
+
+
+def _imports(per: list[dict]) -> list[float]:
+    return [p["import_s"] for p in per if p.get("import_s") is not None]
 
 
 def summarise(steps: list[Step], rounds: list[dict[str, dict]]) -> list[dict]:
@@ -477,6 +527,7 @@ def summarise(steps: list[Step], rounds: list[dict[str, dict]]) -> list[dict]:
                 ],
                 "seconds_per_run": round(secs * s.tasks, 2),
                 "seconds_all_rounds": [p["seconds"] for p in per],
+                "import_s": round(median(imports), 2) if (imports := _imports(per)) else None,
                 "ok": all(p["ok"] for p in per),
             }
         )
@@ -485,8 +536,9 @@ def summarise(steps: list[Step], rounds: list[dict[str, dict]]) -> list[dict]:
 
 def markdown(rows: list[dict], info: dict) -> str:
     lines = [
-        "| step | tasks per run | installs | packages | MB | seconds | seconds per run |",
-        "|---|--:|--:|--:|--:|--:|--:|",
+        "| step | tasks per run | installs | packages | MB | seconds | seconds per run "
+        "| first import s |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|",
     ]
     for r in rows:
         secs = " + ".join(f"{x:.1f}" for x in r["seconds_per_install"]) or "0"
@@ -496,14 +548,17 @@ def markdown(rows: list[dict], info: dict) -> str:
         loop = " (ParallelFor)" if r["in_parallel_for"] else ""
         lines.append(
             f"| {r['step']}{flag} | {r['tasks_per_run']}{loop} | {r['installs']} | "
-            f"{r['packages']} | {r['mb']:.1f} | {secs} | {r['seconds_per_run']:.1f} |"
+            f"{r['packages']} | {r['mb']:.1f} | {secs} | {r['seconds_per_run']:.1f} | "
+            f"{'-' if r['import_s'] is None else format(r['import_s'], '.1f')} |"
         )
     total = sum(r["seconds_per_run"] for r in rows)
     pkgs = sum(r["packages"] * r["tasks_per_run"] for r in rows)
     mb = sum(r["mb"] * r["tasks_per_run"] for r in rows)
+    imported = sum((r["import_s"] or 0.0) * r["tasks_per_run"] for r in rows)
     lines.append(
         f"| **default run** (load_workers={info['load_workers']}) | "
-        f"{sum(r['tasks_per_run'] for r in rows)} | | {pkgs} | {mb:.0f} | | **{total:.1f}** |"
+        f"{sum(r['tasks_per_run'] for r in rows)} | | {pkgs} | {mb:.0f} | | **{total:.1f}** | "
+        f"{imported:.1f} |"
     )
     return "\n".join(lines)
 
@@ -727,6 +782,9 @@ def main(argv: list[str] | None = None) -> int:
         "steps": rows,
         "rounds": done,
         "default_run_seconds": total,
+        "default_run_first_import_seconds": round(
+            sum((r["import_s"] or 0.0) * r["tasks_per_run"] for r in rows), 2
+        ),
         "failed": failed,
         "table_markdown": table,
     }
@@ -735,7 +793,9 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print(
         f"Default run (load_workers={info['load_workers']}): {total:.1f} s of pip install "
-        f"summed over its tasks; venv creation not counted (a pod's image has Python)."
+        f"summed over its tasks, and {doc['default_run_first_import_seconds']:.1f} s of first "
+        "imports after (an upper bound: every module the steps installed); venv creation not "
+        "counted (a pod's image has Python)."
     )
     log(f"wrote {a.json_out}")
     if failed:

@@ -62,6 +62,14 @@ class Delivery:
         """The KFP component of ``step`` under this delivery."""
         return _component(self, step)
 
+    def env(self) -> dict[str, str]:
+        """The environment of a step's pod. Package mode: pip compiles no bytecode at install
+        (``PIP_COMPILE=0``, pip's --no-compile; ``PIP_NO_COMPILE=1`` would mean the opposite,
+        pip reads a --no-* option's variable inverted): it would compile every module of every
+        package, where the step imports a few and Python compiles those as it imports them
+        (BENCHMARKS.md, "Step start-up")."""
+        return {} if self.image else {"PIP_COMPILE": "0"}
+
     @contextlib.contextmanager
     def active(self):
         """Make the steps called inside use this delivery (while a pipeline is built)."""
@@ -87,6 +95,11 @@ def _component(delivery: Delivery, step: Step):
     )
 
 
+def current() -> Delivery:
+    """The delivery the pipeline is being built under (the default outside a build)."""
+    return _active[-1] if _active else Delivery()
+
+
 class Step:
     """A component function and the extras it installs; called, it is the KFP component of the
     delivery the pipeline is being built under."""
@@ -97,7 +110,7 @@ class Step:
         functools.update_wrapper(self, func)
 
     def component(self, delivery: Delivery | None = None):
-        return (delivery or (_active[-1] if _active else Delivery())).component(self)
+        return (delivery or current()).component(self)
 
     @property
     def component_spec(self):

@@ -76,6 +76,8 @@ def test_package_mode_installs_the_steps_extra_and_kfp_without_deps():
         installs = _installs(executor)
         assert installs[0].strip() == want, (name, installs)
         assert installs[1].startswith("'kfp==2.17.3' '--no-deps'"), (name, installs)
+        # pip compiles no bytecode at install: PIP_COMPILE=0 (PIP_NO_COMPILE=1 would compile)
+        assert executor["container"]["env"] == [{"name": "PIP_COMPILE", "value": "0"}], name
 
 
 def test_a_mirror_is_used_for_every_install(tmp_path):
@@ -95,6 +97,7 @@ def test_image_mode_runs_every_step_in_the_image_and_installs_nothing(tmp_path):
     for name, executor in _executors(out["kfp_bench"].read_text()).items():
         assert executor["container"]["image"] == "ghcr.io/example/kfp-bench:1", name
         assert "pip install" not in " ".join(executor["container"]["command"]), name
+        assert "env" not in executor["container"], name
 
 
 @pytest.mark.parametrize(
