@@ -10,7 +10,7 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 
-from kfp_bench.sandbox.pods import STEP_EXTRAS
+from kfp_bench.sandbox.pods import STEP_EXTRAS, build_wheel
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -101,14 +101,9 @@ def test_the_bare_package_says_which_extra_a_command_needs(tmp_path):
     install instead of a traceback."""
     import venv
 
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-         "-w", str(tmp_path), str(ROOT)],
-        check=True, capture_output=True, timeout=300,
-    )  # fmt: skip
+    wheel = build_wheel(tmp_path, ROOT)
     env = tmp_path / "env"
     venv.create(env, with_pip=True)
-    (wheel,) = tmp_path.glob("kfp_bench-*.whl")
     subprocess.run(
         [str(env / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", str(wheel)],
         check=True, capture_output=True, timeout=300,

@@ -106,6 +106,7 @@ def _run_pipeline(args: dict, root: Path, log: Path, wheels: Path) -> bool:
     from kfp_bench.params import compiled_file
     from kfp_bench.sandbox.pods import init_local, pod_env
 
+    log = log.resolve()  # the tail opens it after the working directory has changed
     init_local(root)
     kfp_bench = components.load_component_from_file(str(compiled_file("kfp_bench")))
     stderr = os.fdopen(os.dup(2), "w", buffering=1)

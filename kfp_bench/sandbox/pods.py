@@ -54,16 +54,26 @@ def wheelhouse(dest: Path, project: Path | None = None) -> Path:
             "build the steps' package from; run from a clone (make demo)"
         )
     dest = Path(dest)
-    dest.mkdir(parents=True, exist_ok=True)
-    for old in dest.glob("kfp_bench-*.whl"):
-        old.unlink()
+    build_wheel(dest, project)
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
-    _pip([*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(dest), str(project)])
     need = f"kfp-bench[{','.join(STEP_EXTRAS)}]=={__version__}"
     # wheels: a dependency published as an sdist only is built once here, not in every step
     _pip([*pip, "wheel", "-w", str(dest), "--find-links", str(dest), need, *_VENV_TOOLS])
     _pip([*pip, "download", "-d", str(dest), "--no-deps", f"kfp=={kfp.__version__}"])
     return dest
+
+
+def build_wheel(dest: Path, project: Path) -> Path:
+    """kfp-bench's wheel built from the checkout ``project`` into ``dest`` (replacing one there)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for old in dest.glob("kfp_bench-*.whl"):
+        old.unlink()
+    _pip(
+        [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", "wheel", "--no-deps",
+         "--no-build-isolation", "-w", str(dest), str(project)]
+    )  # fmt: skip
+    (wheel,) = dest.glob("kfp_bench-*.whl")
+    return wheel
 
 
 def _pip(cmd: list[str]) -> None:

@@ -15,7 +15,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import venv
 from pathlib import Path
 
@@ -23,6 +22,7 @@ import pytest
 
 from kfp_bench.compile import compile_all, delivery_for
 from kfp_bench.sandbox.kfp_server import start_kfp_server
+from kfp_bench.sandbox.pods import build_wheel
 from tests.components.conftest import leftovers
 from tests.pipelines.test_pods import STEPS
 
@@ -49,11 +49,7 @@ def image_env(tmp_path_factory) -> Path:
     context = base / "context"
     context.mkdir()
     shutil.copy2(ROOT / "requirements.txt", context)
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-         "-w", str(context), str(ROOT)],
-        check=True, capture_output=True, timeout=300,
-    )  # fmt: skip
+    build_wheel(context, ROOT)
     env = base / "env"
     venv.create(env, with_pip=True)
     python = env / "bin" / "python"

@@ -23,7 +23,7 @@ from kfp import components
 from kfp_bench.params import compiled_file
 from kfp_bench.results import read_results
 from kfp_bench.sandbox.kfp_server import start_kfp_server
-from kfp_bench.sandbox.pods import init_local, pod_env, wheelhouse
+from kfp_bench.sandbox.pods import build_wheel, init_local, pod_env, wheelhouse
 from tests.components.conftest import leftovers
 
 pytestmark = pytest.mark.slow
@@ -113,11 +113,7 @@ def _without_yaml_in_kfp_extra(wheels: Path, out: Path) -> Path:
     for wheel in wheels.iterdir():
         if not wheel.name.startswith("kfp_bench-"):
             (broken / wheel.name).hardlink_to(wheel)
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-         "-w", str(broken), str(src)],
-        check=True, capture_output=True, timeout=300,
-    )  # fmt: skip
+    build_wheel(broken, src)
     return broken
 
 
