@@ -143,17 +143,28 @@ def fetch(store: Store, key: str, into: Path) -> Results:
 def archive(store: Store, key: str, results: Results, bundle: dict[str, Path]) -> bool:
     """Store ``results`` and its report under ``key``; nothing existing is replaced.
 
-    Returns False when the key was already complete (the same results archived before).
+    Returns False when the key was already complete (the same results archived before). The
+    completion marker is written last, and only when every file is there with these bytes: a
+    name already stored with the same bytes is an archive cut off and run again.
+
+    Raises:
+        HistoryError: a name of the key is stored with other bytes (another writer, or other
+            results under the same key); the entry is left without its marker.
     """
     if MARKER in store.keys().get(key, []):
         return False
-    for name in RESULT_FILES:
-        p = results.path / name
-        if p.exists():
-            store.write(key, name, p.read_bytes())
-    for name in (*REPORT_FILES, MARKER):
-        if name in bundle:
-            store.write(key, name, Path(bundle[name]).read_bytes())
+    files = [(name, results.path / name) for name in RESULT_FILES]
+    files += [(name, Path(bundle[name])) for name in (*REPORT_FILES, MARKER) if name in bundle]
+    for name, path in files:
+        if not path.exists():
+            continue
+        data = path.read_bytes()
+        if not store.write(key, name, data) and store.read(key, name) != data:
+            raise HistoryError(
+                f"{store.uri}: {key}/{name} is there with other content (another writer, or "
+                "other results under the same key); this entry is not archived: remove that "
+                "key's files or archive under another --results-uri"
+            )
     return True
 
 

@@ -117,3 +117,27 @@ def test_gs_without_credentials(no_gcp_credentials):
 def test_unsupported_uris(uri, match):
     with pytest.raises(ConfigError, match=match):
         open_store(uri)
+
+
+def test_an_entry_another_writer_holds_is_not_claimed_as_archived(store_uri, tmp_path):
+    """A name of the key already there with other bytes (a second writer, or another results'
+    entry under the same key) is a conflict: archive raises and writes no completion marker,
+    instead of reporting success over someone else's files. The same bytes (an archive cut off
+    and run again) complete it."""
+    store = open_store(store_uri)
+    res = read_results(make_results(tmp_path / "r", seed=7, start=T0))
+    key = hist.key_of(res)
+    bundle = _fake_bundle(tmp_path, {"load_p99_ms": 1})
+    assert store.write(key, "summary.json", b'{"someone": "else"}')
+    with pytest.raises(HistoryError, match=f"{key}/summary.json is there with other content"):
+        hist.archive(store, key, res, bundle)
+    assert hist.MARKER not in store.keys()[key]
+
+
+def test_an_archive_cut_off_and_run_again_completes(store_uri, tmp_path):
+    store = open_store(store_uri)
+    res = read_results(make_results(tmp_path / "r", seed=8, start=T0))
+    key = hist.key_of(res)
+    assert store.write(key, "summary.json", (res.path / "summary.json").read_bytes())
+    assert hist.archive(store, key, res, _fake_bundle(tmp_path, {"load_p99_ms": 1}))
+    assert hist.MARKER in store.keys()[key]

@@ -8,6 +8,7 @@ import warnings
 
 import pytest
 
+from kfp_bench.sandbox.kfp_server import start_kfp_server
 from tests.paths import PIPELINES
 
 HELLO = PIPELINES / "hello_world.yaml"
@@ -15,8 +16,7 @@ ADD = PIPELINES / "add_numbers.yaml"
 
 
 def _start(**options):
-    mod = pytest.importorskip("kfp_bench.sandbox.kfp_server")
-    return mod.start_kfp_server(port=0, **options)
+    return start_kfp_server(port=0, **options)
 
 
 @pytest.fixture(scope="session")
