@@ -237,6 +237,7 @@ class LoadStats:
             doc["latency_uncorrected_ms"] = s.uncorrected_ms
         if self.corrected:
             doc["histogram"]["uncorrected"] = self.uncorrected.encode()
+            doc["out_of_range_uncorrected"] = self.uncorrected.out_of_range
         return doc
 
     @classmethod
@@ -266,7 +267,8 @@ class LoadStats:
             hist = doc["histogram"]
             stats.latency = Histogram.decode(hist["latency"], int(doc.get("out_of_range", 0)))
             if "uncorrected" in hist:
-                stats.uncorrected = Histogram.decode(hist["uncorrected"])
+                lost = int(doc.get("out_of_range_uncorrected", 0))
+                stats.uncorrected = Histogram.decode(hist["uncorrected"], lost)
             for p, d in doc["details"].items():
                 lo = d["min_s"] if d["count"] else float("inf")
                 stats.phases[p] = _Phase(d["count"], d["mean_s"] * d["count"], lo, d["max_s"])

@@ -196,3 +196,18 @@ def test_series_of_one_batch_equals_the_series_record_by_record(spacing):
         s.close(40 * spacing)
     assert whole.series.rows() == single.series.rows()
     assert sum(row["requests"] for row in whole.series.rows()) == 40
+
+
+def test_the_uncorrected_histograms_out_of_range_count_survives_saving_and_merging():
+    """A latency past the histogram's hour is counted, never dropped: the uncorrected one's
+    count too, through the saved document and a merge of two of them."""
+    from kfp_bench.stats.hdr import HIGHEST_US
+
+    rs = _results(50)
+    rs[3] = Result(**{**{f: getattr(rs[3], f) for f in rs[3].__slots__}, "latency": HIGHEST_US})
+    one = _stats(rs, corrected=True)
+    assert one.uncorrected.out_of_range == 1
+    back = LoadStats.from_dict(json.loads(json.dumps(one.to_dict())))
+    assert back.uncorrected.out_of_range == 1
+    back.merge(LoadStats.from_dict(one.to_dict()))
+    assert back.uncorrected.out_of_range == 2 and back.latency.out_of_range == 2
