@@ -156,8 +156,9 @@ class GcsStore:
 
         blob = self._bucket.blob(f"{self.prefix}{key}/{name}")
         try:
-            # The precondition is the guarantee (GCS refuses atomically); the lookup first also
-            # keeps emulators that ignore preconditions from overwriting.
+            # The precondition is the guarantee (GCS refuses atomically). The lookup first only
+            # keeps emulators that ignore preconditions (the tests' gcp-storage-emulator) from
+            # overwriting; there, two writers racing between it and the upload could both write.
             if blob.exists():
                 return False
             blob.upload_from_string(data, if_generation_match=0)
