@@ -87,12 +87,16 @@ _active: list[Delivery] = []
 def _component(delivery: Delivery, step: Step):
     if delivery.image:
         return dsl.component(step.func, base_image=delivery.image, install_kfp_package=False)
-    return dsl.component(
+    component = dsl.component(
         step.func,
         base_image=BASE_IMAGE,
         packages_to_install=[delivery.requirement(step.extras)],
         pip_index_urls=[delivery.index_url] if delivery.index_url else None,
     )
+    # dsl.component takes no environment; a task starts from a copy of its component's
+    # container, env included (kfp 2.17.3, dsl/pipeline_task.py)
+    component.component_spec.implementation.container.env = delivery.env()
+    return component
 
 
 def current() -> Delivery:

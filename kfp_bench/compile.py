@@ -37,9 +37,8 @@ def delivery_for(image: str = "", index_url: str = ""):
         )
     if image and not _IMAGE_REF.match(image):
         raise ConfigError(f"--image {image!r}: give an image such as ghcr.io/you/kfp-bench:0.1.0")
-    if index_url and (
-        urlsplit(index_url).scheme not in ("http", "https") or not urlsplit(index_url).netloc
-    ):
+    url = urlsplit(index_url)
+    if index_url and (url.scheme not in ("http", "https") or not url.netloc):
         raise ConfigError(
             f"--pip-index-url {index_url!r}: give the http(s) URL of a package index, e.g. "
             "https://pypi.example.com/simple"

@@ -153,8 +153,7 @@ def inference_load(p: BenchParams, worker: int, out: str) -> None:
 
     stats = run_load(p.load_options().share(worker, p.load_workers))
     store.save(stats, out)
-    s = stats.to_dict()
-    print(f"worker {worker}: {s['requests']} requests, {s['rps']:.1f} req/s")
+    print(f"worker {worker}: {stats.requests} requests, {stats.summary().rps:.1f} req/s")
     cpu = cpu_figures(stats)
     if cpu:
         print(f"worker {worker}: load generator CPU {cpu['cores']:.2f} cores")
@@ -200,7 +199,9 @@ def aggregate(
             summary = json.load(f)
         for name in ("runs.jsonl", "api_calls.jsonl"):
             shutil.copyfile(os.path.join(runs, name), os.path.join(out, name))
-    merged = merge_workers(loads, p.load_workers if p.run_load else 0)
+    merged, notes = merge_workers(loads, p.load_workers if p.run_load else 0)
+    for note in notes:
+        print(note)
     extra = {}
     with open(sweep) as f:
         doc = json.load(f)

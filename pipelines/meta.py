@@ -48,7 +48,7 @@ from kfp_bench.components import (
     upload_manifest,
     watch_replicas,
 )
-from kfp_bench.components._step import Delivery, current
+from kfp_bench.components._step import Delivery
 
 from kfp_bench._doc import field_docs
 from kfp_bench.params import MAX_DURATION_S, MAX_RUN_TIMEOUT_S, TOKEN_DIR, BenchParams
@@ -63,8 +63,6 @@ LOAD_MEMORY_REQUEST = "256Mi"
 
 
 def _step(task, timeout: int = _SHORT):
-    for name, value in current().env().items():
-        task.set_env_variable(name, value)
     task.set_caching_options(False)
     kubernetes.set_timeout(task, int(timeout))
     return task

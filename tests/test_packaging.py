@@ -8,9 +8,10 @@ import tomllib
 import zipfile
 from pathlib import Path
 
+from kfp_bench.components._step import EXTRAS
 from packaging.requirements import Requirement
 
-from kfp_bench.sandbox.pods import STEP_EXTRAS, build_wheel
+from kfp_bench.sandbox.pods import build_wheel
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -74,7 +75,7 @@ def test_every_package_a_step_installs_is_pinned_to_the_tested_version():
     shows up here as unpinned)."""
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     extras = extras["optional-dependencies"]
-    for extra in STEP_EXTRAS:
+    for extra in EXTRAS:
         listed = [Requirement(r) for r in extras[extra]]
         pins = {_name(r.name): str(r.specifier) for r in listed}
         closure = _closure(listed)
@@ -93,7 +94,7 @@ def test_every_step_names_an_extra_the_package_has():
         tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     )
     used = {e for name in comps.__all__ for e in getattr(comps, name).extras}
-    assert used == set(STEP_EXTRAS) and used <= extras
+    assert used == set(EXTRAS) and used <= extras
 
 
 def test_the_bare_package_says_which_extra_a_command_needs(tmp_path):

@@ -104,21 +104,13 @@ def _run_pipeline(args: dict, root: Path, log: Path, wheels: Path) -> bool:
     from kfp import components
 
     from kfp_bench.params import compiled_file
-    from kfp_bench.sandbox.pods import init_local, pod_env
+    from kfp_bench.sandbox.pods import as_pods
 
     log = log.resolve()  # the tail opens it after the working directory has changed
-    init_local(root)
     kfp_bench = components.load_component_from_file(str(compiled_file("kfp_bench")))
     stderr = os.fdopen(os.dup(2), "w", buffering=1)
     stop = threading.Event()
-    # A step runs `python3 -m ...`, which puts its working directory first on sys.path: from a
-    # checkout's root it would import this checkout's kfp_bench instead of the installed one.
-    with (
-        open(log, "w") as f,
-        _redirected(f.fileno()),
-        _environ(pod_env(wheels)),
-        contextlib.chdir(root),
-    ):
+    with open(log, "w") as f, _redirected(f.fileno()), as_pods(wheels, root):
         tail = threading.Thread(target=_follow, args=(log, stderr, stop), daemon=True)
         tail.start()
         try:
@@ -133,21 +125,6 @@ def _run_pipeline(args: dict, root: Path, log: Path, wheels: Path) -> bool:
             stop.set()
             tail.join(timeout=2)
             stderr.close()
-
-
-@contextlib.contextmanager
-def _environ(values: dict[str, str]):
-    """Set ``values`` in this process's environment (the steps inherit it), then restore it."""
-    saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
 
 
 @contextlib.contextmanager

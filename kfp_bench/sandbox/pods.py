@@ -9,12 +9,14 @@ installed, and nothing outside the folder can hide a missing pin.
 
 ``wheelhouse(dest)`` fills the folder: kfp-bench built from the checkout, the pinned dependencies
 of the extras the steps install, ``kfp`` (which the launcher installs with ``--no-deps``) and
-pip, setuptools and wheel (kfp.local upgrades them in each new environment). ``pod_env`` is the
-environment that points pip at it; ``init_local`` starts kfp.local with one environment per task.
+pip, setuptools and wheel (kfp.local upgrades them in each new environment). ``as_pods(wheels,
+root)`` is where the demo and the tests run a pipeline: kfp.local with one environment per task,
+pip pointed at the folder only, and the working directory away from any checkout.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -22,8 +24,6 @@ from pathlib import Path
 
 from kfp_bench.errors import ConfigError
 
-#: The extras the pipeline's steps install (the @step marks of kfp_bench.components).
-STEP_EXTRAS = ("kfp", "kube", "load", "report", "stats")
 #: What kfp.local installs into each new environment before the step's own command runs.
 _VENV_TOOLS = ("pip", "setuptools", "wheel")
 
@@ -46,6 +46,7 @@ def wheelhouse(dest: Path, project: Path | None = None) -> Path:
     import kfp
 
     from kfp_bench import __version__
+    from kfp_bench.components._step import EXTRAS
 
     project = project or project_root()
     if project is None:
@@ -56,7 +57,7 @@ def wheelhouse(dest: Path, project: Path | None = None) -> Path:
     dest = Path(dest)
     build_wheel(dest, project)
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
-    need = f"kfp-bench[{','.join(STEP_EXTRAS)}]=={__version__}"
+    need = f"kfp-bench[{','.join(EXTRAS)}]=={__version__}"
     # wheels: a dependency published as an sdist only is built once here, not in every step
     _pip([*pip, "wheel", "-w", str(dest), "--find-links", str(dest), need, *_VENV_TOOLS])
     _pip([*pip, "download", "-d", str(dest), "--no-deps", f"kfp=={kfp.__version__}"])
@@ -103,3 +104,25 @@ def init_local(pipeline_root: Path) -> None:
         use_venv=True, serialize_pip_installs=False, max_concurrent_pip_installs=64
     )
     local.init(runner=runner, pipeline_root=str(pipeline_root))
+
+
+@contextlib.contextmanager
+def as_pods(wheels: Path, root: Path):
+    """Run the pipelines called inside as pods would: ``init_local(root)``, ``pod_env(wheels)``
+    in this process's environment (the tasks inherit it; restored after), and ``root`` as the
+    working directory: a step runs ``python3 -m ...``, which puts its working directory first on
+    sys.path, and from a checkout it would import the checkout's kfp_bench instead of the wheel."""
+    env = pod_env(wheels)
+    saved = {k: os.environ.get(k) for k in env}
+    root.mkdir(parents=True, exist_ok=True)
+    init_local(root)
+    os.environ.update(env)
+    try:
+        with contextlib.chdir(root):
+            yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v

@@ -32,21 +32,22 @@ def load(path: str | os.PathLike) -> LoadStats:
     return LoadStats.from_dict(doc, str(p))
 
 
-def merge_workers(paths: list[str], expected: int) -> LoadStats | None:
-    """The results of ``expected`` load workers (``paths[i]`` is worker i's) merged into one.
+def merge_workers(paths: list[str], expected: int) -> tuple[LoadStats | None, list[str]]:
+    """The results of ``expected`` load workers (``paths[i]`` is worker i's) merged into one,
+    and what went wrong, a line each.
 
     A worker whose result is missing or unreadable (it died mid-write) is named in
     ``workers.missing`` and the result is flagged ``missing-workers``, never silently dropped.
-    None when no worker's result could be read.
+    The merged result is None when no worker's result could be read.
     """
-    merged, missing = None, []
+    merged, missing, notes = None, [], []
     for i in range(expected):
         part = None
         if i < len(paths):
             try:
                 part = load(paths[i])
             except ResultsError as exc:
-                print(f"load worker {i}: unreadable result ({exc})")
+                notes.append(f"load worker {i}: unreadable result ({exc})")
         if part is None:
             missing.append(i)
         elif merged is None:
@@ -58,5 +59,5 @@ def merge_workers(paths: list[str], expected: int) -> LoadStats | None:
         merged.workers["missing"] += missing
         merged.flag("missing-workers")
     if missing:
-        print(f"load workers missing from the result: {missing}")
-    return merged
+        notes.append(f"load workers missing from the result: {missing}")
+    return merged, notes

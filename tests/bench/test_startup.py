@@ -1,5 +1,5 @@
-"""bench/startup.py's parser: the pip installs of each step and the tasks per run, from YAML that
-kfp compiles here. Nothing is installed: no network.
+"""bench/startup.py's parser, bench/pipeline_installs.py: the pip installs of each step and the
+tasks per run, from YAML that kfp compiles here. Nothing is installed: no network.
 
 No ``from __future__ import annotations`` here: kfp reads the components' annotations as types.
 """
@@ -14,8 +14,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def startup():
-    spec = importlib.util.spec_from_file_location("bench_startup", ROOT / "bench" / "startup.py")
+def parser():
+    path = ROOT / "bench" / "pipeline_installs.py"
+    spec = importlib.util.spec_from_file_location("bench_pipeline_installs", path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = mod  # dataclasses look their module up
     spec.loader.exec_module(mod)
@@ -52,8 +53,8 @@ def _compile(tmp_path: Path, **component_options) -> str:
     return out.read_text()
 
 
-def test_packages_found_and_tasks_counted(startup, tmp_path):
-    steps, info = startup.read_pipeline(_compile(tmp_path, packages_to_install=["six==1.16.0"]))
+def test_packages_found_and_tasks_counted(parser, tmp_path):
+    steps, info = parser.read_pipeline(_compile(tmp_path, packages_to_install=["six==1.16.0"]))
     assert info["load_workers_default"] == info["load_workers"] == 3
     # kfp gives each use of `work` its own executor: once plainly, twice over [1, 2], and 3 times
     # over a task's output (one per load worker); split and tidy (the exit handler) once
@@ -70,13 +71,13 @@ def test_packages_found_and_tasks_counted(startup, tmp_path):
         assert six.args[-1] == "six==1.16.0" and "--quiet" in six.args
         assert six.env.get("PIP_DISABLE_PIP_VERSION_CHECK") == "1"
     # --load-workers overrides the default for the run-time ParallelFor only
-    steps, _ = startup.read_pipeline(
+    steps, _ = parser.read_pipeline(
         _compile(tmp_path, packages_to_install=["six==1.16.0"]), load_workers=1
     )
     assert {s.name: s.tasks for s in steps}["work-3"] == 1
 
 
-def test_an_executor_of_several_tasks_counts_once_per_task(startup):
+def test_an_executor_of_several_tasks_counts_once_per_task(parser):
     doc = {
         "components": {
             "comp-a": {"executorLabel": "exec-a"},
@@ -95,16 +96,16 @@ def test_an_executor_of_several_tasks_counts_once_per_task(startup):
             }
         },
     }
-    assert startup.count_tasks(doc, load_workers=1) == ({"exec-a": 5}, {"exec-a"})
+    assert parser.count_tasks(doc, load_workers=1) == ({"exec-a": 5}, {"exec-a"})
 
 
-def test_no_packages_no_installs(startup, tmp_path):
+def test_no_packages_no_installs(parser, tmp_path):
     text = _compile(tmp_path, install_kfp_package=False)
-    steps, _ = startup.read_pipeline(text)
+    steps, _ = parser.read_pipeline(text)
     assert steps and all(s.installs == [] for s in steps)
 
 
-def test_shell_parsing(startup):
+def test_shell_parsing(parser):
     script = (
         'if ! [ -x "$(command -v pip)" ]; then\n  python3 -m ensurepip\nfi\n'
         "# python3 -m pip install commented==1\n"
@@ -114,7 +115,7 @@ def test_shell_parsing(startup):
         "2>/dev/null && pip3 install --user --no-deps c==2 \\\n  d==3; python3 -m pip list\n"
         '"$0" "$@"\n'
     )
-    installs = startup.container_installs({"command": ["sh", "-c", script, "prog"]})
+    installs = parser.container_installs({"command": ["sh", "-c", script, "prog"]})
     assert [i.args for i in installs] == [
         [
             "--quiet",
@@ -129,4 +130,16 @@ def test_shell_parsing(startup):
     ]
     assert installs[0].requirements == ["a==1", 'b; x<"3" && y']
     assert installs[1].dropped == ["--user"]
-    assert startup.container_installs({"command": ["python3", "-m", "kfp.dsl.executor_main"]}) == []
+    assert parser.container_installs({"command": ["python3", "-m", "kfp.dsl.executor_main"]}) == []
+
+
+def test_the_containers_environment_reaches_each_install(parser):
+    """A pod's environment (the executor's env, e.g. PIP_COMPILE) is under the script's own
+    variables."""
+    script = "PIP_DISABLE_PIP_VERSION_CHECK=1 python3 -m pip install 'six==1.16.0'"
+    container = {
+        "command": ["sh", "-c", script, "prog"],
+        "env": [{"name": "PIP_COMPILE", "value": "0"}],
+    }
+    (install,) = parser.container_installs(container)
+    assert install.env == {"PIP_COMPILE": "0", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}

@@ -24,7 +24,7 @@ from kfp_bench.compile import compile_all, delivery_for
 from kfp_bench.sandbox.kfp_server import start_kfp_server
 from kfp_bench.sandbox.pods import build_wheel
 from tests.components.conftest import leftovers
-from tests.pipelines.test_pods import STEPS
+from tests.pipelines.test_pods import STEPS, e2e_args
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
@@ -74,16 +74,7 @@ def test_every_step_runs_in_the_image_with_no_index(image_env, tmp_path, model_s
     env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
     env.update(PIP_NO_INDEX="1", PIP_CONFIG_FILE=os.devnull)
     with start_kfp_server(simulate="all:fixed(0.2)", max_parallel_runs=8) as kfp_api:
-        args = dict(
-            kfp_host=kfp_api.url,
-            num_runs=2,
-            poll_interval_sec=0.2,
-            inference_url=model_server.v1_predict_url,
-            duration_sec=1.0,
-            concurrency=2,
-            load_workers=2,
-            benchmark_id="image-e2e",
-        )
+        args = e2e_args(kfp_api.url, model_server.v1_predict_url, "image-e2e")
         done = subprocess.run(
             [str(python), "-c", _RUN, str(yaml_file["kfp_bench"]), json.dumps(args),
              str(tmp_path / "root")],

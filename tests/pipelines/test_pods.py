@@ -23,7 +23,7 @@ from kfp import components
 from kfp_bench.params import compiled_file
 from kfp_bench.results import read_results
 from kfp_bench.sandbox.kfp_server import start_kfp_server
-from kfp_bench.sandbox.pods import build_wheel, init_local, pod_env, wheelhouse
+from kfp_bench.sandbox.pods import as_pods, build_wheel, wheelhouse
 from tests.components.conftest import leftovers
 
 pytestmark = pytest.mark.slow
@@ -44,36 +44,34 @@ def wheels() -> Path:
     return wheelhouse(WHEELS)
 
 
-def _pods(wheels: Path, tmp_path: Path, monkeypatch) -> Path:
-    for name, value in pod_env(wheels).items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.chdir(tmp_path)  # `python3 -m` puts the working directory first on sys.path
-    init_local(tmp_path / "root")
-    return tmp_path / "root"
-
-
 def _finished(text: str) -> list[tuple[str, str]]:
     return _DONE.findall(_ANSI.sub("", text))
 
 
-def test_every_step_succeeds_in_a_fresh_environment(
-    wheels, tmp_path, monkeypatch, model_server, capfd
-):
-    root = _pods(wheels, tmp_path, monkeypatch)
+def e2e_args(kfp_url: str, model_url: str, benchmark_id: str) -> dict:
+    """A short run of every step: 3 noop runs, a 2-step sweep, 2 load workers."""
+    return dict(
+        kfp_host=kfp_url,
+        num_runs=3,
+        poll_interval_sec=0.2,
+        inference_url=model_url,
+        duration_sec=1.0,
+        concurrency=2,
+        load_workers=2,
+        sweep_rates="5,20",
+        sweep_step_sec=1.0,
+        benchmark_id=benchmark_id,
+    )
+
+
+def test_every_step_succeeds_in_a_fresh_environment(wheels, tmp_path, model_server, capfd):
+    root = tmp_path / "root"
     pipeline = components.load_component_from_file(str(compiled_file("kfp_bench")))
-    with start_kfp_server(simulate="all:fixed(0.2)", max_parallel_runs=8) as kfp_api:
-        pipeline(
-            kfp_host=kfp_api.url,
-            num_runs=3,
-            poll_interval_sec=0.2,
-            inference_url=model_server.v1_predict_url,
-            duration_sec=1.0,
-            concurrency=2,
-            load_workers=2,
-            sweep_rates="5,20",
-            sweep_step_sec=1.0,
-            benchmark_id="pods-e2e",
-        )
+    with (
+        start_kfp_server(simulate="all:fixed(0.2)", max_parallel_runs=8) as kfp_api,
+        as_pods(wheels, root),
+    ):
+        pipeline(**e2e_args(kfp_api.url, model_server.v1_predict_url, "pods-e2e"))
         left = leftovers(kfp_api.url, "pods-e2e")
     out = capfd.readouterr()
     text = out.out + out.err
@@ -118,12 +116,11 @@ def _without_yaml_in_kfp_extra(wheels: Path, out: Path) -> Path:
 
 
 def test_a_dependency_missing_from_an_extra_fails_the_step_naming_the_module(
-    wheels, tmp_path, monkeypatch, capfd
+    wheels, tmp_path, capfd
 ):
     broken = _without_yaml_in_kfp_extra(wheels, tmp_path)
-    _pods(broken, tmp_path, monkeypatch)
     pipeline = components.load_component_from_file(str(compiled_file("kfp_bench")))
-    with start_kfp_server() as kfp_api:
+    with start_kfp_server() as kfp_api, as_pods(broken, tmp_path / "root"):
         with pytest.raises(RuntimeError, match="check-params"):
             pipeline(kfp_host=kfp_api.url, run_load=False, benchmark_id="pods-missing")
     out = capfd.readouterr()
