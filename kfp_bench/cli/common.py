@@ -10,10 +10,15 @@ from pathlib import Path
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.load.options import parse_duration
-
-EXIT_BAD_INPUT = 2
-EXIT_REGRESSION = 3
-EXIT_INTERRUPTED = 130
+from kfp_bench.outcome import (  # noqa: F401  (the codes' one home; re-exported here)
+    EXIT_BAD_INPUT,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_LEFT_BEHIND,
+    EXIT_NOT_SAVED,
+    EXIT_REGRESSION,
+    exit_code,
+)
 
 
 class Parser(argparse.ArgumentParser):

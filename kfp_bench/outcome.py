@@ -1,0 +1,69 @@
+"""What a benchmark's flags say about how it ended, and the exit code that tells it.
+
+A result's ``flags`` mix notes (``i-know``: a cap raised on purpose) with failures. This module
+owns the failures: their names, what each means, and the exit code of the command that met one.
+The CLI's commands return ``exit_code(flags)``; the pipeline's Metrics and report show the same
+flags (``failures(flags)``), so that a dashboard, a nightly schedule and a shell script read one
+truth.
+
+Exit codes (also in the README's reliability section):
+
+====  ==========================================================================================
+0     everything asked was done, and everything created was cleaned up (or kept, as asked)
+1     the benchmark ran but did not do all that was asked (timeout, failed creates, nothing
+      created, a lost load worker or helper step, an engine error)
+2     bad input: nothing was sent or created
+3     a regression verdict (``report --fail-on-regression``)
+4     something the benchmark created is left behind (cleanup failed, or a LIST that could not be
+      read may hide some); the summary says what may remain and ``kfp-bench cleanup`` removes it
+5     the measurements could not be written where asked; they are on stdout or in the fallback
+      file the message names
+130   interrupted (Ctrl-C); what was measured is still printed and saved
+====  ==========================================================================================
+
+When several apply, the first in this order wins: interrupted, left behind, not saved, failed.
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+EXIT_REGRESSION = 3
+EXIT_LEFT_BEHIND = 4
+EXIT_NOT_SAVED = 5
+EXIT_INTERRUPTED = 130
+
+#: Failure flag -> (exit code, what it means). Any other flag is a note.
+FAILURES: dict[str, tuple[int, str]] = {
+    "interrupted": (EXIT_INTERRUPTED, "interrupted before it finished"),
+    "left-behind": (EXIT_LEFT_BEHIND, "objects of the benchmark remain on the server"),
+    "cleanup-failed": (EXIT_LEFT_BEHIND, "a cleanup call failed; objects may remain"),
+    "list-failed": (EXIT_LEFT_BEHIND, "a LIST could not be read; runs it would show may remain"),
+    "not-saved": (EXIT_NOT_SAVED, "the results could not be written where asked"),
+    "timeout": (EXIT_FAILED, "runs were not final by the timeout"),
+    "create-failed": (EXIT_FAILED, "some runs could not be created"),
+    "no-runs": (EXIT_FAILED, "no run was created"),
+    "poller-killed": (EXIT_FAILED, "the poller was killed; a later step finished its work"),
+    "workers-lost": (EXIT_FAILED, "a load worker's result is missing or unreadable"),
+    "no-load": (EXIT_FAILED, "no load worker's result could be read"),
+    "step-failed": (EXIT_FAILED, "a helper step failed to measure; its error is in the report"),
+    "engine-error": (EXIT_FAILED, "the load engine hit a bug of its own"),
+}
+_ORDER = (EXIT_INTERRUPTED, EXIT_LEFT_BEHIND, EXIT_NOT_SAVED, EXIT_FAILED)
+
+
+def failures(flags) -> list[str]:
+    """The failure flags among ``flags``, in their given order, each once."""
+    return list(dict.fromkeys(f for f in flags if f in FAILURES))
+
+
+def exit_code(flags) -> int:
+    """The exit code of a command whose result carries ``flags``: 0 when none is a failure."""
+    codes = {FAILURES[f][0] for f in failures(flags)}
+    return next((c for c in _ORDER if c in codes), EXIT_OK)
+
+
+def describe(flags) -> list[str]:
+    """One line per failure flag: ``<flag>: <what it means>``."""
+    return [f"{f}: {FAILURES[f][1]}" for f in failures(flags)]
