@@ -20,7 +20,10 @@ A failed request during a benchmark is *not* an exception: it is a measurement, 
 
 
 class BenchError(Exception):
-    """Base class of every error kfp-bench raises on purpose."""
+    """Base class of every error kfp-bench raises on purpose. ``exit_code``: the command's exit
+    code when it ends in this error (``kfp_bench.outcome``); 1 unless the raiser says more."""
+
+    exit_code = 1
 
 
 class ConfigError(BenchError, ValueError):

@@ -5,7 +5,8 @@ One subcommand per job (vegeta's subcommand map), one module per group: ``load``
 (report, compare) and ``kserve`` (sweep). Bad input prints one line naming the input and the fix,
 and exits 2 with no traceback: a ``ConfigError`` (flags, files, parameters; argparse's own errors
 become one too, without the usage lines) or a ``ResultsError`` (a saved result given to report,
-compare or merge that is missing or is not one). Other errors exit 1, a regression verdict 3. The
+compare or merge that is missing or is not one). Other errors exit 1 (4 when something the
+benchmark created is left behind), a regression verdict 3; ``kfp_bench.outcome`` has them all. The
 first Ctrl-C stops a benchmark cleanly and still prints what was measured; the exit code is then
 130.
 """
@@ -40,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     except BenchError as exc:
         print(f"kfp-bench: {exc}", file=sys.stderr)
-        return 1
+        return exc.exit_code
     except KeyboardInterrupt:
         print("kfp-bench: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

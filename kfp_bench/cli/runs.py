@@ -7,7 +7,7 @@ import sys
 import time
 
 from kfp_bench._doc import field_help
-from kfp_bench.cli.common import EXIT_INTERRUPTED, duration
+from kfp_bench.cli.common import EXIT_LEFT_BEHIND, duration, exit_code
 
 
 def register(sub) -> None:
@@ -179,7 +179,22 @@ def cmd_runs(a: argparse.Namespace) -> int:
     write_results(a.out, runs_summary=doc)  # a results directory: kfp-bench report reads it
     runs_report.write_text(doc, sys.stdout)
     print(f"Wrote {a.out}/summary.json, runs.jsonl and api_calls.jsonl")
-    return EXIT_INTERRUPTED if "interrupted" in stats.flags else 0
+    return _verdict(stats.flags, stats.cleanup, stats.benchmark_id)
+
+
+def _verdict(flags: list, cleanup: dict, bid: str) -> int:
+    """Say on stderr what was not done (``kfp_bench.outcome``); the exit code that tells it."""
+    from kfp_bench.outcome import describe
+
+    for line in describe(flags):
+        print(f"kfp-bench runs: {line}", file=sys.stderr)
+    if cleanup.get("left"):
+        print(
+            f"kfp-bench runs: left behind: {', '.join(cleanup['left'])}; remove them with "
+            f"kfp-bench cleanup --benchmark-id {bid}",
+            file=sys.stderr,
+        )
+    return exit_code(flags)
 
 
 def cmd_cleanup(a: argparse.Namespace) -> int:
@@ -201,18 +216,28 @@ def cmd_cleanup(a: argparse.Namespace) -> int:
     report = sweep(opts)
     verb = "Would delete" if report["dry_run"] else "Found"
     print(
-        f"{verb}: {len(report['experiments'])} experiments, {report['runs']} runs, "
+        f"{verb}: {len(report['recurring_runs'])} recurring runs, "
+        f"{len(report['experiments'])} experiments, {report['runs']} runs, "
         f"{len(report['pipelines'])} pipelines, "
         f"{len(report['pipeline_versions'])} versions in other pipelines"
     )
-    for name in report["experiments"] + report["pipelines"] + report["pipeline_versions"]:
-        print(f"  {name}")
+    for kind in ("recurring_runs", "experiments", "pipelines", "pipeline_versions"):
+        for name in report[kind]:
+            print(f"  {name}")
     if not report["dry_run"]:
         d = report["deleted"]
         print(
-            f"Deleted: {d['runs']} runs, {d['experiments']} experiments, "
-            f"{d['pipeline_versions']} pipeline versions, {d['pipelines']} pipelines"
+            f"Deleted: {d['recurring_runs']} recurring runs, {d['runs']} runs, "
+            f"{d['experiments']} experiments, {d['pipeline_versions']} pipeline versions, "
+            f"{d['pipelines']} pipelines"
         )
     for f in report["failed"]:
         print(f"  failed: {f}")
-    return 1 if report["failed"] else 0
+    if report["failed"]:
+        print(
+            "kfp-bench cleanup: some objects of kfp-bench may remain (see 'failed' above); "
+            "run the same command again",
+            file=sys.stderr,
+        )
+        return EXIT_LEFT_BEHIND
+    return 0

@@ -170,6 +170,7 @@ class KfpApi:
         self.pipelines = rest.PipelineService(self.client)
         self.uploads = rest.PipelineUploadService(self.client)
         self.experiments = rest.ExperimentService(self.client)
+        self.recurring = rest.RecurringRunService(self.client)
 
     def close(self) -> None:
         self.client.close()
@@ -382,6 +383,36 @@ class KfpApi:
             poll_round=poll_round,
         )
 
+    def list_runs_named(self, name_part: str, page_token: str = "") -> Reply:
+        """LIST the namespace's runs (every experiment's) whose name holds ``name_part``: how a
+        cleanup finds runs by benchmark id, even those whose experiment is gone."""
+        return self.call(
+            "list_runs",
+            self.runs.run_service_list_runs,
+            namespace=self.namespace,
+            page_size=MAX_PAGE_SIZE,
+            page_token=page_token or None,
+            filter=_name_holds(name_part),
+        )
+
+    def list_recurring_runs(self, name_part: str, page_token: str = "") -> Reply:
+        """LIST the namespace's recurring runs whose name holds ``name_part``."""
+        return self.call(
+            "list_recurring_runs",
+            self.recurring.recurring_run_service_list_recurring_runs,
+            namespace=self.namespace,
+            page_size=MAX_PAGE_SIZE,
+            page_token=page_token or None,
+            filter=_name_holds(name_part),
+        )
+
+    def delete_recurring_run(self, recurring_run_id: str) -> Reply:
+        return self.call(
+            "delete_recurring_run",
+            self.recurring.recurring_run_service_delete_recurring_run,
+            recurring_run_id,
+        )
+
     def get_run(self, run_id: str, poll_round: int = 0) -> Reply:
         return self.call("get_run", self.runs.run_service_get_run, run_id, poll_round=poll_round)
 
@@ -451,6 +482,14 @@ class KfpApi:
                 "returned 404); give the address of ml-pipeline, KFP 2.x"
             )
         raise ConfigError(f"--host {self.host}: the KFP API answered {c.error}")
+
+
+def _name_holds(part: str) -> str:
+    """A LIST filter: names that hold ``part`` (the caller still checks each name itself). KFP
+    maps the key "name" to a run's and a recurring run's display name (backend/src/apiserver/
+    model/run.go runAPIToModelFieldMap, model/job.go, at 7b70c7b95f)."""
+    pred = {"key": "name", "operation": "IS_SUBSTRING", "string_value": part}
+    return json.dumps({"predicates": [pred]})
 
 
 def check_host(host: str) -> str:

@@ -10,10 +10,14 @@ A benchmark given ``--pipeline-id`` uploaded a version, named and described the 
 pipeline that is not its own: every other pipeline of the namespace (and, with a namespace, the
 shared ones) is searched for such versions, and only those versions are deleted.
 
-Order matters to KFP: runs before their experiment, versions before their pipeline. An experiment
-that still holds runs after the sweep (a delete failed, or someone else's run) is kept. Every call
-is retried as ``--retries`` says (``kfp_bench.kfp.api.Backoff``), and a delete that finds nothing
-left to delete counts as done.
+What is swept, in this order: recurring runs (which would make more runs); runs, found by name
+across the namespace, not only through their experiment (KFP's DeleteExperiment leaves an
+experiment's runs in place, so an experiment deleted too early orphans them); experiments, each
+deleted only once a LIST read whole shows it empty (a delete failed, someone else's run, or a
+LIST that could not be read keep it); pipelines, versions before their pipeline (KFP refuses a
+pipeline that has versions). Every call is retried as ``--retries`` says
+(``kfp_bench.kfp.api.Backoff``), and a delete that finds nothing left to delete counts as done.
+Anything not done is in ``failed``: then objects of kfp-bench may remain.
 """
 
 from __future__ import annotations
@@ -35,8 +39,9 @@ _RUN_DESC = "kfp-bench benchmark"
 def sweep(opts: CleanupOptions, *, on_call: Callable[[ApiCall], None] | None = None) -> dict:
     """Delete what ``opts`` selects; return what was found and deleted.
 
-    The report: ``{"experiments": [...], "pipelines": [...], "runs": n, "deleted": {...},
-    "failed": [...], "dry_run": bool}``; every API call also goes to ``on_call``.
+    The report: ``{"recurring_runs": [...], "experiments": [...], "pipelines": [...],
+    "pipeline_versions": [...], "runs": n, "deleted": {...}, "failed": [...], "dry_run": bool}``;
+    every API call also goes to ``on_call``.
     """
     opts.validate()
     api = KfpApi(
@@ -59,14 +64,23 @@ class _Sweep:
         self.o, self.api = opts, api
         self.cutoff = time.time() - opts.older_than if opts.older_than else None
         self.report = {
+            "recurring_runs": [],
             "experiments": [],
             "pipelines": [],
             "pipeline_versions": [],  # kfp-bench's versions in pipelines not its own
             "runs": 0,
-            "deleted": {"runs": 0, "experiments": 0, "pipeline_versions": 0, "pipelines": 0},
+            "deleted": {
+                "recurring_runs": 0,
+                "runs": 0,
+                "experiments": 0,
+                "pipeline_versions": 0,
+                "pipelines": 0,
+            },
             "failed": [],
             "dry_run": opts.dry_run,
         }
+        # A run is kfp-bench-<id>-NNNNN: the id is all but the last part of the name.
+        self.name_part = NAME_PREFIX + (opts.benchmark_id + "-" if opts.benchmark_id else "")
 
     def selected(self, item: dict, name_key: str = "display_name") -> bool:
         name = item.get(name_key) or item.get("display_name") or ""
@@ -76,13 +90,29 @@ class _Sweep:
             return False
         if self.o.benchmark_id and name != NAME_PREFIX + self.o.benchmark_id:
             return False
-        if self.cutoff is not None:
-            created = convert.timestamp(item.get("created_at"))
-            if created is None or created > self.cutoff:
-                return False
-        return True
+        return self._old_enough(item)
+
+    def _old_enough(self, item: dict) -> bool:
+        if self.cutoff is None:
+            return True
+        created = convert.timestamp(item.get("created_at"))
+        return created is not None and created <= self.cutoff
+
+    def run_selected(self, run: dict) -> bool:
+        """A run of a selected benchmark: ``kfp-bench-<id>-NNNNN``, described by the driver."""
+        name = run.get("display_name") or ""
+        head, _, number = name.rpartition("-")
+        if not (head + "-").startswith(self.name_part) or not number.isdigit():
+            return False
+        if self.o.benchmark_id and head != NAME_PREFIX + self.o.benchmark_id:
+            return False
+        return (run.get("description") or "").startswith(_RUN_DESC) and self._old_enough(run)
 
     def run(self) -> dict:
+        # Recurring runs first (they would make more runs), then runs wherever they are (an
+        # experiment deleted without its runs leaves them), then the experiments, emptied.
+        self._recurring_runs()
+        self._runs_by_name()
         for exp in self._pages(self.api.list_experiments, "experiments"):
             if self.selected(exp):
                 self._experiment(exp)
@@ -98,10 +128,14 @@ class _Sweep:
         return self.report
 
     def _pages(self, list_call, key: str, *args):
+        """Every item of a LIST, page by page; a page that fails ends it, recorded in
+        ``failed`` (and in ``self.incomplete``, for a caller that must know)."""
         token = ""
+        self.incomplete = False
         while True:
             r = list_call(*args, token) if args else list_call(token)
             if not r.ok:
+                self.incomplete = True
                 self.report["failed"].append(f"{r.call.operation}: {r.call.error}")
                 return
             yield from r.body.get(key) or ()
@@ -109,31 +143,64 @@ class _Sweep:
             if not token:
                 return
 
-    def _experiment(self, exp: dict) -> None:
-        name, eid = exp.get("display_name"), exp.get("experiment_id")
-        self.report["experiments"].append(name)
-        prefix = name + "-"
-        runs, foreign = [], 0
-        for run in self._pages(self.api.list_runs, "runs", eid):
-            mine = (run.get("display_name") or "").startswith(prefix) and (
-                run.get("description") or ""
-            ).startswith(_RUN_DESC)
-            if mine:
-                runs.append(run["run_id"])
-            else:
-                foreign += 1
+    def _recurring_runs(self) -> None:
+        listed = self._pages(
+            lambda t: self.api.list_recurring_runs(self.name_part.rstrip("-"), t),
+            "recurringRuns",
+        )
+        for job in [j for j in listed if self._job_selected(j)]:
+            self.report["recurring_runs"].append(job.get("display_name"))
+            if not self.o.dry_run:
+                r = self.api.delete_recurring_run(job.get("recurring_run_id"))
+                self._delete(r, "recurring_runs")
+
+    def _job_selected(self, job: dict) -> bool:
+        """A recurring run named for a selected benchmark (``kfp-bench-<id>``, or that and a
+        suffix) and described as kfp-bench describes what it creates."""
+        name = job.get("display_name") or ""
+        if not (name + "-").startswith(self.name_part):
+            return False
+        return (job.get("description") or "").startswith(_OWN_DESC) and self._old_enough(job)
+
+    def _runs_by_name(self) -> None:
+        listed = self._pages(lambda t: self.api.list_runs_named(self.name_part, t), "runs")
+        runs = [r["run_id"] for r in listed if self.run_selected(r)]
         self.report["runs"] += len(runs)
-        if self.o.dry_run:
-            return
+        if not self.o.dry_run:
+            self._delete_runs(runs)
+
+    def _delete_runs(self, ids: list[str]) -> int:
+        """Delete runs ``ids``; how many deletes failed."""
         with ThreadPoolExecutor(self.o.concurrency) as pool:
-            results = list(pool.map(self.api.delete_run, runs))
+            results = list(pool.map(self.api.delete_run, ids))
         failed = [r for r in results if not r.ok]
         self.report["deleted"]["runs"] += len(results) - len(failed)
         self.report["failed"] += [f"delete_run: {r.call.error}" for r in failed[:5]]
-        if failed or foreign:
-            self.report["failed"].append(
-                f"kept experiment {name}: {len(failed)} runs not deleted, {foreign} not ours"
+        return len(failed)
+
+    def _experiment_runs(self, eid: str) -> list[dict] | None:
+        """Every run in experiment ``eid``, anyone's; None if a page could not be read."""
+        runs = list(self._pages(self.api.list_runs, "runs", eid))
+        return None if self.incomplete else runs
+
+    def _experiment(self, exp: dict) -> None:
+        name, eid = exp.get("display_name"), exp.get("experiment_id")
+        self.report["experiments"].append(name)
+        runs = self._experiment_runs(eid)
+        mine = [r["run_id"] for r in runs or () if self.run_selected(r)]
+        self.report["runs"] += len(mine)
+        if self.o.dry_run:
+            return
+        failed = self._delete_runs(mine) if mine else 0
+        # Deleted only once a LIST shows it empty: KFP's DeleteExperiment leaves the runs.
+        left = self._experiment_runs(eid) if runs is not None else None
+        if left is None or left:
+            why = (
+                "its runs could not be listed"
+                if left is None
+                else (f"{len(left)} runs remain ({failed} not deleted, the others not ours)")
             )
+            self.report["failed"].append(f"kept experiment {name}: {why}")
             return
         self._delete(self.api.delete_experiment(eid), "experiments")
 

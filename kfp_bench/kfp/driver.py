@@ -51,6 +51,7 @@ from kfp_bench.kfp import convert, promscrape
 from kfp_bench.kfp.api import Backoff, KfpApi
 from kfp_bench.kfp.manifest import Manifest, load_manifest
 from kfp_bench.kfp.options import NAME_PREFIX, RunsOptions, new_benchmark_id
+from kfp_bench.outcome import EXIT_LEFT_BEHIND
 from kfp_bench.records import ApiCall, RunRecord
 from kfp_bench.stats.runs import RunsStats
 
@@ -98,10 +99,15 @@ def run_benchmark(
         sinks.open()
         before = promscrape.scrape(metrics_url, opts.request_timeout) if metrics_url else None
         driver = _Driver(opts, api, manifest, params, bid, sinks, on_progress)
+        stopped = None
         try:
             driver.run()
+        except ApiError as exc:  # setup failed: nothing to measure; what it made is cleaned up
+            stopped = exc
         finally:
             driver.finish()
+        if stopped is not None:
+            raise stopped_error(stopped, driver.cleanup, bid) from None
         if before is not None:
             after = promscrape.scrape(metrics_url, opts.request_timeout)
             stats.set_server(promscrape.deltas(before, after))
@@ -110,6 +116,19 @@ def run_benchmark(
         api.close()
         stats.close(time.perf_counter() - wall0, time.process_time() - cpu0)
     return stats
+
+
+def stopped_error(exc: ApiError, cleanup: dict, bid: str) -> ApiError:
+    """``exc`` with what its cleanup left behind, if anything (then exit code 4)."""
+    left = cleanup.get("left")
+    if not left:
+        return exc
+    err = ApiError(
+        f"{exc}; left behind: {', '.join(left)}; remove them with "
+        f"kfp-bench cleanup --benchmark-id {bid}"
+    )
+    err.exit_code = EXIT_LEFT_BEHIND
+    return err
 
 
 def metrics_url_of(opts: RunsOptions, api: KfpApi) -> str:
@@ -184,6 +203,8 @@ class _Driver:
         self.final: dict[str, RunRecord] = {}
         self.left: set[str] = set()  # runs given up and left running
         self.creates_done = threading.Event()
+        self.create_errors = 0  # creates that answered no run (it may exist all the same)
+        self.listed_after_creates = False  # a LIST read whole once every create had returned
         self.round = 0
         self.pool: ThreadPoolExecutor | None = None
         self.interrupted = False
@@ -267,7 +288,7 @@ class _Driver:
                 self.creates_done.set()
             self.poll_round(rng)
             self.on_progress("polling", len(self.created), len(self.final), self.o.num_runs)
-            if self.creates_done.is_set() and self._all_final():
+            if self.creates_done.is_set() and self._all_final() and self._all_known():
                 return
             if time.monotonic() >= deadline:
                 self.give_up(futures)
@@ -293,14 +314,22 @@ class _Driver:
             "runtime_config": {"parameters": self.params},
         }
         r = self.api.create_run(body)
-        if r.ok and r.body.get("run_id"):
-            with self.lock:
+        with self.lock:
+            if r.ok and r.body.get("run_id"):
                 self.created.add(r.body["run_id"])
                 self.last.setdefault(r.body["run_id"], r.body)
+            else:
+                self.create_errors += 1
 
     def _all_final(self) -> bool:
         with self.lock:
             return all(rid in self.final or rid in self.left for rid in self.last)
+
+    def _all_known(self) -> bool:
+        """Whether every run the server may hold is known: every create answered with its run,
+        or a LIST was read whole after the last create returned (a failed create may have made
+        its run; with none known, ``_all_final`` alone would be true at once)."""
+        return self.create_errors == 0 or self.listed_after_creates
 
     def poll_round(self, rng: random.Random) -> None:
         """One LIST of the experiment's runs, page by page, plus the sampled GETs."""
@@ -316,6 +345,7 @@ class _Driver:
         """LIST the experiment's runs and take in this benchmark's, by name: runs whose create
         failed but which the server made are found here. False if a page could not be read."""
         token, ours = "", self.name + "-"
+        whole = self.creates_done.is_set()  # this LIST began after every create returned
         while True:
             r = self.api.list_runs(self.experiment_id, token, poll_round=poll_round)
             if not r.ok:
@@ -331,6 +361,7 @@ class _Driver:
                     self._finalize(run)
             token = r.body.get("next_page_token") or ""
             if not token:
+                self.listed_after_creates |= whole
                 return True
 
     def _finalize(self, run: dict, error: str = "") -> None:
@@ -367,8 +398,8 @@ class _Driver:
             self._finalize(run)
 
     def finish(self, clean: bool = True) -> None:
-        """Record every run not yet final, then clean up (unless asked to keep, or ``clean`` is
-        false: the meta-pipeline's exit handler sweeps instead)."""
+        """Record every run not yet final, flag what was not done, then clean up (unless asked
+        to keep, or ``clean`` is false: the meta-pipeline's exit handler sweeps instead)."""
         if self.experiment_id and (self.interrupted or len(self.created) < self.o.num_runs):
             # Some creates failed or were cut short: one more LIST finds the runs the server
             # made after the last poll round or without answering, so they are cleaned up too.
@@ -378,6 +409,7 @@ class _Driver:
         note = "interrupted before it finished" if self.interrupted else "not final at the end"
         for rid in open_ids:
             self._finalize(self.last[rid], error=self.note or note)
+        self.flag_runs()
         if self.o.keep:
             self.cleanup = {"kept": True}
         elif not clean:
@@ -386,25 +418,103 @@ class _Driver:
             self.clean()
         self.sinks.stats.cleanup = self.cleanup
 
+    def flag_runs(self) -> None:
+        """Flag a benchmark that made fewer runs than asked (``kfp_bench.outcome``)."""
+        if self.interrupted or not self.experiment_id:
+            return  # flagged "interrupted", or stopped before any create (an ApiError)
+        flags = self.sinks.stats.flags
+        if not self.last:
+            flags.append("no-runs")
+        elif len(self.last) < self.o.num_runs and self.create_errors:
+            flags.append("create-failed")
+
     def clean(self) -> None:
+        """Delete the runs, then, once a LIST shows the experiment empty, the pipeline version,
+        the pipeline and the experiment (KFP's DeleteExperiment leaves an experiment's runs in
+        place: backend/src/apiserver/resource/resource_manager.go, DeleteExperiment, at
+        7b70c7b95f). What may remain is named in ``cleanup["left"]`` and flagged."""
         with self.lock:
-            run_ids = [rid for rid in self.last if rid not in self.left]
-        results = self._each(self.api.delete_run, run_ids)
-        self.cleanup["runs_deleted"] = sum(r.ok for r in results)
-        self.cleanup["runs_failed"] = sum(not r.ok for r in results)
-        if self.left or self.cleanup["runs_failed"]:
-            # Runs remain that reference the experiment and pipeline: keep those for the sweep.
-            self.cleanup["left"] = [f"{len(self.left)} runs", "experiment", "pipeline"]
+            todo = [rid for rid in self.last if rid not in self.left]
+        deleted, failed = self._delete_runs(todo)
+        remaining = self._experiment_runs()
+        gone = self.left | failed  # known, and still there
+        late = [r for r in remaining or () if self._ours(r) and r["run_id"] not in gone]
+        if late:  # made after the last LIST (a create answered late): measured, then deleted
+            for run in late:
+                with self.lock:
+                    self.last.setdefault(run["run_id"], run)
+                self._finalize(run, error="found only at the cleanup")
+            more, more_failed = self._delete_runs([r["run_id"] for r in late])
+            deleted, failed = deleted | more, failed | more_failed
+            remaining = self._experiment_runs()
+        c = self.cleanup
+        c["runs_deleted"], c["runs_failed"] = len(deleted), len(failed)
+        left = []
+        if self.left:
+            left.append(f"{len(self.left)} runs left running (--on-timeout leave)")
+        if failed:
+            left.append(f"{len(failed)} runs whose delete failed")
+        if remaining is None and self.create_errors:
+            # Failed creates may have made runs that no LIST has shown: keep their experiment.
+            self.sinks.stats.flags.append("list-failed")
+            left.append("runs made by failed creates, if any (the LIST failed)")
+        elif remaining:
+            gone = self.left | failed
+            others = [r for r in remaining if r.get("run_id") not in gone]
+            if others:
+                left.append(f"{len(others)} other runs in the experiment")
+        if failed:
+            self.sinks.stats.flags.append("cleanup-failed")
+        if left:
+            c["left"] = [*left, "experiment", "pipeline"]
+            self.sinks.stats.flags.append("left-behind")
             return
+        self._delete_containers()
+
+    def _ours(self, run: dict) -> bool:
+        return bool(run.get("run_id")) and (run.get("display_name") or "").startswith(
+            self.name + "-"
+        )
+
+    def _delete_runs(self, ids: list[str]) -> tuple[set[str], set[str]]:
+        """Delete runs ``ids``; (the ids deleted, the ids whose delete failed)."""
+        results = self._each(self.api.delete_run, ids)
+        deleted = {rid for rid, r in zip(ids, results, strict=True) if r.ok}
+        return deleted, set(ids) - deleted
+
+    def _experiment_runs(self) -> list[dict] | None:
+        """Every run still in the experiment (anyone's), read whole; None if a page failed."""
+        if not self.experiment_id:
+            return []
+        runs, token = [], ""
+        while True:
+            r = self.api.list_runs(self.experiment_id, token)
+            if not r.ok:
+                return None
+            runs += r.body.get("runs") or []
+            token = r.body.get("next_page_token") or ""
+            if not token:
+                return runs
+
+    def _delete_containers(self) -> None:
+        """The version, the pipeline (versions first: KFP refuses a pipeline that has them) and
+        the experiment; a delete that failed is named in ``cleanup["left"]``."""
+        c, left = self.cleanup, []
         if self.version_id:
             r = self.api.delete_pipeline_version(self.pipeline_id, self.version_id)
-            self.cleanup["pipeline_version_deleted"] = r.ok
+            c["pipeline_version_deleted"] = r.ok
+            left += [] if r.ok else [f"pipeline version {self.version_id}"]
         if self.new_pipeline and self.pipeline_id:
             r = self.api.delete_pipeline(self.pipeline_id)
-            self.cleanup["pipeline_deleted"] = r.ok
+            c["pipeline_deleted"] = r.ok
+            left += [] if r.ok else [f"pipeline {self.pipeline_id}"]
         if self.experiment_id:
             r = self.api.delete_experiment(self.experiment_id)
-            self.cleanup["experiment_deleted"] = r.ok
+            c["experiment_deleted"] = r.ok
+            left += [] if r.ok else [f"experiment {self.experiment_id}"]
+        if left:
+            c["left"] = left
+            self.sinks.stats.flags += ["cleanup-failed", "left-behind"]
 
     def _each(self, call, ids: list[str]) -> list:
         """``call(id)`` for each id, ``create_concurrency`` at a time."""

@@ -168,6 +168,26 @@ class RunService:
         return self.rest.request("DELETE", path, [("experiment_id", experiment_id)])
 
 
+class RecurringRunService:
+    """recurring_run_service_api.py: /apis/v2beta1/recurringruns, /recurringruns/{id}."""
+
+    def __init__(self, rest: Rest):
+        self.rest = rest
+
+    def recurring_run_service_list_recurring_runs(
+        self, page_token=None, page_size=None, sort_by=None, namespace=None, filter=None,
+        experiment_id=None,
+    ):  # fmt: skip
+        query = [("page_token", page_token), ("page_size", page_size), ("sort_by", sort_by),
+                 ("namespace", namespace), ("filter", filter),
+                 ("experiment_id", experiment_id)]  # fmt: skip
+        return self.rest.request("GET", _path("/recurringruns"), query)
+
+    def recurring_run_service_delete_recurring_run(self, recurring_run_id: str):
+        path = _path("/recurringruns/{recurring_run_id}", recurring_run_id=recurring_run_id)
+        return self.rest.request("DELETE", path)
+
+
 class PipelineService:
     """pipeline_service_api.py: /apis/v2beta1/pipelines, /pipelines/{pipeline_id},
     /pipelines/{pipeline_id}/versions, /pipelines/{pipeline_id}/versions/{pipeline_version_id}."""

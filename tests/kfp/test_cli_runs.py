@@ -232,7 +232,10 @@ def test_cleanup_by_id_and_by_age(kfp_server, tmp_path):
     assert r.returncode == 0 and "kfp-bench-cli-keep-1" not in r.stdout  # too young
     r = run_cli("cleanup", "--host", kfp_server.url, "--benchmark-id", "cli-keep-1")
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "Deleted: 2 runs, 1 experiments, 1 pipeline versions, 1 pipelines" in r.stdout
+    assert (
+        "Deleted: 0 recurring runs, 2 runs, 1 experiments, 1 pipeline versions, 1 pipelines"
+        in r.stdout
+    )
     assert leftovers(kfp_server.url, "cli-keep-1") == {"experiments": 0, "pipelines": 0, "runs": 0}
 
 

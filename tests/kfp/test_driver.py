@@ -65,6 +65,7 @@ def test_keep_leaves_everything(kfp_server, tmp_path):
 
     report = sweep(CleanupOptions(kfp_server.url, benchmark_id=stats.benchmark_id))
     assert report["deleted"] == {
+        "recurring_runs": 0,
         "runs": 3,
         "experiments": 1,
         "pipeline_versions": 1,

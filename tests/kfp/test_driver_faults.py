@@ -121,7 +121,7 @@ def test_namespace_holds_the_benchmark_and_hides_the_other_team(server):
     report = sweep(CleanupOptions(server.url, benchmark_id=bid, auth=Auth(namespace="team-a")))
     assert report["experiments"] == [] and report["pipelines"] == [] and not report["failed"]
     report = sweep(CleanupOptions(server.url, benchmark_id=bid, auth=Auth(namespace="team-b")))
-    assert report["deleted"] == {"runs": 3, "experiments": 1, "pipeline_versions": 1,
+    assert report["deleted"] == {"recurring_runs": 0, "runs": 3, "experiments": 1, "pipeline_versions": 1,
                                  "pipelines": 1}  # fmt: skip
     assert remains(server.url, bid, namespaces=("", "team-a", "team-b")) == NOTHING
 
@@ -148,7 +148,10 @@ def test_cleanup_finds_a_version_uploaded_into_an_existing_pipeline(server, tmp_
     assert r.returncode == 0, r.stdout + r.stderr
     assert "1 versions in other pipelines" in r.stdout
     assert f"users-own-pipeline/kfp-bench-{bid}" in r.stdout
-    assert "Deleted: 2 runs, 1 experiments, 1 pipeline versions, 0 pipelines" in r.stdout
+    assert (
+        "Deleted: 0 recurring runs, 2 runs, 1 experiments, 1 pipeline versions, 0 pipelines"
+        in r.stdout
+    )
     assert versions() == ["users-own-pipeline"]
     assert remains(server.url, bid) == NOTHING
     assert client.get_pipeline(pid).display_name == "users-own-pipeline"
