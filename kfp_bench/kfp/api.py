@@ -20,6 +20,8 @@ latency of every try is measured:
   (uniform in [0, min(cap, base * 2**(attempt-1))]), at least a numeric Retry-After on 429/503.
 - Idempotent calls (get_*, list_*, delete_*, terminate_run) are simply repeated; a delete that
   answers 404 has nothing left to delete, and is recorded as "ok" (status 404) rather than failed.
+  A delete that still failed after every retry is followed by a GET of the resource: a 404 there
+  means the server deleted it and its answers were lost, and the delete counts as done.
 - A create (create_run, create_experiment, upload_pipeline, upload_pipeline_version) is not
   idempotent: a failed one may have been made all the same (a proxy that timed out a call the
   server completed). Before each retry it is looked up by its unique name, a LIST with an EQUALS
@@ -62,6 +64,7 @@ class Reply:
 
     ``adopted``: a create failed, and the lookup before its retry found that the server had made
     it all the same; ``body`` is then the resource as listed, and ``call`` the failed attempt.
+    ``gone``: a delete failed, and a GET after it found nothing: the resource is deleted.
     ``retry_after``: the seconds of a numeric Retry-After header on an error answer.
     """
 
@@ -69,11 +72,13 @@ class Reply:
     body: dict | None
     adopted: bool = False
     retry_after: float | None = None
+    gone: bool = False
 
     @property
     def ok(self) -> bool:
-        """The call did what it asked for (a create that was adopted included)."""
-        return self.call.outcome == "ok" or self.adopted
+        """The call did what it asked for (a create that was adopted, or a delete whose failed
+        answer was followed by a GET answering 404, included)."""
+        return self.call.outcome == "ok" or self.adopted or self.gone
 
 
 #: Statuses worth another try: no answer at all (0), rate limited (429), a server-side failure.
@@ -407,11 +412,11 @@ class KfpApi:
         )
 
     def delete_recurring_run(self, recurring_run_id: str) -> Reply:
-        return self.call(
-            "delete_recurring_run",
-            self.recurring.recurring_run_service_delete_recurring_run,
-            recurring_run_id,
-        )
+        rr = self.recurring
+        return self._delete(
+            "delete_recurring_run", rr.recurring_run_service_delete_recurring_run,
+            ("get_recurring_run", rr.recurring_run_service_get_recurring_run), recurring_run_id,
+        )  # fmt: skip
 
     def get_run(self, run_id: str, poll_round: int = 0) -> Reply:
         return self.call("get_run", self.runs.run_service_get_run, run_id, poll_round=poll_round)
@@ -420,32 +425,46 @@ class KfpApi:
         return self.call("terminate_run", self.runs.run_service_terminate_run, run_id)
 
     def delete_run(self, run_id: str) -> Reply:
-        return self.call("delete_run", self.runs.run_service_delete_run, run_id)
+        rs = self.runs
+        return self._delete(
+            "delete_run", rs.run_service_delete_run, ("get_run", rs.run_service_get_run), run_id
+        )
 
     def delete_pipeline_version(self, pipeline_id: str, version_id: str) -> Reply:
-        return self.call(
-            "delete_pipeline_version",
-            self.pipelines.pipeline_service_delete_pipeline_version,
-            pipeline_id,
-            version_id,
-        )
+        ps = self.pipelines
+        return self._delete(
+            "delete_pipeline_version", ps.pipeline_service_delete_pipeline_version,
+            ("get_pipeline_version", ps.pipeline_service_get_pipeline_version),
+            pipeline_id, version_id,
+        )  # fmt: skip
 
     def delete_pipeline(self, pipeline_id: str) -> Reply:
         # cascade: KFP refuses to delete a pipeline that still has versions; a server that
         # predates the flag ignores it, and the driver deletes its version first anyway.
-        return self.call(
-            "delete_pipeline",
-            self.pipelines.pipeline_service_delete_pipeline,
-            pipeline_id,
-            cascade=True,
-        )
+        ps = self.pipelines
+        return self._delete(
+            "delete_pipeline", ps.pipeline_service_delete_pipeline,
+            ("get_pipeline", ps.pipeline_service_get_pipeline), pipeline_id, cascade=True,
+        )  # fmt: skip
 
     def delete_experiment(self, experiment_id: str) -> Reply:
-        return self.call(
-            "delete_experiment",
-            self.experiments.experiment_service_delete_experiment,
-            experiment_id,
-        )
+        es = self.experiments
+        return self._delete(
+            "delete_experiment", es.experiment_service_delete_experiment,
+            ("get_experiment", es.experiment_service_get_experiment), experiment_id,
+        )  # fmt: skip
+
+    def _delete(self, operation: str, fn, get: tuple, *ids: str, **kwargs) -> Reply:
+        """A delete; when it still failed after its retries, a GET of the same resource: a 404
+        there means it is gone (the server deleted it and its answer was lost), and the delete
+        counts as done (``Reply.gone``). The GET is a record of its own."""
+        reply = self.call(operation, fn, *ids, **kwargs)
+        if reply.ok:
+            return reply
+        check = self.call(get[0], get[1], *ids)
+        if check.call.status == 404:
+            return Reply(reply.call, {}, gone=True)
+        return reply
 
     # -- before anything is created --------------------------------------------------------------
     def preflight(self) -> Reply:

@@ -210,10 +210,19 @@ class _Sweep:
         if self.o.dry_run:
             return
         versions = list(self._pages(self.api.list_pipeline_versions, "pipeline_versions", pid))
+        kept = []
         for v in versions:
             r = self.api.delete_pipeline_version(pid, v.get("pipeline_version_id"))
-            self._delete(r, "pipeline_versions")
-        self._delete(self.api.delete_pipeline(pid), "pipelines")
+            if r.ok:
+                self.report["deleted"]["pipeline_versions"] += 1
+            else:
+                kept.append(r)
+        r = self.api.delete_pipeline(pid)  # cascade: the versions left go with it
+        self._delete(r, "pipelines")
+        if r.ok:
+            self.report["deleted"]["pipeline_versions"] += len(kept)
+        else:
+            self.report["failed"] += [f"{k.call.operation}: {k.call.error}" for k in kept]
 
     def _versions_in(self, pipe: dict) -> None:
         """Delete the versions a benchmark uploaded into someone else's pipeline."""

@@ -503,11 +503,14 @@ class _Driver:
         if self.version_id:
             r = self.api.delete_pipeline_version(self.pipeline_id, self.version_id)
             c["pipeline_version_deleted"] = r.ok
-            left += [] if r.ok else [f"pipeline version {self.version_id}"]
         if self.new_pipeline and self.pipeline_id:
             r = self.api.delete_pipeline(self.pipeline_id)
             c["pipeline_deleted"] = r.ok
+            if r.ok and self.version_id:  # its versions went with it (cascade)
+                c["pipeline_version_deleted"] = True
             left += [] if r.ok else [f"pipeline {self.pipeline_id}"]
+        if self.version_id and not c["pipeline_version_deleted"]:
+            left.append(f"pipeline version {self.version_id}")
         if self.experiment_id:
             r = self.api.delete_experiment(self.experiment_id)
             c["experiment_deleted"] = r.ok

@@ -151,6 +151,8 @@ def spawn(handle: BenchmarkHandle, opts: RunsOptions, out_dir: str | Path | None
             driver.pool.shutdown(wait=True)
         ids = sorted(driver.created)
         ph.state["created"] = ids
+        # A failed create may have made its run: the poll must LIST before it can stop.
+        ph.state["create_errors"] = driver.create_errors
     return ids
 
 
@@ -179,6 +181,7 @@ def poll(
         for rid in ph.state.get("created", []):
             driver.created.add(rid)
             driver.last.setdefault(rid, {"run_id": rid})
+        driver.create_errors = ph.state.get("create_errors", 0)
         started = ph.state.get("spawn_started_at") or time.time()
         deadline = time.monotonic() + (started + opts.timeout - time.time())
         try:

@@ -183,6 +183,10 @@ class RecurringRunService:
                  ("experiment_id", experiment_id)]  # fmt: skip
         return self.rest.request("GET", _path("/recurringruns"), query)
 
+    def recurring_run_service_get_recurring_run(self, recurring_run_id: str):
+        path = _path("/recurringruns/{recurring_run_id}", recurring_run_id=recurring_run_id)
+        return self.rest.request("GET", path)
+
     def recurring_run_service_delete_recurring_run(self, recurring_run_id: str):
         path = _path("/recurringruns/{recurring_run_id}", recurring_run_id=recurring_run_id)
         return self.rest.request("DELETE", path)
@@ -209,6 +213,17 @@ class PipelineService:
         query = [("page_token", page_token), ("page_size", page_size), ("sort_by", sort_by),
                  ("filter", filter)]  # fmt: skip
         return self.rest.request("GET", path, query)
+
+    def pipeline_service_get_pipeline(self, pipeline_id: str):
+        return self.rest.request("GET", _path("/pipelines/{pipeline_id}", pipeline_id=pipeline_id))
+
+    def pipeline_service_get_pipeline_version(self, pipeline_id: str, pipeline_version_id: str):
+        path = _path(
+            "/pipelines/{pipeline_id}/versions/{pipeline_version_id}",
+            pipeline_id=pipeline_id,
+            pipeline_version_id=pipeline_version_id,
+        )
+        return self.rest.request("GET", path)
 
     def pipeline_service_delete_pipeline(self, pipeline_id: str, cascade: bool | None = None):
         path = _path("/pipelines/{pipeline_id}", pipeline_id=pipeline_id)
@@ -261,6 +276,10 @@ class ExperimentService:
         query = [("page_token", page_token), ("page_size", page_size), ("sort_by", sort_by),
                  ("filter", filter), ("namespace", namespace)]  # fmt: skip
         return self.rest.request("GET", _path("/experiments"), query)
+
+    def experiment_service_get_experiment(self, experiment_id: str):
+        path = _path("/experiments/{experiment_id}", experiment_id=experiment_id)
+        return self.rest.request("GET", path)
 
     def experiment_service_delete_experiment(self, experiment_id: str):
         path = _path("/experiments/{experiment_id}", experiment_id=experiment_id)

@@ -121,8 +121,8 @@ def test_namespace_holds_the_benchmark_and_hides_the_other_team(server):
     report = sweep(CleanupOptions(server.url, benchmark_id=bid, auth=Auth(namespace="team-a")))
     assert report["experiments"] == [] and report["pipelines"] == [] and not report["failed"]
     report = sweep(CleanupOptions(server.url, benchmark_id=bid, auth=Auth(namespace="team-b")))
-    assert report["deleted"] == {"recurring_runs": 0, "runs": 3, "experiments": 1, "pipeline_versions": 1,
-                                 "pipelines": 1}  # fmt: skip
+    assert report["deleted"] == {"recurring_runs": 0, "runs": 3, "experiments": 1,
+                                 "pipeline_versions": 1, "pipelines": 1}  # fmt: skip
     assert remains(server.url, bid, namespaces=("", "team-a", "team-b")) == NOTHING
 
 

@@ -80,6 +80,18 @@ class KfpApi:
     async def internal_health(self, request: web.Request) -> web.Response:
         return web.Response(text="ok")
 
+    async def internal_faults(self, request: web.Request) -> web.Response:
+        """PUT /__faults {"rate", "ops", "after", "seed"}: change the injected faults from now on
+        (a test turns a lasting fault off, then checks what a cleanup can still remove)."""
+        try:
+            doc = await request.json()
+            faults = Faults(float(doc.get("rate", 0.0)), parse_ops(doc.get("ops", "")),
+                            after=bool(doc.get("after")), seed=doc.get("seed"))  # fmt: skip
+        except (ValueError, TypeError, AttributeError) as exc:
+            return web.Response(status=400, text=f"bad fault settings: {exc}")
+        self.metrics.faults = faults
+        return web.Response(text="ok")
+
     # --- experiments ----------------------------------------------------------------------
 
     async def create_experiment(self, request: web.Request) -> web.Response:
@@ -340,6 +352,7 @@ class KfpApi:
         )  # noqa: E501
         return [
             web.get("/__health", self.internal_health),
+            web.put("/__faults", self.internal_faults),
             web.get("/metrics", self.metrics.handle_metrics),
             web.get(f"{API}/healthz", self.healthz),
             *p.routes(API),

@@ -214,6 +214,18 @@ class KfpServerHandle(ServerHandle):
     def metrics_url(self) -> str:
         return f"{self.url}/metrics"
 
+    def set_faults(self, rate: float = 0.0, ops: str = "", *, after: bool = False,
+                   seed: int | None = None) -> None:  # fmt: skip
+        """Change the injected faults (``--error-rate``, ``--error-ops``, ``--error-after``) of
+        the running server; ``set_faults()`` turns them off."""
+        import json
+        import urllib.request
+
+        body = json.dumps({"rate": rate, "ops": ops, "after": after, "seed": seed}).encode()
+        req = urllib.request.Request(f"{self.url}/__faults", data=body, method="PUT")
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            resp.read()
+
 
 def start_kfp_server(port: int = 0, *, start_timeout: float = 30.0, **options) -> KfpServerHandle:
     """Run the server in a child process on 127.0.0.1 and return once it answers.
