@@ -44,6 +44,7 @@ class Scenario:
 
     conditions: list[list[dict]] = field(default_factory=list)
     frames: list[Frame] = field(default_factory=list)
+    #: creates refused with 403, as by a Role without the create verb (reads are allowed)
     forbidden: bool = False
     #: InferenceServices in the namespace before the scenario starts (a user's, another
     #: benchmark's), as bodies; they are stored, not counted in ``created``.
@@ -196,7 +197,7 @@ class _Handler(BaseHTTPRequestHandler):
         s = self.scenario
         url = urlsplit(self.path)
         s.requests.append(f"{method} {url.path}")
-        if s.forbidden:
+        if s.forbidden and method == "POST":
             return self._status(403, "Forbidden", 'inferenceservices.serving.kserve.io is '
                                 'forbidden: User "system:serviceaccount:bench:default" cannot '
                                 'create resource "inferenceservices"')  # fmt: skip
