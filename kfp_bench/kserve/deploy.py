@@ -117,16 +117,19 @@ def failing_condition(doc: dict | None) -> str:
     return ": ".join(p for p in parts if p)
 
 
-def _taken(kube: Kube, name: str, found: dict | None, benchmark_id: str) -> NotOursError:
+def _whose(found: dict | None, benchmark_id: str) -> str:
     owner = benchmark_of(found or {})
     if found is None:
-        whose = "created by someone else at the same moment (and gone again)"
-    elif not owner:
-        whose = "not created by kfp-bench"
-    elif owner == benchmark_id:
-        whose = f"created by this benchmark ({owner}) in an earlier attempt"
-    else:
-        whose = f"created by benchmark {owner}"
+        return "created by someone else at the same moment (and gone again)"
+    if not owner:
+        return "not created by kfp-bench"
+    if owner == benchmark_id:
+        return f"created by this benchmark ({owner}) in an earlier attempt"
+    return f"created by benchmark {owner}"
+
+
+def _taken(kube: Kube, name: str, found: dict | None, benchmark_id: str) -> NotOursError:
+    whose = _whose(found, benchmark_id)
     return NotOursError(
         f"InferenceService {name} in namespace {kube.namespace} exists already, {whose}; "
         "nothing was changed. To benchmark, give the isvc parameter another name, or delete "
@@ -145,7 +148,8 @@ def delete(
     attempts: int = 3,
 ) -> str:
     """Delete the InferenceService ``name`` if it carries the label of ``benchmark_id``; with
-    ``wait_s``, wait until it is gone. Returns DELETED, NOT_FOUND or NOT_OURS (left alone).
+    ``wait_s``, wait until it is gone. Returns DELETED, NOT_FOUND, or NOT_OURS (left alone)
+    followed by whose it is, e.g. "not ours: left alone (not created by kfp-bench)".
 
     The delete names the uid and resourceVersion that were read, so an object replaced or
     relabelled after the GET is not deleted: the API refuses (409) and it is read again, up to
@@ -159,7 +163,7 @@ def delete(
         if doc is None:
             return NOT_FOUND
         if benchmark_of(doc) != benchmark_id:
-            return NOT_OURS
+            return f"{NOT_OURS} ({_whose(doc, benchmark_id)})"
         meta = doc.get("metadata") or {}
         done = kube.delete_isvc(
             name, uid=meta.get("uid", ""), resource_version=meta.get("resourceVersion", "")
