@@ -9,7 +9,8 @@
     ├── EngineError               the load engine hit a bug of its own mid-attack (stats kept)
     ├── ApiError                  a KFP API call the benchmark cannot go on without failed
     ├── KubeError                 a Kubernetes call (InferenceService, pods) failed
-    │   └── NotReadyError         an InferenceService was not ready in time (it was deleted)
+    │   ├── NotReadyError         an InferenceService was not ready in time (it was deleted)
+    │   └── NotOursError          the InferenceService name is taken by one not this benchmark's
     ├── HistoryError              the results history (--results-uri) cannot be read or written
     │   └── BaselineError         a baseline with too few samples for a regression verdict
     └── ServerError               a server kfp-bench started itself could not be started or reached
@@ -64,6 +65,12 @@ class KubeError(BenchError):
 class NotReadyError(KubeError):
     """An InferenceService did not become ready in time; the message names the failing
     condition. What was created has been deleted."""
+
+
+class NotOursError(KubeError):
+    """An InferenceService of the name to deploy exists already, not made by this run of the
+    benchmark (a user's, another benchmark's, or an earlier attempt's). Nothing was created,
+    changed or deleted; the message says whose it is."""
 
 
 class HistoryError(BenchError):

@@ -37,8 +37,9 @@ def check_params(p: BenchParams, job_id: str) -> dict:
 
 
 def deploy_isvc(p: BenchParams, timeout_s: float) -> list[dict]:
-    """Deploy the InferenceService of ``p.isvc`` and wait for Ready; one item per load worker,
-    ``{"worker": index, "params": the parameters with inference_url the URL to POST to}``."""
+    """Deploy the InferenceService of ``p.isvc``, labelled with ``p.benchmark_id``, and wait for
+    Ready; one item per load worker, ``{"worker": index, "params": the parameters with
+    inference_url the URL to POST to}``. A name already taken is refused (``NotOursError``)."""
     url = p.inference_url
     if not p.isvc:
         print(f"no InferenceService to deploy: loading {p.inference_url}")
@@ -47,7 +48,8 @@ def deploy_isvc(p: BenchParams, timeout_s: float) -> list[dict]:
         from kfp_bench.kserve.kube import Kube
 
         spec = p.isvc_spec()
-        done = deploy(Kube(spec.namespace), spec, timeout_s=timeout_s)
+        # labelled with the benchmark id, so that cleanup deletes it and nothing else
+        done = deploy(Kube(spec.namespace), spec, benchmark_id=p.benchmark_id, timeout_s=timeout_s)
         print(f"InferenceService {done.name} ready in {done.ready_s:.0f}s at {done.url}")
         url = done.predict_url
     fail_point("deploy_isvc")
@@ -253,8 +255,9 @@ def report(results: str, records: str, html: str, summary: str) -> dict[str, flo
 
 
 def cleanup(p: BenchParams, job_id: str, state: str, error: str) -> str:
-    """Delete this benchmark's InferenceService and sweep the KFP server for its runs,
-    experiment and pipeline, whatever state it ended in; what was deleted, in one line."""
+    """Delete this benchmark's InferenceService (only one labelled with its benchmark id) and
+    sweep the KFP server for its runs, experiment and pipeline, whatever state it ended in; what
+    was deleted, or left alone as not ours, in one line."""
     from kfp_bench.errors import BenchError, ConfigError
 
     print(f"benchmark ended {state}" + (f": {error}" if error else ""))
@@ -264,12 +267,13 @@ def cleanup(p: BenchParams, job_id: str, state: str, error: str) -> str:
         from kfp_bench.kserve.kube import Kube
 
         try:
-            spec = p.isvc_spec()
+            spec, owner = p.isvc_spec(), benchmark_id_for(p.benchmark_id, job_id)
         except ConfigError as exc:  # refused by the first step: nothing was deployed
             spec, isvc_done = None, f"no InferenceService: {exc}; "
         if spec is not None:
-            found = delete(Kube(spec.namespace), spec.name, wait_s=120.0)
-            isvc_done = f"InferenceService {spec.name} {'deleted' if found else 'not found'}; "
+            # a user's or another benchmark's InferenceService of that name is not ours to delete
+            what = delete(Kube(spec.namespace), spec.name, benchmark_id=owner, wait_s=120.0)
+            isvc_done = f"InferenceService {spec.name} {what}; "
             print(isvc_done)
     if not p.run_benchmark:
         return isvc_done + "nothing to clean up: the runs benchmark was switched off"

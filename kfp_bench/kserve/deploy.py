@@ -1,9 +1,12 @@
 """Deploy an InferenceService, wait until it is ready, delete it: each through ``kube.Kube``.
 
-``deploy`` refuses a bad ``IsvcSpec`` before anything is created, creates the InferenceService,
-and waits for its Ready condition. When it is not ready in time it deletes what it created and
-raises ``NotReadyError`` naming the condition that failed (its reason and message, e.g.
-PredictorReady False: RevisionMissing) and the fix. The module never prints.
+``deploy`` refuses a bad ``IsvcSpec`` before anything is created, and a name that is taken
+(``NotOursError``, also when the create loses a race for the name: its 409), then creates the
+InferenceService labelled with the benchmark's id and waits for its Ready condition. When it is
+not ready in time it deletes what it created (that object, by uid) and raises ``NotReadyError``
+naming the condition that failed (its reason and message, e.g. PredictorReady False:
+RevisionMissing) and the fix. ``delete`` deletes an InferenceService only when it carries the
+benchmark's label, and only the object it read. The module never prints.
 """
 
 from __future__ import annotations
@@ -11,9 +14,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from kfp_bench.errors import NotReadyError
-from kfp_bench.kserve.kube import Kube
-from kfp_bench.kserve.spec import IsvcSpec
+from kfp_bench.errors import KubeError, NotOursError, NotReadyError
+from kfp_bench.kserve.kube import CHANGED, GONE, Kube
+from kfp_bench.kserve.spec import BENCHMARK_LABEL, IsvcSpec, benchmark_of
+
+#: What ``delete`` did, as the cleanup step says it.
+DELETED, NOT_FOUND, NOT_OURS = "deleted", "not found", "not ours: left alone"
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,22 +42,35 @@ class Deployed:
 
 
 def deploy(
-    kube: Kube, spec: IsvcSpec, *, timeout_s: float = 600.0, poll_s: float = 2.0
+    kube: Kube,
+    spec: IsvcSpec,
+    *,
+    benchmark_id: str,
+    timeout_s: float = 600.0,
+    poll_s: float = 2.0,
 ) -> Deployed:
-    """Create the InferenceService of ``spec`` and wait until it is ready.
+    """Create the InferenceService of ``spec``, labelled as the benchmark ``benchmark_id``'s, and
+    wait until it is ready.
 
     Raises:
-        ConfigError: a bad spec; nothing was created.
+        ConfigError: a bad spec or benchmark id; nothing was created.
+        NotOursError: an InferenceService of that name exists; nothing was changed.
         KubeError: the API refused the create.
         NotReadyError: not ready within ``timeout_s``; it has been deleted.
     """
-    isvc = spec.to_dict()  # validates first: a bad spec creates nothing
+    isvc = spec.to_dict(benchmark_id=benchmark_id)  # validates first: a bad spec creates nothing
+    found = kube.get_isvc(spec.name)
+    if found is not None:
+        raise _taken(kube, spec.name, found, benchmark_id)
     start = time.monotonic()
-    kube.create_isvc(isvc)
+    created = kube.create_isvc(isvc)
+    if created is None:  # created by someone else since the GET: theirs, never to be deleted
+        raise _taken(kube, spec.name, kube.get_isvc(spec.name), benchmark_id)
+    uid = (created.get("metadata") or {}).get("uid", "")
     try:
         doc = wait_ready(kube, spec.name, timeout_s=timeout_s, poll_s=poll_s)
     except BaseException:
-        kube.delete_isvc(spec.name)
+        kube.delete_isvc(spec.name, uid=uid)  # the one created here, not a replacement
         raise
     status = doc.get("status") or {}
     url = ((status.get("address") or {}).get("url")) or status.get("url") or ""
@@ -98,16 +117,78 @@ def failing_condition(doc: dict | None) -> str:
     return ": ".join(p for p in parts if p)
 
 
-def delete(kube: Kube, name: str, *, wait_s: float = 0.0, poll_s: float = 2.0) -> bool:
-    """Delete the InferenceService; with ``wait_s``, wait until it is gone. False when there was
-    none."""
-    found = kube.delete_isvc(name)
+def _whose(found: dict | None, benchmark_id: str) -> str:
+    owner = benchmark_of(found or {})
+    if found is None:
+        return "created by someone else at the same moment (and gone again)"
+    if not owner:
+        return "not created by kfp-bench"
+    if owner == benchmark_id:
+        return f"created by this benchmark ({owner}) in an earlier attempt"
+    return f"created by benchmark {owner}"
+
+
+def _taken(kube: Kube, name: str, found: dict | None, benchmark_id: str) -> NotOursError:
+    whose = _whose(found, benchmark_id)
+    return NotOursError(
+        f"InferenceService {name} in namespace {kube.namespace} exists already, {whose}; "
+        "nothing was changed. To benchmark, give the isvc parameter another name, or delete "
+        f"that InferenceService (kubectl delete inferenceservice {name} -n {kube.namespace}) "
+        "if it is no longer needed"
+    )
+
+
+def delete(
+    kube: Kube,
+    name: str,
+    *,
+    benchmark_id: str,
+    wait_s: float = 0.0,
+    poll_s: float = 2.0,
+    attempts: int = 3,
+) -> str:
+    """Delete the InferenceService ``name`` if it carries the label of ``benchmark_id``; with
+    ``wait_s``, wait until it is gone. Returns DELETED, NOT_FOUND, or NOT_OURS (left alone)
+    followed by whose it is, e.g. "not ours: left alone (not created by kfp-bench)".
+
+    The delete names the uid and resourceVersion that were read, so an object replaced or
+    relabelled after the GET is not deleted: the API refuses (409) and it is read again, up to
+    ``attempts`` times (the KServe controller updating the status also moves the version).
+
+    Raises:
+        KubeError: it changed between each read and delete.
+    """
+    for _ in range(attempts):
+        doc = kube.get_isvc(name)
+        if doc is None:
+            return NOT_FOUND
+        if benchmark_of(doc) != benchmark_id:
+            return f"{NOT_OURS} ({_whose(doc, benchmark_id)})"
+        meta = doc.get("metadata") or {}
+        done = kube.delete_isvc(
+            name, uid=meta.get("uid", ""), resource_version=meta.get("resourceVersion", "")
+        )
+        if done == GONE:
+            return NOT_FOUND
+        if done != CHANGED:
+            _wait_gone(kube, name, meta.get("uid", ""), wait_s, poll_s)
+            return DELETED
+    raise KubeError(
+        f"InferenceService {name} in namespace {kube.namespace} changed between each read and "
+        f"delete, {attempts} times; check that it is benchmark {benchmark_id}'s "
+        f"(label {BENCHMARK_LABEL}) and delete it: kubectl delete inferenceservice {name} "
+        f"-n {kube.namespace}"
+    )
+
+
+def _wait_gone(kube: Kube, name: str, uid: str, wait_s: float, poll_s: float) -> None:
+    """Wait up to ``wait_s`` until the object ``uid`` of that name is gone (finalizers)."""
     deadline = time.monotonic() + wait_s
-    while found and wait_s and time.monotonic() < deadline:
-        if kube.get_isvc(name) is None:
-            break
+    while wait_s and time.monotonic() < deadline:
+        doc = kube.get_isvc(name)
+        if doc is None or (doc.get("metadata") or {}).get("uid") != uid:
+            return
         time.sleep(poll_s)
-    return found
 
 
 def _condition(doc: dict, kind: str) -> dict:

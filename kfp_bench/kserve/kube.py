@@ -8,9 +8,10 @@ SDK's 69 packages cost about a minute there for what is three custom-object call
 ``kfp_bench.kserve`` sees plain values (dicts, ``PodState``, ``ScaleState``), so the tests drive it
 with the real client pointed at a loopback server of recorded responses.
 
-A 404 of a get, delete or list is an answer (None, or False for a delete), not an error; a 404 of
-the create (no InferenceService CRD) and any other API failure raise ``KubeError`` naming the
-call, the object and the API's reason.
+A 404 of a get, delete or list is an answer (None, or GONE for a delete), not an error; so are a
+409 of the create (the name is taken: None) and of a delete with preconditions (the object of that
+name is not the one read: CHANGED). A 404 of the create (no InferenceService CRD) and any other API
+failure raise ``KubeError`` naming the call, the object and the API's reason.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from kfp_bench.errors import KubeError
 ISVC_LABEL = "serving.kserve.io/inferenceservice"
 GROUP, VERSION, PLURAL = "serving.kserve.io", "v1beta1", "inferenceservices"
 PA_GROUP, PA_VERSION, PA_PLURAL = "autoscaling.internal.knative.dev", "v1alpha1", "podautoscalers"
+#: What ``Kube.delete_isvc`` found: deleted; none of that name; one, but not the uid and
+#: resourceVersion given (replaced or changed since it was read), so not deleted.
+DELETED, GONE, CHANGED = "deleted", "gone", "changed"
 
 
 def selector(name: str, component: str = "predictor") -> str:
@@ -83,15 +87,18 @@ class Kube:
         self.core = client.CoreV1Api(self.api)
         self.custom = client.CustomObjectsApi(self.api)
 
-    def _call(self, what: str, fn, *args, missing_ok: bool = True, **kwargs):
+    def _call(self, what: str, fn, *args, answers=None, **kwargs):
+        """``fn(*args, **kwargs)``; ``answers`` maps the HTTP statuses that are answers, not
+        errors, to what to return for them (by default a 404 is None)."""
         from kubernetes.client.exceptions import ApiException
         from urllib3.exceptions import HTTPError
 
+        answers = {404: None} if answers is None else answers
         try:
             return fn(*args, **kwargs)
         except ApiException as exc:
-            if exc.status == 404 and missing_ok:
-                return None
+            if exc.status in answers:
+                return answers[exc.status]
             raise KubeError(
                 f"{what} in namespace {self.namespace}: HTTP {exc.status} {exc.reason}"
                 f"{_message(exc.body)}"
@@ -99,16 +106,18 @@ class Kube:
         except HTTPError as exc:
             raise KubeError(f"{what}: the Kubernetes API is unreachable ({exc})") from None
 
-    def create_isvc(self, isvc: dict) -> dict:
+    def create_isvc(self, isvc: dict) -> dict | None:
         """Create ``isvc``, an InferenceService's JSON body (``IsvcSpec.to_dict``), in this
-        namespace; return the object the API created."""
+        namespace; return the object the API created, or None when one of that name exists
+        (409 AlreadyExists: nothing was changed)."""
         # as KServeClient.create (kserve/api/kserve_client.py): the version from apiVersion
         version = isvc["apiVersion"].split("/")[1]
         return self._call(
             f"create InferenceService {isvc['metadata']['name']}",
             self.custom.create_namespaced_custom_object,
             GROUP, version, self.namespace, PLURAL, isvc,
-            missing_ok=False,  # a 404 here means no InferenceService CRD: KServe is not installed
+            # a 404 here means no InferenceService CRD: KServe is not installed
+            answers={409: None},
         )  # fmt: skip
 
     def get_isvc(self, name: str) -> dict | None:
@@ -119,14 +128,23 @@ class Kube:
             GROUP, VERSION, self.namespace, PLURAL, name,
         )  # fmt: skip
 
-    def delete_isvc(self, name: str) -> bool:
-        """Delete the InferenceService ``name``; False when it was already gone."""
+    def delete_isvc(self, name: str, *, uid: str = "", resource_version: str = "") -> str:
+        """Delete the InferenceService ``name``, only if it is still the object of ``uid`` (and
+        at ``resource_version``) when they are given: the API server checks these preconditions
+        in the delete itself, so an object replaced since it was read is never deleted.
+
+        Returns DELETED, GONE (none of that name) or CHANGED (a precondition failed: 409)."""
+        from kubernetes.client import V1DeleteOptions, V1Preconditions
+
+        pre = V1Preconditions(uid=uid or None, resource_version=resource_version or None)
         done = self._call(
             f"delete InferenceService {name}",
             self.custom.delete_namespaced_custom_object,
             GROUP, VERSION, self.namespace, PLURAL, name,
+            body=V1DeleteOptions(preconditions=pre),
+            answers={404: GONE, 409: CHANGED},
         )  # fmt: skip
-        return done is not None
+        return done if done in (GONE, CHANGED) else DELETED
 
     def pods(self, label_selector: str) -> list[PodState]:
         """The pods matching ``label_selector``, ready or not."""

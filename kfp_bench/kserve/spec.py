@@ -50,6 +50,21 @@ GPU = "nvidia.com/gpu"
 MAX_NAME = 63 - len("-transformer")
 _QUANTITY = re.compile(r"\d+(\.\d+)?(m|k|Ki|Mi|Gi|Ti|M|G|T)?")
 DEFAULT_STORAGE_URI = "gs://kfserving-examples/models/sklearn/1.0/model"
+#: The labels of every InferenceService kfp-bench creates: who manages it, and which benchmark
+#: made it (its id, a DNS-1123 label, so a valid label value). Cleanup deletes only an
+#: InferenceService whose BENCHMARK_LABEL is its own benchmark's id. KServe copies the
+#: InferenceService's labels onto what it makes from it (kserve/kserve at aaac4e29,
+#: pkg/controller/v1beta1/inferenceservice/): components/predictor.go buildObjectMeta and
+#: transformer.go / explainer.go build each component's metadata as
+#: utils.Union(runtime labels, isvc.Labels, component labels); reconcilers/knative/
+#: ksvc_reconciler.go gives the Knative Service those labels and its revision template (which
+#: Knative copies to each revision and its pods) the same minus ServiceLabelDisallowedList (only
+#: networking.kserve.io/visibility; a cluster may add keys in its inferenceservice ConfigMap);
+#: reconcilers/deployment/deployment_reconciler.go uses them for RawDeployment's Deployment and
+#: its pod template. Those objects are owned by the InferenceService and go with it.
+MANAGED_BY_LABEL = "app.kubernetes.io/managed-by"
+MANAGED_BY = "kfp-bench"
+BENCHMARK_LABEL = "kfp-bench/benchmark-id"
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,13 +260,15 @@ class IsvcSpec:
             self.transformer.validate("transformer.", self.deployment_mode)
         return self
 
-    def to_dict(self) -> dict:
-        """The InferenceService as the JSON body sent to the Kubernetes API (camelCase), validated.
+    def to_dict(self, *, benchmark_id: str) -> dict:
+        """The InferenceService as the JSON body sent to the Kubernetes API (camelCase), validated,
+        labelled as made by kfp-bench for the benchmark ``benchmark_id`` (``benchmark_labels``).
 
-        It equals what the kserve SDK sent (``V1beta1InferenceService`` and its specs, serialized
-        by ``ApiClient.sanitize_for_serialization`` of kserve/api_client.py, which drops unset
-        fields; tests/kserve/isvc_golden.json records it)."""
+        Its spec equals what the kserve SDK sent (``V1beta1InferenceService`` and its specs,
+        serialized by ``ApiClient.sanitize_for_serialization`` of kserve/api_client.py, which
+        drops unset fields; tests/kserve/isvc_golden.json records it)."""
         self.validate()
+        labels = benchmark_labels(benchmark_id)
         # model.name "" is V1beta1ModelSpec's default (kserve/models/v1beta1_model_spec.py,
         # __init__): the SDK always sent it, so the body stays the one clusters took from it.
         model = {"modelFormat": {"name": self.model_format}, "name": "",
@@ -277,10 +294,22 @@ class IsvcSpec:
                 "name": self.name,
                 "namespace": self.namespace,
                 "annotations": annotations,
-                "labels": {"app.kubernetes.io/managed-by": "kfp-bench"},
+                "labels": labels,
             },
             "spec": spec,
         }
+
+
+def benchmark_labels(benchmark_id: str) -> dict:
+    """The labels of an InferenceService of the benchmark ``benchmark_id`` (a DNS-1123 label:
+    ``ConfigError`` otherwise, so that nothing is created without its owner's mark)."""
+    check_dns1123_label(benchmark_id, "benchmark id")
+    return {MANAGED_BY_LABEL: MANAGED_BY, BENCHMARK_LABEL: benchmark_id}
+
+
+def benchmark_of(isvc: dict) -> str:
+    """The benchmark id an InferenceService is labelled with; "" when it has none."""
+    return ((isvc.get("metadata") or {}).get("labels") or {}).get(BENCHMARK_LABEL, "")
 
 
 def _put(doc: dict, key: str, value) -> None:

@@ -1,10 +1,15 @@
 """A loopback Kubernetes API of recorded responses, for the kserve tests.
 
-No Kubernetes API can run on this machine, so this is the one mock of the kserve tests: a tiny
-HTTP server that answers the paths the real kubernetes client calls (KServe's
-InferenceService, the pods of a component, Knative's PodAutoscalers) with JSON shaped like what a
-cluster returns, changing over time as a scripted ``Scenario``. The client itself is real:
-``kube_config`` points it at the server through an ordinary kubeconfig.
+It stands in for a live Kubernetes API server because none can run on this machine: it is the one
+mock of the kserve tests, a tiny HTTP server that answers the paths the real kubernetes client
+calls (KServe's InferenceService, the pods of a component, Knative's PodAutoscalers) with JSON
+shaped like what a cluster returns, changing over time as a scripted ``Scenario``. The client
+itself is real: ``kube_config`` points it at the server through an ordinary kubeconfig.
+
+InferenceServices are kept as the API server keeps them, by name: each stored object gets a new
+uid and resourceVersion and keeps the labels it was created with; a create of a name that exists
+is refused (409 AlreadyExists), and a delete honours the preconditions of its DeleteOptions (uid,
+resourceVersion: 409 Conflict when they do not match), with the API server's messages.
 """
 
 from __future__ import annotations
@@ -39,12 +44,43 @@ class Scenario:
 
     conditions: list[list[dict]] = field(default_factory=list)
     frames: list[Frame] = field(default_factory=list)
+    #: creates refused with 403, as by a Role without the create verb (reads are allowed)
     forbidden: bool = False
+    #: InferenceServices in the namespace before the scenario starts (a user's, another
+    #: benchmark's), as bodies; they are stored, not counted in ``created``.
+    present: list[dict] = field(default_factory=list)
+    #: Races: method -> a body stored under its name (a new object, a new uid) just before the
+    #: next request of that method to that name is served. "POST": someone created the name
+    #: after our GET; "DELETE": someone replaced the object after our GET.
+    race: dict[str, dict] = field(default_factory=dict)
     created: list[dict] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)
+    #: name -> the stored InferenceService (metadata filled in as the API server does)
+    live: dict[str, dict] = field(default_factory=dict)
     _gets: int = 0
     _lists: int = 0
+    _serial: int = 0
+
+    def __post_init__(self):
+        for body in self.present:
+            self.store(body)
+
+    def store(self, body: dict) -> dict:
+        """Keep ``body`` under its name as a new object: a new uid and resourceVersion."""
+        self._serial += 1
+        doc = json.loads(json.dumps(body))
+        doc["metadata"].update(uid=f"0b6d5c1e-{self._serial}", generation=1,
+                               creationTimestamp=T0,
+                               resourceVersion=str(1000 + self._serial))  # fmt: skip
+        self.live[doc["metadata"]["name"]] = doc
+        return doc
+
+    def run_race(self, method: str, name: str) -> None:
+        body = self.race.get(method)
+        if body is not None and body["metadata"]["name"] == name:
+            self.store(body)
+            del self.race[method]
 
     def frame(self, advance: bool) -> Frame:
         """The frame of the latest pods LIST; ``advance`` (a pods LIST) moves to the next."""
@@ -79,11 +115,9 @@ FAILING = [
 ]  # fmt: skip
 
 
-def _isvc(body: dict, conditions: list[dict]) -> dict:
-    name = body["metadata"]["name"]
-    doc = json.loads(json.dumps(body))
-    doc["metadata"].update(uid="0b6d5c1e-1", generation=1, creationTimestamp=T0,
-                           resourceVersion="1001")  # fmt: skip
+def _isvc(stored: dict, conditions: list[dict]) -> dict:
+    name = stored["metadata"]["name"]
+    doc = json.loads(json.dumps(stored))
     doc["status"] = {
         "conditions": conditions,
         "observedGeneration": 1,
@@ -163,26 +197,29 @@ class _Handler(BaseHTTPRequestHandler):
         s = self.scenario
         url = urlsplit(self.path)
         s.requests.append(f"{method} {url.path}")
-        if s.forbidden:
+        if s.forbidden and method == "POST":
             return self._status(403, "Forbidden", 'inferenceservices.serving.kserve.io is '
                                 'forbidden: User "system:serviceaccount:bench:default" cannot '
                                 'create resource "inferenceservices"')  # fmt: skip
         query = parse_qs(url.query)
         if url.path == ISVC_PATH and method == "POST":
-            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            body = self._body()
+            name = body["metadata"]["name"]
+            s.run_race("POST", name)
+            if name in s.live:
+                return self._status(409, "AlreadyExists", f'inferenceservices.serving.kserve.io '
+                                    f'"{name}" already exists')  # fmt: skip
             s.created.append(body)
-            return self._send(201, _isvc(body, []))
+            return self._send(201, _isvc(s.store(body), []))
         if url.path.startswith(ISVC_PATH + "/"):
             name = url.path.rsplit("/", 1)[1]
-            live = [b for b in s.created if b["metadata"]["name"] == name]
-            if not live or name in s.deleted:
-                return self._status(404, "NotFound", f'inferenceservices "{name}" not found')
             if method == "DELETE":
-                s.deleted.append(name)
-                return self._send(200, {"kind": "Status", "status": "Success"})
+                return self._delete(name, self._body())
+            if name not in s.live:
+                return self._status(404, "NotFound", f'inferenceservices "{name}" not found')
             conds = s.conditions[min(s._gets, len(s.conditions) - 1)] if s.conditions else []
             s._gets += 1
-            return self._send(200, _isvc(live[-1], conds))
+            return self._send(200, _isvc(s.live[name], conds))
         name = _selected(query)
         if url.path == PODS_PATH:
             f = s.frame(advance=True)
@@ -194,6 +231,29 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, {"kind": "PodAutoscalerList", "items": [_pa(name, f)],
                                     "metadata": {}})  # fmt: skip
         return self._status(404, "NotFound", f"no route {url.path}")
+
+    def _body(self) -> dict:
+        size = int(self.headers.get("Content-Length") or 0)
+        return json.loads(self.rfile.read(size)) if size else {}
+
+    def _delete(self, name: str, options: dict) -> None:
+        """A DELETE as the API server serves it: 404 when there is none; 409 when a
+        precondition (uid, resourceVersion) names another object or version; else gone."""
+        s = self.scenario
+        s.run_race("DELETE", name)
+        if name not in s.live:
+            return self._status(404, "NotFound", f'inferenceservices "{name}" not found')
+        meta = s.live[name]["metadata"]
+        pre = options.get("preconditions") or {}
+        for key, what in (("uid", "UID"), ("resourceVersion", "ResourceVersion")):
+            if pre.get(key) and pre[key] != meta[key]:
+                return self._status(409, "Conflict", "Operation cannot be fulfilled on "
+                                    f'inferenceservices.serving.kserve.io "{name}": Precondition '
+                                    f"failed: {what} in precondition: {pre[key]}, {what} in "
+                                    f"object meta: {meta[key]}")  # fmt: skip
+        del s.live[name]
+        s.deleted.append(name)
+        return self._send(200, {"kind": "Status", "status": "Success"})
 
     def do_GET(self):  # noqa: N802
         self._route("GET")

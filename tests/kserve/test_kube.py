@@ -25,9 +25,19 @@ from kfp_bench.kserve.watch import ReplicaWatcher, expected_replicas, replica_ro
 from kfp_bench.load.options import LoadOptions
 from kfp_bench.params import DEFAULT_PAYLOAD
 from kfp_bench.sandbox.model_server import start_model_server
-from tests.kserve.fake_kube import FAILING, NS, READY, STARTING, FakeKube, Frame, Scenario
+from tests.kserve.fake_kube import (
+    FAILING,
+    ISVC_PATH,
+    NS,
+    READY,
+    STARTING,
+    FakeKube,
+    Frame,
+    Scenario,
+)
 
 SPEC = IsvcSpec("bench-iris", namespace=NS, predictor=ScaleSpec(scale_target=1, min_replicas=0))
+BID = "kube-test-1"
 
 
 @pytest.fixture(scope="module")
@@ -44,24 +54,23 @@ def kube(fake) -> Kube:
 
 def test_deploy_creates_the_isvc_and_waits_until_ready(fake, kube):
     s = fake.play(Scenario(conditions=[STARTING, STARTING, READY]))
-    done = deploy(kube, SPEC, timeout_s=10, poll_s=0.01)
+    done = deploy(kube, SPEC, benchmark_id=BID, timeout_s=10, poll_s=0.01)
     (body,) = s.created
     assert body["spec"]["predictor"]["minReplicas"] == 0
     assert body["metadata"]["annotations"]["serving.kserve.io/deploymentMode"] == "Serverless"
     assert done.predict_url == (
         f"http://bench-iris-predictor.{NS}.svc.cluster.local/v1/models/bench-iris:predict"
     )
-    assert (
-        s.requests[0] == f"POST /apis/serving.kserve.io/v1beta1/namespaces/{NS}/inferenceservices"
-    )
-    assert delete(kube, "bench-iris") is True and s.deleted == ["bench-iris"]
-    assert delete(kube, "bench-iris") is False  # a 404 is an answer
+    assert s.requests[:2] == [f"GET {ISVC_PATH}/bench-iris", f"POST {ISVC_PATH}"]  # free first
+    assert delete(kube, "bench-iris", benchmark_id=BID) == "deleted"
+    assert s.deleted == ["bench-iris"]
+    assert delete(kube, "bench-iris", benchmark_id=BID) == "not found"  # a 404 is an answer
 
 
 def test_a_readiness_timeout_names_the_condition_and_deletes_what_was_created(fake, kube):
     s = fake.play(Scenario(conditions=[FAILING]))
     with pytest.raises(NotReadyError) as err:
-        deploy(kube, SPEC, timeout_s=0.2, poll_s=0.05)
+        deploy(kube, SPEC, benchmark_id=BID, timeout_s=0.2, poll_s=0.05)
     msg = str(err.value)
     assert "InferenceService bench-iris in namespace bench not ready after 0.2s" in msg
     assert "PredictorConfigurationReady False: RevisionFailed" in msg
@@ -72,7 +81,8 @@ def test_a_readiness_timeout_names_the_condition_and_deletes_what_was_created(fa
 def test_bad_input_creates_nothing(fake, kube):
     s = fake.play(Scenario(conditions=[READY]))
     with pytest.raises(ConfigError, match="min_replicas=3: must not exceed max_replicas=2"):
-        deploy(kube, IsvcSpec("x", predictor=ScaleSpec(min_replicas=3, max_replicas=2)))
+        deploy(kube, IsvcSpec("x", predictor=ScaleSpec(min_replicas=3, max_replicas=2)),
+               benchmark_id=BID)  # fmt: skip
     assert s.requests == []
 
 
@@ -80,7 +90,7 @@ def test_an_api_refusal_is_a_kube_error_naming_the_call(fake, kube):
     fake.play(Scenario(forbidden=True))
     words = "create InferenceService bench-iris in namespace bench: HTTP 403 Forbidden: "
     with pytest.raises(KubeError, match=words + "inferenceservices.serving.kserve.io is forbidden"):
-        deploy(kube, SPEC, timeout_s=1)
+        deploy(kube, SPEC, benchmark_id=BID, timeout_s=1)
 
 
 def test_a_404_on_create_is_an_error_not_an_answer(fake):
@@ -88,7 +98,7 @@ def test_a_404_on_create_is_an_error_not_an_answer(fake):
     s = fake.play(Scenario(conditions=[READY]))
     with pytest.raises(KubeError, match="create InferenceService bench-iris in namespace other: "
                        "HTTP 404 Not Found: no route"):  # fmt: skip
-        Kube("other", config_dict=fake.kube_config()).create_isvc(SPEC.to_dict())
+        Kube("other", config_dict=fake.kube_config()).create_isvc(SPEC.to_dict(benchmark_id=BID))
     assert s.created == []
 
 

@@ -23,17 +23,18 @@ SCRIPT = textwrap.dedent(
     from tests.kserve.fake_kube import NS, READY, FakeKube, Frame, Scenario
 
     s = spec.IsvcSpec("bench-iris", namespace=NS, predictor=spec.ScaleSpec(cpu="1"))
-    body = s.validate().to_dict()
+    body = s.validate().to_dict(benchmark_id="no-sdk-1")
     assert body["spec"]["predictor"]["model"]["resources"]["limits"] == {"cpu": "1"}, body
     fake = FakeKube()
     try:
         sc = fake.play(Scenario(conditions=[READY], frames=[Frame(1, 1, 1, 1)]))
         k = kube.Kube(NS, config_dict=fake.kube_config())
-        done = deploy.deploy(k, s, timeout_s=5, poll_s=0.01)
+        done = deploy.deploy(k, s, benchmark_id="no-sdk-1", timeout_s=5, poll_s=0.01)
         assert sc.created == [body], sc.created
         sample = watch.ReplicaWatcher(k, s.name).sample()
         assert (sample.ready, sample.desired) == (1, 1), sample
-        assert deploy.delete(k, s.name) is True and sc.deleted == [s.name]
+        assert deploy.delete(k, s.name, benchmark_id="no-sdk-1") == "deleted", sc.requests
+        assert sc.deleted == [s.name]
     finally:
         fake.close()
     loaded = sorted(m for m in sys.modules if m.split(".")[0] == "kserve" and sys.modules[m])

@@ -1,7 +1,7 @@
 """InferenceServices built from parameters validate against KServe's own CRD schema (its
 openAPIV3Schema, with jsonschema), equal the bodies the kserve SDK built for them (isvc_golden.json,
-recorded from the SDK's models before kfp-bench dropped them), and bad parameters are refused
-before anything is created."""
+recorded from the SDK's models before kfp-bench dropped them; since issue 17 their labels also
+name the benchmark), and bad parameters are refused before anything is created."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from kfp_bench.errors import ConfigError
-from kfp_bench.kserve.spec import GPU, IsvcSpec, ScaleSpec
+from kfp_bench.kserve.spec import BENCHMARK_LABEL, GPU, MANAGED_BY_LABEL, IsvcSpec, ScaleSpec
 from tests.paths import KSERVE_CRD as CRD
 
 
@@ -60,21 +60,29 @@ SPECS = {
 }
 
 
-#: name -> {"spec": IsvcSpec fields, "isvc": the body the kserve SDK's V1beta1 models and
-#: ApiClient.sanitize_for_serialization built from it}, recorded with kserve 0.21.0.
+#: name -> {"spec": IsvcSpec fields, "benchmark_id": the benchmark's id, "isvc": the body the
+#: kserve SDK's V1beta1 models and ApiClient.sanitize_for_serialization built from it}, recorded
+#: with kserve 0.21.0; the benchmark-id label added by hand for issue 17.
 GOLDEN = json.loads(Path(__file__).with_name("isvc_golden.json").read_text())
+BID = "golden-1"
+
+
+def _body(name: str) -> dict:
+    return IsvcSpec.from_dict(GOLDEN[name]["spec"]).to_dict(
+        benchmark_id=GOLDEN[name]["benchmark_id"]
+    )
 
 
 @pytest.mark.parametrize("name", sorted(GOLDEN))
 def test_generated_objects_validate_against_the_crd(schema, name):
-    body = IsvcSpec.from_dict(GOLDEN[name]["spec"]).to_dict()
+    body = _body(name)
     schema.validate(body)
     assert body["apiVersion"] == "serving.kserve.io/v1beta1" and body["kind"] == "InferenceService"
 
 
 @pytest.mark.parametrize("name", sorted(GOLDEN))
 def test_the_body_equals_the_one_the_kserve_sdk_built(name):
-    body = IsvcSpec.from_dict(GOLDEN[name]["spec"]).to_dict()
+    body = _body(name)
     assert body == GOLDEN[name]["isvc"]
     assert json.loads(json.dumps(body)) == body  # plain JSON: no SDK or kubernetes objects
 
@@ -85,7 +93,7 @@ def test_the_golden_file_holds_the_specs_of_these_tests():
 
 
 def test_the_fields_land_where_kserve_reads_them():
-    body = SPECS["gpu-with-transformer"].to_dict()
+    body = SPECS["gpu-with-transformer"].to_dict(benchmark_id=BID)
     pred, trans = body["spec"]["predictor"], body["spec"]["transformer"]
     assert pred["model"]["resources"]["limits"][GPU] == "1"
     assert pred["model"]["modelFormat"] == {"name": "pytorch"}
@@ -93,12 +101,24 @@ def test_the_fields_land_where_kserve_reads_them():
     assert (trans["scaleTarget"], trans["minReplicas"], trans["maxReplicas"]) == (5, 0, 4)
     ann = body["metadata"]["annotations"]
     assert ann["serving.kserve.io/deploymentMode"] == "Serverless"
-    old = SPECS["old-schema"].to_dict()
+    old = SPECS["old-schema"].to_dict(benchmark_id=BID)
     assert old["metadata"]["annotations"]["autoscaling.knative.dev/target"] == "1"
     assert "scaleTarget" not in old["spec"]["predictor"]
-    zero = SPECS["serverless-scale-to-zero"].to_dict()["spec"]["predictor"]
+    zero = SPECS["serverless-scale-to-zero"].to_dict(benchmark_id=BID)["spec"]["predictor"]
     assert zero["containerConcurrency"] == 8 and zero["minReplicas"] == 0
     assert zero["model"]["runtimeVersion"] == "v0.21.0"
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN))
+def test_every_body_is_labelled_with_its_benchmark(name):
+    labels = _body(name)["metadata"]["labels"]
+    assert labels == {MANAGED_BY_LABEL: "kfp-bench", BENCHMARK_LABEL: GOLDEN[name]["benchmark_id"]}
+
+
+def test_no_body_without_a_valid_benchmark_id():
+    for bad in ("", "Bench_1", "x" * 64):
+        with pytest.raises(ConfigError, match="benchmark id"):
+            SPECS["guide-default"].to_dict(benchmark_id=bad)
 
 
 def test_a_pipeline_parameter_object_becomes_a_spec():
@@ -157,7 +177,7 @@ def test_unknown_fields_of_a_parameter_object_are_refused():
 
 
 def test_the_crd_check_is_real_a_wrong_body_fails(schema):
-    body = SPECS["guide-default"].to_dict()
+    body = SPECS["guide-default"].to_dict(benchmark_id=BID)
     body["spec"]["predictor"]["scaleMetric"] = "qps"
     with pytest.raises(jsonschema.ValidationError, match="qps"):
         schema.validate(body)
