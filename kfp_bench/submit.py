@@ -16,6 +16,7 @@ from pathlib import Path
 
 from kfp_bench.errors import ApiError, ConfigError
 from kfp_bench.params import BenchParams, compiled_file
+from kfp_bench.redact import public_url, scrub
 
 #: compiled/kfp_bench.yaml, as the package ships it (kfp_bench.compiled).
 DEFAULT_PACKAGE = compiled_file("kfp_bench")
@@ -115,12 +116,12 @@ class Target:
         try:
             version = backend.server_version(self.host)
         except HTTPError as exc:  # e.g. a proxy's login page: no reason to refuse the run
-            return backend.warn_unknown(f"healthz answered HTTP {exc.code}", self.host)
+            return backend.warn_unknown(f"healthz answered HTTP {exc.code}", public_url(self.host))
         except ValueError:
-            return backend.warn_unknown("healthz answered no JSON object", self.host)
+            return backend.warn_unknown("healthz answered no JSON object", public_url(self.host))
         except OSError as exc:  # kfp.Client reached it a moment ago; or, with a namespace, never
             raise _unreachable(self.host, exc) from None
-        backend.check_backend(version, host=self.host)
+        backend.check_backend(version, host=public_url(self.host))
 
 
 def submit(target: Target, params: dict, run_name: str = "") -> str:
@@ -136,7 +137,9 @@ def submit(target: Target, params: dict, run_name: str = "") -> str:
             enable_caching=False,
         )
     except Exception as exc:  # kfp.Client raises ApiException, urllib3 errors, ...
-        raise ApiError(f"{target.host}: could not create the run ({_short(exc)})") from None
+        raise ApiError(
+            f"{public_url(target.host)}: could not create the run ({_short(exc)})"
+        ) from None
     return result.run_id
 
 
@@ -165,19 +168,19 @@ def schedule(
         )
     except Exception as exc:
         raise ApiError(
-            f"{target.host}: could not create the recurring run ({_short(exc)})"
+            f"{public_url(target.host)}: could not create the recurring run ({_short(exc)})"
         ) from None
     return job.recurring_run_id
 
 
 def _unreachable(host: str, exc: Exception) -> ConfigError:
     return ConfigError(
-        f"--host {host}: cannot reach the KFP API ({_short(exc)}); check the address, e.g. "
-        "kubectl port-forward -n kubeflow svc/ml-pipeline 8888:8888 and --host "
+        f"--host {public_url(host)}: cannot reach the KFP API ({_short(exc)}); check the "
+        "address, e.g. kubectl port-forward -n kubeflow svc/ml-pipeline 8888:8888 and --host "
         "http://127.0.0.1:8888"
     )
 
 
 def _short(exc: Exception) -> str:
-    text = str(exc).strip().splitlines()
+    text = scrub(str(exc)).strip().splitlines()
     return f"{type(exc).__name__}: {text[0] if text else ''}"[:300]

@@ -52,6 +52,7 @@ from kfp_bench.kfp import rest
 from kfp_bench.kfp.auth import AUTH_HINT, Auth
 from kfp_bench.kfp.options import DEFAULT_RETRIES, DEFAULT_RETRY_MAX_WAIT
 from kfp_bench.records import FINDS, ApiCall
+from kfp_bench.redact import public_url
 
 #: ListRuns refuses a page_size above 200 (KFP's cap).
 MAX_PAGE_SIZE = 200
@@ -161,7 +162,8 @@ class KfpApi:
         retry: Backoff | None = None,
         sleep: Callable[[float], object] | None = None,
     ):
-        self.host = check_host(host)
+        self.base = check_host(host)  # what requests go to; ``host`` is fit to show
+        self.host = public_url(self.base)
         self.auth = (auth or Auth()).resolved()
         self.namespace = self.auth.namespace or None
         self.timeout = timeout
@@ -169,8 +171,8 @@ class KfpApi:
         self.retry = retry if retry is not None else Backoff()
         self._stopping = threading.Event()
         self.sleep = sleep or self._stopping.wait
-        transport = self.auth.configure(self.host)
-        self.client = rest.Rest(self.host, transport, pool_size=pool_size, timeout=timeout)
+        transport = self.auth.configure(self.base)
+        self.client = rest.Rest(self.base, transport, pool_size=pool_size, timeout=timeout)
         self.runs = rest.RunService(self.client)
         self.pipelines = rest.PipelineService(self.client)
         self.uploads = rest.PipelineUploadService(self.client)
@@ -455,11 +457,11 @@ class KfpApi:
         )  # fmt: skip
 
     def _delete(self, operation: str, fn, get: tuple, *ids: str, **kwargs) -> Reply:
-        """A delete; when it still failed after its retries, a GET of the same resource: a 404
-        there means it is gone (the server deleted it and its answer was lost), and the delete
-        counts as done (``Reply.gone``). The GET is a record of its own."""
+        """A delete; when it still failed after its retries (with retries on), a GET of the same
+        resource: a 404 there means it is gone (the server deleted it and its answer was lost),
+        and the delete counts as done (``Reply.gone``). The GET is a record of its own."""
         reply = self.call(operation, fn, *ids, **kwargs)
-        if reply.ok:
+        if reply.ok or not self.retry.retries:  # no retries: a 404 stays an error, unchecked
             return reply
         check = self.call(get[0], get[1], *ids)
         if check.call.status == 404:
@@ -519,9 +521,11 @@ def check_host(host: str) -> str:
         parts = urlsplit(host)
         parts.port  # noqa: B018 - raises ValueError for a bad port
     except ValueError as exc:
-        raise ConfigError(f"--host {host!r}: {exc}; give e.g. http://127.0.0.1:8888") from None
+        shown = public_url(host)
+        raise ConfigError(f"--host {shown!r}: {exc}; give e.g. http://127.0.0.1:8888") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConfigError(f"--host {host!r}: give a URL such as http://127.0.0.1:8888")
+        shown = public_url(host)
+        raise ConfigError(f"--host {shown!r}: give a URL such as http://127.0.0.1:8888")
     return host.rstrip("/")
 
 

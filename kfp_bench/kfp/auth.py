@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from kfp_bench.errors import ConfigError
+from kfp_bench.redact import scrub
 
 #: The variable and default path kfp's ServiceAccountTokenVolumeCredentials read.
 SA_TOKEN_ENV = "KF_PIPELINES_SA_TOKEN_PATH"
@@ -149,7 +150,9 @@ class Auth:
         return Transport()
 
     def redact(self, text: str) -> str:
-        """``text`` with the token, if one is in use, replaced by ``<token>``."""
+        """``text`` with the token, if one is in use, replaced by ``<token>``, and no URL's
+        userinfo (``kfp_bench.redact``)."""
+        text = scrub(text)
         a = self.resolved()
         if a.mode not in ("token-file", "sa-token"):
             return text

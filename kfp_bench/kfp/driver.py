@@ -53,6 +53,7 @@ from kfp_bench.kfp.manifest import Manifest, load_manifest
 from kfp_bench.kfp.options import NAME_PREFIX, RunsOptions, new_benchmark_id
 from kfp_bench.outcome import EXIT_LEFT_BEHIND
 from kfp_bench.records import ApiCall, RunRecord
+from kfp_bench.redact import public_url
 from kfp_bench.stats.runs import RunsStats
 
 #: Progress callback: (phase, runs created, runs final, runs requested).
@@ -79,7 +80,10 @@ def run_benchmark(
     params = manifest.check_params(opts.params)
     bid = opts.benchmark_id or new_benchmark_id()
     stats = RunsStats(
-        requested=opts.num_runs, benchmark_id=bid, host=opts.host, options=opts.redacted()
+        requested=opts.num_runs,
+        benchmark_id=bid,
+        host=public_url(opts.host),
+        options=opts.redacted(),
     )
     stats.options["benchmark_id"] = bid
     stats.flags += opts.flags()
@@ -133,7 +137,7 @@ def stopped_error(exc: ApiError, cleanup: dict, bid: str) -> ApiError:
 
 def metrics_url_of(opts: RunsOptions, api: KfpApi) -> str:
     """The KFP API server's /metrics URL to scrape, or "" when asked not to."""
-    return "" if opts.metrics_url == "none" else (opts.metrics_url or api.host + "/metrics")
+    return "" if opts.metrics_url == "none" else (opts.metrics_url or api.base + "/metrics")
 
 
 class _Sinks:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from kfp_bench.errors import ConfigError
 from kfp_bench.kfp.auth import Auth
 from kfp_bench.names import check_dns1123_label
+from kfp_bench.redact import public_url
 
 #: Every resource a benchmark creates is named NAME_PREFIX + benchmark id (+ "-" + run number).
 NAME_PREFIX = "kfp-bench-"
@@ -173,6 +174,8 @@ class RunsOptions:
         """The options fit for a report (the token file's name, never its content)."""
         d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "auth"}
         d["auth"] = self.auth.describe()
+        d["host"], d["metrics_url"] = public_url(self.host), public_url(self.metrics_url)
+        d["pipeline"] = public_url(self.pipeline)
         return d
 
     def flags(self) -> list[str]:

@@ -35,6 +35,7 @@ from kfp_bench.kfp.driver import _Driver, _Sinks, metrics_url_of
 from kfp_bench.kfp.manifest import Manifest, load_manifest
 from kfp_bench.kfp.options import RunsOptions, new_benchmark_id
 from kfp_bench.records import ApiCall, RunRecord
+from kfp_bench.redact import public_url
 from kfp_bench.stats.runs import RunsStats
 
 HANDLE = "handle.json"
@@ -114,7 +115,7 @@ def upload(
             raise
         handle = BenchmarkHandle(
             benchmark_id=bid,
-            host=opts.host,
+            host=public_url(opts.host),
             pipeline_id=driver.pipeline_id,
             version_id=driver.version_id,
             new_pipeline=driver.new_pipeline,
@@ -209,7 +210,10 @@ class _Phase:
         if not first and self.dir is not None and (self.dir / STATE).exists():
             self.state.update(json.loads((self.dir / STATE).read_text()))
         stats = RunsStats(
-            requested=opts.num_runs, benchmark_id=bid, host=opts.host, options=opts.redacted()
+            requested=opts.num_runs,
+            benchmark_id=bid,
+            host=public_url(opts.host),
+            options=opts.redacted(),
         )
         stats.options["benchmark_id"] = bid
         stats.flags += opts.flags()

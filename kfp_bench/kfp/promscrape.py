@@ -24,6 +24,8 @@ import urllib.error
 import urllib.request
 from collections import defaultdict
 
+from kfp_bench.redact import public_url, scrub
+
 #: KFP API server counters (backend/src/apiserver/server/*_server.go) -> the driver's operation.
 _KFP_COUNTERS = {
     "run_server_create_requests": "create_run",
@@ -69,6 +71,9 @@ def scrape(url: str, timeout: float = 10.0) -> dict:
     """``{"url", "at", "samples": {(name, labels): value}}``, or ``{"url", "error"}``."""
     from prometheus_client.parser import text_string_to_metric_families
 
+    # urllib sends no URL userinfo (it would read it as part of the host name); a URL's
+    # credentials never go into a scrape's record either.
+    url = public_url(url)
     try:
         with _opener.open(url, timeout=timeout) as resp:
             text = resp.read().decode("utf-8", "replace")
@@ -78,7 +83,7 @@ def scrape(url: str, timeout: float = 10.0) -> dict:
                 samples[(s.name, tuple(sorted(s.labels.items())))] = float(s.value)
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
-        return {"url": url, "error": f"cannot scrape {url}: {reason}"}
+        return {"url": url, "error": scrub(f"cannot scrape {url}: {reason}")}
     return {"url": url, "at": time.time(), "samples": samples}
 
 

@@ -20,6 +20,7 @@ from urllib.parse import quote, urlsplit
 
 from kfp_bench import __version__
 from kfp_bench.errors import ConfigError
+from kfp_bench.redact import public_url
 
 _HEADER = re.compile(r"^([\w-]+):\s*(.+)$")
 _HOST = re.compile(r"[A-Za-z0-9._~-]+(:\d{1,5})?|\[[0-9A-Fa-f:.]+\](:\d{1,5})?")
@@ -192,7 +193,7 @@ class LoadOptions:
         d["body"] = f"<{len(self.body)} bytes>"
         d["basic_auth"] = "<redacted>" if self.basic_auth else ""
         d["headers"] = [_redact_header(h) for h in self.headers]
-        d["url"] = _strip_userinfo(self.url)
+        d["url"] = public_url(self.url)
         return d
 
     def target(self) -> Target:
@@ -206,13 +207,6 @@ class LoadOptions:
 def _redact_header(h: str) -> str:
     name = h.split(":", 1)[0]
     return f"{name}: <redacted>" if name.strip().lower() in _SECRET_HEADERS else h
-
-
-def _strip_userinfo(url: str) -> str:
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]).geturl()
 
 
 def _ssl_context(opts: LoadOptions) -> ssl.SSLContext:
