@@ -40,11 +40,14 @@ class Scenario:
     conditions: list[list[dict]] = field(default_factory=list)
     frames: list[Frame] = field(default_factory=list)
     forbidden: bool = False
+    #: answer PodAutoscaler LISTs with 403 after this many (None: never)
+    pa_forbidden_after: int | None = None
     created: list[dict] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)
     _gets: int = 0
     _lists: int = 0
+    _pa_lists: int = 0
 
     def frame(self, advance: bool) -> Frame:
         """The frame of the latest pods LIST; ``advance`` (a pods LIST) moves to the next."""
@@ -190,6 +193,12 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, {"kind": "PodList", "apiVersion": "v1", "items": pods,
                                     "metadata": {"resourceVersion": "2002"}})  # fmt: skip
         if url.path == PA_PATH:
+            s._pa_lists += 1
+            if s.pa_forbidden_after is not None and s._pa_lists > s.pa_forbidden_after:
+                return self._status(403, "Forbidden", 'podautoscalers.autoscaling.internal.'
+                                    'knative.dev is forbidden: User "system:serviceaccount:'
+                                    'bench:pipeline-runner" cannot list resource '
+                                    '"podautoscalers"')  # fmt: skip
             f = s.frame(advance=False)
             return self._send(200, {"kind": "PodAutoscalerList", "items": [_pa(name, f)],
                                     "metadata": {}})  # fmt: skip
