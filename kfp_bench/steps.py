@@ -12,8 +12,8 @@ ends successfully, so that ``aggregate`` and ``report`` still run; ``aggregate``
 missing (``kfp_bench.outcome``: ``workers-lost``, ``no-load``, ``step-failed``), and
 ``check_outcome``, after the report is published, fails the run when a failure flag is set.
 Only an error kfp-bench raises on purpose (``BenchError``: an API refusal, an engine error with
-its stats) counts as a failure to measure; any other exception is a bug and fails the step, as
-does the failpoint.
+its stats) or the network's (``OSError``: a target whose name does not resolve) counts as a
+failure to measure; any other exception is a bug and fails the step, as does the failpoint.
 """
 
 from __future__ import annotations
@@ -136,7 +136,7 @@ def poll_runs(p: BenchParams, handle: str, spawned: str, out: str) -> None:
     h = BenchmarkHandle.from_json(handle)
     try:
         doc = poll(h, p.runs_options(h.benchmark_id), out).summary()
-    except BenchError as exc:  # the records written so far stay in ``out``
+    except (BenchError, OSError) as exc:  # the records written so far stay in ``out``
         _write_json(os.path.join(out, ERROR_FILE), {"error": _failed("poll_runs", exc)})
     else:
         with open(os.path.join(out, "runs_summary.json"), "w") as f:
@@ -178,7 +178,7 @@ def inference_load(p: BenchParams, worker: int, out: str) -> None:
 
     try:
         stats, error = run_load(p.load_options().share(worker, p.load_workers)), ""
-    except BenchError as exc:  # an EngineError keeps what was measured before it
+    except (BenchError, OSError) as exc:  # an EngineError keeps what was measured before it
         stats, error = (
             getattr(exc, "stats", None),
             _failed("inference_load", exc, f"worker {worker}: "),
@@ -217,7 +217,7 @@ def watch_replicas(p: BenchParams, out: str) -> None:
     try:
         w = ReplicaWatcher(Kube(spec.namespace), spec.name, knative=spec.serverless)
         samples = w.watch(window)
-    except BenchError as exc:  # e.g. a 403 on podautoscalers: keep the samples taken before it
+    except (BenchError, OSError) as exc:  # a 403 on podautoscalers: keep the samples before it
         samples, error = list(w.samples) if w is not None else [], _failed("watch_replicas", exc)
     doc = watcher_doc(samples, target=spec.predictor.scale_target, knative=spec.serverless)
     _write_json(out, {**doc, "error": error} if error else doc)

@@ -42,6 +42,8 @@ class Scenario:
     forbidden: bool = False
     #: answer PodAutoscaler LISTs with 403 after this many (None: never)
     pa_forbidden_after: int | None = None
+    #: the predictor's address (status.address.url); empty: its cluster-local one
+    address: str = ""
     created: list[dict] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)
@@ -82,7 +84,7 @@ FAILING = [
 ]  # fmt: skip
 
 
-def _isvc(body: dict, conditions: list[dict]) -> dict:
+def _isvc(body: dict, conditions: list[dict], address: str = "") -> dict:
     name = body["metadata"]["name"]
     doc = json.loads(json.dumps(body))
     doc["metadata"].update(uid="0b6d5c1e-1", generation=1, creationTimestamp=T0,
@@ -91,7 +93,7 @@ def _isvc(body: dict, conditions: list[dict]) -> dict:
         "conditions": conditions,
         "observedGeneration": 1,
         "url": f"http://{name}.{NS}.example.com",
-        "address": {"url": f"http://{name}-predictor.{NS}.svc.cluster.local"},
+        "address": {"url": address or f"http://{name}-predictor.{NS}.svc.cluster.local"},
         "components": {"predictor": {"latestCreatedRevision": f"{name}-predictor-00001"}},
     }
     return doc
@@ -185,7 +187,7 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._send(200, {"kind": "Status", "status": "Success"})
             conds = s.conditions[min(s._gets, len(s.conditions) - 1)] if s.conditions else []
             s._gets += 1
-            return self._send(200, _isvc(live[-1], conds))
+            return self._send(200, _isvc(live[-1], conds, s.address))
         name = _selected(query)
         if url.path == PODS_PATH:
             f = s.frame(advance=True)
