@@ -176,13 +176,12 @@ def inference_load(p: BenchParams, worker: int, out: str) -> None:
     from kfp_bench.load.workers import run_load
     from kfp_bench.stats.load import cpu_caveat, cpu_figures
 
+    error = ""
     try:
-        stats, error = run_load(p.load_options().share(worker, p.load_workers)), ""
-    except (BenchError, OSError) as exc:  # an EngineError keeps what was measured before it
-        stats, error = (
-            getattr(exc, "stats", None),
-            _failed("inference_load", exc, f"worker {worker}: "),
-        )
+        stats = run_load(p.load_options().share(worker, p.load_workers))
+    except (BenchError, OSError) as exc:
+        stats = getattr(exc, "stats", None)  # an EngineError's: what was measured before it
+        error = _failed("inference_load", exc, f"worker {worker}: ")
     # The error beside the stats (LoadStats reads past it); alone, the result is unreadable and
     # aggregate names the worker lost.
     doc = stats.to_dict() if stats is not None else {}
@@ -292,6 +291,28 @@ def _error_of(path: str) -> str | None:
     return (doc.get("error") or None) if isinstance(doc, dict) else None
 
 
+def check_outcome(results: str) -> str:
+    """Fail when the results carry a failure flag (``kfp_bench.outcome``), so that the run does
+    not end SUCCEEDED; the report step before it has published its outputs. What was found, in
+    one line."""
+    from kfp_bench.errors import BenchError
+    from kfp_bench.outcome import describe, failures
+    from kfp_bench.results import flags as all_flags
+    from kfp_bench.results import read_results
+
+    flags = failures(all_flags(read_results(results).summary))
+    fail_point("check_outcome")
+    if flags:
+        for line in describe(flags):
+            print(line)
+        raise BenchError(
+            f"the benchmark is flagged {', '.join(flags)}: its report is published (the report "
+            "step's HTML, Markdown and metrics) and says what is missing; this step fails so "
+            "that the run does not end SUCCEEDED"
+        )
+    return "no failure flag"
+
+
 #: The KFP UI truncates Markdown at 400 kB.
 MARKDOWN_LIMIT = 390_000
 
@@ -321,28 +342,6 @@ def report(results: str, records: str, html: str, summary: str) -> dict[str, flo
     }
     fail_point("report")
     return found
-
-
-def check_outcome(results: str) -> str:
-    """Fail when the results carry a failure flag (``kfp_bench.outcome``), so that the run does
-    not end SUCCEEDED; the report step before it has published its outputs. What was found, in
-    one line."""
-    from kfp_bench.errors import BenchError
-    from kfp_bench.outcome import describe, failures
-    from kfp_bench.results import flags as all_flags
-    from kfp_bench.results import read_results
-
-    flags = failures(all_flags(read_results(results).summary))
-    fail_point("check_outcome")
-    if flags:
-        for line in describe(flags):
-            print(line)
-        raise BenchError(
-            f"the benchmark is flagged {', '.join(flags)}: its report is published (the report "
-            "step's HTML, Markdown and metrics) and says what is missing; this step fails so "
-            "that the run does not end SUCCEEDED"
-        )
-    return "no failure flag"
 
 
 def cleanup(p: BenchParams, job_id: str, state: str, error: str) -> str:
