@@ -3,11 +3,13 @@
 Each is a short function marked with the kfp-bench extra its pod installs (``_step.step``) whose
 body is one call into ``kfp_bench.steps``. The steps, in pipeline order: check_params,
 deploy_isvc, stage_manifest, upload_manifest, spawn_runs, poll_runs, rate_sweep, inference_load
-(one per load worker) beside watch_replicas, aggregate, report, and cleanup (the exit handler,
+(one per load worker) beside watch_replicas, aggregate, report, check_outcome (fails a
+flagged run once the report is published), and cleanup (the exit handler,
 which also deletes the InferenceService and sweeps the KFP resources the runs phases made).
 """
 
 from kfp_bench.components.aggregate import aggregate
+from kfp_bench.components.check_outcome import check_outcome
 from kfp_bench.components.check_params import check_params
 from kfp_bench.components.cleanup import cleanup
 from kfp_bench.components.deploy_isvc import deploy_isvc
@@ -22,6 +24,7 @@ from kfp_bench.components.watch_replicas import watch_replicas
 
 __all__ = [
     "aggregate",
+    "check_outcome",
     "check_params",
     "cleanup",
     "deploy_isvc",

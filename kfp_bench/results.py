@@ -5,6 +5,9 @@ The layout (``FORMAT`` version 1)::
     DIR/summary.json     the headline figures: the KFP driver's summary keys (runs, api,
                          api_calls_total, poll_rounds, ...) and ``load`` with the load result's
                          top-level keys (requests, duration_s, rps, success_ratio, latency_ms, ...)
+    DIR/summary.json     also, from the pipeline's aggregate step, ``pipeline``: the failure
+                         flags of what is missing (``flags``), each helper step's error
+                         (``errors``, by step) and the lost load workers (``workers_lost``)
     DIR/load.json        the full load result (histograms and per-second series), if load ran
     DIR/runs.jsonl       one RunRecord a line, written by the driver as runs finish
     DIR/api_calls.jsonl  one ApiCall a line, written by the driver as calls return
@@ -67,6 +70,15 @@ class Results:
     load: LoadStats | None = None
     runs: list[RunRecord] = field(default_factory=list)
     api_calls: list[ApiCall] = field(default_factory=list)
+
+
+def flags(summary: dict) -> list[str]:
+    """Every flag of a summary, each once: the pipeline's (``pipeline.flags``), the load's
+    (``load.flags``) and the runs benchmark's (``flags``); ``kfp_bench.outcome.failures`` picks
+    the failures among them."""
+    pipeline, load = summary.get("pipeline") or {}, summary.get("load") or {}
+    found = [*(pipeline.get("flags") or []), *(load.get("flags") or [])]
+    return list(dict.fromkeys([*found, *(summary.get("flags") or [])]))
 
 
 def write_results(

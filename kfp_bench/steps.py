@@ -5,6 +5,15 @@ into ``BenchParams`` and file paths, and prints what the function returns. Each 
 what it uses inside itself, so that a step's pod needs only its own extra of kfp-bench (the
 ``@step`` mark of its component). Every step between the first and the exit handler calls
 ``fail_point`` once its work is done (the ``KFP_BENCH_FAIL_STEP`` test hook).
+
+Partial results over no results: a helper step that fails to measure (``poll_runs``,
+``inference_load``, ``watch_replicas``) saves what it had with the error, prints the error and
+ends successfully, so that ``aggregate`` and ``report`` still run; ``aggregate`` flags what is
+missing (``kfp_bench.outcome``: ``workers-lost``, ``no-load``, ``step-failed``), and
+``check_outcome``, after the report is published, fails the run when a failure flag is set.
+Only an error kfp-bench raises on purpose (``BenchError``: an API refusal, an engine error with
+its stats) or the network's (``OSError``: a target whose name does not resolve) counts as a
+failure to measure; any other exception is a bug and fails the step, as does the failpoint.
 """
 
 from __future__ import annotations
@@ -17,11 +26,21 @@ from kfp_bench.failpoint import fail_point
 from kfp_bench.params import BenchParams, benchmark_id_for, token_auth
 
 OFF_RUNS = "runs benchmark switched off (run_benchmark=false)"
+#: The file a runs step's directory holds when the step failed to measure: {"error": text}.
+ERROR_FILE = "error.json"
 
 
 def _write_json(path: str, doc) -> None:
     with open(path, "w") as f:
         json.dump(doc, f)
+
+
+def _failed(step: str, exc: Exception, who: str = "") -> str:
+    """Print and return the error of a helper step that failed to measure, with its type (so a
+    KubeError reads apart from an ApiError in the report)."""
+    text = f"{type(exc).__name__}: {exc}"
+    print(f"{who}{step} failed to measure: {text}")
+    return text
 
 
 def check_params(p: BenchParams, job_id: str) -> dict:
@@ -112,14 +131,19 @@ def poll_runs(p: BenchParams, handle: str, spawned: str, out: str) -> None:
     if not handle:
         print(OFF_RUNS)
         return
+    from kfp_bench.errors import BenchError
     from kfp_bench.kfp.phases import BenchmarkHandle, poll
 
     shutil.copytree(spawned, out, dirs_exist_ok=True)
     h = BenchmarkHandle.from_json(handle)
-    doc = poll(h, p.runs_options(h.benchmark_id), out).summary()
-    with open(os.path.join(out, "runs_summary.json"), "w") as f:
-        json.dump(doc, f, indent=1, sort_keys=True)
-    print(json.dumps(doc.get("runs", {}), indent=1))
+    try:
+        doc = poll(h, p.runs_options(h.benchmark_id), out).summary()
+    except (BenchError, OSError) as exc:  # the records written so far stay in ``out``
+        _write_json(os.path.join(out, ERROR_FILE), {"error": _failed("poll_runs", exc)})
+    else:
+        with open(os.path.join(out, "runs_summary.json"), "w") as f:
+            json.dump(doc, f, indent=1, sort_keys=True)
+        print(json.dumps(doc.get("runs", {}), indent=1))
     fail_point("poll_runs")
 
 
@@ -149,12 +173,24 @@ def inference_load(p: BenchParams, worker: int, out: str) -> None:
         print("inference load switched off (run_load=false)")
         _write_json(out, {"skipped": True})
         return
+    from kfp_bench.errors import BenchError
+    from kfp_bench.jsonl import write_json_atomic
     from kfp_bench.load.workers import run_load
-    from kfp_bench.stats import store
     from kfp_bench.stats.load import cpu_caveat, cpu_figures
 
-    stats = run_load(p.load_options().share(worker, p.load_workers))
-    store.save(stats, out)
+    error = ""
+    try:
+        stats = run_load(p.load_options().share(worker, p.load_workers))
+    except (BenchError, OSError) as exc:
+        stats = getattr(exc, "stats", None)  # an EngineError's: what was measured before it
+        error = _failed("inference_load", exc, f"worker {worker}: ")
+    # The error beside the stats (LoadStats reads past it); alone, the result is unreadable and
+    # aggregate names the worker lost.
+    doc = stats.to_dict() if stats is not None else {}
+    write_json_atomic({**doc, "error": error} if error else doc, out)
+    if stats is None:
+        fail_point("inference_load")
+        return
     print(f"worker {worker}: {stats.requests} requests, {stats.summary().rps:.1f} req/s")
     cpu = cpu_figures(stats)
     if cpu:
@@ -170,6 +206,7 @@ def watch_replicas(p: BenchParams, out: str) -> None:
         print("no InferenceService to watch")
         _write_json(out, {"skipped": True})
         return
+    from kfp_bench.errors import BenchError
     from kfp_bench.kserve.kube import Kube
     from kfp_bench.kserve.watch import ReplicaWatcher, watcher_doc
     from kfp_bench.load.options import parse_rates
@@ -177,10 +214,14 @@ def watch_replicas(p: BenchParams, out: str) -> None:
     spec = p.isvc_spec()
     steps = len(parse_rates(p.sweep_rates, "sweep_rates")) if p.sweep_rates.strip() else 0
     window = p.duration_sec + steps * p.sweep_step_sec + 30.0  # + the load pods' start
-    w = ReplicaWatcher(Kube(spec.namespace), spec.name, knative=spec.serverless)
-    samples = w.watch(window)
+    w, error = None, ""
+    try:
+        w = ReplicaWatcher(Kube(spec.namespace), spec.name, knative=spec.serverless)
+        samples = w.watch(window)
+    except (BenchError, OSError) as exc:  # a 403 on podautoscalers: keep the samples before it
+        samples, error = list(w.samples) if w is not None else [], _failed("watch_replicas", exc)
     doc = watcher_doc(samples, target=spec.predictor.scale_target, knative=spec.serverless)
-    _write_json(out, doc)
+    _write_json(out, {**doc, "error": error} if error else doc)
     print(f"{len(samples)} samples, ready pods up to {max((s.ready for s in samples), default=0)}")
     fail_point("watch_replicas")
 
@@ -190,20 +231,31 @@ def aggregate(
 ) -> None:
     """Write a results directory (``kfp_bench.results``) from the steps' outputs: the runs
     summary and records, the load workers' histograms merged (a missing worker named in
-    load.workers.missing), the sweep and the replica rows."""
+    load.workers.missing), the sweep and the replica rows, and in ``pipeline`` the failure
+    flags of what is missing: ``workers-lost`` (which in ``workers_lost``), ``no-load`` (load
+    was on and no worker's result could be read) and ``step-failed`` (each helper step's error
+    in ``errors``, by step)."""
     from kfp_bench.results import write_results
     from kfp_bench.stats.store import merge_workers
 
     os.makedirs(out, exist_ok=True)
+    errors: dict[str, str] = {}
     summary = None
     if os.path.exists(os.path.join(runs, "runs_summary.json")):
         with open(os.path.join(runs, "runs_summary.json")) as f:
             summary = json.load(f)
-        for name in ("runs.jsonl", "api_calls.jsonl"):
+    for name in ("runs.jsonl", "api_calls.jsonl"):  # also what a failed poll recorded
+        if os.path.exists(os.path.join(runs, name)):
             shutil.copyfile(os.path.join(runs, name), os.path.join(out, name))
-    merged, notes = merge_workers(loads, p.load_workers if p.run_load else 0)
+    if (error := _error_of(os.path.join(runs, ERROR_FILE))) is not None:
+        errors["poll_runs"] = error
+    expected = p.load_workers if p.run_load else 0
+    merged, lost, notes = merge_workers(loads, expected)
     for note in notes:
         print(note)
+    for i, path in enumerate(loads[:expected]):
+        if (error := _error_of(path)) is not None:
+            errors[f"inference_load {i}"] = error
     extra = {}
     with open(sweep) as f:
         doc = json.load(f)
@@ -211,6 +263,8 @@ def aggregate(
         extra.update(doc)
     with open(replicas) as f:
         doc = json.load(f)
+    if doc.get("error"):
+        errors["watch_replicas"] = doc["error"]
     if not doc.get("skipped"):
         from kfp_bench.kserve.watch import replica_rows, sweep_max_replicas
 
@@ -218,9 +272,47 @@ def aggregate(
         extra.update(replica_rows(doc, series))
         if "sweep" in extra:
             extra["sweep"] = sweep_max_replicas(extra["sweep"], doc)
+    flags = ["workers-lost"] if lost else []
+    flags += ["no-load"] if expected and merged is None else []
+    flags += ["step-failed"] if errors else []
+    extra["pipeline"] = {"flags": flags, "errors": errors, "workers_lost": lost}
+    for step, error in errors.items():
+        print(f"step-failed: {step}: {error}")
     write_results(out, runs_summary=summary, load=merged, extra=extra)
-    print(f"results: {sorted(os.listdir(out))}")
+    print(f"results: {sorted(os.listdir(out))}" + (f"; flags {flags}" if flags else ""))
     fail_point("aggregate")
+
+
+def _error_of(path: str) -> str | None:
+    """The error a helper step saved in its output at ``path`` (None: none, or no output)."""
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return (doc.get("error") or None) if isinstance(doc, dict) else None
+
+
+def check_outcome(results: str) -> str:
+    """Fail when the results carry a failure flag (``kfp_bench.outcome``), so that the run does
+    not end SUCCEEDED; the report step before it has published its outputs. What was found, in
+    one line."""
+    from kfp_bench.errors import BenchError
+    from kfp_bench.outcome import describe, failures
+    from kfp_bench.results import flags as all_flags
+    from kfp_bench.results import read_results
+
+    flags = failures(all_flags(read_results(results).summary))
+    fail_point("check_outcome")
+    if flags:
+        for line in describe(flags):
+            print(line)
+        raise BenchError(
+            f"the benchmark is flagged {', '.join(flags)}: its report is published (the report "
+            "step's HTML, Markdown and metrics) and says what is missing; this step fails so "
+            "that the run does not end SUCCEEDED"
+        )
+    return "no failure flag"
 
 
 #: The KFP UI truncates Markdown at 400 kB.

@@ -9,6 +9,8 @@ Wiring only; each step is a component over the engine, each parameter is documen
                      └─ deploy_isvc ─┬─ rate_sweep ─ ParallelFor: load ────────────┼─ aggregate
                                      └─ watch_replicas ────────────────────────────┘    │
                                                                                       report
+                                                                                        │
+                                                                                  check_outcome
 
 check_params checks every parameter before anything is created and hands them on, the benchmark
 id filled in, as one object that every later step reads. The runs branch and the load branch run
@@ -26,6 +28,11 @@ Secret when it exists and carry the access-ml-pipeline label, through which mult
 PodDefault projects a service-account token for the KFP API; every step has a timeout and caching
 off (a benchmark measures work, never a cache hit). The pipeline's parameters, their defaults and
 their help are BenchParams' fields (``_signature``): written once.
+
+Partial results over no results: a helper step (poll_runs, a load worker, watch_replicas) that
+fails to measure saves what it had and its error and succeeds, so aggregate and report still run;
+aggregate flags what is missing, the report shows the flags, and check_outcome then fails the run
+(the exit handler's cleanup sees FAILED) when a failure flag is set.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from dataclasses import MISSING, fields
 from kfp import dsl, kubernetes
 from kfp_bench.components import (
     aggregate,
+    check_outcome,
     check_params,
     cleanup,
     deploy_isvc,
@@ -111,7 +119,11 @@ def _benchmark(p: dict, job_id):
             replicas=watch.outputs["replicas"],
         )
     )
-    _step(report(results=merged.outputs["results"]))
+    shown = _step(report(results=merged.outputs["results"]))
+    # A flagged benchmark fails here, after report published its outputs: a failed task
+    # publishes only its logs (kfp backend/src/v2/component/launcher_v2.go,
+    # uploadOutputArtifacts), so report itself must succeed for its HTML and metrics to show.
+    _step(check_outcome(results=merged.outputs["results"]).after(shown))
 
 
 def _kfp_bench(*values):

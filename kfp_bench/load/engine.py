@@ -183,7 +183,8 @@ class Attack:
     Args:
         opts: validated options (this process's share).
         stats: where batches go.
-        start_at: ``perf_counter`` time at which request 0 is due (aligns worker processes).
+        start_at: ``perf_counter`` time at which request 0 is due (aligns worker processes);
+            when the attack starts after it, it starts at once and ``late_s`` says how late.
         phase: this process's offset within a constant-rate schedule.
         on_batch: called with each ``ResultBatch`` after the stats took it (CSV output).
         on_progress: called after each flush with (requests, errors) so far.
@@ -210,6 +211,7 @@ class Attack:
         # The closed-loop hot path applies while this is true (see _Conn.on_message_complete).
         self.fast = self.keepalive and not opts.open_loop and not opts.qps
         self.start_at = start_at
+        self.late_s = 0.0
         self.phase = phase
         self.on_batch, self.on_progress = on_batch, on_progress
         self.buf = bytearray(_FIRST_ROWS * NCOLS * 8)
@@ -253,6 +255,9 @@ class Attack:
         warm_up()
         now = clock()
         self.t0 = self.start_at if self.start_at and self.start_at > now else now
+        # Past the common start, this process's schedule runs from its own start: say by how
+        # much (load.workers flags it late-start), never silently.
+        self.late_s = now - self.start_at if self.start_at and now > self.start_at else 0.0
         if self.t0 > now:
             await asyncio.sleep(self.t0 - now)
         self.stats.started_at = time.time() - (clock() - self.t0)

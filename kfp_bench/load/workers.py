@@ -4,7 +4,9 @@ With ``workers == 1`` the attack runs in this process. With more, each worker pr
 share (``LoadOptions.share``) from a common start time on the system-wide monotonic clock, so their
 open-loop schedules interleave into one; each sends back its stats as the JSON results document and
 this process merges them. A worker that dies without reporting is named in ``workers.missing``
-rather than silently left out.
+rather than silently left out. A worker that starts after the common start time (its process
+was slow to start) starts at once, its share of the schedule shifted: it is flagged
+``late-start`` (a note) and ``workers.late`` holds ``[index, seconds late]``, for the report.
 
 So that a worker killed mid-run (SIGKILL, the OOM killer) loses nothing it measured, each worker
 also appends the stats of every flush (the requests finished in the last 0.2 s, percentiles left
@@ -34,6 +36,10 @@ from kfp_bench.load.options import LoadOptions
 from kfp_bench.stats.load import ENGINE_ERROR, LoadStats
 
 START_DELAY_S = 0.3  # time for worker processes to start before request 0 is due
+#: A worker later than this after the common start is flagged: below it, the shift of its
+#: schedule is within the timer's own jitter.
+LATE_AFTER_S = 0.001
+LATE_START = "late-start"
 
 
 def run_load(
@@ -82,14 +88,16 @@ def _options(opts: LoadOptions) -> dict:
 
 
 def _run_here(
-    opts, *, on_progress=None, on_batch=None, start_at=None, phase=0.0, stats=None
+    opts, *, on_progress=None, on_batch=None, start_at=None, phase=0.0, stats=None, index=0
 ) -> LoadStats:
     stats = stats if stats is not None else _new_stats(opts)
+    attacks = []
 
     async def main():
         attack = Attack(
             opts, stats, start_at=start_at, phase=phase, on_batch=on_batch, on_progress=on_progress
         )
+        attacks.append(attack)
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, attack.interrupt)
@@ -100,7 +108,12 @@ def _run_here(
                 loop.remove_signal_handler(sig)
 
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        return runner.run(main())
+        stats = runner.run(main())
+    late = attacks[0].late_s if attacks else 0.0
+    if late > LATE_AFTER_S:
+        stats.flag(LATE_START)
+        stats.workers["late"] = [[index, round(late, 3)]]
+    return stats
 
 
 class _FlushLog:
@@ -166,7 +179,13 @@ def _worker(opts, index, of, start_at, conn, counters, on_batch_factory, log_dir
             user(batch)
 
     _run_here(
-        share, on_progress=progress, on_batch=on_batch, start_at=start_at, phase=phase, stats=stats
+        share,
+        on_progress=progress,
+        on_batch=on_batch,
+        start_at=start_at,
+        phase=phase,
+        stats=stats,
+        index=index,
     )
     log.close()
     conn.send(stats.to_dict())

@@ -93,6 +93,7 @@ def render(
         f"<title>kfp-bench report</title><style>{CSS}</style></head><body><main>\n",
         "<h1>kfp-bench report</h1>",
         f'<p class="sub">{escape(fmt.header(tables.summary, load_options))}</p>\n',
+        _failures(tables),
         _verdict(history),
         _cards(metrics),
     ]
@@ -114,6 +115,19 @@ def render(
 
 def _fig(figs: dict, name: str) -> str:
     return _figure(figs[name]) if name in figs else ""
+
+
+def _failures(t: Tables) -> str:
+    if not t.failures:
+        return ""
+    items = []
+    for line, details in t.failures:
+        sub = "".join(f"<li>{escape(d)}</li>" for d in details)
+        items.append(f"<li>{escape(line)}" + (f"<ul>{sub}</ul>" if sub else "") + "</li>")
+    return (
+        '<div class="verdict bad" id="failures">FAILED: the benchmark did not do all that was '
+        f"asked; what is below is partial.<ul>{''.join(items)}</ul></div>\n"
+    )
 
 
 def _verdict(history) -> str:

@@ -39,6 +39,7 @@ def write(tables: Tables, out: TextIO, *, history=None, load_options: dict | Non
     w = out.write
     w("# kfp-bench report\n\n")
     w(f"{fmt.header(tables.summary, load_options)}.\n\n")
+    _failures(w, tables)
     _verdict(w, history)
     if tables.has_runs:
         _runs(w, tables)
@@ -57,6 +58,16 @@ def write(tables: Tables, out: TextIO, *, history=None, load_options: dict | Non
     if tables.notes:
         w("## Notes\n\n" + "".join(f"- {n}\n" for n in tables.notes) + "\n")
     w("Charts: report.html. Records: runs.csv, tasks.csv, api_calls.csv, load_series.csv.\n")
+
+
+def _failures(w, t: Tables) -> None:
+    if not t.failures:
+        return
+    w("> **FAILED**: the benchmark did not do all that was asked; what is below is partial.\n>\n")
+    for line, details in t.failures:
+        w(f"> - **{line}**\n")
+        w("".join(f">   - {d}\n" for d in details))
+    w("\n")
 
 
 def _verdict(w, history) -> None:

@@ -4,6 +4,13 @@ This is also what the KFP component logs as its ``dsl.Metrics`` output, and what
 keeps for the trend chart, so the names are an interface: **keep them stable**. A name is only
 ever added. A metric whose value is unknown (nothing measured) is left out, never NaN.
 
+Failure flags (``kfp_bench.outcome``; always ``failures``)::
+
+    failures                               the number of failure flags set (0: none)
+    flag_<flag>                            1 for each failure flag set, its name with _ for -
+                                           (flag_workers_lost, flag_no_load, flag_step_failed,
+                                           flag_timeout, ...); absent when not set
+
 Runs benchmark (present when runs were measured)::
 
     runs_requested, runs_created           runs asked for; runs the driver saw to a final state
@@ -56,7 +63,9 @@ from __future__ import annotations
 import math
 import re
 
+from kfp_bench.outcome import failures
 from kfp_bench.report.tables import Tables
+from kfp_bench.results import flags
 from kfp_bench.stats.runs import OPERATIONS
 
 _STATS = ("mean", "p50", "p90", "p95", "p99", "max")
@@ -81,6 +90,7 @@ def collect(tables: Tables, verdict=None) -> dict[str, float]:
     """The flat metrics of ``tables`` (and of ``verdict``, a ``kfp_bench.history.regress.Verdict``),
     sorted by name."""
     out: dict[str, float] = {}
+    _failures(tables, out)
     if tables.has_runs:
         _runs(tables, out)
     if tables.load is not None:
@@ -95,6 +105,13 @@ def collect(tables: Tables, verdict=None) -> dict[str, float]:
     if verdict is not None:
         out.update(verdict.metrics())
     return dict(sorted(out.items()))
+
+
+def _failures(t: Tables, out: dict) -> None:
+    found = failures(flags(t.summary))
+    out["failures"] = len(found)
+    for flag in found:
+        out[f"flag_{_name(flag)}"] = 1
 
 
 def _runs(t: Tables, out: dict) -> None:

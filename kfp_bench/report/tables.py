@@ -17,8 +17,10 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from kfp_bench.outcome import FAILURES, failures
+from kfp_bench.outcome import describe as describe_flags
 from kfp_bench.records import ApiCall, RunRecord
-from kfp_bench.results import Results
+from kfp_bench.results import Results, flags
 from kfp_bench.stats.load import LoadStats, cpu_figures
 from kfp_bench.stats.runs import FINDS, failed_calls
 
@@ -312,6 +314,8 @@ class Tables:
     replicas: pd.DataFrame | None = None
     sweep: pd.DataFrame | None = None
     notes: list = field(default_factory=list)
+    #: The failure flags (``kfp_bench.outcome``), each ``(what it means, [details])``.
+    failures: list = field(default_factory=list)
 
     @property
     def has_runs(self) -> bool:
@@ -344,4 +348,39 @@ def build(results: Results) -> Tables:
     t.sweep = sweep_frame(summary)
     if not results.runs and summary.get("runs"):
         t.notes.append("no runs.jsonl: run and API figures come from summary.json")
+    t.failures = failure_rows(summary)
+    t.notes += flag_notes(summary)
     return t
+
+
+def failure_rows(summary: dict) -> list[tuple[str, list[str]]]:
+    """Each failure flag of ``summary`` as ``("<flag>: <what it means>", [details])``: which
+    load workers were lost, each helper step's error."""
+    pipeline, load = summary.get("pipeline") or {}, summary.get("load") or {}
+    rows = []
+    found = failures(flags(summary))
+    for flag, line in zip(found, describe_flags(found), strict=True):
+        details = []
+        if flag == "workers-lost":
+            lost = pipeline.get("workers_lost") or (load.get("workers") or {}).get("missing")
+            details.append(f"load workers lost: {', '.join(map(str, lost or []))}")
+        if flag == "step-failed":
+            errors = pipeline.get("errors") or {}
+            details += [f"{step}: {' '.join(str(e).split())}" for step, e in errors.items()]
+        rows.append((line, details))
+    return rows
+
+
+def flag_notes(summary: dict) -> list[str]:
+    """Notes for the flags that are not failures: the late load workers, and the others by
+    name."""
+    load = summary.get("load") or {}
+    notes = [
+        f"load worker {i} started {s:.2f} s after the common start time (late-start): its "
+        "share of the schedule ran from its own start, shifted by that much"
+        for i, s in (load.get("workers") or {}).get("late") or []
+    ]
+    others = [f for f in flags(summary) if f not in FAILURES]
+    if others:
+        notes.append(f"flags: {', '.join(others)}")
+    return notes

@@ -187,7 +187,9 @@ class LoadStats:
         self.series.merge(other.series)
         for k in ("expected", "reported"):
             self.workers[k] += other.workers[k]
-        for k in ("missing", "partial"):  # "partial": died, but what it measured is in
+        # "partial": died, but what it measured is in; "late": [index, s] started past the
+        # common start
+        for k in ("missing", "partial", "late"):
             if other.workers.get(k):
                 self.workers[k] = self.workers.get(k, []) + other.workers[k]
         self.flag(*other.flags)

@@ -32,13 +32,14 @@ def load(path: str | os.PathLike) -> LoadStats:
     return LoadStats.from_dict(doc, str(p))
 
 
-def merge_workers(paths: list[str], expected: int) -> tuple[LoadStats | None, list[str]]:
+def merge_workers(paths: list[str], expected: int) -> tuple[LoadStats | None, list[int], list[str]]:
     """The results of ``expected`` load workers (``paths[i]`` is worker i's) merged into one,
-    and what went wrong, a line each.
+    the workers whose result is missing, and what went wrong, a line each.
 
-    A worker whose result is missing or unreadable (it died mid-write) is named in
-    ``workers.missing`` and the result is flagged ``missing-workers``, never silently dropped.
-    The merged result is None when no worker's result could be read.
+    A worker whose result is missing or unreadable (it died mid-write, or saved only its error)
+    is named in ``workers.missing`` and the result is flagged ``workers-lost``
+    (``kfp_bench.outcome``), never silently dropped. The merged result is None when no
+    worker's result could be read.
     """
     merged, missing, notes = None, [], []
     for i in range(expected):
@@ -57,7 +58,7 @@ def merge_workers(paths: list[str], expected: int) -> tuple[LoadStats | None, li
     if merged is not None and missing:
         merged.workers["expected"] += len(missing)
         merged.workers["missing"] += missing
-        merged.flag("missing-workers")
+        merged.flag("workers-lost")
     if missing:
         notes.append(f"load workers missing from the result: {missing}")
-    return merged, notes
+    return merged, missing, notes

@@ -53,6 +53,10 @@ class Scenario:
     #: next request of that method to that name is served. "POST": someone created the name
     #: after our GET; "DELETE": someone replaced the object after our GET.
     race: dict[str, dict] = field(default_factory=dict)
+    #: answer PodAutoscaler LISTs with 403 after this many (None: never)
+    pa_forbidden_after: int | None = None
+    #: the predictor's address (status.address.url); empty: its cluster-local one
+    address: str = ""
     created: list[dict] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)
@@ -61,6 +65,7 @@ class Scenario:
     _gets: int = 0
     _lists: int = 0
     _serial: int = 0
+    _pa_lists: int = 0
 
     def __post_init__(self):
         for body in self.present:
@@ -115,14 +120,14 @@ FAILING = [
 ]  # fmt: skip
 
 
-def _isvc(stored: dict, conditions: list[dict]) -> dict:
+def _isvc(stored: dict, conditions: list[dict], address: str = "") -> dict:
     name = stored["metadata"]["name"]
     doc = json.loads(json.dumps(stored))
     doc["status"] = {
         "conditions": conditions,
         "observedGeneration": 1,
         "url": f"http://{name}.{NS}.example.com",
-        "address": {"url": f"http://{name}-predictor.{NS}.svc.cluster.local"},
+        "address": {"url": address or f"http://{name}-predictor.{NS}.svc.cluster.local"},
         "components": {"predictor": {"latestCreatedRevision": f"{name}-predictor-00001"}},
     }
     return doc
@@ -219,7 +224,7 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._status(404, "NotFound", f'inferenceservices "{name}" not found')
             conds = s.conditions[min(s._gets, len(s.conditions) - 1)] if s.conditions else []
             s._gets += 1
-            return self._send(200, _isvc(s.live[name], conds))
+            return self._send(200, _isvc(s.live[name], conds, s.address))
         name = _selected(query)
         if url.path == PODS_PATH:
             f = s.frame(advance=True)
@@ -227,6 +232,12 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, {"kind": "PodList", "apiVersion": "v1", "items": pods,
                                     "metadata": {"resourceVersion": "2002"}})  # fmt: skip
         if url.path == PA_PATH:
+            s._pa_lists += 1
+            if s.pa_forbidden_after is not None and s._pa_lists > s.pa_forbidden_after:
+                return self._status(403, "Forbidden", 'podautoscalers.autoscaling.internal.'
+                                    'knative.dev is forbidden: User "system:serviceaccount:'
+                                    'bench:pipeline-runner" cannot list resource '
+                                    '"podautoscalers"')  # fmt: skip
             f = s.frame(advance=False)
             return self._send(200, {"kind": "PodAutoscalerList", "items": [_pa(name, f)],
                                     "metadata": {}})  # fmt: skip

@@ -45,3 +45,41 @@ def test_a_worker_that_logged_nothing_rebuilds_to_none(tmp_path):
     assert _rebuild(str(tmp_path / "absent.jsonl"), 0) is None
     (tmp_path / "empty.jsonl").write_text("")
     assert _rebuild(str(tmp_path / "empty.jsonl"), 0) is None
+
+
+def test_a_worker_that_starts_after_the_common_start_is_flagged_late(
+    fault_server, monkeypatch, tmp_path
+):
+    """The common start is already past when the workers start (as when forking them takes
+    longer than START_DELAY_S): each says by how much, and the report says it."""
+    import io
+
+    from kfp_bench.load import workers
+    from kfp_bench.load.options import LoadOptions
+    from kfp_bench.report import markdown
+    from kfp_bench.report.tables import build
+    from kfp_bench.results import read_results, write_results
+
+    monkeypatch.setattr(workers, "START_DELAY_S", -0.4)
+    stats = workers.run_load(
+        LoadOptions(url=fault_server.url, requests=40, concurrency=4, workers=2)
+    )
+    assert stats.requests == 40
+    assert "late-start" in stats.flags
+    late = dict(stats.workers["late"])
+    assert sorted(late) == [0, 1] and all(0.4 <= s < 5 for s in late.values())
+
+    write_results(tmp_path, load=stats)
+    buf = io.StringIO()
+    markdown.write(build(read_results(tmp_path)), buf)
+    text = buf.getvalue()
+    assert f"load worker 0 started {late[0]:.2f} s after the common start" in text
+    assert "late-start" in text
+
+
+def test_workers_on_time_are_not_flagged(fault_server):
+    from kfp_bench.load.options import LoadOptions
+    from kfp_bench.load.workers import run_load
+
+    stats = run_load(LoadOptions(url=fault_server.url, requests=20, concurrency=4, workers=2))
+    assert "late-start" not in stats.flags and "late" not in stats.workers

@@ -5,8 +5,8 @@ its own and makes one step fail for real: a bad parameter (check_params), a mani
 stops answering between the check and the staging (stage_manifest), the KFP API refusing every
 create_experiment, retries included (upload_manifest). The other steps cannot be made to fail
 from outside: API errors are measurements to spawn_runs and poll_runs, and deploy_isvc (without
-an InferenceService), rate_sweep, a load worker, aggregate and report fail only through a bug or a
-killed pod. They are failed with the
+an InferenceService), rate_sweep, a load worker, aggregate, report and check_outcome (on an
+unflagged result) fail only through a bug or a killed pod. They are failed with the
 ``KFP_BENCH_FAIL_STEP`` hook (kfp_bench.failpoint), after their work, when everything they would
 create exists. Then: the run failed in that step, the cleanup step ran and swept, and no
 experiment, pipeline or run carrying the benchmark id is left on the server. watch_replicas does
@@ -102,6 +102,7 @@ CASES = {
     ),
     "aggregate": Case("aggregate", "step aggregate failed on purpose", MADE, hook=True),
     "report": Case("report", "step report failed on purpose", MADE, hook=True),
+    "check_outcome": Case("check-outcome", "step check_outcome failed on purpose", MADE, hook=True),
 }
 
 

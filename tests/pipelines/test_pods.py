@@ -33,7 +33,8 @@ WHEELS = Path(sys.prefix) / "kfp-bench-pod-wheels"
 #: Every task of the pipeline (inference-load once per load worker).
 STEPS = {
     "check-params", "deploy-isvc", "stage-manifest", "upload-manifest", "spawn-runs", "poll-runs",
-    "rate-sweep", "inference-load", "watch-replicas", "aggregate", "report", "cleanup",
+    "rate-sweep", "inference-load", "watch-replicas", "aggregate", "report", "check-outcome",
+    "cleanup",
 }  # fmt: skip
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _DONE = re.compile(r"Task '(\S+)' finished with status (\w+)")
