@@ -79,6 +79,7 @@ class _Sweep:
             "failed": [],
             "dry_run": opts.dry_run,
         }
+        self.found_by_name: set[str] = set()
         # A run is kfp-bench-<id>-NNNNN: the id is all but the last part of the name.
         self.name_part = NAME_PREFIX + (opts.benchmark_id + "-" if opts.benchmark_id else "")
 
@@ -165,6 +166,7 @@ class _Sweep:
     def _runs_by_name(self) -> None:
         listed = self._pages(lambda t: self.api.list_runs_named(self.name_part, t), "runs")
         runs = [r["run_id"] for r in listed if self.run_selected(r)]
+        self.found_by_name = set(runs)
         self.report["runs"] += len(runs)
         if not self.o.dry_run:
             self._delete_runs(runs)
@@ -188,7 +190,7 @@ class _Sweep:
         self.report["experiments"].append(name)
         runs = self._experiment_runs(eid)
         mine = [r["run_id"] for r in runs or () if self.run_selected(r)]
-        self.report["runs"] += len(mine)
+        self.report["runs"] += len(set(mine) - self.found_by_name)  # a dry run lists them twice
         if self.o.dry_run:
             return
         failed = self._delete_runs(mine) if mine else 0
