@@ -13,13 +13,16 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from kfp_bench import atomic
 from kfp_bench.outcome import EXIT_NOT_SAVED
 from kfp_bench.results import read_results, write_results
 from kfp_bench.sandbox.kfp_server import start_kfp_server
@@ -226,3 +229,81 @@ def test_results_appear_whole_or_not_at_all(tmp_path, monkeypatch):
         write_results(out, runs_summary={"flags": ["new"]}, load=new.load)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["new", "old", "out"]
+
+
+def test_load_makes_the_json_out_folder_before_it_sends(fault_server, tmp_path):
+    folder = tmp_path / "new" / "deeper"
+    start = fault_server.stats()["requests"]
+    proc = _cli(
+        ("load", "-z", "1s", "-c", "2", "--json-out", folder / "r.json", fault_server.url),
+        tmp_path / "tmp",
+    )
+    deadline = time.monotonic() + 60
+    while fault_server.stats()["requests"] < start + 20:
+        assert time.monotonic() < deadline, "the load never reached the server"
+        time.sleep(0.02)
+    made_before_the_end = folder.is_dir()
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    assert made_before_the_end
+    assert store.load(folder / "r.json").requests > 20
+
+
+# -- the atomic writers -------------------------------------------------------------------------
+def test_a_link_to_a_file_is_kept_and_its_target_replaced(tmp_path):
+    (tmp_path / "real.json").write_text("old\n")
+    (tmp_path / "link.json").symlink_to("real.json")
+    atomic.write_json({"a": 1}, tmp_path / "link.json")
+    assert (tmp_path / "link.json").is_symlink()
+    assert json.loads((tmp_path / "real.json").read_text()) == {"a": 1}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.json", "real.json"]
+
+
+def test_a_pipe_is_written_into_not_replaced(tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    atomic.write_bytes(fifo, b"through the pipe\n")
+    reader.join(10)
+    assert got == [b"through the pipe\n"] and stat.S_ISFIFO(fifo.stat().st_mode)
+
+
+@pytest.mark.parametrize("exchange", [True, False], ids=["exchange", "aside"])
+def test_a_folder_is_swapped_whole_and_keeps_other_files(tmp_path, monkeypatch, exchange):
+    if not exchange:  # a system without renameat2: the old folder is renamed aside first
+        monkeypatch.setattr(atomic, "_renameat2", lambda: None)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "a.txt").write_text("old a\n")
+    (out / "keep.txt").write_text("kept\n")
+    (out / "sub").mkdir()
+    (out / "sub" / "deep.txt").write_text("deep\n")
+    with atomic.folder(out, fresh=("a.txt",)) as stage:
+        assert not (stage / "a.txt").exists() and (stage / "keep.txt").exists()
+        (stage / "a.txt").write_text("new a\n")
+    assert (out / "a.txt").read_text() == "new a\n"
+    assert (out / "keep.txt").read_text() == "kept\n"
+    assert (out / "sub" / "deep.txt").read_text() == "deep\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_a_failed_block_leaves_the_folder_and_no_stage(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "a.txt").write_text("old a\n")
+    with pytest.raises(RuntimeError), atomic.folder(out, fresh=("a.txt",)) as stage:
+        (stage / "a.txt").write_text("new a\n")
+        raise RuntimeError("the render failed")
+    assert [p.name for p in out.iterdir()] == ["a.txt"]
+    assert (out / "a.txt").read_text() == "old a\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_a_file_where_the_folder_should_be_is_refused(tmp_path):
+    (tmp_path / "out").write_text("a file\n")
+    with pytest.raises(NotADirectoryError), atomic.folder(tmp_path / "out"):
+        pass
+    assert (tmp_path / "out").read_text() == "a file\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
