@@ -307,3 +307,32 @@ def test_a_file_where_the_folder_should_be_is_refused(tmp_path):
         pass
     assert (tmp_path / "out").read_text() == "a file\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+# -- report -------------------------------------------------------------------------------------
+def test_a_report_that_cannot_be_written_exits_5_and_keeps_the_results(
+    tmp_path, monkeypatch, capsys
+):
+    """The folder is replaced by a file while the charts render (a hook after the real render:
+    the write then meets a real file), so the bundle cannot be written."""
+    from kfp_bench.cli import main
+    from kfp_bench.report import plots
+
+    res = make_results(tmp_path / "r", runs=4, failed=0, requests=100)
+    before = {p.name: p.read_bytes() for p in res.iterdir()}
+    out = tmp_path / "out"
+    render = plots.render
+
+    def render_then_lose_the_folder(*args, **kwargs):
+        figures = render(*args, **kwargs)
+        shutil.rmtree(out, ignore_errors=True)
+        out.write_text("not a folder any more\n")
+        return figures
+
+    monkeypatch.setattr(plots, "render", render_then_lose_the_folder)
+    rc = main(["report", str(res), "--out", str(out)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == EXIT_NOT_SAVED
+    assert len(err) == 1 and f"--out {out}: could not write the report" in err[0]
+    assert {p.name: p.read_bytes() for p in res.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "r"]
