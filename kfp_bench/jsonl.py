@@ -16,10 +16,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import tempfile
 import threading
 from pathlib import Path
 
+from kfp_bench.atomic import write_json
 from kfp_bench.errors import ResultsError
 from kfp_bench.records import ApiCall, RunRecord, TaskRecord
 
@@ -155,19 +155,8 @@ def read_dicts(path: str | os.PathLike) -> Records:
 
 def write_json_atomic(doc, path: str | os.PathLike) -> Path:
     """Write ``doc`` as JSON; a crash mid-write never leaves a half file at ``path``, and a good
-    file there is only ever replaced whole."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(doc, f, indent=1)
-            f.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-    return path
+    file there is only ever replaced whole (``kfp_bench.atomic.write_json``)."""
+    return write_json(doc, path)
 
 
 __all__ = [

@@ -12,9 +12,11 @@ The layout (``FORMAT`` version 1)::
     DIR/runs.jsonl       one RunRecord a line, written by the driver as runs finish
     DIR/api_calls.jsonl  one ApiCall a line, written by the driver as calls return
 
-``write_results`` writes summary.json and load.json (atomically); the JSON-lines files are the
-driver's own. ``read_results`` checks the directory and raises ``ResultsError`` naming what is
-missing, empty or of another version. Reporters and the history store take a ``Results``.
+``write_results`` writes summary.json and load.json together, whole or not at all (a stage
+folder swapped in with one rename, ``kfp_bench.atomic.folder``, that carries over the driver's
+JSON-lines files already there). ``read_results`` checks the directory and raises
+``ResultsError`` naming what is missing, empty or of another version. Reporters and the
+history store take a ``Results``.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kfp_bench import atomic
 from kfp_bench.errors import ResultsError
 from kfp_bench.jsonl import read, write_json_atomic
 from kfp_bench.records import ApiCall, RunRecord
@@ -88,22 +91,25 @@ def write_results(
     load: LoadStats | None = None,
     extra: dict | None = None,
 ) -> Path:
-    """Write summary.json (and load.json) into ``out_dir``; return the summary's path.
+    """Write summary.json (and load.json) into ``out_dir``; return the summary's path. Both
+    appear at once or neither does; a load.json left by an earlier result goes with it.
 
     Args:
         runs_summary: ``RunsStats.summary()`` of the runs benchmark, if it ran.
         load: the load stats, if load ran.
         extra: more top-level keys (e.g. the replicas series of an InferenceService).
     """
-    out = Path(out_dir)
     doc: dict = {k: v for k, v in (runs_summary or {}).items() if k not in ("format",)}
     doc.update(format=FORMAT, format_version=FORMAT_VERSION, written_at=time.time())
     if load is not None:
-        store.save(load, out / "load.json")
         full = load.to_dict()
         doc["load"] = {k: full[k] for k in LOAD_SUMMARY_KEYS if k in full}
     doc.update(extra or {})
-    return write_json_atomic(doc, out / "summary.json")
+    with atomic.folder(out_dir, fresh=("summary.json", "load.json")) as stage:
+        if load is not None:
+            write_json_atomic(full, stage / "load.json")
+        write_json_atomic(doc, stage / "summary.json")
+    return Path(out_dir) / "summary.json"
 
 
 def read_results(path: str | os.PathLike) -> Results:

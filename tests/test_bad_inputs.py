@@ -145,7 +145,21 @@ CASES = [
         ("-o d: a folder", "give a file name"),
         files={"d/": None},
     ),
-    # -- runs: manifests, manifest URLs, hosts, parameters, caps ------------------------------
+    # -- runs: output paths, manifests, manifest URLs, hosts, parameters, caps ----------------
+    Case(
+        "runs-out-is-a-file",
+        (*RUN_ONE, "--pipeline", HELLO, "--out", "f"),
+        ("--out f: a file, not a folder", "give a folder"),
+        files={"f": "x"},
+        kfp=True,
+    ),
+    Case(
+        "runs-out-under-a-file",
+        (*RUN_ONE, "--pipeline", HELLO, "--out", "f/o"),
+        ("--out f/o: f is a file, not a folder", "give another path"),
+        files={"f": "x"},
+        kfp=True,
+    ),
     Case(
         "runs-manifest-not-yaml",
         ("runs", "--host", "{kfp}", "--pipeline", "p.yaml", "--num-runs", "1", "--out", "o"),
@@ -280,6 +294,11 @@ CASES = [
         files=RESULTS,
     ),
     Case(
+        "report-out-folder-kept-off-when-refused",
+        ("report", "nothere", "--out", "new/dir"),
+        ("nothere: no such results directory", "give a directory written by"),
+    ),
+    Case(
         "report-out-is-a-file",
         ("report", "r", "--out", "f"),
         ("--out f: a file, not a folder", "give a folder"),
@@ -347,6 +366,17 @@ CASES = [
         "sweep-rates-decreasing",
         ("sweep", "--rates", "50,5", DEAD + "/"),
         ("--rates 50,5", "give the rates in increasing order"),
+    ),
+    Case(
+        "sweep-json-out-under-a-file",
+        ("sweep", "--rates", "5", "--json-out", "f/s.json", DEAD + "/"),
+        ("--json-out f/s.json: f is a file, not a folder", "give another path"),
+        files={"f": "x"},
+    ),
+    Case(
+        "sweep-json-out-folder-kept-off-when-refused",
+        ("sweep", "--rates", "5", "--knee-factor", "0.5", "--json-out", "new/s.json", DEAD + "/"),
+        ("--knee-factor 0.5: give a p99 multiple above 1", "e.g. 3"),
     ),
     Case(
         "sweep-json-out-is-a-folder",

@@ -38,12 +38,17 @@ def duration(text: str) -> float:
 def writable(path: str, flag: str, *, folder: bool = False) -> Path:
     """``path`` if a file (or, with ``folder``, a folder) can be written there; ``ConfigError``
     naming the flag otherwise. Checked before the work, so that an hour of load is not lost to a
-    typo in --json-out; nothing is created here."""
-    p = Path(path).expanduser()
+    typo in --json-out; nothing is created here (``cli.outputs.Outputs.made`` creates the
+    folders once every input is checked)."""
+    p = Path(path).expanduser()  # Path's checks follow links: a link is judged by its target
     if folder and p.exists() and not p.is_dir():
         raise ConfigError(f"{flag} {path}: a file, not a folder; give a folder")
     if not folder and p.is_dir():
         raise ConfigError(f"{flag} {path}: a folder; give a file name")
+    if not folder and p.exists() and not p.is_file():  # /dev/stdout, a pipe: written into
+        if not os.access(p, os.W_OK):
+            raise ConfigError(f"{flag} {path}: cannot write to it; give a file you can write")
+        return p
     q = p if folder else p.parent
     while not q.exists() and q != q.parent:
         q = q.parent

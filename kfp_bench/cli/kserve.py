@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from kfp_bench._doc import field_help
-from kfp_bench.cli.common import EXIT_INTERRUPTED, duration, writable
+from kfp_bench.atomic import write_json
+from kfp_bench.cli.common import EXIT_INTERRUPTED, EXIT_NOT_SAVED, duration
 from kfp_bench.cli.load import request_body
+from kfp_bench.cli.outputs import Outputs, save
 from kfp_bench.errors import EngineError
 from kfp_bench.load.options import LoadOptions, parse_rates
 from kfp_bench.load.sweep import KNEE_FACTOR, KNEE_MIN_SUCCESS, run_sweep
@@ -92,8 +93,8 @@ def _options(a: argparse.Namespace) -> LoadOptions:
 def cmd_sweep(a: argparse.Namespace) -> int:
     rates = parse_rates(a.rates)
     opts = _options(a)
-    if a.json_out:
-        writable(a.json_out, "--json-out")
+    outs = Outputs()
+    json_out = outs.file(a.json_out, "--json-out")
 
     def said(step) -> None:
         cpu = "" if step.client_busiest is None else f", client CPU {step.client_busiest:.0%}"
@@ -106,26 +107,30 @@ def cmd_sweep(a: argparse.Namespace) -> int:
 
     failure = None
     try:
-        result = run_sweep(
-            opts,
-            rates,
-            a.duration,
-            factor=a.knee_factor,
-            min_success=a.knee_success,
-            pause_s=a.pause,
-            on_step=said,
-        )
+        with outs.made():  # the knee settings are checked in run_sweep, before it sends
+            result = run_sweep(
+                opts,
+                rates,
+                a.duration,
+                factor=a.knee_factor,
+                min_success=a.knee_success,
+                pause_s=a.pause,
+                on_step=said,
+            )
     except EngineError as exc:  # a bug: still print and save the steps finished before it
         if exc.partial is None:
             raise
         result, failure = exc.partial, exc
     doc = result.as_dict()
     sweep_report.write_text(doc["sweep"], doc["sweep_knee"], sys.stdout)
-    if a.json_out:
-        with open(a.json_out, "w") as f:
-            json.dump(doc, f, indent=1)
+    saved = not json_out or save(
+        lambda: write_json(doc, json_out), doc, command="sweep", flag="--json-out", path=a.json_out
+    )
     if failure is not None:
         print(f"kfp-bench: {failure}", file=sys.stderr)
-        return 1
     interrupted = any(s.interrupted for s in result.steps)
+    if not saved:
+        return EXIT_INTERRUPTED if interrupted else EXIT_NOT_SAVED
+    if failure is not None:
+        return 1
     return EXIT_INTERRUPTED if interrupted else 0

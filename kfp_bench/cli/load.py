@@ -9,12 +9,14 @@ import tempfile
 from pathlib import Path
 
 from kfp_bench._doc import field_help
-from kfp_bench.cli.common import EXIT_INTERRUPTED, Progress, duration, writable
+from kfp_bench.cli.common import EXIT_INTERRUPTED, EXIT_NOT_SAVED, Progress, duration
+from kfp_bench.cli.outputs import NOT_SAVED, Outputs, save
 from kfp_bench.errors import ConfigError, EngineError
 from kfp_bench.jsonl import whole_lines_end
 from kfp_bench.load.options import LoadOptions
 from kfp_bench.load.payload import parse_shape, read_body, v1_payload, v2_payload
 from kfp_bench.load.workers import run_load
+from kfp_bench.outcome import exit_code
 from kfp_bench.report import hey
 from kfp_bench.stats import store
 
@@ -156,21 +158,32 @@ def _load_options(a: argparse.Namespace) -> LoadOptions:
 
 def cmd_load(a: argparse.Namespace) -> int:
     opts = _load_options(a)
-    if a.json_out:
-        writable(a.json_out, "--json-out")
+    outs = Outputs()
+    json_out = outs.file(a.json_out, "--json-out")
     progress = Progress(a.progress or sys.stderr.isatty())
     csv_dir = tempfile.mkdtemp(prefix="kfp-bench-csv-") if a.output == "csv" else None
-    failure = None
+    failure, saved = None, True
     try:
         try:
-            stats = run_load(
-                opts,
-                on_progress=progress,
-                on_batch_factory=_csv_writer_factory(csv_dir) if csv_dir else None,
-            )
+            with outs.made():
+                stats = run_load(
+                    opts,
+                    on_progress=progress,
+                    on_batch_factory=_csv_writer_factory(csv_dir) if csv_dir else None,
+                )
         except EngineError as exc:  # a bug: still print and save what was measured
             stats, failure = exc.stats, exc
         progress.done()
+        if json_out:  # saved before the summary is printed, so that it can say it was not
+            saved = save(
+                lambda: store.save(stats, json_out),
+                stats.to_dict,
+                command="load",
+                flag="--json-out",
+                path=a.json_out,
+            )
+            if not saved:
+                stats.flag(NOT_SAVED)
         if csv_dir:
             hey.write_csv_header(sys.stdout)
             for part in sorted(Path(csv_dir).glob("*.csv")):
@@ -180,8 +193,6 @@ def cmd_load(a: argparse.Namespace) -> int:
     finally:
         if csv_dir:
             shutil.rmtree(csv_dir, ignore_errors=True)
-    if a.json_out:
-        store.save(stats, a.json_out)
     if stats.workers["missing"]:
         missing = ", ".join(map(str, stats.workers["missing"]))
         partial = stats.workers.get("partial", [])
@@ -200,6 +211,9 @@ def cmd_load(a: argparse.Namespace) -> int:
         )
     if failure is not None:
         print(f"kfp-bench: {failure}", file=sys.stderr)
+    if not saved:
+        return exit_code(stats.flags)  # EXIT_NOT_SAVED, unless interrupted
+    if failure is not None:
         return 1
     return EXIT_INTERRUPTED if "interrupted" in stats.flags else 0
 
@@ -230,10 +244,16 @@ def _csv_writer_factory(directory: str):
 
 
 def cmd_merge(a: argparse.Namespace) -> int:
-    writable(a.out, "-o")
+    outs = Outputs()
+    out = outs.file(a.out, "-o")
     merged = store.load(a.results[0])
     for path in a.results[1:]:
         merged.merge(store.load(path))
-    store.save(merged, a.out)
+    outs.make()  # once every result was read: a refused merge creates nothing
+    saved = save(
+        lambda: store.save(merged, out), merged.to_dict, command="merge", flag="-o", path=a.out
+    )
+    if not saved:
+        merged.flag(NOT_SAVED)
     hey.write_text(merged, sys.stdout)
-    return 0
+    return 0 if saved else EXIT_NOT_SAVED

@@ -6,7 +6,8 @@ import argparse
 import sys
 
 from kfp_bench._doc import field_help
-from kfp_bench.cli.common import EXIT_REGRESSION, writable
+from kfp_bench.cli.common import EXIT_NOT_SAVED, EXIT_REGRESSION
+from kfp_bench.cli.outputs import Outputs
 
 
 def register(sub) -> None:
@@ -54,11 +55,21 @@ def register(sub) -> None:
 def cmd_report(a: argparse.Namespace) -> int:
     from kfp_bench.report.rebuild import rebuild_all
 
-    if a.out:
-        writable(a.out, "--out", folder=True)
-    outcomes = rebuild_all(
-        a.results, sys.stdout, out_dir=a.out, results_uri=a.results_uri, baseline=a.baseline
-    )
+    outs = Outputs()
+    outs.folder(a.out, "--out")
+    try:
+        with outs.made():  # the results are read in rebuild_all: a refused one undoes this
+            outcomes = rebuild_all(
+                a.results, sys.stdout, out_dir=a.out, results_uri=a.results_uri, baseline=a.baseline
+            )
+    except OSError as exc:  # after the checks: a full disk, a folder removed meanwhile
+        where = f"--out {a.out}" if a.out else "RESULTS_DIR/report"
+        print(
+            f"kfp-bench: {where}: could not write the report ({exc.strerror or exc}: "
+            f"{exc.filename}); the results it is built from are unchanged: run it again",
+            file=sys.stderr,
+        )
+        return EXIT_NOT_SAVED
     refused = [o.history.refused for o in outcomes if o.history and o.history.refused]
     for why in refused:
         print(f"kfp-bench: {why}", file=sys.stderr)

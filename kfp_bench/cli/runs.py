@@ -7,7 +7,7 @@ import sys
 import time
 
 from kfp_bench._doc import field_help
-from kfp_bench.cli.common import EXIT_LEFT_BEHIND, duration, exit_code
+from kfp_bench.cli.common import EXIT_LEFT_BEHIND, duration, exit_code, writable
 
 
 def register(sub) -> None:
@@ -135,12 +135,16 @@ def _add_runs_flags(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_runs(a: argparse.Namespace) -> int:
+    from kfp_bench.cli.outputs import NOT_SAVED, save
     from kfp_bench.kfp.auth import Auth
     from kfp_bench.kfp.driver import run_benchmark
     from kfp_bench.kfp.options import RunsOptions, parse_params
     from kfp_bench.report import runs as runs_report
     from kfp_bench.results import write_results
 
+    # Checked first; the driver makes the folder once it has checked the manifest, so that a
+    # refused manifest leaves nothing behind.
+    writable(a.out, "--out", folder=True)
     opts = RunsOptions(
         host=a.host,
         pipeline=a.pipeline,
@@ -176,10 +180,15 @@ def cmd_runs(a: argparse.Namespace) -> int:
     if show and last[0]:
         sys.stderr.write("\n")
     doc = stats.summary()
-    write_results(a.out, runs_summary=doc)  # a results directory: kfp-bench report reads it
+    # a results directory: kfp-bench report reads it
+    saved = save(lambda: write_results(a.out, runs_summary=doc), doc, command="runs",
+                 flag="--out", path=a.out)  # fmt: skip
+    if not saved:
+        doc["flags"] = [*doc.get("flags", []), NOT_SAVED]
     runs_report.write_text(doc, sys.stdout)
-    print(f"Wrote {a.out}/summary.json, runs.jsonl and api_calls.jsonl")
-    return _verdict(stats.flags, stats.cleanup, stats.benchmark_id)
+    if saved:
+        print(f"Wrote {a.out}/summary.json, runs.jsonl and api_calls.jsonl")
+    return _verdict(doc["flags"], stats.cleanup, stats.benchmark_id)
 
 
 def _verdict(flags: list, cleanup: dict, bid: str) -> int:

@@ -10,11 +10,11 @@
     runs.csv           one row per run           tasks.csv        one row per task of a run
     api_calls.csv      one row per KFP API call  load_series.csv  one row per second of load
 
-Every file is rendered into a temporary folder inside ``out_dir`` first and moved into place
-only when all of them are done, so a failure half-way never leaves a half-written report over a
-good one (and each file is replaced whole, by a rename). Other files in ``out_dir`` (e.g. the
-results themselves, when the report is written beside them) are left alone. The CSV files are
-always written, with only their header when nothing of that kind was measured.
+The bundle appears whole or not at all: every file is rendered into a stage folder beside
+``out_dir`` and the stage replaces ``out_dir`` in one rename (``kfp_bench.atomic.folder``), so a
+failure or a crash half-way never leaves new files beside old ones. Other files in ``out_dir``
+(e.g. the results themselves, when the report is written beside them) are carried over. The CSV
+files are always written, with only their header when nothing of that kind was measured.
 """
 
 from __future__ import annotations
@@ -22,12 +22,11 @@ from __future__ import annotations
 import io
 import json
 import os
-import shutil
-import tempfile
 from pathlib import Path
 
 import pandas as pd
 
+from kfp_bench import atomic
 from kfp_bench.report import html, markdown, plots
 from kfp_bench.report.metrics import collect
 from kfp_bench.report.tables import Tables, build
@@ -56,7 +55,8 @@ def write_bundle(
 
     Args:
         results: a results directory read back (``kfp_bench.results.read_results``).
-        out_dir: the folder to write into; created when missing.
+        out_dir: the folder to write into; created when missing. A file there raises
+            ``NotADirectoryError``; any ``OSError`` leaves ``out_dir`` as it was.
         history: a ``kfp_bench.history.History`` (earlier results and the regression verdict),
             or None for a report of this result alone.
         kde: draw a kernel density estimate over the latency and duration histograms.
@@ -69,19 +69,14 @@ def write_bundle(
     metrics = collect(tables, verdict)
     load_options = results.load.options if results.load is not None else None
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    stage = Path(tempfile.mkdtemp(prefix=".kfp-bench-report-", dir=out))
-    try:
-        figures = plots.render(tables, history=history, metrics=metrics, kde=kde)
-        page = html.render(tables, figures, metrics, history=history, load_options=load_options)
+    figures = plots.render(tables, history=history, metrics=metrics, kde=kde)
+    page = html.render(tables, figures, metrics, history=history, load_options=load_options)
+    markdown_bytes = _markdown(tables, history, load_options)
+    with atomic.folder(out, fresh=FILES) as stage:
         (stage / "report.html").write_text(page, encoding="utf-8")
-        (stage / "summary.md").write_bytes(_markdown(tables, history, load_options))
+        (stage / "summary.md").write_bytes(markdown_bytes)
         (stage / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n")
         _csvs(tables, stage)
-        for name in FILES:
-            os.replace(stage / name, out / name)
-    finally:
-        shutil.rmtree(stage, ignore_errors=True)
     return {name: out / name for name in FILES}
 
 

@@ -111,6 +111,8 @@ def _write_extras(stats: LoadStats, w) -> None:
             "the load engine failed (a bug in kfp-bench, its traceback on stderr): figures "
             "cover what was measured before it"
         )
+    if "not-saved" in stats.flags:
+        notes.append("not saved where asked: stderr says where the result is instead")
     if "insecure" in stats.flags:
         notes.append("WARNING: TLS verification was off (--insecure)")
     if "i-know" in stats.flags:

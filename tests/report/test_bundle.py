@@ -122,3 +122,53 @@ def test_a_failed_render_leaves_the_good_report(tmp_path, bundle, monkeypatch):
     with pytest.raises(RuntimeError, match="disk full"):
         write_bundle(Results(tmp_path, {}), out)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def _fail_replace_after(monkeypatch, calls: int) -> None:
+    """``os.replace`` works ``calls`` times, then fails as a full disk or a crash would."""
+    real, seen = os.replace, [0]
+
+    def replace(src, dst, **kw):
+        seen[0] += 1
+        if seen[0] > calls:
+            raise OSError(28, "No space left on device (a test)")
+        return real(src, dst, **kw)
+
+    monkeypatch.setattr(os, "replace", replace)
+
+
+def test_a_failure_while_moving_into_place_leaves_one_whole_report(tmp_path, monkeypatch):
+    """The bundle moves into place in one step: renames that fail after the second (disk full,
+    a crash) never leave new files beside old ones, and no temporary folder stays. Whether the
+    write then fails (the old report stays) or never needed a second rename (the new one is
+    there) is the implementation's business; a mix is the bug."""
+    out = tmp_path / "out"
+    out.mkdir()
+    for name in FILES:
+        (out / name).write_text(f"the old {name}\n")
+    (out / "notes.txt").write_text("not the bundle's\n")
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    res = read_results(make_results(tmp_path / "r", runs=4, failed=0, requests=100))
+    _fail_replace_after(monkeypatch, 2)
+    try:
+        write_bundle(res, out, kde=False)
+    except OSError as exc:
+        assert "No space left" in str(exc)
+    after = {p.name: p.read_bytes() for p in out.iterdir()}
+    if after != before:
+        assert after.keys() == before.keys() and after["notes.txt"] == before["notes.txt"]
+        assert all(after[n] != before[n] for n in FILES), "old and new files mixed"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "r"]
+
+
+def test_a_new_report_replaces_the_old_whole_and_keeps_other_files(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "report.html").write_text("the old report\n")
+    (out / "notes.txt").write_text("not the bundle's\n")
+    res = read_results(make_results(tmp_path / "r", runs=4, failed=0, requests=100))
+    files = write_bundle(res, out, kde=False)
+    assert sorted(p.name for p in out.iterdir()) == sorted([*FILES, "notes.txt"])
+    assert files["report.html"].read_text().startswith("<!")
+    assert (out / "notes.txt").read_text() == "not the bundle's\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "r"]
