@@ -26,7 +26,8 @@ from aiohttp import web
 from kfp_bench.sandbox.kfp_server import authn, cron, pipelines, specs
 from kfp_bench.sandbox.kfp_server.executor import Executor
 from kfp_bench.sandbox.kfp_server.faults import Faults, parse_ops
-from kfp_bench.sandbox.kfp_server.metrics import Metrics, rpc_error
+from kfp_bench.sandbox.kfp_server.gateway import rpc_error
+from kfp_bench.sandbox.kfp_server.metrics import Metrics
 from kfp_bench.sandbox.kfp_server.replies import (
     errors_middleware,
     json_body,
@@ -84,14 +85,14 @@ class KfpApi:
 
     async def create_experiment(self, request: web.Request) -> web.Response:
         self.metrics.operation("experiment_server_create_requests")
-        body = await json_body(request)
+        body = await json_body(request, "V2beta1Experiment")
         name = body.get("display_name") or ""
         if not name:
             raise ValueError("experiment display_name is empty; give the experiment a name")
         namespace = body.get("namespace") or ""
         for e in self.store.experiments.values():
             if e.display_name == name and e.namespace == namespace:
-                return rpc_error(409, 6, f"an experiment named {name!r} already exists")
+                return rpc_error(6, f"an experiment named {name!r} already exists")
         exp = Experiment(new_id(), name, body.get("description") or "", namespace)
         self.store.experiments[exp.experiment_id] = exp
         return ok(exp.to_api())
@@ -189,7 +190,7 @@ class KfpApi:
 
     async def create_run(self, request: web.Request) -> web.Response:
         self.metrics.operation("run_server_create_requests")
-        body = await json_body(request)
+        body = await json_body(request, "V2beta1Run")
         run = self.new_run(body, request.query.get("experiment_id"))
         return ok(run.to_api())
 
@@ -254,7 +255,7 @@ class KfpApi:
 
     async def create_recurring_run(self, request: web.Request) -> web.Response:
         self.metrics.operation("recurring_run_server_create_requests")
-        body = await json_body(request)
+        body = await json_body(request, "V2beta1RecurringRun")
         name = body.get("display_name") or ""
         if not name:
             raise ValueError("the recurring run name (display_name) is empty")
