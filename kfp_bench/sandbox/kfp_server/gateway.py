@@ -40,7 +40,8 @@ HTTP_STATUS = {
     10: 409, 11: 400, 12: 501, 13: 500, 14: 503, 15: 500, 16: 401,
 }  # fmt: skip
 _STATUS_TYPE = "type.googleapis.com/google.rpc.Status"
-#: the proto JSON of google.rpc.Status keeps int32 code; int64 fields may be numbers or strings
+#: the fields the swagger types as int64 strings (kfp_server_api: "str"); protojson takes a
+#: number or a decimal string for them
 _INT64 = frozenset({"max_concurrency", "interval_second", "long_value", "execution_id",
                     "pipeline_context_id", "pipeline_run_context_id"})  # fmt: skip
 _INT32_MAX = 2**31 - 1
@@ -127,10 +128,13 @@ def _message(value, message: str, where: str) -> dict:
     fields = _fields(message)
     out = {}
     for key, item in value.items():
-        if key not in fields:
+        name = key if key in fields else _camel_names(message).get(key)
+        if name is None:
             raise DecodeError(f'proto: unknown field "{key}" in {where or message}')
-        if item is not None:
-            out[key] = _value(item, fields[key], f"{where}.{key}".lstrip("."))
+        if name in out:
+            raise DecodeError(f'proto: duplicate field "{key}" in {where or message}')
+        if item is not None:  # protojson: null is the field's default, i.e. unset
+            out[name] = _value(item, fields[name], f"{where}.{name}".lstrip("."))
     return out
 
 
@@ -216,6 +220,17 @@ def _fields(message: str) -> dict[str, str]:
 
     model = getattr(kfp_server_api.models, message)
     return {model.attribute_map[k]: t for k, t in model.openapi_types.items()}
+
+
+@cache
+def _camel_names(message: str) -> dict[str, str]:
+    """lowerCamelCase JSON name -> proto field name: protojson accepts either spelling (the
+    handlers see the proto names, which KFP answers with: UseProtoNames)."""
+    out = {}
+    for name in _fields(message):
+        head, *rest = name.split("_")
+        out[head + "".join(w[:1].upper() + w[1:] for w in rest)] = name
+    return out
 
 
 @cache

@@ -62,6 +62,9 @@ def test_null_fields_decode_as_unset_and_int64_takes_numbers_and_strings(server)
     status, exp = call(server, "POST", f"{API}/experiments",
                        {"display_name": "nulls", "description": None})  # fmt: skip
     assert status == 200 and "description" not in exp
+    # protojson takes a field's lowerCamelCase JSON name too; answers keep the proto names.
+    status, exp = call(server, "POST", f"{API}/experiments", {"displayName": "camel"})
+    assert status == 200 and exp["display_name"] == "camel"
     for concurrency in ("2", 2):
         body = {"display_name": "j", "max_concurrency": concurrency}
         status, answer = call(server, "POST", f"{API}/recurringruns", body)
