@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import pytest
 
+from kfp_bench.sandbox.kfp_server import faults, gateway
+
 from .support import API, call
 from .swagger import assert_valid
 
@@ -90,3 +92,8 @@ def test_a_query_parameter_that_does_not_parse_is_invalid_argument(server, path,
 def test_unknown_query_parameters_are_ignored(server):
     status, answer = call(server, "GET", f"{API}/experiments", query={"colour": "red"})
     assert status == 200 and "total_size" in answer
+
+
+def test_injected_faults_have_the_status_the_gateway_gives_their_code():
+    for status, code, _ in faults.ERRORS:
+        assert gateway.HTTP_STATUS[code] == status
