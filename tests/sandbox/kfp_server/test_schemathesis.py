@@ -24,6 +24,11 @@ Left out, each for a stated reason:
 * ``positive_data_acceptance``: a request valid per the swagger names random ids and random
   pipeline specs, which the real server refuses too (404, 400); the swagger cannot say which
   valid-looking requests exist.
+* requests that leave out the swagger's bearer token on purpose: a single-user KFP, as this
+  server is without ``--token-file``, neither needs nor checks one (``test_token.py``).
+* the checks that follow links between operations (``use_after_free``,
+  ``ensure_resource_availability``) or compare with and without credentials (``ignored_auth``):
+  the swagger declares no links, and there are no credentials to compare.
 """
 
 from __future__ import annotations
@@ -32,13 +37,11 @@ import json
 import re
 
 import pytest
+import schemathesis
+from hypothesis import HealthCheck, settings
 
-schemathesis = pytest.importorskip("schemathesis")
-
-from hypothesis import HealthCheck, settings  # noqa: E402
-
-from kfp_bench.sandbox.kfp_server import start_kfp_server  # noqa: E402
-from tests.paths import SWAGGER  # noqa: E402
+from kfp_bench.sandbox.kfp_server import start_kfp_server
+from tests.paths import SWAGGER
 
 _UPLOADS = ("UploadPipeline", "UploadPipelineVersion")
 
@@ -78,9 +81,7 @@ schema.config.generation.update(
     modes=[schemathesis.GenerationMode.POSITIVE, schemathesis.GenerationMode.NEGATIVE],
     max_examples=_EXAMPLES,
     deterministic=True,
-    # The swagger names a bearer token (securityDefinitions), which a single-user KFP, as this
-    # server is without --token-file, neither needs nor checks: no requests that leave it out
-    # on purpose (test_token.py covers --token-file).
+    # No requests that leave out the swagger's bearer token on purpose (module docstring).
     with_security_parameters=False,
 )
 schema.config.checks.update(included_check_names=_CHECKS)
