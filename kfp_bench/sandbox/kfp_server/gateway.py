@@ -7,12 +7,12 @@ parameters, and the routing errors, as KFP 2.17's API server has them. What it f
   a grpc-gateway ``runtime.ServeMux`` with ``common.CustomMarshaler()``
   (``backend/src/apiserver/common/utils.go``: ``UseProtoNames``, ``EmitUnpopulated: false``,
   ``DiscardUnknown: false``), except the multipart uploads, served by their own handler.
-* grpc-gateway v2.29.0 (KFP's go.mod) ``runtime/errors.go``: ``DefaultHTTPErrorHandler`` writes
-  the google.rpc.Status ``{"code", "message", "details"}`` (no ``error`` field: that was the v1
-  gateway's) with the status ``HTTPStatusFromCode`` maps its code to; empty ``details`` is left
-  out, as ``EmitUnpopulated: false`` marshals it. ``DefaultRoutingErrorHandler``: an unknown
-  path is 404 NOT_FOUND "Not Found", a known path with another method 501 UNIMPLEMENTED
-  "Method Not Allowed" (``runtime/mux.go``, ``ServeHTTP``).
+* grpc-gateway v2.29.0 (KFP's go.mod; commit ba9b55c1c15c) ``runtime/errors.go``:
+  ``DefaultHTTPErrorHandler`` writes the google.rpc.Status ``{"code", "message", "details"}`` (no
+  ``error`` field: that was the v1 gateway's) with the status ``HTTPStatusFromCode`` maps its code
+  to; empty ``details`` is left out, as ``EmitUnpopulated: false`` marshals it.
+  ``DefaultRoutingErrorHandler``: an unknown path is 404 NOT_FOUND "Not Found", a known path with
+  another method 501 UNIMPLEMENTED "Method Not Allowed" (``runtime/mux.go``, ``ServeHTTP``).
 * ``backend/src/common/util/error.go`` (``UserError.GRPCStatus``): an error of KFP's handlers
   carries one detail, a google.rpc.Status with the same code and the user-facing message.
 * A body that protojson cannot decode into the request message (a field of the wrong JSON type,
