@@ -14,7 +14,9 @@ or from Python with ``start_kfp_server(port=0, **options)`` (a context manager w
 ``.stop()``). Modules:
 
 * ``server``: options, command line (``add_arguments``, ``main``) and ``start_kfp_server``.
-* ``app`` / ``pipelines`` / ``replies``: the HTTP routes (aiohttp) and the shape of answers.
+* ``app`` / ``pipelines`` / ``replies``: the HTTP routes (aiohttp) and the shape of answers;
+  ``gateway``: what KFP's grpc-gateway answers around them (error bodies, body and query
+  decoding, routing errors).
 * ``store``: the resources and their JSON; ``listing``: filters, sorting, page tokens.
 * ``executor``: the run queue (``--max-parallel-runs``), real and simulated execution;
   ``_runner``: the child process that runs one pipeline with kfp.local's SubprocessRunner;

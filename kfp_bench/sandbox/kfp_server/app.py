@@ -4,7 +4,8 @@ This module owns request parsing, the answers, and the mapping from paths to the
 queue (``executor.py``) and the scheduler (``cron.py``). Paths, JSON field names and error bodies
 follow ``kfp_api_v2beta1.swagger.json``; handlers for pipelines live in ``pipelines.py``.
 Errors: a ``ValueError`` raised while handling becomes 400 INVALID_ARGUMENT, a ``LookupError`` 404
-NOT_FOUND, both with the google.rpc.Status body ``{"code", "message", "details"}``.
+NOT_FOUND, both with the google.rpc.Status body ``{"code", "message", "details"}``; bodies are
+decoded, and routing errors answered, as KFP's grpc-gateway does it (``gateway.py``).
 
 Namespaces, as multi-user KFP has them (no access is checked): an experiment belongs to the
 ``namespace`` it was created with, a run or recurring run to its experiment's. ListExperiments,
@@ -26,7 +27,8 @@ from aiohttp import web
 from kfp_bench.sandbox.kfp_server import authn, cron, pipelines, specs
 from kfp_bench.sandbox.kfp_server.executor import Executor
 from kfp_bench.sandbox.kfp_server.faults import Faults, parse_ops
-from kfp_bench.sandbox.kfp_server.metrics import Metrics, rpc_error
+from kfp_bench.sandbox.kfp_server.gateway import rpc_error
+from kfp_bench.sandbox.kfp_server.metrics import Metrics
 from kfp_bench.sandbox.kfp_server.replies import (
     errors_middleware,
     json_body,
@@ -96,14 +98,14 @@ class KfpApi:
 
     async def create_experiment(self, request: web.Request) -> web.Response:
         self.metrics.operation("experiment_server_create_requests")
-        body = await json_body(request)
+        body = await json_body(request, "V2beta1Experiment")
         name = body.get("display_name") or ""
         if not name:
             raise ValueError("experiment display_name is empty; give the experiment a name")
         namespace = body.get("namespace") or ""
         for e in self.store.experiments.values():
             if e.display_name == name and e.namespace == namespace:
-                return rpc_error(409, 6, f"an experiment named {name!r} already exists")
+                return rpc_error(6, f"an experiment named {name!r} already exists")
         exp = Experiment(new_id(), name, body.get("description") or "", namespace)
         self.store.experiments[exp.experiment_id] = exp
         return ok(exp.to_api())
@@ -201,7 +203,7 @@ class KfpApi:
 
     async def create_run(self, request: web.Request) -> web.Response:
         self.metrics.operation("run_server_create_requests")
-        body = await json_body(request)
+        body = await json_body(request, "V2beta1Run")
         run = self.new_run(body, request.query.get("experiment_id"))
         return ok(run.to_api())
 
@@ -266,7 +268,7 @@ class KfpApi:
 
     async def create_recurring_run(self, request: web.Request) -> web.Response:
         self.metrics.operation("recurring_run_server_create_requests")
-        body = await json_body(request)
+        body = await json_body(request, "V2beta1RecurringRun")
         name = body.get("display_name") or ""
         if not name:
             raise ValueError("the recurring run name (display_name) is empty")

@@ -37,7 +37,7 @@ def token_middleware(token: bytes):
     """An aiohttp middleware that answers 401 unless the request carries ``token``."""
     from aiohttp import web
 
-    from kfp_bench.sandbox.kfp_server.metrics import rpc_error
+    from kfp_bench.sandbox.kfp_server.gateway import rpc_error
 
     expected = b"Bearer " + token
 
@@ -48,7 +48,7 @@ def token_middleware(token: bytes):
         given = request.headers.get("Authorization", "").strip().encode("latin-1", "replace")
         if not hmac.compare_digest(given, expected):
             what = "no bearer token" if not given else "a bearer token that is not accepted"
-            return rpc_error(401, 16, f"Unauthenticated: the request carried {what}")
+            return rpc_error(16, f"Unauthenticated: the request carried {what}")
         return await handler(request)
 
     return require_token

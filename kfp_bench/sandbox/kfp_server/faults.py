@@ -62,7 +62,8 @@ OPERATIONS: dict[tuple[str, str], str] = {
     ("POST", f"{_J}:disable"): "disable_recurring_run",
 }
 OPERATION_NAMES = frozenset(OPERATIONS.values())
-#: (HTTP status, google.rpc code, code name) of the injected errors, drawn with even odds.
+#: (HTTP status, google.rpc code, code name) of the injected errors, drawn with even odds; each is
+#: answered as the gateway answers that code (``gateway.rpc_error``: google.rpc.Status, no details).
 ERRORS = ((503, 14, "UNAVAILABLE"), (429, 8, "RESOURCE_EXHAUSTED"))
 
 

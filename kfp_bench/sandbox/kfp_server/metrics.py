@@ -33,7 +33,6 @@ faulted or counted.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections import Counter
 
@@ -43,6 +42,7 @@ from prometheus_client import Counter as PromCounter
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from kfp_bench.sandbox.kfp_server.faults import Faults
+from kfp_bench.sandbox.kfp_server.gateway import rpc_error
 
 _BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 _SCHEMES = ("bearer", "basic")
@@ -102,7 +102,7 @@ class Metrics:
             if fault is None or self.faults.after:
                 response = await handler(request)
             if fault is not None:
-                response = _rpc_response(*fault)
+                response = _fault_response(*fault)
             status = response.status
         except web.HTTPException as e:
             status = e.status
@@ -159,11 +159,8 @@ def _credentials(request: web.Request) -> tuple[str, str]:
     return scheme, "yes" if request.headers.get("Cookie") else "no"
 
 
-def _rpc_response(status: int, code: int, message: str) -> web.Response:
-    body = json.dumps({"code": code, "message": message, "details": []})
-    return web.Response(status=status, text=body, content_type="application/json")
-
-
-def rpc_error(status: int, code: int, message: str) -> web.Response:
-    """A google.rpc.Status error response, as the swagger's ``default`` responses define it."""
-    return _rpc_response(status, code, message)
+def _fault_response(status: int, code: int, message: str) -> web.Response:
+    # An injected fault stands for an overloaded server or a proxy, not a handler's refusal:
+    # the gateway's google.rpc.Status without a handler's detail.
+    # Its HTTP status is the one the gateway gives the code (faults.ERRORS lists the same).
+    return rpc_error(code, message, detail=False)

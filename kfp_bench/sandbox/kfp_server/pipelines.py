@@ -16,7 +16,8 @@ import os
 from aiohttp import web
 
 from kfp_bench.sandbox.kfp_server import specs
-from kfp_bench.sandbox.kfp_server.metrics import Metrics, rpc_error
+from kfp_bench.sandbox.kfp_server.gateway import rpc_error
+from kfp_bench.sandbox.kfp_server.metrics import Metrics
 from kfp_bench.sandbox.kfp_server.replies import json_body, list_answer, list_rows, ok
 from kfp_bench.sandbox.kfp_server.store import (
     PIPELINE_FIELDS,
@@ -68,7 +69,7 @@ class PipelineHandlers:
             name, q.get("display_name") or name, q.get("description", ""), q.get("namespace", "")
         )
         if pipeline is None:
-            return rpc_error(409, 6, f"a pipeline named {name!r} already exists")
+            return rpc_error(6, f"a pipeline named {name!r} already exists")
         self._add_version(pipeline, name, pipeline.display_name, package,
                           description=q.get("description", ""))  # fmt: skip
         return ok(pipeline.to_api())
@@ -86,13 +87,13 @@ class PipelineHandlers:
             description=q.get("description", ""), code_source_url=q.get("code_source_url", ""),
         )  # fmt: skip
         if version is None:
-            return rpc_error(409, 6, f"pipeline {pipeline.pipeline_id} already has a version "
+            return rpc_error(6, f"pipeline {pipeline.pipeline_id} already has a version "
                              f"named {name!r}")  # fmt: skip
         return ok(version.to_api())
 
     async def create(self, request: web.Request) -> web.Response:
         self.metrics.operation("pipeline_server_create_requests")
-        body = await json_body(request)
+        body = await json_body(request, "V2beta1Pipeline")
         pipeline = self._create_pipeline(body)
         return pipeline if isinstance(pipeline, web.Response) else ok(pipeline.to_api())
 
@@ -105,12 +106,12 @@ class PipelineHandlers:
             body.get("namespace") or "",
         )  # fmt: skip
         if pipeline is None:
-            return rpc_error(409, 6, f"a pipeline named {name!r} already exists")
+            return rpc_error(6, f"a pipeline named {name!r} already exists")
         return pipeline
 
     async def create_and_version(self, request: web.Request) -> web.Response:
         self.metrics.operation("pipeline_server_create_requests")
-        body = await json_body(request)
+        body = await json_body(request, "V2beta1CreatePipelineAndVersionRequest")
         version_body = body.get("pipeline_version") or {}
         package = _version_package(version_body)
         pipeline = self._create_pipeline(body.get("pipeline") or {})
@@ -123,7 +124,7 @@ class PipelineHandlers:
     async def create_version(self, request: web.Request) -> web.Response:
         self.metrics.operation("pipeline_server_create_version_requests")
         pipeline = self.store.get("pipelines", request.match_info["pipeline_id"], "pipeline")
-        body = await json_body(request)
+        body = await json_body(request, "V2beta1PipelineVersion")
         package = _version_package(body)
         name = body.get("name") or body.get("display_name") or ""
         if not name:
@@ -131,7 +132,7 @@ class PipelineHandlers:
         version = self._add_version(pipeline, name, body.get("display_name") or name, package,
                                     description=body.get("description") or "")  # fmt: skip
         if version is None:
-            return rpc_error(409, 6, f"a version named {name!r} already exists")
+            return rpc_error(6, f"a version named {name!r} already exists")
         return ok(version.to_api())
 
     async def get(self, request: web.Request) -> web.Response:
@@ -159,7 +160,7 @@ class PipelineHandlers:
         versions = self.store.versions_of(pipeline.pipeline_id)
         if versions and request.query.get("cascade", "").lower() not in ("true", "1"):
             return rpc_error(
-                400, 9,
+                9,
                 f"pipeline {pipeline.pipeline_id} has {len(versions)} version(s): delete them "
                 "first, or delete with cascade=true",
             )  # fmt: skip

@@ -1,9 +1,10 @@
 """Reading JSON requests and writing JSON answers, google.rpc.Status errors and LIST pages.
 
 This module owns the shape of every answer: a ``ValueError`` raised while handling becomes 400
-INVALID_ARGUMENT, a ``LookupError`` 404 NOT_FOUND, both with the body ``{"code", "message",
-"details"}``; LIST answers leave out an empty list and an empty next_page_token, as proto3 JSON
-does.
+INVALID_ARGUMENT, a ``LookupError`` 404 NOT_FOUND, both with the google.rpc.Status body
+``{"code", "message", "details"}`` (``gateway.py``); a request no route takes, a body or query
+parameter the gateway would not decode, are answered as KFP's grpc-gateway answers them. LIST
+answers leave out an empty list and an empty next_page_token, as proto3 JSON does.
 """
 
 from __future__ import annotations
@@ -13,36 +14,39 @@ import logging
 
 from aiohttp import web
 
-from kfp_bench.sandbox.kfp_server import listing
-from kfp_bench.sandbox.kfp_server.metrics import rpc_error
+from kfp_bench.sandbox.kfp_server import gateway, listing
+from kfp_bench.sandbox.kfp_server.gateway import rpc_error
 
 log = logging.getLogger("kfp_bench.kfp_server")
 
 
 @web.middleware
 async def errors_middleware(request: web.Request, handler):
+    missed = request.match_info.http_exception
+    if missed is not None and missed.status in (404, 405):
+        return gateway.routing_error(request, missed.status)
     try:
+        if request.path.startswith("/apis/"):
+            gateway.check_query(request)
         return await handler(request)
+    except gateway.DecodeError as e:
+        return rpc_error(3, str(e), detail=False)
     except LookupError as e:
-        return rpc_error(404, 5, str(e).strip("'\""))
+        return rpc_error(5, str(e).strip("'\""))
     except ValueError as e:
-        return rpc_error(400, 3, str(e))
+        return rpc_error(3, str(e))
     except web.HTTPException:
         raise
     except Exception as e:
         # A bug of ours, not the client's: say so in the answer and keep the trace in our log.
         log.exception("internal error on %s %s", request.method, request.path)
-        return rpc_error(500, 13, f"internal error: {type(e).__name__}: {e}")
+        return rpc_error(13, f"internal error: {type(e).__name__}: {e}")
 
 
-async def json_body(request: web.Request) -> dict:
-    try:
-        body = await request.json()
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise ValueError(f"request body is not JSON: {e}") from None
-    if not isinstance(body, dict):
-        raise ValueError("request body must be a JSON object")
-    return body
+async def json_body(request: web.Request, message: str) -> dict:
+    """The body, decoded as the gateway decodes it into ``message`` (a kfp_server_api model
+    name such as "V2beta1Run"): see ``gateway.decode_body``."""
+    return await gateway.decode_body(request, message)
 
 
 def ok(payload: dict) -> web.Response:
