@@ -63,6 +63,8 @@ def test_failed_creates_do_not_lose_what_was_created(faulty_server, tmp_path):
     # whose create answered an error are found by name in the LIST, polled and deleted too.
     made = N - errors if when == "before" else N
     assert doc["runs"]["created"] == made
+    # Fewer runs than asked is a failure the exit code tells (kfp_bench.outcome): exit 1.
+    assert ("create-failed" in doc["flags"]) == (when == "before")
     assert doc["runs"]["by_state"] == {"SUCCEEDED": made}
     records = read(tmp_path / "runs.jsonl", RunRecord)
     assert len({r.run_id for r in records}) == made

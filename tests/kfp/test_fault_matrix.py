@@ -192,3 +192,42 @@ def test_the_matrix_covers_every_operation_the_driver_calls():
     assert driver_ops <= OPERATION_NAMES and driver_ops <= faulted
     assert {w for _, w in CLI} == {"before", "after"}
     assert len(CLI) == 2 * len({o for o, _ in CLI})
+
+
+def test_cleanup_finds_runs_whose_experiment_is_gone(server, tmp_path):
+    """KFP's DeleteExperiment leaves the experiment's runs: the sweep finds them by name."""
+    from kfp_bench.kfp.api import KfpApi
+
+    bid = new_benchmark_id()
+    code, out, err = _cli(
+        "runs", "--host", server.url, "--pipeline", str(HELLO), "--num-runs", "3", "--keep",
+        "--poll-interval", "0.1", "--benchmark-id", bid, "--out", str(tmp_path / "out"), *FAST,
+    )  # fmt: skip
+    assert code == 0, err
+    api = KfpApi(server.url)
+    exp = next(e for e in api.list_experiments().body["experiments"] if bid in e["display_name"])
+    assert api.delete_experiment(exp["experiment_id"]).ok
+    assert remains(server.url, bid)["runs"] == 3  # orphans: no experiment holds them
+    code, out, err = _cli("cleanup", "--host", server.url, "--benchmark-id", bid, *FAST)
+    assert code == 0 and "3 runs" in out, out + err
+    assert remains(server.url, bid) == NOTHING
+
+
+def test_cleanup_that_cannot_delete_says_so_and_exits_4(server, tmp_path):
+    """A sweep whose deletes fail does not report "0 runs" left: it names what failed, keeps the
+    experiment that still holds them, and exits 4; once the fault is over it finishes."""
+    bid = new_benchmark_id()
+    code, out, err = _cli(
+        "runs", "--host", server.url, "--pipeline", str(HELLO), "--num-runs", "2", "--keep",
+        "--poll-interval", "0.1", "--benchmark-id", bid, "--out", str(tmp_path / "out"), *FAST,
+    )  # fmt: skip
+    assert code == 0, err
+    server.set_faults(1.0, "delete_run", seed=1)
+    try:
+        code, out, err = _cli("cleanup", "--host", server.url, "--benchmark-id", bid, *FAST)
+    finally:
+        server.set_faults()
+    assert code == EXIT_LEFT_BEHIND, out + err
+    assert "Deleted: 0 recurring runs, 0 runs" in out and "kept experiment" in out
+    assert remains(server.url, bid)["experiments"] == 1
+    _cleared(server, bid)
