@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 from kfp_bench._doc import field_help
-from kfp_bench.cli.common import EXIT_INTERRUPTED, EXIT_NOT_SAVED, Progress, duration
+from kfp_bench.cli.common import EXIT_NOT_SAVED, Progress, duration
 from kfp_bench.cli.outputs import NOT_SAVED, Outputs, save
 from kfp_bench.errors import ConfigError, EngineError
 from kfp_bench.jsonl import whole_lines_end
@@ -211,11 +211,8 @@ def cmd_load(a: argparse.Namespace) -> int:
         )
     if failure is not None:
         print(f"kfp-bench: {failure}", file=sys.stderr)
-    if not saved:
-        return exit_code(stats.flags)  # EXIT_NOT_SAVED, unless interrupted
-    if failure is not None:
-        return 1
-    return EXIT_INTERRUPTED if "interrupted" in stats.flags else 0
+    code = exit_code(stats.flags)  # not-saved, interrupted, workers-lost, engine-error, ...
+    return code if code or failure is None else 1
 
 
 def _copy_whole_lines(path: Path, out) -> None:

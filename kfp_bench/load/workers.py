@@ -284,5 +284,7 @@ def _merge_worker_docs(docs, opts, log_dir) -> LoadStats:
         merged.workers = {"expected": 0, "reported": 0, "missing": []}
     merged.workers["expected"] += len(missing)
     merged.workers["missing"] += missing
+    if missing and "workers-lost" not in merged.flags:  # a failure (kfp_bench.outcome): exit 1
+        merged.flags.append("workers-lost")
     merged.options = _options(opts)
     return merged
