@@ -14,9 +14,10 @@ def cleanup(
     isvc: dict,
     status: dsl.PipelineTaskFinalStatus,
 ) -> str:
-    """Sweep the KFP server for the runs, experiment and pipeline of this benchmark
-    (kfp_bench.kfp.cleanup.sweep) and delete its InferenceService
-    (kfp_bench.kserve.deploy.delete), whatever the state the benchmark ended in.
+    """Sweep the KFP server for the recurring runs, runs, experiment and pipeline of this
+    benchmark (kfp_bench.kfp.cleanup.sweep) and delete its InferenceService if it carries this
+    benchmark's label (kfp_bench.kserve.deploy.delete), whatever state the benchmark ended in;
+    fail, naming what may remain, when the sweep cannot finish.
 
     Args:
         kfp_host: the KFP API.

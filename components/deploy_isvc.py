@@ -5,9 +5,10 @@ from kfp_bench.components._step import step
 
 @step("kube")
 def deploy_isvc(params: dict, timeout_sec: float) -> list:
-    """Create the InferenceService of the isvc parameter (kfp_bench.kserve.deploy.deploy) and
-    wait for Ready; a readiness timeout deletes it and fails naming the condition that failed.
-    With isvc empty nothing is deployed and inference_url is passed on.
+    """Create the InferenceService of the isvc parameter, labelled with the benchmark id
+    (kfp_bench.kserve.deploy.deploy), and wait for Ready; a name that exists is refused before
+    anything changes, and a readiness timeout deletes what it created and fails naming the
+    condition that failed. With isvc empty nothing is deployed and inference_url is passed on.
 
     Args:
         params: the checked parameters, from check_params.
