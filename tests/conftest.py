@@ -71,3 +71,16 @@ def model_server():
     """The sandbox KServe model server (a real kserve.ModelServer serving iris)."""
     with start_model_server() as server:
         yield server
+
+
+def fail_replace_after(monkeypatch, calls: int) -> None:
+    """``os.replace`` works ``calls`` times, then fails as a full disk or a crash would."""
+    real, seen = os.replace, [0]
+
+    def replace(src, dst, **kw):
+        seen[0] += 1
+        if seen[0] > calls:
+            raise OSError(28, "No space left on device (a test)")
+        return real(src, dst, **kw)
+
+    monkeypatch.setattr(os, "replace", replace)

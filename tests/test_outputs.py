@@ -27,6 +27,7 @@ from kfp_bench.outcome import EXIT_NOT_SAVED
 from kfp_bench.results import read_results, write_results
 from kfp_bench.sandbox.kfp_server import start_kfp_server
 from kfp_bench.stats import store
+from tests.conftest import fail_replace_after
 from tests.paths import PIPELINES
 from tests.synthetic import make_results
 
@@ -204,17 +205,6 @@ def test_runs_keeps_its_summary_when_the_folder_goes_away(kfp_server, tmp_path):
 
 
 # -- bundles: whole or not at all ---------------------------------------------------------------
-def _fail_replace_after(monkeypatch, calls: int) -> None:
-    """``os.replace`` works ``calls`` times, then fails as a full disk or a crash would."""
-    real, seen = os.replace, [0]
-
-    def replace(src, dst, **kw):
-        seen[0] += 1
-        if seen[0] > calls:
-            raise OSError(28, "No space left on device (a test)")
-        return real(src, dst, **kw)
-
-    monkeypatch.setattr(os, "replace", replace)
 
 
 def test_results_appear_whole_or_not_at_all(tmp_path, monkeypatch):
@@ -224,7 +214,7 @@ def test_results_appear_whole_or_not_at_all(tmp_path, monkeypatch):
     out = tmp_path / "out"
     write_results(out, runs_summary={"flags": ["old"]}, load=old.load)
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    _fail_replace_after(monkeypatch, 1)
+    fail_replace_after(monkeypatch, 1)
     with pytest.raises(OSError, match="No space left"):
         write_results(out, runs_summary={"flags": ["new"]}, load=new.load)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before

@@ -21,7 +21,7 @@ from kfp_bench.report.bundle import write_bundle
 from kfp_bench.results import read_results
 from kfp_bench.stats import store
 from kfp_bench.stats.load import LoadStats
-from tests.kserve.fake_kube import NS, FakeKube, Frame, Scenario
+from tests.kserve.fake_kube import NS, FakeKube, Frame, Scenario, default_kubeconfig
 
 ISVC = {"name": "bench-iris", "namespace": NS}
 
@@ -29,13 +29,7 @@ ISVC = {"name": "bench-iris", "namespace": NS}
 @pytest.fixture
 def fake(tmp_path, monkeypatch):
     server = FakeKube()
-    cfg = tmp_path / "kubeconfig"
-    cfg.write_text(json.dumps(server.kube_config()))  # JSON is YAML
-    monkeypatch.setenv("KUBECONFIG", str(cfg))
-    # the kubernetes client read $KUBECONFIG when first imported: point it at this one too
-    from kubernetes.config import kube_config
-
-    monkeypatch.setattr(kube_config, "KUBE_CONFIG_DEFAULT_LOCATION", str(cfg))
+    default_kubeconfig(server, tmp_path, monkeypatch)
     yield server
     server.close()
 

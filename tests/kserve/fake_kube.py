@@ -18,6 +18,7 @@ import json
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 NS = "bench"
@@ -311,3 +312,15 @@ class FakeKube:
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def default_kubeconfig(server: FakeKube, folder, monkeypatch) -> None:
+    """Make ``server`` the default kubeconfig's cluster (``$KUBECONFIG``, and the path the
+    kubernetes client read from it when first imported), as a step's ``Kube(namespace)`` finds
+    it."""
+    from kubernetes.config import kube_config
+
+    cfg = Path(folder) / "kubeconfig"
+    cfg.write_text(json.dumps(server.kube_config()))  # JSON is YAML
+    monkeypatch.setenv("KUBECONFIG", str(cfg))
+    monkeypatch.setattr(kube_config, "KUBE_CONFIG_DEFAULT_LOCATION", str(cfg))

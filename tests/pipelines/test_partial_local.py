@@ -18,7 +18,7 @@ from kfp import local
 from kfp.local import config
 from kfp_bench.pipelines.meta import kfp_bench
 
-from tests.kserve.fake_kube import NS, READY, FakeKube, Frame, Scenario
+from tests.kserve.fake_kube import NS, READY, FakeKube, Frame, Scenario, default_kubeconfig
 
 pytestmark = pytest.mark.slow
 
@@ -34,9 +34,7 @@ def root(tmp_path):
 @pytest.fixture
 def fake(tmp_path, monkeypatch):
     server = FakeKube()
-    cfg = tmp_path / "kubeconfig"
-    cfg.write_text(json.dumps(server.kube_config()))  # JSON is YAML
-    monkeypatch.setenv("KUBECONFIG", str(cfg))
+    default_kubeconfig(server, tmp_path, monkeypatch)
     yield server
     server.close()
 

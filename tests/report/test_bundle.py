@@ -17,6 +17,7 @@ from kfp_bench.report import bundle as bundle_mod
 from kfp_bench.report import metrics as metrics_mod
 from kfp_bench.report.bundle import FILES, write_bundle
 from kfp_bench.results import Results, read_results
+from tests.conftest import fail_replace_after
 from tests.synthetic import make_results
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -124,19 +125,6 @@ def test_a_failed_render_leaves_the_good_report(tmp_path, bundle, monkeypatch):
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 
-def _fail_replace_after(monkeypatch, calls: int) -> None:
-    """``os.replace`` works ``calls`` times, then fails as a full disk or a crash would."""
-    real, seen = os.replace, [0]
-
-    def replace(src, dst, **kw):
-        seen[0] += 1
-        if seen[0] > calls:
-            raise OSError(28, "No space left on device (a test)")
-        return real(src, dst, **kw)
-
-    monkeypatch.setattr(os, "replace", replace)
-
-
 def test_a_failure_while_moving_into_place_leaves_one_whole_report(tmp_path, monkeypatch):
     """The bundle moves into place in one step: renames that fail after the second (disk full,
     a crash) never leave new files beside old ones, and no temporary folder stays. Whether the
@@ -149,7 +137,7 @@ def test_a_failure_while_moving_into_place_leaves_one_whole_report(tmp_path, mon
     (out / "notes.txt").write_text("not the bundle's\n")
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     res = read_results(make_results(tmp_path / "r", runs=4, failed=0, requests=100))
-    _fail_replace_after(monkeypatch, 2)
+    fail_replace_after(monkeypatch, 2)
     try:
         write_bundle(res, out, kde=False)
     except OSError as exc:
