@@ -35,8 +35,22 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-_UMASK = os.umask(0)  # the umask is read only by setting it: set it back at once
-os.umask(_UMASK)
+
+def _umask() -> int:
+    """This process's umask: read from /proc on Linux; elsewhere by setting it and setting it
+    back (which, for that instant, other threads would see)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 #: Errors of a folder rename that say "not here" (a mount, a file system without it), not "no".
 _CANNOT_RENAME = {errno.EBUSY, errno.EXDEV, errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP}
 
@@ -52,7 +66,7 @@ def write_bytes(path: str | os.PathLike, data: bytes) -> Path:
             f.write(data)
         return path
     real.parent.mkdir(parents=True, exist_ok=True)
-    mode = stat.S_IMODE(real.stat().st_mode) if real.exists() else 0o666 & ~_UMASK
+    mode = stat.S_IMODE(real.stat().st_mode) if real.exists() else 0o666 & ~_umask()
     fd, tmp = tempfile.mkstemp(prefix=f".{real.name}.", suffix=".tmp", dir=real.parent)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -93,7 +107,9 @@ def folder(path: str | os.PathLike, *, fresh=()) -> Iterator[Path]:
     pinned = target.is_dir() and _pinned(target)
     stage = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-", dir=target.parent))
     try:
-        os.chmod(stage, stat.S_IMODE(target.stat().st_mode) if target.is_dir() else 0o777 & ~_UMASK)
+        os.chmod(
+            stage, stat.S_IMODE(target.stat().st_mode) if target.is_dir() else 0o777 & ~_umask()
+        )
         if target.is_dir() and not pinned:
             _carry_over(target, stage, skip=set(fresh))
         yield stage
