@@ -232,6 +232,25 @@ def test_a_killed_worker_keeps_what_it_measured_and_is_reported(fault_server, tm
     assert 0 <= lost <= rate / 2 * 2 * flush_s + 10, (served, doc["requests"])
 
 
+def test_a_sweep_that_lost_a_worker_says_so_and_exits_1(fault_server, tmp_path):
+    """SIGKILL one of a sweep's 2 workers in its first step: the sweep goes on, the step's row
+    carries ``workers-lost``, stderr says what it means, and the exit code is 1, not 0."""
+    import psutil
+
+    out = tmp_path / "sweep.json"
+    proc = start_cli(
+        "sweep", "--rates", "100,120", "-z", "3s", "--workers", "2", "--pause", "0",
+        "--json-out", str(out), fault_server.url,
+    )  # fmt: skip
+    _wait_for_traffic(fault_server, requests=100)
+    psutil.Process(proc.pid).children()[1].kill()
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 1, stderr
+    rows = json.loads(out.read_text())["sweep"]
+    assert rows[0]["failures"] == ["workers-lost"] and "failures" not in rows[1], rows
+    assert "workers-lost: a load worker's result is missing or unreadable" in stderr
+
+
 def test_a_killed_worker_keeps_its_csv_rows(fault_server, tmp_path):
     """SIGKILL one of 2 workers in -o csv mode: the rows it wrote before the kill are printed
     (whole rows only), as many as the merged result counts for it, give or take one flush."""

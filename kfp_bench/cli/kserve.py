@@ -7,12 +7,13 @@ import sys
 
 from kfp_bench._doc import field_help
 from kfp_bench.atomic import write_json
-from kfp_bench.cli.common import EXIT_INTERRUPTED, EXIT_NOT_SAVED, duration
+from kfp_bench.cli.common import duration, exit_code
 from kfp_bench.cli.load import request_body
 from kfp_bench.cli.outputs import Outputs, save
 from kfp_bench.errors import EngineError
 from kfp_bench.load.options import LoadOptions, parse_rates
 from kfp_bench.load.sweep import KNEE_FACTOR, KNEE_MIN_SUCCESS, run_sweep
+from kfp_bench.outcome import describe
 from kfp_bench.report import sweep as sweep_report
 
 
@@ -128,9 +129,12 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     )
     if failure is not None:
         print(f"kfp-bench: {failure}", file=sys.stderr)
-    interrupted = any(s.interrupted for s in result.steps)
+    flags = [f for s in result.steps for f in s.failures]
+    if any(s.interrupted for s in result.steps):
+        flags.append("interrupted")
     if not saved:
-        return EXIT_INTERRUPTED if interrupted else EXIT_NOT_SAVED
-    if failure is not None:
-        return 1
-    return EXIT_INTERRUPTED if interrupted else 0
+        flags.append("not-saved")
+    for line in describe(flags):
+        print(f"kfp-bench sweep: {line}", file=sys.stderr)
+    code = exit_code(flags)
+    return code if code or failure is None else 1

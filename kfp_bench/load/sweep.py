@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from kfp_bench.errors import ConfigError, EngineError
 from kfp_bench.load.options import LoadOptions, check_rates
 from kfp_bench.load.workers import run_load
+from kfp_bench.outcome import failures
 
 #: Defaults of the knee: p99 beyond 3x the low-load p99, or under 99% success.
 KNEE_FACTOR = 3.0
@@ -41,6 +42,8 @@ class SweepStep:
         duration_s: the step's length, seconds.
         max_replicas: the most ready replicas seen during the step; None when not watched.
         interrupted: the step was cut short by Ctrl-C.
+        failures: the failure flags of the step's load (``kfp_bench.outcome``), e.g.
+            "workers-lost"; in the row only when there are some.
         client_busiest: the busiest load process's share of one core during the step (its
             ``client_cpu``); at ``CPU_BOUND`` or more, the step's rate may be the load
             generator's limit rather than the server's. None when not measured.
@@ -59,6 +62,7 @@ class SweepStep:
     max_replicas: int | None = None
     interrupted: bool = False
     client_busiest: float | None = None
+    failures: tuple[str, ...] = ()
 
     def row(self, knee: bool = False) -> dict:
         """The step as a row of summary.json's ``sweep`` (max_replicas only when known)."""
@@ -78,6 +82,8 @@ class SweepStep:
             row["max_replicas"] = self.max_replicas
         if self.client_busiest is not None:
             row["client_busiest"] = round(self.client_busiest, 3)
+        if self.failures:
+            row["failures"] = list(self.failures)
         row["knee"] = knee
         return row
 
@@ -231,4 +237,5 @@ def _step(rate: float, stats, max_replicas) -> SweepStep:
         max_replicas=replicas,
         interrupted="interrupted" in stats.flags,
         client_busiest=stats.client_cpu.get("busiest"),
+        failures=tuple(f for f in failures(stats.flags) if f != "interrupted"),
     )
