@@ -78,8 +78,9 @@ class BenchParams:
             storage_uri, deployment_mode, predictor: {scale_target, scale_metric, min_replicas,
             ...}); its URL replaces inference_url. Empty (the default): none, no cluster needed.
         token_secret: a Secret whose key "token" is a KFP API bearer token, mounted into the
-            steps that call KFP when it exists; otherwise they use the projected service-account
-            token of multi-user KFP (pods labelled access-ml-pipeline), else no auth.
+            steps that call KFP when it exists; they use it only when the projected
+            service-account token of multi-user KFP (pods labelled access-ml-pipeline) is absent
+            or refused, else no auth.
         benchmark_id: the id in the name of everything the benchmark creates on the KFP server,
             up to 40 lower-case letters, digits and dashes; empty to derive it from the pipeline
             run's id.
@@ -283,7 +284,10 @@ class BenchParams:
             params=self.child_params(),
             pipeline_id=pipeline_id,
             benchmark_id=benchmark_id if benchmark_id != "check" else "",
-            auth=token_auth(self.namespace),
+            # the check makes no call; the steps resolve the namespace and the token on the API
+            auth=token_auth(
+                self.namespace, "" if benchmark_id == "check" else self.kfp_host, self.token_secret
+            ),  # fmt: skip
         )
 
     def load_options(self):
@@ -303,13 +307,34 @@ class BenchParams:
         )
 
 
-def token_auth(namespace: str = ""):
-    """The driver's auth inside a pipeline pod: the token of the mounted Secret when there is
-    one, else the projected service-account token (multi-user KFP), else none."""
+def token_auth(namespace: str = "", host: str = "", secret: str = "kfp-bench-token"):
+    """The driver's auth inside a pipeline pod: the projected service-account token (multi-user
+    KFP), else the token of the mounted Secret ``secret``, else none.
+
+    With ``host``, ``kfp_bench.kfp.incluster.step_auth`` asks the API: an empty namespace
+    becomes the pod's own when it is multi-user KFP (printed; ``ConfigError`` when the pod has
+    none), and a projected token it refuses gives way to the Secret's. Without, no call is made.
+    """
     from kfp_bench.kfp.auth import Auth
 
-    token = Path(TOKEN_DIR) / "token"
-    return Auth("auto", str(token) if token.exists() else "", namespace)
+    token = Path(token_dir()) / "token"
+    if host:
+        from kfp_bench.kfp.incluster import step_auth
+
+        return step_auth(host, namespace, str(token), secret)
+    from kfp_bench.kfp.auth import sa_token_path
+
+    if Path(sa_token_path()).exists() or not token.exists():
+        return Auth("auto", "", namespace)
+    return Auth("token-file", str(token), namespace, source=f"Secret {secret}")
+
+
+def token_dir() -> str:
+    """Where the Secret's token is mounted: ``TOKEN_DIR``, moved by $KFP_BENCH_TOKEN_DIR (tests
+    simulate a pod with it)."""
+    import os
+
+    return os.environ.get("KFP_BENCH_TOKEN_DIR") or TOKEN_DIR
 
 
 def benchmark_id_for(given: str, job_id: str) -> str:

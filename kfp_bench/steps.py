@@ -374,7 +374,8 @@ def cleanup(p: BenchParams, job_id: str, state: str, error: str) -> str:
 
     try:
         bid = benchmark_id_for(p.benchmark_id, job_id)
-        opts = CleanupOptions(host=p.kfp_host, benchmark_id=bid, auth=token_auth(p.namespace))
+        auth = token_auth(p.namespace, p.kfp_host, p.token_secret)  # the pod's, if multi-user
+        opts = CleanupOptions(host=p.kfp_host, benchmark_id=bid, auth=auth)
         done = sweep(opts)
     except ConfigError as exc:  # a bad kfp_host or id: the first step failed, nothing was made
         return f"nothing to clean up: {exc}"

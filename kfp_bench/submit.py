@@ -4,13 +4,15 @@
 parameters checked by ``parse_params``: a name the pipeline does not declare, or a value that does
 not parse as its type, is refused with ``ConfigError`` before anything is sent, and so is a KFP
 backend older than the pipeline needs (its healthz ``tag_name``; ``kfp_bench.kfp.backend``). They
-use kfp.Client, as a notebook would (examples/benchmark.ipynb).
+use kfp.Client as examples/benchmark.ipynb does, built by ``kfp_bench.kfp.incluster.kfp_client``:
+inside a pod the projected service-account token and, on multi-user KFP, the pod's namespace;
+outside, ``--token-file`` and ``--namespace``.
 """
 
 from __future__ import annotations
 
 import json
-import warnings
+import sys
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -79,32 +81,38 @@ class Target:
 
     Attributes:
         host: base URL of the KFP API, e.g. http://127.0.0.1:8888.
-        namespace: the namespace of multi-user KFP; empty for standalone KFP.
+        namespace: the namespace of multi-user KFP (your profile); empty for standalone KFP,
+            or inside a pod for its own when the server is multi-user.
         package: the compiled pipeline to start (default: compiled/kfp_bench.yaml).
         experiment: the experiment the runs go in.
+        token_file: a file holding a KFP API bearer token; empty: inside a pod its projected
+            service-account token (audience pipelines.kubeflow.org), outside none.
     """
 
     host: str
     namespace: str = ""
     package: str = str(DEFAULT_PACKAGE)
     experiment: str = EXPERIMENT
+    token_file: str = ""
 
     def client(self):
+        """``(kfp.Client, namespace)``: the namespace "" for single-user KFP."""
         from kfp_bench.kfp.api import check_host
+        from kfp_bench.kfp.incluster import kfp_client
 
         check_host(self.host)
         if not Path(self.package).is_file():
             raise ConfigError(f"--package {self.package}: no such file; run kfp-bench compile")
-        import kfp
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", FutureWarning)  # kfp.Client's v1-backend notice
-            try:
-                client = kfp.Client(host=self.host, namespace=self.namespace or None)
-            except Exception as exc:  # kfp.Client's health check: urllib3 errors, ApiException
-                raise _unreachable(self.host, exc) from None
+        try:
+            client, namespace = kfp_client(
+                self.host, self.namespace, self.token_file, param="--namespace", log=_note
+            )
+        except ConfigError:
+            raise
+        except Exception as exc:  # kfp.Client's health check: urllib3 errors, ApiException
+            raise _unreachable(self.host, exc) from None
         self.check_backend()
-        return client
+        return client, namespace
 
     def check_backend(self) -> None:
         """Refuse a KFP backend older than the pipeline needs (``kfp_bench.kfp.backend``), before
@@ -126,14 +134,14 @@ class Target:
 
 def submit(target: Target, params: dict, run_name: str = "") -> str:
     """Create one run of the pipeline; return its run id."""
-    client = target.client()
+    client, namespace = target.client()
     try:
         result = client.create_run_from_pipeline_package(
             target.package,
             arguments=params,
             run_name=run_name or None,
             experiment_name=target.experiment,
-            namespace=target.namespace or None,
+            namespace=namespace or None,
             enable_caching=False,
         )
     except Exception as exc:  # kfp.Client raises ApiException, urllib3 errors, ...
@@ -153,9 +161,9 @@ def schedule(
         )
     if max_concurrency < 1:
         raise ConfigError(f"--max-concurrency {max_concurrency}: give at least 1")
-    client = target.client()
+    client, namespace = target.client()
     try:
-        exp = client.create_experiment(target.experiment, namespace=target.namespace or None)
+        exp = client.create_experiment(target.experiment, namespace=namespace or None)
         job = client.create_recurring_run(
             experiment_id=exp.experiment_id,
             job_name=name or "kfp-bench-schedule",
@@ -171,6 +179,10 @@ def schedule(
             f"{public_url(target.host)}: could not create the recurring run ({_short(exc)})"
         ) from None
     return job.recurring_run_id
+
+
+def _note(text: str) -> None:
+    print(f"kfp-bench: {text}", file=sys.stderr)
 
 
 def _unreachable(host: str, exc: Exception) -> ConfigError:

@@ -56,7 +56,7 @@ def cmd_compile(a: argparse.Namespace) -> int:
 def _target(a: argparse.Namespace):
     from kfp_bench.submit import Target
 
-    return Target(a.host, a.namespace, a.package, a.experiment)
+    return Target(a.host, a.namespace, a.package, a.experiment, a.token_file)
 
 
 def cmd_submit(a: argparse.Namespace) -> int:
@@ -131,6 +131,9 @@ def _add_pipeline_commands(sub) -> None:
         )
         p.add_argument("--host", required=True, metavar="URL", help=field_help(Target, "host"))
         p.add_argument("--namespace", default="", help=field_help(Target, "namespace"))
+        p.add_argument(
+            "--token-file", default="", metavar="FILE", help=field_help(Target, "token_file")
+        )
         p.add_argument(
             "--param",
             action="append",

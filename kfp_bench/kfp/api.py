@@ -487,8 +487,10 @@ class KfpApi:
         c = reply.call
         if c.status in (401, 403):
             what = "unauthorized" if c.status == 401 else "forbidden"
+            # a 401 is the token: say which one, and what it claims (expiry, audience)
+            why = f" ({self.auth.why_refused()})" if c.status == 401 else ""
             raise ConfigError(
-                f"--host {self.host}: HTTP {c.status} {what} with {self.auth.describe()}; "
+                f"--host {self.host}: HTTP {c.status} {what} with {self.auth.describe()}{why}; "
                 f"{AUTH_HINT}"
             )
         if c.status == 0:

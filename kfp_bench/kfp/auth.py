@@ -12,7 +12,9 @@ Four ways, as KFP is deployed:
 
 ``auto`` picks token-file when a file is given, else sa-token when the service-account token file
 exists, else none. A token is never printed, logged or saved: ``Auth`` keeps only the file name,
-``describe()`` says where a token came from, and ``redact()`` scrubs any text that would leave.
+``describe()`` says where a token came from, ``why_refused()`` what a refused one claims (a JWT's
+``exp`` and ``aud``, read from its payload unverified), and ``redact()`` scrubs any text that
+would leave. Which token a pipeline pod uses is ``kfp_bench.kfp.incluster``'s choice.
 
 ``Auth.configure`` gives the driver's urllib3 client (``kfp_bench.kfp.rest``) a ``Transport``:
 the headers of every call, the bearer token of each call, and the TLS and proxy settings. They
@@ -23,8 +25,13 @@ without that package, an sdist every pipeline step would build at start.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import dataclasses
+import json
 import os
 import threading
+import time
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -35,6 +42,10 @@ from kfp_bench.redact import scrub
 #: The variable and default path kfp's ServiceAccountTokenVolumeCredentials read.
 SA_TOKEN_ENV = "KF_PIPELINES_SA_TOKEN_PATH"
 SA_TOKEN_PATH = "/var/run/secrets/kubeflow/pipelines/token"
+#: The audience KFP's API server asks of a projected service-account token (its TokenReview;
+#: kubeflow/pipelines 7b70c7b95f68 backend/src/apiserver/common/const.go,
+#: DefaultTokenReviewAudience).
+AUDIENCE = "pipelines.kubeflow.org"
 MODES = ("auto", "none", "token-file", "sa-token", "kfp-client")
 AUTH_HINT = (
     "pass --token-file FILE (a bearer token), run in the cluster with the service-account token at "
@@ -74,6 +85,51 @@ class _TokenFile:
         return f"Bearer {self.refresh()}"
 
 
+def sa_token_path() -> str:
+    """Where kfp (and the driver) look for the projected service-account token."""
+    return os.environ.get(SA_TOKEN_ENV) or SA_TOKEN_PATH
+
+
+def jwt_claims(token: str) -> dict | None:
+    """The payload of a JWT, decoded WITHOUT verifying it (only to say why a server may refuse
+    it); None when ``token`` is no JWT."""
+    parts = token.split(".")
+    if len(parts) != 3:
+        return None
+    try:
+        payload = base64.urlsafe_b64decode(parts[1] + "=" * (-len(parts[1]) % 4))
+        claims = json.loads(payload)
+    except (binascii.Error, ValueError):
+        return None
+    return claims if isinstance(claims, dict) else None
+
+
+def token_hint(path: str, now: float | None = None) -> str:
+    """What the token in ``path`` says of its expiry and audience, fit to print: never the
+    token itself."""
+    try:
+        with open(path) as f:
+            claims = jwt_claims(f.read().strip())
+    except OSError as exc:
+        return f"cannot read it ({exc.strerror})"
+    if claims is None:
+        return "not a JWT, so its expiry and audience cannot be told"
+    out = []
+    exp = claims.get("exp")
+    if isinstance(exp, int | float):
+        left = exp - (time.time() if now is None else now)
+        when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(exp))
+        state = f"expired {-left / 3600:.1f} h ago" if left <= 0 else f"{left / 3600:.1f} h left"
+        out.append(f"exp {when} ({state})")
+    else:
+        out.append("no exp")
+    aud = claims.get("aud")
+    auds = [aud] if isinstance(aud, str) else aud if isinstance(aud, list) else []
+    fit = "" if AUDIENCE in auds else f", not {AUDIENCE}"
+    out.append(f"aud {', '.join(map(str, auds)) or 'none'}{fit}")
+    return "JWT " + "; ".join(out)
+
+
 @dataclass(frozen=True)
 class Transport:
     """What the driver's HTTP client needs of the credentials: see ``kfp_bench.kfp.rest``.
@@ -103,11 +159,14 @@ class Auth:
         mode: auto, none, token-file, sa-token or kfp-client (see kfp_bench.kfp.auth).
         token_file: a file holding a bearer token; never printed.
         namespace: the Kubernetes namespace of multi-user KFP; empty for standalone KFP.
+        source: what the token file is, to name it in messages (e.g. "Secret kfp-bench-token");
+            empty: the file's name says it.
     """
 
     mode: str = "auto"
     token_file: str = ""
     namespace: str = ""
+    source: str = ""
 
     def resolved(self) -> Auth:
         """The same auth with ``auto`` replaced by the mode it stands for; checks the inputs."""
@@ -120,19 +179,37 @@ class Auth:
         if self.mode != "auto":
             return self
         if self.token_file:
-            return Auth("token-file", self.token_file, self.namespace)
-        if os.path.exists(os.environ.get(SA_TOKEN_ENV) or SA_TOKEN_PATH):
-            return Auth("sa-token", "", self.namespace)
-        return Auth("none", "", self.namespace)
+            return dataclasses.replace(self, mode="token-file")
+        if os.path.exists(sa_token_path()):
+            return dataclasses.replace(self, mode="sa-token")
+        return dataclasses.replace(self, mode="none")
+
+    def token_source(self) -> str:
+        """Which token is sent, fit to print: "projected service-account token at PATH",
+        "Secret NAME (PATH)", "token file PATH"; "" when none is."""
+        a = self.resolved()
+        if a.mode == "sa-token":
+            return f"projected service-account token at {sa_token_path()}"
+        if a.mode == "token-file":
+            return f"{a.source} ({a.token_file})" if a.source else f"token file {a.token_file}"
+        return ""
+
+    def why_refused(self) -> str:
+        """For a 401: the token tried and what it claims (expiry, audience), never the token."""
+        a = self.resolved()
+        if a.mode not in ("token-file", "sa-token"):
+            return f"the request carried {a.describe()}"
+        hint = token_hint(a.token_file or sa_token_path())
+        return f"the token tried: {a.token_source()}, {hint}; KFP wants audience {AUDIENCE}"
 
     def describe(self) -> str:
         """Where the credentials come from, fit to print: never the token itself."""
         a = self.resolved()
         ns = f", namespace {a.namespace}" if a.namespace else ""
         if a.mode == "token-file":
-            return f"bearer token from {a.token_file}{ns}"
+            return f"bearer token from {a.source or a.token_file}{ns}"
         if a.mode == "sa-token":
-            return f"service-account token from {os.environ.get(SA_TOKEN_ENV) or SA_TOKEN_PATH}{ns}"
+            return f"service-account token from {sa_token_path()}{ns}"
         if a.mode == "kfp-client":
             return f"kfp.Client's credentials{ns}"
         return f"no auth{ns}"
@@ -142,7 +219,7 @@ class Auth:
         file now (``ConfigError`` if it cannot), and again at each call once it changed."""
         a = self.resolved()
         if a.mode in ("token-file", "sa-token"):
-            path = a.token_file or os.environ.get(SA_TOKEN_ENV) or SA_TOKEN_PATH
+            path = a.token_file or sa_token_path()
             flag = "--token-file" if a.mode == "token-file" else f"${SA_TOKEN_ENV}"
             return Transport(authorization=_TokenFile(path, flag).authorization)
         if a.mode == "kfp-client":
@@ -157,7 +234,7 @@ class Auth:
         if a.mode not in ("token-file", "sa-token"):
             return text
         try:
-            with open(a.token_file or os.environ.get(SA_TOKEN_ENV) or SA_TOKEN_PATH) as f:
+            with open(a.token_file or sa_token_path()) as f:
                 token = f.read().strip()
         except OSError:
             return text

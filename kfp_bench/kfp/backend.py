@@ -141,13 +141,23 @@ def server_version(host: str, timeout: float = 10.0) -> str:
         OSError: no answer, or an HTTP error (``urllib.error.HTTPError``).
         ValueError: an answer that is not a JSON object.
     """
+    return str(healthz(host, timeout).get("tag_name") or "")
+
+
+def healthz(host: str, timeout: float = 10.0) -> dict:
+    """``GET {host}/apis/v2beta1/healthz``: tag_name, commit_sha, multi_user (main.go's handler).
+
+    Raises:
+        OSError: no answer, or an HTTP error (``urllib.error.HTTPError``).
+        ValueError: an answer that is not a JSON object.
+    """
     # No proxies from the environment: kfp.Client (urllib3) uses none unless told to.
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     with opener.open(f"{host}/apis/v2beta1/healthz", timeout=timeout) as resp:
         body = json.loads(resp.read())
     if not isinstance(body, dict):
         raise ValueError("healthz answered no JSON object")
-    return str(body.get("tag_name") or "")
+    return body
 
 
 def _where(host: str) -> str:

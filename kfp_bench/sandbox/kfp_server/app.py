@@ -12,7 +12,8 @@ Namespaces, as multi-user KFP has them (no access is checked): an experiment bel
 ListRuns and ListRecurringRuns with ``namespace`` answer only that namespace's resources; with
 ``experiment_id`` ListRuns answers that experiment's runs, whatever ``namespace`` says (the real
 server takes the namespace from the experiment). Without either, they answer every namespace, as
-a single-user server does.
+a single-user server does; a multi-user one (``--multi-user``) refuses what ``multiuser.py``
+lists.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from pathlib import Path
 
 from aiohttp import web
 
-from kfp_bench.sandbox.kfp_server import authn, cron, pipelines, specs
+from kfp_bench.sandbox.kfp_server import authn, cron, multiuser, pipelines, specs
 from kfp_bench.sandbox.kfp_server.executor import Executor
 from kfp_bench.sandbox.kfp_server.faults import Faults, parse_ops
 from kfp_bench.sandbox.kfp_server.gateway import rpc_error
@@ -58,7 +59,13 @@ class KfpApi:
     """The handlers, over one store, run queue, scheduler and set of metrics."""
 
     def __init__(
-        self, store: Store, executor: Executor, metrics: Metrics, version: str, commit: str
+        self,
+        store: Store,
+        executor: Executor,
+        metrics: Metrics,
+        version: str,
+        commit: str,
+        multi_user: bool = False,
     ) -> None:
         self.store = store
         self.executor = executor
@@ -67,6 +74,7 @@ class KfpApi:
         metrics.state_source = self._states
         executor.on_finish = lambda run: None
         self.version, self.commit = version, commit
+        self.multi_user = multi_user
 
     def _states(self) -> tuple[Counter, int]:
         return Counter(r.state for r in self.store.runs.values()), self.executor.executing
@@ -76,7 +84,7 @@ class KfpApi:
     async def healthz(self, request: web.Request) -> web.Response:
         # The real handler's fields (backend/src/apiserver/main.go), two of them not in the
         # swagger: clients read the backend's release from tag_name.
-        body = {"commit_sha": self.commit, "tag_name": self.version, "multi_user": False}
+        body = {"commit_sha": self.commit, "tag_name": self.version, "multi_user": self.multi_user}
         return ok({**body, "pipeline_store": "kfp-bench sandbox (in memory)"})
 
     async def internal_health(self, request: web.Request) -> web.Response:
@@ -103,6 +111,8 @@ class KfpApi:
         if not name:
             raise ValueError("experiment display_name is empty; give the experiment a name")
         namespace = body.get("namespace") or ""
+        if self.multi_user:
+            multiuser.create_experiment(namespace)
         for e in self.store.experiments.values():
             if e.display_name == name and e.namespace == namespace:
                 return rpc_error(6, f"an experiment named {name!r} already exists")
@@ -119,6 +129,8 @@ class KfpApi:
         self.metrics.operation("experiment_server_list_requests")
         rows = list(self.store.experiments.values())
         namespace = request.query.get("namespace")
+        if self.multi_user:
+            multiuser.list_experiments(namespace or "")
         if namespace:
             rows = [e for e in rows if e.namespace == namespace]
         return list_answer("experiments", *list_rows(request, rows, EXPERIMENT_FIELDS))
@@ -174,6 +186,8 @@ class KfpApi:
         name = body.get("display_name") or ""
         if not name:
             raise ValueError("the run name (display_name) is empty; give the run a name")
+        if self.multi_user:
+            multiuser.create_run(experiment_id or body.get("experiment_id") or "")
         package, inline, ref = self._package_of(body)
         config = body.get("runtime_config") or {}
         params = config.get("parameters") or {}
@@ -216,6 +230,8 @@ class KfpApi:
         rows = self.store.runs.values()
         q = request.query
         experiment_id, namespace = q.get("experiment_id"), q.get("namespace")
+        if self.multi_user:
+            multiuser.list_runs(namespace or "", experiment_id or "")
         if experiment_id:
             self.store.get("experiments", experiment_id, "experiment")
             rows = [r for r in rows if r.experiment_id == experiment_id]
@@ -272,6 +288,8 @@ class KfpApi:
         name = body.get("display_name") or ""
         if not name:
             raise ValueError("the recurring run name (display_name) is empty")
+        if self.multi_user:
+            multiuser.create_run(body.get("experiment_id") or "", recurring=True)
         trigger = cron.validate_trigger(body.get("trigger"))
         package, inline, ref = self._package_of(body)
         try:
@@ -394,11 +412,13 @@ def build_app(
     token: bytes | None = None,
     version: str = KFP_RELEASE,
     commit: str = KFP_COMMIT,
+    multi_user: bool = False,
 ) -> web.Application:
     """The aiohttp application; the run queue and scheduler start and stop with it.
 
     ``token``: the bearer token every /apis/ request must carry (``authn``); None: no auth.
     ``version``, ``commit``: the release and commit healthz reports (tag_name, commit_sha).
+    ``multi_user``: act as multi-user KFP (``multiuser``).
     """
     store = Store()
     faults = Faults(error_rate, parse_ops(error_ops), after=error_after, seed=seed)
@@ -411,7 +431,7 @@ def build_app(
         rng=random.Random(seed),
         use_venv=use_venv,
     )
-    api = KfpApi(store, executor, metrics, version, commit)
+    api = KfpApi(store, executor, metrics, version, commit, multi_user)
     auth = [authn.token_middleware(token)] if token else []
     app = web.Application(
         middlewares=[metrics.middleware, *auth, errors_middleware],

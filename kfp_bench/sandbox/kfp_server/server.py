@@ -62,6 +62,10 @@ class KfpServerOptions:
         backend_version: the KFP release healthz reports as tag_name; default: that of the
             swagger the server follows. E.g. 2.0.5 to act as an old backend, master or "" as a
             development build.
+        multi_user: act as multi-user KFP: healthz says multi_user true, and what such a
+            server refuses for want of a namespace is refused (``kfp_bench.sandbox.kfp_server.
+            multiuser``): an experiment or a LIST of experiments without one, a run or recurring
+            run without an experiment, a LIST of runs with neither.
     """
 
     host: str = "127.0.0.1"
@@ -76,6 +80,7 @@ class KfpServerOptions:
     use_venv: bool = False
     token_file: str = ""
     backend_version: str = KFP_RELEASE
+    multi_user: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.max_parallel_runs, bool) or not (
@@ -129,6 +134,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--token-file", default="", metavar="FILE", help=h("token_file"))
     parser.add_argument("--backend-version", default=d.backend_version, metavar="VERSION",
                         help=h("backend_version"))  # fmt: skip
+    parser.add_argument("--multi-user", action="store_true", help=h("multi_user"))
 
 
 def _port(text: str) -> int:
@@ -187,6 +193,7 @@ async def _serve(options: KfpServerOptions, port: int, state_dir: Path) -> None:
         token=read_token(options.token_file) if options.token_file else None,
         version=options.backend_version,
         commit=KFP_COMMIT if options.backend_version == KFP_RELEASE else "unknown",
+        multi_user=options.multi_user,
     )
     runner = web.AppRunner(app, access_log=None, handle_signals=False)
     await runner.setup()
