@@ -80,7 +80,7 @@ class BenchParams:
         token_secret: a Secret whose key "token" is a KFP API bearer token, mounted into the
             steps that call KFP when it exists; they use it only when the projected
             service-account token of multi-user KFP (pods labelled access-ml-pipeline) is absent
-            or refused, else no auth.
+            or refused; with neither, no auth.
         benchmark_id: the id in the name of everything the benchmark creates on the KFP server,
             up to 40 lower-case letters, digits and dashes; empty to derive it from the pipeline
             run's id.

@@ -204,3 +204,11 @@ def test_submit_outside_a_pod_without_namespace_names_the_flag(server, pod, tmp_
     done = run_cli("submit", "--host", server.url, "--token-file", str(token))
     assert done.returncode == 2, done.stderr
     assert "--namespace is empty" in done.stderr and "multi-user" in done.stderr
+
+
+def test_schedule_in_a_pod_creates_the_recurring_run_in_its_namespace(server, pod):
+    pod.enter()
+    done = run_cli("schedule", "--host", server.url, "--cron", "0 0 3 * * *")
+    assert done.returncode == 0, done.stderr
+    jobs = api(server, f"/recurringruns?namespace={NS}").get("recurringRuns", [])
+    assert [j["display_name"] for j in jobs] == ["kfp-bench-schedule"]
