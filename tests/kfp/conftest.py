@@ -3,7 +3,9 @@ and kfp.Client pointed at it to check what the driver left behind."""
 
 from __future__ import annotations
 
+import base64
 import json
+import time
 import warnings
 
 import pytest
@@ -102,3 +104,24 @@ def remains(url: str, benchmark_id: str, namespaces=("",)) -> dict:
 
 
 NOTHING = {"experiments": 0, "pipelines": 0, "pipeline_versions": 0, "runs": 0}
+
+
+# -- a simulated pod's tokens (test_incluster.py, test_notebook.py) --------------------------------
+#: the namespace of the simulated pod
+NS = "team-a"
+
+
+def jwt(aud="pipelines.kubeflow.org", exp=None, sub="system:serviceaccount:team-a:default-editor"):
+    """A token shaped as a projected service-account token (unsigned: no server here checks the
+    signature, the local API compares the whole token)."""
+
+    def part(doc):
+        return base64.urlsafe_b64encode(json.dumps(doc).encode()).rstrip(b"=").decode()
+
+    exp = time.time() + 3600 if exp is None else exp
+    return f"{part({'alg': 'RS256'})}.{part({'aud': [aud], 'exp': int(exp), 'sub': sub})}.c2ln"
+
+
+GOOD = jwt()
+#: Refused: another token, expired and for the Kubernetes API's audience.
+STALE = jwt(aud="https://kubernetes.default.svc", exp=time.time() - 7200)

@@ -8,9 +8,8 @@ $KFP_BENCH_TOKEN_DIR. Outside a pod, those variables point at files that do not 
 
 from __future__ import annotations
 
-import base64
 import json
-import time
+import urllib.error
 import urllib.request
 
 import pytest
@@ -19,25 +18,7 @@ from kfp_bench import steps
 from kfp_bench.errors import ConfigError
 from kfp_bench.params import BenchParams, bundled_manifest, token_auth
 from tests.conftest import run_cli
-from tests.kfp.conftest import _start
-
-NS = "team-a"
-
-
-def jwt(aud="pipelines.kubeflow.org", exp=None, sub="system:serviceaccount:team-a:default-editor"):
-    """A token shaped as a projected service-account token (unsigned: no server here checks the
-    signature, the local API compares the whole token)."""
-
-    def part(doc):
-        return base64.urlsafe_b64encode(json.dumps(doc).encode()).rstrip(b"=").decode()
-
-    exp = time.time() + 3600 if exp is None else exp
-    return f"{part({'alg': 'RS256'})}.{part({'aud': [aud], 'exp': int(exp), 'sub': sub})}.c2ln"
-
-
-GOOD = jwt()
-#: Refused: another token, expired and for the Kubernetes API's audience.
-STALE = jwt(aud="https://kubernetes.default.svc", exp=time.time() - 7200)
+from tests.kfp.conftest import GOOD, NS, STALE, _start
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from kfp_bench.sandbox.kfp_server import start_kfp_server
-from tests.kfp.test_incluster import GOOD, NS
+from tests.kfp.conftest import GOOD, NS
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "examples" / "benchmark.ipynb"
 
