@@ -58,7 +58,8 @@ def check_params(p: BenchParams, job_id: str) -> dict:
 def deploy_isvc(p: BenchParams, timeout_s: float) -> list[dict]:
     """Deploy the InferenceService of ``p.isvc``, labelled with ``p.benchmark_id``, and wait for
     Ready; one item per load worker, ``{"worker": index, "params": the parameters with
-    inference_url the URL to POST to}``. A name already taken is refused (``NotOursError``)."""
+    inference_url the URL to POST to}``. A name already taken is refused (``NotOursError``). It
+    says which deployment mode the InferenceService got and where that was learnt."""
     url = p.inference_url
     if not p.isvc:
         print(f"no InferenceService to deploy: loading {p.inference_url}")
@@ -69,7 +70,8 @@ def deploy_isvc(p: BenchParams, timeout_s: float) -> list[dict]:
         spec = p.isvc_spec()
         # labelled with the benchmark id, so that cleanup deletes it and nothing else
         done = deploy(Kube(spec.namespace), spec, benchmark_id=p.benchmark_id, timeout_s=timeout_s)
-        print(f"InferenceService {done.name} ready in {done.ready_s:.0f}s at {done.url}")
+        print(f"InferenceService {done.name} ready in {done.ready_s:.0f}s at {done.url}; "
+              f"{done.mode.said()}")  # fmt: skip
         url = done.predict_url
     fail_point("deploy_isvc")
     params = {**p.as_dict(), "inference_url": url}
@@ -201,26 +203,38 @@ def inference_load(p: BenchParams, worker: int, out: str) -> None:
 
 
 def watch_replicas(p: BenchParams, out: str) -> None:
-    """Sample the InferenceService's pods and autoscaler for the sweep and the load."""
+    """Sample the InferenceService's pods and autoscaler for the sweep and the load: Knative's
+    PodAutoscalers, or in Standard/RawDeployment mode its HPA (the mode as ``learn_mode`` finds
+    it, the deployed object first; unknown: Serverless, with a warning)."""
     if not p.isvc:
         print("no InferenceService to watch")
         _write_json(out, {"skipped": True})
         return
     from kfp_bench.errors import BenchError
     from kfp_bench.kserve.kube import Kube
-    from kfp_bench.kserve.watch import ReplicaWatcher, watcher_doc
+    from kfp_bench.kserve.mode import Mode, learn_mode
+    from kfp_bench.kserve.watch import HPA, KPA, ReplicaWatcher, watcher_doc
     from kfp_bench.load.options import parse_rates
 
     spec = p.isvc_spec()
     steps = len(parse_rates(p.sweep_rates, "sweep_rates")) if p.sweep_rates.strip() else 0
     window = p.duration_sec + steps * p.sweep_step_sec + 30.0  # + the load pods' start
-    w, error = None, ""
+    w, error, mode = None, "", Mode("")
     try:
-        w = ReplicaWatcher(Kube(spec.namespace), spec.name, knative=spec.serverless)
+        kube = Kube(spec.namespace)
+        mode = learn_mode(kube, spec, kube.get_isvc(spec.name))
+        if not mode.name:
+            mode = Mode("Serverless", "nowhere: assumed").also(mode.warning)
+        print(mode.said())
+        w = ReplicaWatcher(kube, spec.name, autoscaler=KPA if mode.knative else HPA)
         samples = w.watch(window)
     except (BenchError, OSError) as exc:  # a 403 on podautoscalers: keep the samples before it
         samples, error = list(w.samples) if w is not None else [], _failed("watch_replicas", exc)
-    doc = watcher_doc(samples, target=spec.predictor.scale_target, knative=spec.serverless)
+    # Knative's rule (expected replicas from the concurrency) judges a KPA only: an HPA's target
+    # is a CPU or memory utilization, so its samples go without one.
+    target = spec.predictor.scale_target if mode.knative else 0
+    doc = watcher_doc(samples, target=target, knative=mode.knative, deployment_mode=mode.name,
+                      mode_from=mode.source)  # fmt: skip
     _write_json(out, {**doc, "error": error} if error else doc)
     print(f"{len(samples)} samples, ready pods up to {max((s.ready for s in samples), default=0)}")
     fail_point("watch_replicas")

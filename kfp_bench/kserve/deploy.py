@@ -2,7 +2,11 @@
 
 ``deploy`` refuses a bad ``IsvcSpec`` before anything is created, and a name that is taken
 (``NotOursError``, also when the create loses a race for the name: its 409), then creates the
-InferenceService labelled with the benchmark's id and waits for its Ready condition. When it is
+InferenceService labelled with the benchmark's id and waits for its Ready condition. With no
+deployment_mode in the spec it learns the cluster's default first (``mode.learn_mode``) and checks
+the spec against it; when the ConfigMap cannot be read, from the created object (KServe's webhook
+annotates a Standard default; its controller records the mode in the status), else it assumes
+Serverless: ``Deployed.mode`` says which and where it was learnt. When it is
 not ready in time it deletes what it created (that object, by uid) and raises ``NotReadyError``
 naming the condition that failed (its reason and message, e.g. PredictorReady False:
 RevisionMissing) and the fix. ``delete`` deletes an InferenceService only when it carries the
@@ -12,11 +16,12 @@ benchmark's label, and only the object it read. The module never prints.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from kfp_bench.errors import KubeError, NotOursError, NotReadyError
+from kfp_bench.errors import ConfigError, KubeError, NotOursError, NotReadyError
 from kfp_bench.kserve.kube import CHANGED, GONE, Kube
-from kfp_bench.kserve.spec import BENCHMARK_LABEL, IsvcSpec, benchmark_of
+from kfp_bench.kserve.mode import Mode, learn_mode, mode_of
+from kfp_bench.kserve.spec import BENCHMARK_LABEL, SERVERLESS, IsvcSpec, benchmark_of
 
 #: What ``delete`` did, as the cleanup step says it.
 DELETED, NOT_FOUND, NOT_OURS = "deleted", "not found", "not ours: left alone"
@@ -32,6 +37,7 @@ class Deployed:
         url: its in-cluster address (status.address.url), else its external status.url.
         predict_url: the URL a load POSTs to: V1 predict, or V2 infer for protocol v2.
         ready_s: seconds from create to Ready.
+        mode: its deployment mode and where that was learnt.
     """
 
     name: str
@@ -39,6 +45,7 @@ class Deployed:
     url: str
     predict_url: str
     ready_s: float
+    mode: Mode = field(default_factory=lambda: Mode(SERVERLESS))
 
 
 def deploy(
@@ -53,12 +60,16 @@ def deploy(
     wait until it is ready.
 
     Raises:
-        ConfigError: a bad spec or benchmark id; nothing was created.
+        ConfigError: a bad spec or benchmark id, or one the cluster's deployment mode cannot
+            take; nothing was created (or, when the mode was learnt only from the created
+            object, it was deleted).
         NotOursError: an InferenceService of that name exists; nothing was changed.
         KubeError: the API refused the create.
         NotReadyError: not ready within ``timeout_s``; it has been deleted.
     """
-    isvc = spec.to_dict(benchmark_id=benchmark_id)  # validates first: a bad spec creates nothing
+    spec.to_dict(benchmark_id=benchmark_id)  # validates first: a bad spec asks nothing
+    mode = learn_mode(kube, spec)
+    isvc = _checked(spec, mode, lambda: spec.to_dict(benchmark_id=benchmark_id, mode=mode.name))
     found = kube.get_isvc(spec.name)
     if found is not None:
         raise _taken(kube, spec.name, found, benchmark_id)
@@ -68,7 +79,11 @@ def deploy(
         raise _taken(kube, spec.name, kube.get_isvc(spec.name), benchmark_id)
     uid = (created.get("metadata") or {}).get("uid", "")
     try:
+        if not mode.name:
+            mode = _learnt(spec, mode, created)
         doc = wait_ready(kube, spec.name, timeout_s=timeout_s, poll_s=poll_s)
+        if not mode.name:
+            mode = _learnt(spec, mode, doc, last=True)
     except BaseException:
         kube.delete_isvc(spec.name, uid=uid)  # the one created here, not a replacement
         raise
@@ -79,7 +94,44 @@ def deploy(
         if spec.protocol_version == "v2"
         else f"/v1/models/{spec.name}:predict"
     )
-    return Deployed(spec.name, kube.namespace, url, url + path, time.monotonic() - start)
+    ready_s = time.monotonic() - start
+    return Deployed(spec.name, kube.namespace, url, url + path, ready_s, mode)
+
+
+def _checked(spec: IsvcSpec, mode: Mode, build):
+    """``build()``, its ``ConfigError`` (the spec does not suit ``mode``) naming the mode's
+    source: a user who gave no deployment_mode learns where the HPA came from."""
+    try:
+        return build()
+    except ConfigError as exc:
+        if spec.deployment_mode or not mode.name:
+            raise
+        raise ConfigError(f"{exc} ({mode.name} is {mode.source})") from None
+
+
+def _learnt(spec: IsvcSpec, unknown: Mode, isvc: dict, last: bool = False) -> Mode:
+    """The mode ``isvc`` (created or ready) records, the spec checked against it (a
+    ``ConfigError`` whose caller deletes what it created); when it records none and ``last``,
+    Serverless assumed, with a warning."""
+    found = mode_of(isvc)
+    if found is None:
+        if not last:
+            return unknown
+        return (
+            Mode(SERVERLESS, "nowhere: assumed")
+            .also(
+                "the InferenceService records no mode either, so Serverless is assumed; give isvc "
+                "deployment_mode to be sure"
+            )
+            .also(unknown.warning)
+        )
+    found = found.also(unknown.warning)
+    try:
+        _checked(spec, found, lambda: spec.validate(found.name))
+    except ConfigError as exc:
+        raise ConfigError(f"{exc}; the InferenceService created before the mode was known "
+                          "is deleted") from None  # fmt: skip
+    return found
 
 
 def wait_ready(kube: Kube, name: str, *, timeout_s: float, poll_s: float = 2.0) -> dict:

@@ -1,10 +1,12 @@
 """The one small interface between kfp-bench and Kubernetes: ``Kube``.
 
-Everything kfp-bench asks of a cluster goes through its five methods: create, get and delete an
+Everything kfp-bench asks of a cluster goes through its methods: create, get and delete an
 InferenceService (a custom object, from the plain dict of ``IsvcSpec.to_dict``), list the pods of
-one of its components, and list the Knative PodAutoscalers behind it. Only the ``kubernetes``
-client is used, never the kserve SDK: each step's pod installs its packages at start-up, and the
-SDK's 69 packages cost about a minute there for what is three custom-object calls. The rest of
+one of its components, list the autoscalers behind it (Knative's PodAutoscalers, or in
+Standard/RawDeployment mode the HPAs), and read a ConfigMap (KServe's inferenceservice-config).
+Only the ``kubernetes`` client is used, never the kserve SDK: each step's pod installs its
+packages at start-up, and the SDK's 69 packages cost about a minute there for what is three
+custom-object calls. The rest of
 ``kfp_bench.kserve`` sees plain values (dicts, ``PodState``, ``ScaleState``), so the tests drive it
 with the real client pointed at a loopback server of recorded responses.
 
@@ -50,12 +52,13 @@ class PodState:
 
 @dataclass(frozen=True, slots=True)
 class ScaleState:
-    """One Knative PodAutoscaler's scales.
+    """One autoscaler's scales: a Knative PodAutoscaler's, or an HPA's.
 
     Attributes:
-        name: the PodAutoscaler's name (the revision's).
-        desired: status.desiredScale, the pods the autoscaler wants; None before it decides.
-        actual: status.actualScale, the pods it counts.
+        name: the PodAutoscaler's name (the revision's), or the HPA's (NAME-predictor).
+        desired: status.desiredScale (an HPA's status.desiredReplicas), the pods the autoscaler
+            wants; None before it decides.
+        actual: status.actualScale (an HPA's status.currentReplicas), the pods it counts.
     """
 
     name: str
@@ -86,10 +89,12 @@ class Kube:
         self.api = client.ApiClient(cfg)
         self.core = client.CoreV1Api(self.api)
         self.custom = client.CustomObjectsApi(self.api)
+        self.autoscaling = client.AutoscalingV2Api(self.api)
 
-    def _call(self, what: str, fn, *args, answers=None, **kwargs):
+    def _call(self, what: str, fn, *args, answers=None, namespace: str = "", **kwargs):
         """``fn(*args, **kwargs)``; ``answers`` maps the HTTP statuses that are answers, not
-        errors, to what to return for them (by default a 404 is None)."""
+        errors, to what to return for them (by default a 404 is None); ``namespace``: the one
+        an error names, when not this Kube's."""
         from kubernetes.client.exceptions import ApiException
         from urllib3.exceptions import HTTPError
 
@@ -100,7 +105,8 @@ class Kube:
             if exc.status in answers:
                 return answers[exc.status]
             raise KubeError(
-                f"{what} in namespace {self.namespace}: HTTP {exc.status} {exc.reason}"
+                f"{what} in namespace {namespace or self.namespace}: HTTP {exc.status} "
+                f"{exc.reason}"
                 f"{_message(exc.body)}"
             ) from None
         except HTTPError as exc:
@@ -173,6 +179,39 @@ class Kube:
                 )  # fmt: skip
             )
         return out
+
+    def hpas(self, label_selector: str) -> list[ScaleState]:
+        """The HorizontalPodAutoscalers (autoscaling/v2) matching ``label_selector``: in
+        Standard/RawDeployment mode one per component, named as its Deployment and labelled as
+        it (kserve/kserve at aaac4e29, pkg/controller/v1beta1/inferenceservice/reconcilers/hpa/
+        hpa_reconciler.go createHPA: ObjectMeta is the component's, from components/predictor.go
+        buildObjectMeta: NAME-predictor, labels serving.kserve.io/inferenceservice=NAME and
+        component=predictor)."""
+        found = self._call(
+            f"list horizontalpodautoscalers {label_selector}",
+            self.autoscaling.list_namespaced_horizontal_pod_autoscaler,
+            self.namespace,
+            label_selector=label_selector,
+        )
+        out = []
+        for hpa in found.items if found is not None else []:
+            status = hpa.status
+            desired = status.desired_replicas if status is not None else None
+            current = status.current_replicas if status is not None else None
+            out.append(ScaleState(hpa.metadata.name, desired, current))
+        return out
+
+    def config_map(self, name: str, namespace: str) -> dict | None:
+        """The data of the ConfigMap ``name`` in ``namespace``, or None when there is none; a
+        refusal (a Role that may not read it: 403) raises ``KubeError``."""
+        found = self._call(
+            f"read ConfigMap {name}",
+            self.core.read_namespaced_config_map,
+            name,
+            namespace,
+            namespace=namespace,
+        )
+        return None if found is None else dict(found.data or {})
 
 
 def _in_pod() -> bool:

@@ -3,7 +3,8 @@
 ``IsvcSpec`` holds the knobs of KServe's autoscaling guide: model format, storageUri and
 runtimeVersion; resources, GPUs included; scaleTarget and scaleMetric (or the old schema's
 ``autoscaling.knative.dev/target`` annotation), containerConcurrency, minReplicas, maxReplicas;
-the deployment mode; and an optional transformer with its own scale settings (``ScaleSpec``).
+the deployment mode (written only when given: else the cluster's default); and an optional
+transformer with its own scale settings (``ScaleSpec``).
 ``validate()`` raises ``ConfigError`` naming the parameter and the fix before anything is created;
 ``to_dict()`` builds the InferenceService as the plain JSON body sent to the Kubernetes API (what
 the tests validate against KServe's CRD schema). Plain dicts, not the kserve SDK's models: a step's
@@ -14,7 +15,8 @@ GPUs: KServe's CPU-only serving runtimes (kserve-sklearnserver, -xgbserver, -lgb
 is refused; the formats whose runtimes have GPU images (tensorflow, pytorch, onnx via Triton,
 triton, huggingface) take one. RawDeployment (Standard) scales with an HPA, which knows cpu and
 memory only and never scales to zero, so concurrency or rps metrics and minReplicas 0 need the
-Serverless (Knative) mode, and containerConcurrency, a Knative setting, is refused there too.
+Serverless (Knative) mode, and containerConcurrency, a Knative setting, is refused there too;
+with no deployment_mode given these checks use the cluster's default, once deploy has learnt it.
 """
 
 from __future__ import annotations
@@ -38,9 +40,14 @@ MODEL_FORMATS = {
     "huggingface": True,
 }
 SCALE_METRICS = ("concurrency", "rps", "cpu", "memory")
-#: KServe's serving.kserve.io/deploymentMode values (Standard is RawDeployment's newer name).
+#: KServe's serving.kserve.io/deploymentMode values: Knative and Standard are the names KServe
+#: 0.16 gave Serverless and RawDeployment (kserve/kserve at aaac4e29, pkg/constants/constants.go
+#: DeploymentModeType, ParseDeploymentMode; renamed in 92899a1f, first in v0.16.0), which still
+#: takes the old names. Releases before 0.16 know only the old ones.
 SERVERLESS = "Serverless"
-DEPLOYMENT_MODES = (SERVERLESS, "RawDeployment", "Standard")
+KNATIVE_MODES = (SERVERLESS, "Knative")
+HPA_MODES = ("RawDeployment", "Standard")
+DEPLOYMENT_MODES = KNATIVE_MODES + HPA_MODES
 MODE_ANNOTATION = "serving.kserve.io/deploymentMode"
 TARGET_ANNOTATION = "autoscaling.knative.dev/target"
 METRIC_ANNOTATION = "autoscaling.knative.dev/metric"
@@ -93,6 +100,9 @@ class ScaleSpec:
     gpu: int = 0
 
     def validate(self, where: str, mode: str) -> None:
+        """Check the fields; with ``mode`` one of HPA_MODES also what an HPA cannot do (an empty
+        ``mode``, the cluster's default not yet known, checks the rest)."""
+
         def bad(name: str, value, fix: str) -> ConfigError:
             return ConfigError(f"isvc {where}{name}={value!r}: {fix}")
 
@@ -119,7 +129,7 @@ class ScaleSpec:
             value = getattr(self, name)
             if value and not _QUANTITY.fullmatch(str(value)):
                 raise bad(name, value, "give a Kubernetes quantity, e.g. 500m, 1 or 2Gi")
-        if mode != SERVERLESS:
+        if mode in HPA_MODES:
             if self.scale_metric in ("concurrency", "rps"):
                 raise bad("scale_metric", self.scale_metric, f"{mode} scales with an HPA, which "
                           "knows cpu and memory only; use one of them or deployment_mode "
@@ -174,13 +184,16 @@ class IsvcSpec:
         storage_uri: where the model lives (gs://, s3://, pvc://, https://, hf://).
         runtime_version: the serving runtime's image tag; empty for the runtime's default.
         protocol_version: v1 or v2 (Open Inference Protocol); empty for the runtime's default.
-        deployment_mode: Serverless (Knative, KPA), or RawDeployment / Standard (Deployment and
-            HPA).
+        deployment_mode: Serverless or Knative (Knative, KPA), or RawDeployment or Standard
+            (Deployment and HPA); empty (the default) writes no deploymentMode annotation, so
+            the cluster's default applies (its inferenceservice-config ConfigMap).
         old_schema: write scaleTarget and scaleMetric as the old autoscaling.knative.dev/target
             and /metric annotations instead of fields.
         predictor: the predictor's scale and resources (a ScaleSpec).
         transformer_image: the transformer's container image; empty for no transformer.
         transformer: the transformer's own scale and resources (a ScaleSpec).
+        kserve_namespace: the namespace KServe is installed in, where its
+            inferenceservice-config ConfigMap names the cluster's default deployment mode.
     """
 
     name: str
@@ -189,11 +202,12 @@ class IsvcSpec:
     storage_uri: str = DEFAULT_STORAGE_URI
     runtime_version: str = ""
     protocol_version: str = ""
-    deployment_mode: str = SERVERLESS
+    deployment_mode: str = ""
     old_schema: bool = False
     predictor: ScaleSpec = field(default_factory=ScaleSpec)
     transformer_image: str = ""
     transformer: ScaleSpec = field(default_factory=ScaleSpec)
+    kserve_namespace: str = "kserve"
 
     @classmethod
     def from_dict(cls, doc: dict) -> IsvcSpec:
@@ -219,13 +233,12 @@ class IsvcSpec:
     def as_dict(self) -> dict:
         return asdict(self)
 
-    @property
-    def serverless(self) -> bool:
-        return self.deployment_mode == SERVERLESS
-
-    def validate(self) -> IsvcSpec:
-        """Check every field; raise ``ConfigError`` naming the field and the fix."""
+    def validate(self, mode: str = "") -> IsvcSpec:
+        """Check every field; raise ``ConfigError`` naming the field and the fix. ``mode``: the
+        deployment mode the cluster will use when ``deployment_mode`` is empty (its default, as
+        ``deploy.learn_mode`` found it); with neither, the HPA checks wait until it is known."""
         check_dns1123_label(self.namespace, "isvc namespace=")
+        check_dns1123_label(self.kserve_namespace, "isvc kserve_namespace=")
         check_dns1123_label(self.name, "isvc name=", MAX_NAME)
         if not self.name[0].isalpha():
             raise ConfigError(
@@ -237,11 +250,12 @@ class IsvcSpec:
                 f"isvc model_format={self.model_format!r}: unknown; use one of "
                 f"{', '.join(MODEL_FORMATS)}"
             )
-        if self.deployment_mode not in DEPLOYMENT_MODES:
+        if self.deployment_mode and self.deployment_mode not in DEPLOYMENT_MODES:
             raise ConfigError(
                 f"isvc deployment_mode={self.deployment_mode!r}: use one of "
-                f"{', '.join(DEPLOYMENT_MODES)}"
+                f"{', '.join(DEPLOYMENT_MODES)}, or leave it out for the cluster's default"
             )
+        mode = self.deployment_mode or mode
         if not self.storage_uri or "://" not in self.storage_uri:
             raise ConfigError(
                 f"isvc storage_uri={self.storage_uri!r}: give a model URI, e.g. "
@@ -249,7 +263,7 @@ class IsvcSpec:
             )
         if self.protocol_version not in ("", "v1", "v2"):
             raise ConfigError(f"isvc protocol_version={self.protocol_version!r}: use v1 or v2")
-        self.predictor.validate("predictor.", self.deployment_mode)
+        self.predictor.validate("predictor.", mode)
         if self.predictor.gpu and not MODEL_FORMATS[self.model_format]:
             gpu_formats = ", ".join(k for k, v in MODEL_FORMATS.items() if v)
             raise ConfigError(
@@ -257,17 +271,18 @@ class IsvcSpec:
                 f"has no GPU image; use gpu 0, or a model format with GPU support ({gpu_formats})"
             )
         if self.transformer_image:
-            self.transformer.validate("transformer.", self.deployment_mode)
+            self.transformer.validate("transformer.", mode)
         return self
 
-    def to_dict(self, *, benchmark_id: str) -> dict:
+    def to_dict(self, *, benchmark_id: str, mode: str = "") -> dict:
         """The InferenceService as the JSON body sent to the Kubernetes API (camelCase), validated,
-        labelled as made by kfp-bench for the benchmark ``benchmark_id`` (``benchmark_labels``).
+        labelled as made by kfp-bench for the benchmark ``benchmark_id`` (``benchmark_labels``);
+        ``mode``: the cluster's default deployment mode, when known, to validate against.
 
         Its spec equals what the kserve SDK sent (``V1beta1InferenceService`` and its specs,
         serialized by ``ApiClient.sanitize_for_serialization`` of kserve/api_client.py, which
         drops unset fields; tests/kserve/isvc_golden.json records it)."""
-        self.validate()
+        self.validate(mode)
         labels = benchmark_labels(benchmark_id)
         # model.name "" is V1beta1ModelSpec's default (kserve/models/v1beta1_model_spec.py,
         # __init__): the SDK always sent it, so the body stays the one clusters took from it.
@@ -286,16 +301,18 @@ class IsvcSpec:
             transformer = {"containers": [container], **self.transformer.component_fields(old)}
             _put(transformer, "annotations", self.transformer.annotations(old))
             spec["transformer"] = transformer
-        annotations = {MODE_ANNOTATION: self.deployment_mode, **self.predictor.annotations(old)}
+        # The mode annotation only when asked for: without it KServe applies the cluster's
+        # default (pkg/controller/v1beta1/inferenceservice/utils/utils.go GetDeploymentMode), and
+        # one written always (Serverless) never becomes ready where Knative is not installed.
+        annotations = self.predictor.annotations(old)
+        if self.deployment_mode:
+            annotations = {MODE_ANNOTATION: self.deployment_mode, **annotations}
+        metadata = {"name": self.name, "namespace": self.namespace}
+        _put(metadata, "annotations", annotations)
         return {
             "apiVersion": "serving.kserve.io/v1beta1",
             "kind": "InferenceService",
-            "metadata": {
-                "name": self.name,
-                "namespace": self.namespace,
-                "annotations": annotations,
-                "labels": labels,
-            },
+            "metadata": {**metadata, "labels": labels},
             "spec": spec,
         }
 

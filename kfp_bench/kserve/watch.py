@@ -1,9 +1,11 @@
-"""The replica watcher: ready and total pods, and the Knative autoscaler's scales, over time.
+"""The replica watcher: ready and total pods, and the autoscaler's scales, over time.
 
 ``ReplicaWatcher`` samples one InferenceService component through ``kube.Kube``: its pods by
-label (serving.kserve.io/inferenceservice=NAME, component=predictor) and, in Knative mode, the
-PodAutoscaler's desiredScale and actualScale. It runs in a thread beside a load (``start`` and
-``stop``) or for a fixed time (``watch``), and yields ``ReplicaSample`` records.
+label (serving.kserve.io/inferenceservice=NAME, component=predictor) and its autoscaler by the
+same labels: in Knative mode the PodAutoscaler's desiredScale and actualScale, in
+Standard/RawDeployment mode the HPA's desiredReplicas and currentReplicas. It runs in a thread
+beside a load (``start`` and ``stop``) or for a fixed time (``watch``), and yields
+``ReplicaSample`` records.
 
 ``replica_rows`` joins the samples with the load's per-second series (``t`` epoch seconds) into
 summary.json's ``replicas`` rows: {t, ready, total, desired, actual, expected, panic, apart,
@@ -26,6 +28,8 @@ from kfp_bench.kserve.kube import Kube, selector
 
 #: Knative's defaults (config-autoscaler): container-concurrency-target-percentage 70%.
 UTILIZATION = 0.7
+#: The autoscalers the watcher reads: Knative's (KPA), Kubernetes' HPA, or none.
+KPA, HPA, NONE = "kpa", "hpa", ""
 STABLE_WINDOW_S = 60.0
 PANIC_WINDOW_PERCENT = 10.0
 PANIC_THRESHOLD = 2.0
@@ -39,8 +43,9 @@ class ReplicaSample:
         t: when, epoch seconds.
         ready: pods whose Ready condition is True.
         total: pods neither terminating nor finished.
-        desired: the PodAutoscalers' desiredScale summed; None outside Knative or before one.
-        actual: their actualScale summed; None likewise.
+        desired: the PodAutoscalers' desiredScale (or the HPA's desiredReplicas) summed; None
+            before the autoscaler decides, or when none is read.
+        actual: their actualScale (the HPA's currentReplicas) summed; None likewise.
     """
 
     t: float
@@ -57,15 +62,18 @@ class ReplicaWatcher:
         kube: the cluster interface.
         name: the InferenceService.
         component: predictor or transformer.
-        knative: also read the Knative PodAutoscalers (Serverless mode).
+        autoscaler: which autoscaler to read: KPA (Knative's PodAutoscalers, Serverless
+            mode), HPA (the HorizontalPodAutoscaler, Standard/RawDeployment mode) or NONE.
         interval_s: seconds between samples.
     """
 
     def __init__(self, kube: Kube, name: str, component: str = "predictor", *,
-                 knative: bool = True, interval_s: float = 1.0):  # fmt: skip
+                 autoscaler: str = KPA, interval_s: float = 1.0):  # fmt: skip
+        if autoscaler not in (KPA, HPA, NONE):
+            raise ValueError(f"autoscaler {autoscaler!r}: use kpa, hpa or none")
         self.kube = kube
         self.selector = selector(name, component)
-        self.knative = knative
+        self.autoscaler = autoscaler
         self.interval_s = interval_s
         self.samples: list[ReplicaSample] = []
         self._stop = threading.Event()
@@ -77,8 +85,9 @@ class ReplicaWatcher:
         t = time.time()
         pods = self.kube.pods(self.selector)
         desired = actual = None
-        if self.knative:
-            pas = self.kube.podautoscalers(self.selector)
+        if self.autoscaler:
+            read = self.kube.hpas if self.autoscaler == HPA else self.kube.podautoscalers
+            pas = read(self.selector)
             if any(p.desired is not None for p in pas):
                 desired = sum(p.desired or 0 for p in pas)
             if any(p.actual is not None for p in pas):
@@ -125,13 +134,15 @@ class ReplicaWatcher:
 
 
 def watcher_doc(samples: Iterable[ReplicaSample], *, target: float, knative: bool,
-                utilization: float = UTILIZATION) -> dict:  # fmt: skip
-    """The watcher's saved result: its samples and the autoscaler settings to judge them by."""
+                utilization: float = UTILIZATION, **about) -> dict:  # fmt: skip
+    """The watcher's saved result: its samples and the autoscaler settings to judge them by;
+    ``about``: more keys to save (the deployment mode and where it was learnt)."""
     return {
         "samples": [asdict(s) for s in samples],
         "target": target,
         "utilization": utilization,
         "knative": knative,
+        **about,
     }
 
 

@@ -2,14 +2,21 @@
 
 It stands in for a live Kubernetes API server because none can run on this machine: it is the one
 mock of the kserve tests, a tiny HTTP server that answers the paths the real kubernetes client
-calls (KServe's InferenceService, the pods of a component, Knative's PodAutoscalers) with JSON
+calls (KServe's InferenceService, the pods of a component, Knative's PodAutoscalers or the HPA of
+Standard mode, KServe's inferenceservice-config ConfigMap) with JSON
 shaped like what a cluster returns, changing over time as a scripted ``Scenario``. The client
 itself is real: ``kube_config`` points it at the server through an ordinary kubeconfig.
 
 InferenceServices are kept as the API server keeps them, by name: each stored object gets a new
 uid and resourceVersion and keeps the labels it was created with; a create of a name that exists
 is refused (409 AlreadyExists), and a delete honours the preconditions of its DeleteOptions (uid,
-resourceVersion: 409 Conflict when they do not match), with the API server's messages.
+resourceVersion: 409 Conflict when they do not match), with the API server's messages. KServe's
+part is played from its source (kserve/kserve at aaac4e29): the defaulting webhook writes a
+Standard default onto the deploymentMode annotation (apis/serving/v1beta1/
+inference_service_defaults.go), the controller records the mode, old names mapped to new, in
+status.deploymentMode (controller.go; utils.go GetDeploymentMode), and only a Standard
+InferenceService has an HPA (reconcilers/hpa); Knative's PodAutoscaler resource exists only where
+the cluster's default is Knative.
 """
 
 from __future__ import annotations
@@ -25,6 +32,9 @@ NS = "bench"
 ISVC_PATH = f"/apis/serving.kserve.io/v1beta1/namespaces/{NS}/inferenceservices"
 PODS_PATH = f"/api/v1/namespaces/{NS}/pods"
 PA_PATH = f"/apis/autoscaling.internal.knative.dev/v1alpha1/namespaces/{NS}/podautoscalers"
+HPA_PATH = f"/apis/autoscaling/v2/namespaces/{NS}/horizontalpodautoscalers"
+CM_PATH = "/api/v1/namespaces/kserve/configmaps/inferenceservice-config"
+MODE_ANNOTATION = "serving.kserve.io/deploymentMode"
 T0 = "2025-01-01T00:00:00Z"
 
 
@@ -54,10 +64,16 @@ class Scenario:
     #: next request of that method to that name is served. "POST": someone created the name
     #: after our GET; "DELETE": someone replaced the object after our GET.
     race: dict[str, dict] = field(default_factory=dict)
-    #: answer PodAutoscaler LISTs with 403 after this many (None: never)
+    #: answer autoscaler LISTs (PodAutoscalers, HPAs) with 403 after this many (None: never)
     pa_forbidden_after: int | None = None
     #: the predictor's address (status.address.url); empty: its cluster-local one
     address: str = ""
+    #: the cluster's defaultDeploymentMode, in its inferenceservice-config ConfigMap
+    default_mode: str = "Serverless"
+    #: that ConfigMap: "ok", "forbidden" (a GET answered 403) or "absent" (404)
+    config_map: str = "ok"
+    #: whether the controller records status.deploymentMode (False: a KServe that does not)
+    record_mode: bool = True
     created: list[dict] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)
@@ -80,6 +96,19 @@ class Scenario:
                                creationTimestamp=T0,
                                resourceVersion=str(1000 + self._serial))  # fmt: skip
         self.live[doc["metadata"]["name"]] = doc
+        return doc
+
+    def mode_of(self, stored: dict) -> str:
+        """The mode KServe gives ``stored``: its annotation, else the default; new names."""
+        mode = (stored["metadata"].get("annotations") or {}).get(MODE_ANNOTATION, self.default_mode)
+        return {"Serverless": "Knative", "RawDeployment": "Standard"}.get(mode, mode)
+
+    def admit(self, body: dict) -> dict:
+        """``body`` as KServe's defaulting webhook leaves it: a Standard default annotated."""
+        doc = json.loads(json.dumps(body))
+        annotations = doc["metadata"].setdefault("annotations", {})
+        if MODE_ANNOTATION not in annotations and self.mode_of(doc) == "Standard":
+            annotations[MODE_ANNOTATION] = "Standard"
         return doc
 
     def run_race(self, method: str, name: str) -> None:
@@ -121,7 +150,7 @@ FAILING = [
 ]  # fmt: skip
 
 
-def _isvc(stored: dict, conditions: list[dict], address: str = "") -> dict:
+def _isvc(stored: dict, conditions: list[dict], address: str = "", mode: str = "") -> dict:
     name = stored["metadata"]["name"]
     doc = json.loads(json.dumps(stored))
     doc["status"] = {
@@ -131,6 +160,8 @@ def _isvc(stored: dict, conditions: list[dict], address: str = "") -> dict:
         "address": {"url": address or f"http://{name}-predictor.{NS}.svc.cluster.local"},
         "components": {"predictor": {"latestCreatedRevision": f"{name}-predictor-00001"}},
     }
+    if mode:
+        doc["status"]["deploymentMode"] = mode
     return doc
 
 
@@ -181,6 +212,36 @@ def _pa(name: str, f: Frame) -> dict:
     }  # fmt: skip
 
 
+def _hpa(name: str, f: Frame) -> dict:
+    """An HPA as KServe's reconcilers/hpa createHPA makes it: the component's name and labels."""
+    status = {"currentMetrics": None}
+    if f.desired is not None:
+        status["desiredReplicas"] = f.desired
+    if f.actual is not None:
+        status["currentReplicas"] = f.actual
+    return {
+        "apiVersion": "autoscaling/v2",
+        "kind": "HorizontalPodAutoscaler",
+        "metadata": {"name": f"{name}-predictor", "namespace": NS,
+                     "labels": {"serving.kserve.io/inferenceservice": name,
+                                "component": "predictor"}},
+        "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment",
+                                    "name": f"{name}-predictor"}, "minReplicas": 1,
+                 "maxReplicas": 5},
+        "status": status,
+    }  # fmt: skip
+
+
+def _config_map(default_mode: str) -> dict:
+    """KServe's inferenceservice-config as config/configmap/inferenceservice.yaml has it (the
+    deploy key; the others left out)."""
+    deploy = json.dumps({"defaultDeploymentMode": default_mode})
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "inferenceservice-config", "namespace": "kserve"},
+            "data": {"deploy": deploy,
+                     "ingress": json.dumps({"ingressDomain": "example.com"})}}  # fmt: skip
+
+
 class _Handler(BaseHTTPRequestHandler):
     scenario: Scenario
 
@@ -216,7 +277,7 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._status(409, "AlreadyExists", f'inferenceservices.serving.kserve.io '
                                     f'"{name}" already exists')  # fmt: skip
             s.created.append(body)
-            return self._send(201, _isvc(s.store(body), []))
+            return self._send(201, _isvc(s.store(s.admit(body)), []))
         if url.path.startswith(ISVC_PATH + "/"):
             name = url.path.rsplit("/", 1)[1]
             if method == "DELETE":
@@ -225,13 +286,34 @@ class _Handler(BaseHTTPRequestHandler):
                 return self._status(404, "NotFound", f'inferenceservices "{name}" not found')
             conds = s.conditions[min(s._gets, len(s.conditions) - 1)] if s.conditions else []
             s._gets += 1
-            return self._send(200, _isvc(s.live[name], conds, s.address))
+            stored = s.live[name]
+            mode = s.mode_of(stored) if s.record_mode and conds else ""
+            return self._send(200, _isvc(stored, conds, s.address, mode))
+        if url.path == CM_PATH:
+            return self._config_map()
         name = _selected(query)
         if url.path == PODS_PATH:
             f = s.frame(advance=True)
             pods = [_pod(name, i, i < f.ready) for i in range(f.total)]
             return self._send(200, {"kind": "PodList", "apiVersion": "v1", "items": pods,
                                     "metadata": {"resourceVersion": "2002"}})  # fmt: skip
+        if url.path == HPA_PATH:
+            s._pa_lists += 1
+            if s.pa_forbidden_after is not None and s._pa_lists > s.pa_forbidden_after:
+                return self._status(403, "Forbidden", "horizontalpodautoscalers.autoscaling is "
+                                    'forbidden: User "system:serviceaccount:bench:pipeline-'
+                                    'runner" cannot list resource '
+                                    '"horizontalpodautoscalers"')  # fmt: skip
+            f = s.frame(advance=False)
+            live = s.live.get(name)
+            hpas = [_hpa(name, f)] if live and s.mode_of(live) == "Standard" else []
+            return self._send(200, {"kind": "HorizontalPodAutoscalerList",
+                                    "apiVersion": "autoscaling/v2", "items": hpas,
+                                    "metadata": {}})  # fmt: skip
+        if url.path == PA_PATH and s.mode_of({"metadata": {}}) != "Knative":
+            return self._status(
+                404, "NotFound", "the server could not find the requested resource"
+            )  # fmt: skip  (no Knative: no PodAutoscaler CRD)
         if url.path == PA_PATH:
             s._pa_lists += 1
             if s.pa_forbidden_after is not None and s._pa_lists > s.pa_forbidden_after:
@@ -243,6 +325,17 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, {"kind": "PodAutoscalerList", "items": [_pa(name, f)],
                                     "metadata": {}})  # fmt: skip
         return self._status(404, "NotFound", f"no route {url.path}")
+
+    def _config_map(self) -> None:
+        s = self.scenario
+        if s.config_map == "forbidden":
+            return self._status(403, "Forbidden", 'configmaps "inferenceservice-config" is '
+                                'forbidden: User "system:serviceaccount:bench:default-editor" '
+                                'cannot get resource "configmaps" in API group "" in the '
+                                'namespace "kserve"')  # fmt: skip
+        if s.config_map == "absent":
+            return self._status(404, "NotFound", 'configmaps "inferenceservice-config" not found')
+        return self._send(200, _config_map(s.default_mode))
 
     def _body(self) -> dict:
         size = int(self.headers.get("Content-Length") or 0)

@@ -26,9 +26,13 @@ from kfp_bench.load.options import LoadOptions
 from kfp_bench.params import DEFAULT_PAYLOAD
 from kfp_bench.sandbox.model_server import start_model_server
 from tests.kserve.fake_kube import (
+    CM_PATH,
     FAILING,
+    HPA_PATH,
     ISVC_PATH,
     NS,
+    PA_PATH,
+    PODS_PATH,
     READY,
     STARTING,
     FakeKube,
@@ -57,11 +61,11 @@ def test_deploy_creates_the_isvc_and_waits_until_ready(fake, kube):
     done = deploy(kube, SPEC, benchmark_id=BID, timeout_s=10, poll_s=0.01)
     (body,) = s.created
     assert body["spec"]["predictor"]["minReplicas"] == 0
-    assert body["metadata"]["annotations"]["serving.kserve.io/deploymentMode"] == "Serverless"
+    assert "annotations" not in body["metadata"]  # no mode given: the cluster's default
     assert done.predict_url == (
         f"http://bench-iris-predictor.{NS}.svc.cluster.local/v1/models/bench-iris:predict"
     )
-    assert s.requests[:2] == [f"GET {ISVC_PATH}/bench-iris", f"POST {ISVC_PATH}"]  # free first
+    assert s.requests[:3] == [f"GET {CM_PATH}", f"GET {ISVC_PATH}/bench-iris", f"POST {ISVC_PATH}"]
     assert delete(kube, "bench-iris", benchmark_id=BID) == "deleted"
     assert s.deleted == ["bench-iris"]
     assert delete(kube, "bench-iris", benchmark_id=BID) == "not found"  # a 404 is an answer
@@ -125,6 +129,65 @@ def test_each_kube_keeps_its_own_cluster(fake):
     assert len(here.pods("component=predictor")) == 1
 
 
+RAW = IsvcSpec("bench-iris", namespace=NS, predictor=ScaleSpec(scale_target=80, scale_metric="cpu"))
+
+
+def test_the_clusters_default_mode_is_read_from_kserves_config_map_and_said(fake, kube):
+    s = fake.play(Scenario(conditions=[READY], default_mode="RawDeployment"))
+    done = deploy(kube, RAW, benchmark_id=BID, timeout_s=5, poll_s=0.01)
+    assert done.mode.name == "RawDeployment" and not done.mode.warning
+    assert done.mode.said() == (
+        "deployment mode RawDeployment (from the cluster's default, defaultDeploymentMode in "
+        "ConfigMap kserve/inferenceservice-config)"
+    )
+    assert "annotations" not in s.created[0]["metadata"]  # KServe's webhook annotates it
+
+
+def test_a_spec_the_clusters_default_cannot_take_is_refused_before_the_create(fake, kube):
+    s = fake.play(Scenario(conditions=[READY], default_mode="Standard"))
+    words = r"'concurrency': Standard scales with an HPA.* \(Standard is the cluster's default"
+    with pytest.raises(ConfigError, match=words + ", defaultDeploymentMode in ConfigMap kserve/"):
+        deploy(kube, SPEC, benchmark_id=BID, timeout_s=5, poll_s=0.01)
+    assert s.created == [] and s.requests == [f"GET {CM_PATH}"]
+
+
+def test_a_forbidden_config_map_falls_back_to_the_created_object_and_says_so(fake, kube):
+    fake.play(Scenario(conditions=[READY], default_mode="Standard", config_map="forbidden"))
+    done = deploy(kube, RAW, benchmark_id=BID, timeout_s=5, poll_s=0.01)
+    assert done.mode.name == "Standard"
+    said = done.mode.said()
+    assert "from the InferenceService's deploymentMode annotation, set by KServe" in said
+    assert "WARNING: cannot read the cluster's default deployment mode: read ConfigMap " in said
+    assert "in namespace kserve: HTTP 403 Forbidden" in said
+
+
+def test_a_forbidden_config_map_and_a_silent_object_assume_serverless_with_a_warning(fake, kube):
+    fake.play(Scenario(conditions=[READY], config_map="forbidden", record_mode=False))
+    done = deploy(kube, SPEC, benchmark_id=BID, timeout_s=5, poll_s=0.01)
+    assert done.mode.name == "Serverless" and done.mode.source == "nowhere: assumed"
+    assert "HTTP 403 Forbidden" in done.mode.warning
+    assert "records no mode either, so Serverless is assumed" in done.mode.warning
+
+
+def test_a_forbidden_config_map_then_a_standard_object_deletes_a_knative_spec(fake, kube):
+    s = fake.play(Scenario(conditions=[READY], default_mode="Standard", config_map="forbidden"))
+    with pytest.raises(ConfigError, match="Standard scales with an HPA.*created before the mode "
+                       "was known is deleted"):  # fmt: skip
+        deploy(kube, SPEC, benchmark_id=BID, timeout_s=5, poll_s=0.01)
+    assert s.deleted == ["bench-iris"]
+
+
+def test_the_watcher_reads_the_hpa_in_standard_mode(fake, kube):
+    s = fake.play(Scenario(conditions=[READY], frames=FRAMES, default_mode="RawDeployment"))
+    s.store(s.admit(RAW.to_dict(benchmark_id=BID, mode="RawDeployment")))  # as deploy left it
+    w = ReplicaWatcher(kube, "bench-iris", autoscaler="hpa", interval_s=0.01)
+    samples = [w.sample() for _ in FRAMES]
+    assert [(x.ready, x.total, x.desired, x.actual) for x in samples] == [
+        (f.ready, f.total, f.desired, f.actual) for f in FRAMES
+    ]
+    assert {r.split()[1] for r in s.requests} == {PODS_PATH, HPA_PATH}
+
+
 #: Scale 1 -> 5 under load, a panic jump of the desired scale, then scale to zero.
 FRAMES = [
     Frame(1, 1, 1, 1),
@@ -145,10 +208,7 @@ def test_the_watcher_samples_pods_and_the_podautoscaler(fake, kube):
     assert [(x.ready, x.total, x.desired, x.actual) for x in samples] == [
         (f.ready, f.total, f.desired, f.actual) for f in FRAMES
     ]
-    assert {r.split()[1] for r in s.requests} == {
-        f"/api/v1/namespaces/{NS}/pods",
-        f"/apis/autoscaling.internal.knative.dev/v1alpha1/namespaces/{NS}/podautoscalers",
-    }
+    assert {r.split()[1] for r in s.requests} == {PODS_PATH, PA_PATH}
 
 
 def test_the_watcher_runs_beside_a_load_in_a_thread(fake, kube):

@@ -1,7 +1,8 @@
 """InferenceServices built from parameters validate against KServe's own CRD schema (its
 openAPIV3Schema, with jsonschema), equal the bodies the kserve SDK built for them (isvc_golden.json,
 recorded from the SDK's models before kfp-bench dropped them; since issue 17 their labels also
-name the benchmark), and bad parameters are refused before anything is created."""
+name the benchmark, and since issue 18 the deploymentMode annotation is there only when the spec
+gives a deployment_mode), and bad parameters are refused before anything is created."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ SPECS = {
     "guide-default": IsvcSpec("sklearn-iris"),
     "serverless-scale-to-zero": IsvcSpec(
         "bench-iris",
+        deployment_mode="Serverless",
         runtime_version="v0.21.0",
         protocol_version="v2",
         predictor=ScaleSpec(
@@ -99,8 +101,7 @@ def test_the_fields_land_where_kserve_reads_them():
     assert pred["model"]["modelFormat"] == {"name": "pytorch"}
     assert (pred["scaleTarget"], pred["scaleMetric"], pred["minReplicas"]) == (1, "concurrency", 1)
     assert (trans["scaleTarget"], trans["minReplicas"], trans["maxReplicas"]) == (5, 0, 4)
-    ann = body["metadata"]["annotations"]
-    assert ann["serving.kserve.io/deploymentMode"] == "Serverless"
+    assert "annotations" not in body["metadata"]  # no mode given: the cluster's default
     old = SPECS["old-schema"].to_dict(benchmark_id=BID)
     assert old["metadata"]["annotations"]["autoscaling.knative.dev/target"] == "1"
     assert "scaleTarget" not in old["spec"]["predictor"]
@@ -154,7 +155,8 @@ def test_a_pipeline_parameter_object_becomes_a_spec():
             ),
             "min_replicas=0: Standard (HPA) cannot scale to zero",
         ),
-        (IsvcSpec("x", deployment_mode="Knative"), "deployment_mode='Knative': use one of"),
+        (IsvcSpec("x", deployment_mode="Kourier"), "deployment_mode='Kourier': use one of"),
+        (IsvcSpec("x", kserve_namespace="KServe"), "kserve_namespace='KServe': not a DNS-1123"),
         (IsvcSpec("Bench_Iris"), "name='Bench_Iris': not a DNS-1123 label"),
         (IsvcSpec("-iris"), "not a DNS-1123 label"),
         (IsvcSpec("a" * 64), "not a DNS-1123 label"),
@@ -167,6 +169,25 @@ def test_a_pipeline_parameter_object_becomes_a_spec():
 def test_bad_input_is_refused_with_the_field_and_the_fix(spec, words):
     with pytest.raises(ConfigError, match=words.replace("(", r"\(").replace(")", r"\)")):
         spec.validate()
+
+
+def test_the_mode_annotation_is_written_only_when_a_mode_is_given():
+    """Issue 18: a Serverless annotation written always kept the InferenceService from ever
+    becoming ready on a KServe installed without Knative (Standard by default)."""
+    for name, spec in SPECS.items():
+        ann = spec.to_dict(benchmark_id=BID)["metadata"].get("annotations") or {}
+        assert ann.get("serving.kserve.io/deploymentMode") == (spec.deployment_mode or None), name
+    knative = IsvcSpec("x", deployment_mode="Knative").to_dict(benchmark_id=BID)
+    assert knative["metadata"]["annotations"] == {"serving.kserve.io/deploymentMode": "Knative"}
+
+
+def test_with_no_mode_given_the_hpa_checks_use_the_clusters_default():
+    spec = IsvcSpec("x")  # concurrency, as Knative scales: refused once the default is an HPA's
+    assert spec.validate() is spec and spec.validate("Knative") is spec
+    with pytest.raises(ConfigError, match="'concurrency': Standard scales with an HPA"):
+        spec.to_dict(benchmark_id=BID, mode="Standard")
+    given = IsvcSpec("x", deployment_mode="Serverless")
+    assert given.validate("Standard") is given  # what the spec asks for wins
 
 
 def test_unknown_fields_of_a_parameter_object_are_refused():
