@@ -29,17 +29,20 @@ def check_params(
     isvc: dict,
     token_secret: str,
     benchmark_id: str,
+    lease_wait_sec: float,
     job_id: str,
 ) -> dict:
     """Check the pipeline's parameters (kfp_bench.params.BenchParams.check); fail with one
-    message naming the parameter and the fix.
+    message naming the parameter and the fix. Then take the benchmark's lease on the KFP server
+    (kfp_bench.kfp.lease), sweeping what an expired holder left; fail, naming the holder, while
+    another live benchmark of that benchmark_id holds it.
 
     Args:
-        kfp_host: see BenchParams; likewise every parameter up to benchmark_id.
+        kfp_host: see BenchParams; likewise every parameter up to lease_wait_sec.
         job_id: the pipeline run's id, from which an empty benchmark_id is derived.
 
     Returns:
-        The checked parameters, benchmark_id filled in: what every later step reads.
+        The checked parameters, benchmark_id this run's own: what every later step reads.
     """
     from kfp_bench import steps
     from kfp_bench.params import BenchParams
@@ -69,5 +72,6 @@ def check_params(
         isvc=isvc,
         token_secret=token_secret,
         benchmark_id=benchmark_id,
+        lease_wait_sec=lease_wait_sec,
     )
     return steps.check_params(p, job_id)

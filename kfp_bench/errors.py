@@ -8,6 +8,7 @@
     ├── ResultsError              a saved result that is missing, malformed or of another version
     ├── EngineError               the load engine hit a bug of its own mid-attack (stats kept)
     ├── ApiError                  a KFP API call the benchmark cannot go on without failed
+    ├── LeaseError                another live benchmark of that id holds the lease (kfp/lease.py)
     ├── KubeError                 a Kubernetes call (InferenceService, pods) failed
     │   ├── NotReadyError         an InferenceService was not ready in time (it was deleted)
     │   └── NotOursError          the InferenceService name is taken by one not this benchmark's
@@ -56,6 +57,12 @@ class ApiError(BenchError):
 
     Raised after the failed call was recorded and whatever was created before it cleaned up.
     """
+
+
+class LeaseError(BenchError):
+    """Another benchmark of the same benchmark_id holds the lease and has not expired (or the
+    lease's name is taken by an experiment that is no lease). Nothing was created; the message
+    names the holder, its expiry and the fix."""
 
 
 class KubeError(BenchError):

@@ -11,6 +11,7 @@ turn the parameters into the engine's own options (``runs_options``, ``load_opti
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -36,6 +37,10 @@ MAX_DURATION_S = 3600.0
 MAX_RUN_TIMEOUT_S = 86400.0
 #: A benchmark id's length: NAME_PREFIX + id + "-00001" must stay a 63-character label.
 MAX_ID = 40
+#: The run's own part of a benchmark id made from a given prefix: hex digits of a SHA-256.
+RUN_HASH_LEN = 10
+#: The longest lease_wait_sec.
+MAX_WAIT_S = MAX_RUN_TIMEOUT_S
 
 
 @dataclass(frozen=True)
@@ -81,9 +86,16 @@ class BenchParams:
             steps that call KFP when it exists; they use it only when the projected
             service-account token of multi-user KFP (pods labelled access-ml-pipeline) is absent
             or refused; with neither, no auth.
-        benchmark_id: the id in the name of everything the benchmark creates on the KFP server,
-            up to 40 lower-case letters, digits and dashes; empty to derive it from the pipeline
-            run's id.
+        benchmark_id: a prefix of the id in the name of everything the benchmark creates on
+            the KFP server, up to 40 lower-case letters, digits and dashes; each run appends its
+            own: the prefix (its first 29 characters) + "-" + 10 hex digits of the SHA-256 of
+            the pipeline run's id, so that the runs of a recurring run never share (and sweep)
+            each other's resources. Empty: the pipeline run's id alone. It also names the lease
+            (kfp-bench-lease-<benchmark_id>, else kfp-bench-lease-kfp-bench) that keeps two
+            benchmarks of that name from running at once.
+        lease_wait_sec: seconds to wait for the lease while another live benchmark of the same
+            benchmark_id holds it; 0 (the default): refuse at once, naming the holder. Only with
+            run_benchmark on (the lease is an experiment on the KFP server).
     """
 
     kfp_host: str = DEFAULT_KFP_HOST
@@ -110,6 +122,7 @@ class BenchParams:
     isvc: dict = field(default_factory=dict)
     token_secret: str = "kfp-bench-token"
     benchmark_id: str = ""
+    lease_wait_sec: float = 0.0
 
     @classmethod
     def names(cls) -> list[str]:
@@ -142,6 +155,9 @@ class BenchParams:
                 "is empty: nothing to measure; set one of them"
             )
         _check_id(self.benchmark_id)
+        w = self.lease_wait_sec
+        if not (isinstance(w, int | float) and not isinstance(w, bool) and 0 <= w <= MAX_WAIT_S):
+            raise _bad("lease_wait_sec", w, f"give seconds from 0 (refuse) to {MAX_WAIT_S:g}")
         if self.namespace:
             check_dns1123_label(self.namespace, "pipeline parameter namespace=")
         if not re.fullmatch(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?", self.token_secret):
@@ -338,10 +354,20 @@ def token_dir() -> str:
 
 
 def benchmark_id_for(given: str, job_id: str) -> str:
-    """The benchmark id: the one given, else the pipeline run's id made a DNS-1123 label."""
-    if given:
-        return _check_id(given)
-    return dns1123_label(job_id or "run", MAX_ID)
+    """The benchmark id of one pipeline run: always its own (issue 18).
+
+    ``given`` (the benchmark_id parameter) is a prefix: its first 29 characters, "-", and 10 hex
+    digits of the SHA-256 of ``job_id``, 40 characters at most. A recurring run passes every run
+    the same parameters, so a fixed id would be shared by all its runs, and each run's cleanup
+    would sweep the others'. Empty: ``job_id`` itself made a DNS-1123 label. The first step and
+    the exit handler each derive it from the same two values, so they agree.
+    """
+    if not given:
+        return dns1123_label(job_id or "run", MAX_ID)
+    _check_id(given)
+    digest = hashlib.sha256((job_id or "run").encode("utf-8", "surrogatepass")).hexdigest()
+    head = given[: MAX_ID - RUN_HASH_LEN - 1].rstrip("-")
+    return f"{head}-{digest[:RUN_HASH_LEN]}"
 
 
 def bundled_manifest(name: str) -> Path:

@@ -44,15 +44,78 @@ def _failed(step: str, exc: Exception, who: str = "") -> str:
 
 
 def check_params(p: BenchParams, job_id: str) -> dict:
-    """Check every parameter (``BenchParams.check``); return them, as every later step reads
-    them, with the benchmark id filled in (derived from ``job_id`` when empty)."""
+    """Check every parameter (``BenchParams.check``), then take the benchmark's lease
+    (``take_lease``); return the parameters, as every later step reads them, with this run's
+    own benchmark id (``benchmark_id_for``: the given one is a prefix)."""
     import kfp_bench
 
     print(f"kfp-bench {kfp_bench.__version__} from {os.path.dirname(kfp_bench.__file__)}")
     p.check()
     bid = benchmark_id_for(p.benchmark_id, job_id)
-    print(f"parameters OK; benchmark id {bid}")
+    print(f"parameters OK; benchmark id {bid} (pipeline run {job_id})")
+    # Probes of the systems under test go here: after the checks, before the lease is taken
+    # (a refused benchmark then holds nothing, and its cleanup releases nothing).
+    if p.run_benchmark:
+        print(take_lease(p, bid, job_id))
     return {**p.as_dict(), "benchmark_id": bid}
+
+
+def _kfp_api(p: BenchParams, bid: str):
+    from kfp_bench.kfp.api import Backoff, KfpApi
+
+    opts = p.runs_options(bid)
+    api = KfpApi(opts.host, auth=opts.auth, retry=Backoff.of(opts), timeout=opts.request_timeout)
+    api.preflight()  # an unreachable host or refused token: a ConfigError, nothing created
+    return api
+
+
+def take_lease(p: BenchParams, bid: str, job_id: str) -> str:
+    """Take the lease of ``p.benchmark_id`` for ``bid`` (``kfp_bench.kfp.lease``), waiting up to
+    lease_wait_sec while another live benchmark holds it; when an expired one is taken over,
+    sweep what its holder left (it was terminated or crashed: its exit handler did not clean
+    up). What was done, in one line."""
+    import time
+
+    from kfp_bench.kfp import lease
+
+    mine = lease.Lease(
+        lease.lease_name(p.benchmark_id), bid, job_id, time.time() + lease.lease_ttl(p)
+    )
+    api = _kfp_api(p, bid)
+    try:
+        got = lease.acquire(api, mine, wait_s=p.lease_wait_sec, poll_s=p.poll_interval_sec)
+    finally:
+        api.close()
+    line = f"lease {got.lease.name} taken until {got.lease.describe().rsplit(', until ', 1)[1]}"
+    if got.waited >= 1:
+        line += f" after waiting {got.waited:.0f}s"
+    if got.taken_over is not None:
+        line += f"; took over the expired lease of {got.taken_over.describe()}; "
+        line += _sweep_leftovers(p, got.taken_over.holder)
+    return line
+
+
+def _sweep_leftovers(p: BenchParams, holder: str) -> str:
+    """Sweep the KFP server for what benchmark ``holder`` created; what was removed."""
+    from kfp_bench.errors import ConfigError
+    from kfp_bench.kfp.cleanup import sweep
+    from kfp_bench.kfp.options import CleanupOptions
+
+    try:
+        opts = CleanupOptions(host=p.kfp_host, benchmark_id=holder, auth=token_auth(p.namespace))
+        done = sweep(opts)
+    except ConfigError as exc:  # a holder id no sweep takes: say so, nothing to find by it
+        return f"its leftovers not swept: {exc}"
+    d = done["deleted"]
+    line = (
+        f"swept its leftovers: {d['recurring_runs']} recurring runs, {d['runs']} runs, "
+        f"{d['experiments']} experiments, {d['pipeline_versions']} pipeline versions, "
+        f"{d['pipelines']} pipelines"
+    )
+    if done["failed"]:
+        left = "; ".join(done["failed"])
+        line += f"; NOT removed: {left} (kfp-bench cleanup --benchmark-id {holder})"
+    return line
 
 
 def deploy_isvc(p: BenchParams, timeout_s: float) -> list[dict]:
@@ -393,10 +456,28 @@ def cleanup(p: BenchParams, job_id: str, state: str, error: str) -> str:
         done = sweep(opts)
     except ConfigError as exc:  # a bad kfp_host or id: the first step failed, nothing was made
         return f"nothing to clean up: {exc}"
+    released = _release_lease(p, bid)  # also after a failed sweep: the error names what remains
     if done["failed"]:
-        raise BenchError(f"cleanup of benchmark {bid} failed: {'; '.join(done['failed'])}")
+        raise BenchError(
+            f"cleanup of benchmark {bid} failed: {'; '.join(done['failed'])}; {released}"
+        )
     d = done["deleted"]
     return isvc_done + (
         f"benchmark {bid}: deleted {d['runs']} runs, {d['experiments']} experiments, "
-        f"{d['pipeline_versions']} pipeline versions, {d['pipelines']} pipelines"
+        f"{d['pipeline_versions']} pipeline versions, {d['pipelines']} pipelines; {released}"
     )
+
+
+def _release_lease(p: BenchParams, bid: str) -> str:
+    """Give back the lease check_params took for ``bid``; one held by another is left alone."""
+    from kfp_bench.errors import BenchError
+    from kfp_bench.kfp import lease
+
+    try:
+        api = _kfp_api(p, bid)
+        try:
+            return lease.release(api, lease.lease_name(p.benchmark_id), bid)
+        finally:
+            api.close()
+    except BenchError as exc:  # it expires, and the next run takes it over and sweeps
+        return f"lease not released ({exc}): it expires and the next run takes it over"

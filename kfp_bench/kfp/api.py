@@ -367,6 +367,17 @@ class KfpApi:
             page_token=page_token or None,
         )
 
+    def find_experiment(self, name: str) -> Found:
+        """The namespace's experiment named ``name``: (whether the LIST could tell, it or None)."""
+        return self._finder(
+            "list_experiments",
+            self.experiments.experiment_service_list_experiments,
+            "experiments",
+            "display_name",
+            name,
+            namespace=self.namespace,
+        )()
+
     def create_run(self, body: dict) -> Reply:
         """``body`` needs a ``display_name`` unique in its experiment: a retry looks it up."""
         find = self._finder(

@@ -36,11 +36,18 @@ def _check_args(**over) -> dict:
     return args
 
 
-def test_check_params_hands_on_the_checked_parameters_with_the_benchmark_id():
-    task = check_params(**_check_args(load_workers=3))
+def test_check_params_hands_on_the_checked_parameters_with_the_benchmark_id(kfp_api):
+    # it takes the benchmark's lease on the KFP server (kfp_bench.kfp.lease): a reachable one
+    task = check_params(**_check_args(load_workers=3, kfp_host=kfp_api.url))
     checked = BenchParams.from_dict(task.output)
     assert checked.load_workers == 3 and isinstance(checked.load_workers, int)
     assert checked.benchmark_id == "job-1"  # derived from the run's id, as cleanup derives it
+    import dataclasses
+
+    from kfp_bench import steps
+
+    given = dataclasses.replace(checked, benchmark_id="")  # what the exit handler is given
+    assert steps.cleanup(given, "job-1", "SUCCEEDED", "").endswith("released")
 
 
 @pytest.mark.parametrize(
