@@ -29,13 +29,15 @@ def check_params(
     isvc: dict,
     token_secret: str,
     benchmark_id: str,
+    results_uri: str,
+    baseline: str,
     job_id: str,
 ) -> dict:
     """Check the pipeline's parameters (kfp_bench.params.BenchParams.check); fail with one
     message naming the parameter and the fix.
 
     Args:
-        kfp_host: see BenchParams; likewise every parameter up to benchmark_id.
+        kfp_host: see BenchParams; likewise every parameter up to baseline.
         job_id: the pipeline run's id, from which an empty benchmark_id is derived.
 
     Returns:
@@ -69,5 +71,7 @@ def check_params(
         isvc=isvc,
         token_secret=token_secret,
         benchmark_id=benchmark_id,
+        results_uri=results_uri,
+        baseline=baseline,
     )
     return steps.check_params(p, job_id)
