@@ -29,7 +29,7 @@ import kfp_bench
 #: The image of package mode: a bare Python, as the KFP SDK's own default.
 BASE_IMAGE = "python:3.11-slim"
 #: The extras of pyproject.toml that a step may name.
-EXTRAS = ("kfp", "kube", "load", "report", "stats")
+EXTRAS = ("history", "kfp", "kube", "load", "report", "stats")
 
 
 @dataclass(frozen=True)

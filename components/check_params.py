@@ -30,6 +30,8 @@ def check_params(
     token_secret: str,
     benchmark_id: str,
     lease_wait_sec: float,
+    results_uri: str,
+    baseline: str,
     job_id: str,
 ) -> dict:
     """Check the pipeline's parameters (kfp_bench.params.BenchParams.check); fail with one
@@ -38,7 +40,7 @@ def check_params(
     another live benchmark of that benchmark_id holds it.
 
     Args:
-        kfp_host: see BenchParams; likewise every parameter up to lease_wait_sec.
+        kfp_host: see BenchParams; likewise every parameter up to baseline.
         job_id: the pipeline run's id, from which an empty benchmark_id is derived.
 
     Returns:
@@ -73,5 +75,7 @@ def check_params(
         token_secret=token_secret,
         benchmark_id=benchmark_id,
         lease_wait_sec=lease_wait_sec,
+        results_uri=results_uri,
+        baseline=baseline,
     )
     return steps.check_params(p, job_id)

@@ -14,10 +14,11 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.names import check_dns1123_label, dns1123_label
@@ -96,6 +97,15 @@ class BenchParams:
         lease_wait_sec: seconds to wait for the lease while another live benchmark of the same
             benchmark_id holds it; 0 (the default): refuse at once, naming the holder. Only with
             run_benchmark on (the lease is an experiment on the KFP server).
+        results_uri: the results history: gs://BUCKET/PREFIX, or a folder the report step's pod
+            can write (a mounted volume; file:///PATH too). The report step archives the
+            results there, and the report shows the trend of the earlier ones and the
+            regression verdict against baseline (in the metrics: regression, baseline_results,
+            ...). Empty (the default): no history.
+        baseline: with results_uri, what the regression verdict tests against: last:N (the N
+            latest earlier results there, pooled) or one history key (YYYYMMDDTHHMMSSZ-
+            followed by 8 hex digits); empty for the trend alone. Too few earlier results: the
+            report says so.
     """
 
     kfp_host: str = DEFAULT_KFP_HOST
@@ -123,6 +133,8 @@ class BenchParams:
     token_secret: str = "kfp-bench-token"
     benchmark_id: str = ""
     lease_wait_sec: float = 0.0
+    results_uri: str = ""
+    baseline: str = "last:5"
 
     @classmethod
     def names(cls) -> list[str]:
@@ -181,6 +193,7 @@ class BenchParams:
             _positive("sweep_step_sec", self.sweep_step_sec, MAX_DURATION_S)
         if self.isvc:
             self.isvc_spec()
+        _check_history(self.results_uri, self.baseline)
         return self
 
     def isvc_spec(self):
@@ -422,3 +435,40 @@ def _selector(name: str, value) -> None:
     )
     if not ok:
         raise _bad(name, value, 'give a JSON object of label strings, e.g. {"pool": "pool-1"}')
+
+
+def _check_history(uri: str, baseline: str) -> None:
+    """results_uri and baseline as ``kfp_bench.history`` reads them (uri.open_store,
+    baseline_keys); checked here by their text alone: the first step's extra has neither the
+    GCS client nor the results readers. A local folder must be writable."""
+    if baseline and not re.fullmatch(
+        r"last:[1-9][0-9]{0,3}|[0-9]{8}T[0-9]{6}Z-[0-9a-f]{8}", baseline
+    ):
+        raise _bad(
+            "baseline",
+            baseline,
+            "give last:N (N from 1 to 9999, e.g. last:5), a history key such as "
+            "20260101T000000Z-0123abcd, or empty for no verdict",
+        )
+    if not uri:
+        return
+    fix = "give gs://BUCKET/PREFIX or a folder the steps can write, e.g. on a mounted volume"
+    parts = urlsplit(uri)
+    if parts.scheme == "gs":
+        if not parts.netloc:
+            raise _bad("results_uri", uri, f"no bucket; {fix}")
+        return
+    if parts.scheme == "file":
+        if parts.netloc not in ("", "localhost"):
+            raise _bad("results_uri", uri, "a file:// URI takes no host: file:///PATH")
+        path = Path(unquote(parts.path))
+    elif len(parts.scheme) > 1:  # one letter: a Windows drive
+        raise _bad("results_uri", uri, f"scheme {parts.scheme}:// is not supported; {fix}")
+    else:
+        path = Path(uri)
+    if path.exists() and not path.is_dir():
+        raise _bad("results_uri", uri, f"{path} is a file; {fix}")
+    # the folder is created when missing: its nearest existing parent must take it
+    there = next(p for p in (path, *path.absolute().parents) if p.exists())
+    if not (there.is_dir() and os.access(there, os.W_OK | os.X_OK)):
+        raise _bad("results_uri", uri, f"{there} is not writable here; {fix}")

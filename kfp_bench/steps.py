@@ -396,16 +396,37 @@ def check_outcome(results: str) -> str:
 MARKDOWN_LIMIT = 390_000
 
 
-def report(results: str, records: str, html: str, summary: str) -> dict[str, float]:
+def report(
+    results: str,
+    records: str,
+    html: str,
+    summary: str,
+    *,
+    results_uri: str = "",
+    baseline: str = "",
+) -> dict[str, float]:
     """Build the report bundle into ``records``, copy its HTML and (bounded) Markdown out, and
-    return the finite scalar metrics, by their stable names."""
+    return the finite scalar metrics, by their stable names.
+
+    With ``results_uri``, as ``kfp-bench report --results-uri --baseline`` does
+    (``kfp_bench.report.rebuild.rebuild``): the report shows the trend of the earlier results
+    there and the regression verdict against ``baseline`` (its figures join the metrics), and
+    the results are archived there. A baseline too small for a verdict is said in the report; a
+    history that cannot be read or written fails the step (``HistoryError``), naming the
+    parameter.
+    """
     import math
 
-    from kfp_bench.report.bundle import write_bundle
     from kfp_bench.results import read_results
 
     shutil.copytree(results, records, dirs_exist_ok=True)
-    files = write_bundle(read_results(results), records)
+    res = read_results(results)
+    if results_uri:
+        files = _report_with_history(res, records, results_uri, baseline)
+    else:
+        from kfp_bench.report.bundle import write_bundle
+
+        files = write_bundle(res, records)
     shutil.copyfile(files["report.html"], html)
     text = files["summary.md"].read_text()
     if len(text.encode()) > MARKDOWN_LIMIT:
@@ -421,6 +442,26 @@ def report(results: str, records: str, html: str, summary: str) -> dict[str, flo
     }
     fail_point("report")
     return found
+
+
+def _report_with_history(res, records: str, results_uri: str, baseline: str) -> dict:
+    from kfp_bench.errors import ConfigError, HistoryError
+    from kfp_bench.report.rebuild import rebuild
+
+    try:
+        done = rebuild(res, records, results_uri=results_uri, baseline=baseline)
+    except (ConfigError, HistoryError) as exc:
+        # the engine's messages name the CLI's flags; here they are the pipeline's parameters
+        text = str(exc).replace("--results-uri", "results_uri").replace("--baseline", "baseline")
+        raise type(exc)(f"pipeline parameters: {text}") from None
+    h = done.history
+    print(f"history {results_uri}: {len(h.entries)} earlier results")
+    if h.verdict is not None:
+        print(h.verdict.headline())
+    elif h.refused:
+        print(f"no verdict: {h.refused}")
+    print(f"{'archived' if done.archived else 'already archived'} as {done.key}")
+    return done.files
 
 
 def cleanup(p: BenchParams, job_id: str, state: str, error: str) -> str:

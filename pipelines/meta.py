@@ -120,7 +120,7 @@ def _benchmark(p: dict, job_id):
             replicas=watch.outputs["replicas"],
         )
     )
-    shown = _step(report(results=merged.outputs["results"]))
+    shown = _step(report(params=params, results=merged.outputs["results"]))
     # A flagged benchmark fails here, after report published its outputs: a failed task
     # publishes only its logs (kfp backend/src/v2/component/launcher_v2.go,
     # uploadOutputArtifacts), so report itself must succeed for its HTML and metrics to show.

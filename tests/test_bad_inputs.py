@@ -573,6 +573,11 @@ BAD_PARAMS = [
         {"run_benchmark": False, "run_load": False},
         ("run_benchmark and run_load are both false", "set one of them"),
     ),
+    ({"results_uri": "ftp://h/p"}, ("results_uri='ftp://h/p'", "ftp:// is not supported")),
+    ({"results_uri": "gs:///p"}, ("results_uri='gs:///p'", "no bucket; give gs://BUCKET")),
+    ({"results_uri": "file://host/p"}, ("results_uri='file://host/p'", "takes no host")),
+    ({"baseline": "last:0"}, ("pipeline parameter baseline='last:0'", "give last:N")),
+    ({"baseline": "latest"}, ("baseline='latest'", "a history key such as")),
 ]
 
 
@@ -593,6 +598,14 @@ def test_bad_pipeline_parameter_is_refused_naming_it_and_the_fix(bad, expect):
 
 def test_good_parameters_pass():
     assert BenchParams(**GOOD).check(fetch=False)
+
+
+def test_results_uri_must_be_a_folder_it_can_create(tmp_path):
+    """A local results_uri is a folder: created when missing, refused when a file is there."""
+    assert BenchParams(**GOOD, results_uri=str(tmp_path / "new" / "history")).check(fetch=False)
+    (tmp_path / "f").write_text("")
+    with pytest.raises(ConfigError, match=r"results_uri='.*/f': .*/f is a file; give gs://"):
+        BenchParams(**GOOD, results_uri=str(tmp_path / "f")).check(fetch=False)
 
 
 @pytest.mark.slow

@@ -196,7 +196,7 @@ def test_aggregate_reports_a_missing_worker_and_report_publishes_the_bundle(mode
             sweep=sweep.outputs["sweep"],
             replicas=watch.outputs["replicas"],
         )
-        shown = report(results=merged.outputs["results"])
+        shown = report(params=params, results=merged.outputs["results"])
         return shown.outputs["records"]
 
     records = Path(chain().output.path)

@@ -40,3 +40,34 @@ def test_bad_parameter_fails_first_step_and_cleanup_still_runs(root, kfp_api, ca
     assert "benchmark ended FAILED" in out
     assert leftovers(kfp_api.url, "meta-bad") == 0
     assert not list(Path(root).glob("kfp-bench-*/stage-manifest/manifest"))[1:]
+
+
+@pytest.mark.slow
+def test_two_runs_into_one_results_uri_give_the_second_a_verdict(root, model_server, tmp_path):
+    """A nightly schedule in miniature (issue 18): the second run's report step finds the first
+    run archived at results_uri and publishes the trend and the verdict in its metrics."""
+    import json
+
+    from kfp_bench import history as hist
+
+    uri = str(tmp_path / "history")
+    for n in (1, 2):
+        kfp_bench(
+            run_benchmark=False,
+            inference_url=model_server.v1_predict_url,
+            duration_sec=1.0,
+            concurrency=1,
+            benchmark_id=f"meta-history-{n}",
+            results_uri=uri,
+            baseline="last:5",
+        )
+    store = hist.open_store(uri)
+    first, second = (json.loads(store.read(e.key, "metrics.json")) for e in hist.entries(store))
+    assert "regression" not in first
+    assert second["baseline_results"] == 1 and second["regression"] in (0, 1)
+    published = [
+        doc["artifacts"]["metrics"]["artifacts"][0]["metadata"]
+        for doc in (json.loads(p.read_text()) for p in Path(root).rglob("executor_output.json"))
+        if "metrics" in doc.get("artifacts", {})
+    ]
+    assert [m.get("baseline_results") for m in published if "baseline_results" in m] == [1]
