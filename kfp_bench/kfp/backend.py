@@ -134,8 +134,9 @@ def warn_unknown(why: str, host: str = "") -> None:
     )
 
 
-def server_version(host: str, timeout: float = 10.0) -> str:
-    """The ``tag_name`` of ``host``'s healthz ("" when it reports none).
+def server_version(host: str, timeout: float = 10.0, headers: dict | None = None) -> str:
+    """The ``tag_name`` of ``host``'s healthz ("" when it reports none); ``headers`` are sent
+    with the request (a gateway in front of the API may want the driver's credentials).
 
     Raises:
         OSError: no answer, or an HTTP error (``urllib.error.HTTPError``).
@@ -153,7 +154,8 @@ def healthz(host: str, timeout: float = 10.0) -> dict:
     """
     # No proxies from the environment: kfp.Client (urllib3) uses none unless told to.
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    with opener.open(f"{host}/apis/v2beta1/healthz", timeout=timeout) as resp:
+    req = urllib.request.Request(f"{host}/apis/v2beta1/healthz", headers=headers or {})
+    with opener.open(req, timeout=timeout) as resp:
         body = json.loads(resp.read())
     if not isinstance(body, dict):
         raise ValueError("healthz answered no JSON object")

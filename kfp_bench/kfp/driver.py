@@ -49,6 +49,7 @@ from kfp_bench.errors import ApiError
 from kfp_bench.jsonl import JsonlWriter
 from kfp_bench.kfp import convert, promscrape
 from kfp_bench.kfp.api import Backoff, KfpApi
+from kfp_bench.kfp.caching import caching_off, describe
 from kfp_bench.kfp.manifest import Manifest, load_manifest
 from kfp_bench.kfp.options import NAME_PREFIX, RunsOptions, new_benchmark_id
 from kfp_bench.outcome import EXIT_LEFT_BEHIND
@@ -237,8 +238,11 @@ class _Driver:
         """Upload the pipeline (or a version) and create the experiment; any failure here cleans
         up what was made and raises ``ApiError``: without them there is nothing to measure."""
         desc = f"Created by kfp-bench, benchmark {self.bid}; delete with kfp-bench cleanup."
+        # Caching off on every task, whatever the manifest says: a cache hit measures no work.
+        manifest, overridden, tasks = caching_off(self.manifest)
+        self.sinks.stats.options["caching"] = describe(overridden, tasks)
         with tempfile.TemporaryDirectory(prefix="kfp-bench-") as tmp:
-            path = str(self.manifest.write_to(tmp))
+            path = str(manifest.write_to(tmp))
             if self.o.pipeline_id:
                 r = self.api.upload_pipeline_version(path, self.o.pipeline_id, self.name, desc)
                 self._need(r, "upload the pipeline version")

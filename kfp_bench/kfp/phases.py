@@ -113,6 +113,7 @@ def upload(
         except ApiError:
             driver.clean()
             raise
+        ph.state["caching"] = ph.stats.options.get("caching")
         handle = BenchmarkHandle(
             benchmark_id=bid,
             host=public_url(opts.host),
@@ -216,6 +217,8 @@ class _Phase:
             options=opts.redacted(),
         )
         stats.options["benchmark_id"] = bid
+        if self.state.get("caching"):  # what the upload phase did to the child's caching
+            stats.options["caching"] = self.state["caching"]
         stats.flags += opts.flags()
         stats.started_at = self.state["started_at"]
         self.earlier_runs: list[RunRecord] = []

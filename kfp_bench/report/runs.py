@@ -23,6 +23,9 @@ def write_text(doc: dict, out: TextIO) -> None:
     )
     states = ", ".join(f"{k} {v}" for k, v in runs["by_state"].items()) or "none"
     w(f"  States:\t{states}\n")
+    caching = (doc.get("options") or {}).get("caching")
+    if caching:
+        w(f"  Caching:\t{caching}\n")
     if runs.get("simulated"):
         w(f"  Simulated:\t{runs['simulated']} runs (the server simulated them)\n")
     if runs.get("gave_up"):

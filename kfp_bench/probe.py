@@ -1,0 +1,208 @@
+"""The pipeline's first look at its targets: one request to each, before anything is created.
+
+``probe(p)`` sends one request to the inference URL (when the load or the sweep will run and no
+InferenceService is deployed by the benchmark: with ``isvc`` the URL is known only later) and
+reads the KFP API's healthz (when the runs benchmark will run). A target that cannot be used
+raises one ``ConfigError`` naming the parameter and the fix; otherwise it returns one line per
+target saying what was checked. It prints nothing.
+
+What stops the run, and why:
+
+- no connection: DNS does not resolve the host, nothing accepts the connection in
+  ``TIMEOUT_S`` (a refused connection is tried again for ``REFUSED_FOR_S``: a port-forward or a
+  pod just starting), or TLS fails. Every request of the load would fail the same way.
+- 404: nothing there (with ``host_header``, a wrong Host is also a 404 of the ingress gateway).
+- 401/403 and 3xx (an auth gateway's login redirect): the load sends no credentials, so every
+  request would be refused or redirected; the KFP API likewise for the credentials it was given.
+- for the inference URL, 400/413/415/422 (the model refuses ``payload``) and 405 (a route that
+  takes no POST): every request sends the same body the same way.
+
+What does not stop it: a 5xx or a 429 from the inference URL is a fault or the load of the
+server, not bad input: the benchmark is there to measure it, and a Knative service scaled to
+zero may answer 502/503 while it starts. Likewise a connection that is accepted but answers
+nothing in ``TIMEOUT_S``: the Knative activator holds requests while a pod starts. The line
+then says what was seen. For the KFP API anything but healthz's JSON stops the run (a 5xx too:
+the API server answers healthz whenever it is up; a gateway's redirect ends on a sign-in page).
+"""
+
+from __future__ import annotations
+
+import socket
+import ssl
+import time
+import urllib.error
+import urllib.request
+
+from kfp_bench.errors import ConfigError
+from kfp_bench.params import BenchParams
+
+#: Seconds one probe request may take (connect and answer).
+TIMEOUT_S = 5.0
+#: Seconds a refused connection is tried again before it stops the run.
+REFUSED_FOR_S = 3.0
+_RETRY_PAUSE_S = 0.25
+_PAYLOAD_STATUSES = {400, 413, 415, 422}
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """A redirect is an answer to report (an auth gateway's login page), not one to follow."""
+
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+def probe(p: BenchParams) -> list[str]:
+    """Send one request to each target ``p`` will use; return what was checked, one line each.
+
+    Raises:
+        ConfigError: a target unreachable, absent (404) or refusing (401/403, a redirect); the
+            message names the parameter (inference_url, host_header, payload, kfp_host) and the fix.
+    """
+    lines = []
+    if (p.run_load or p.sweep_rates) and not p.isvc:
+        lines.append(_probe_inference(p))
+    if p.run_benchmark:
+        lines.append(_probe_kfp(p))
+    return lines
+
+
+def _retrying_refused(fn):
+    """``fn()``, tried again while the connection is refused, for ``REFUSED_FOR_S``."""
+    deadline = time.monotonic() + REFUSED_FOR_S
+    while True:
+        try:
+            return fn()
+        except urllib.error.HTTPError:
+            raise
+        except urllib.error.URLError as exc:
+            if not isinstance(exc.reason, ConnectionRefusedError) or time.monotonic() >= deadline:
+                raise
+            time.sleep(_RETRY_PAUSE_S)
+
+
+def _send(req: urllib.request.Request, context: ssl.SSLContext | None):
+    """(status, reason, location) of one request, redirects not followed.
+
+    Raises:
+        urllib.error.URLError: no connection (its ``reason`` says why).
+        TimeoutError: connected, but no answer in ``TIMEOUT_S``.
+    """
+    # No proxies from the environment: the load engine uses none either.
+    handlers = [urllib.request.ProxyHandler({}), _NoRedirect()]
+    if context is not None:
+        handlers.append(urllib.request.HTTPSHandler(context=context))
+    opener = urllib.request.build_opener(*handlers)
+
+    def once():
+        try:
+            with opener.open(req, timeout=TIMEOUT_S) as resp:
+                resp.read(1 << 16)
+                return resp.status, resp.reason, ""
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.reason, exc.headers.get("Location", "")
+
+    return _retrying_refused(once)
+
+
+def _why(exc: urllib.error.URLError) -> str:
+    reason = exc.reason
+    if isinstance(reason, socket.gaierror):
+        return "its host name does not resolve"
+    if isinstance(reason, ConnectionRefusedError):
+        return f"connection refused (for {REFUSED_FOR_S:g} s)"
+    if isinstance(reason, TimeoutError):
+        return f"no connection in {TIMEOUT_S:g} s"
+    if isinstance(reason, ssl.SSLError):
+        return f"TLS failed ({reason})"
+    return str(reason)
+
+
+def _probe_inference(p: BenchParams) -> str:
+    url, host = p.inference_url, p.host_header
+    headers = {"Content-Type": "application/json", "User-Agent": "kfp-bench probe"}
+    if host:
+        headers["Host"] = host  # urllib sends the caller's Host instead of the URL's
+    req = urllib.request.Request(url, data=p.payload.encode(), headers=headers, method="POST")
+    where = f"pipeline parameter inference_url={url!r}"
+    via = f" with host_header={host!r}" if host else ""
+    fix = (
+        "deploy the model there, give the URL of a running InferenceService (kubectl get "
+        "inferenceservices -A), or give isvc to have the benchmark deploy one"
+    )
+    try:
+        status, reason, location = _send(req, p.load_options().ssl_context())
+    except urllib.error.URLError as exc:
+        raise ConfigError(f"{where}: cannot reach it ({_why(exc)}); {fix}") from None
+    except TimeoutError:
+        return (
+            f"inference_url {url}{via}: connected, no answer in {TIMEOUT_S:g} s (a service "
+            "starting from zero?); the load goes on"
+        )
+    said = f"POST{via} answered HTTP {status} {reason}"
+    if status == 404:
+        hint = (
+            "; or host_header names no service the ingress knows (kubectl get isvc NAME -o "
+            "jsonpath='{.status.url}' gives it)"
+            if host
+            else ""
+        )
+        raise ConfigError(f"{where}: {said}: no model there; {fix}{hint}")
+    if status in (401, 403) or 300 <= status < 400:
+        to = f" to {location}" if location else ""
+        what = "a redirect" + to if status < 400 else "credentials refused"
+        raise ConfigError(
+            f"{where}: {said} ({what}): the load sends no credentials; give the in-cluster URL "
+            "of the predictor (http://NAME-predictor.NAMESPACE.svc.cluster.local/...), which "
+            "needs none"
+        )
+    if status in _PAYLOAD_STATUSES:
+        raise ConfigError(
+            f"pipeline parameter payload={p.payload[:60]!r}: {url} {said}: the model refuses "
+            "the request body; give one the model takes, e.g. KServe V1 "
+            '{"instances": [[...]]}'
+        )
+    if status == 405:
+        raise ConfigError(f"{where}: {said}: that route takes no POST; give the predict URL")
+    if status >= 429:
+        return (
+            f"inference_url {url}{via}: HTTP {status} {reason}: a server fault or limit, not "
+            "bad input; the load goes on and measures it"
+        )
+    return f"inference_url {url}{via}: HTTP {status} {reason}"
+
+
+def _probe_kfp(p: BenchParams) -> str:
+    from kfp_bench.kfp.backend import server_version
+
+    host = p.kfp_host.rstrip("/")
+    url = f"{host}/apis/v2beta1/healthz"
+    where = f"pipeline parameter kfp_host={p.kfp_host!r}"
+    # The driver's credentials: healthz itself wants none, but a gateway in front may.
+    authorization = p.runs_options("check").auth.configure(host).authorization
+    token = authorization() if authorization else None
+    headers = {"User-Agent": "kfp-bench probe", **({"Authorization": token} if token else {})}
+    fix = (
+        "give the KFP API's address, e.g. http://ml-pipeline.kubeflow.svc.cluster.local:8888 "
+        "in the cluster"
+    )
+    try:
+        tag = _retrying_refused(lambda: server_version(host, TIMEOUT_S, headers))
+    except urllib.error.HTTPError as exc:
+        said = f"GET {url} answered HTTP {exc.code} {exc.reason}"
+        if exc.code == 404:
+            raise ConfigError(f"{where}: {said}: no KFP 2.x API there; {fix}") from None
+        if exc.code in (401, 403):
+            raise ConfigError(
+                f"{where}: {said}: it refuses the benchmark's credentials; give token_secret, "
+                "a Secret holding a KFP API token, or the in-cluster address, "
+                "http://ml-pipeline.kubeflow.svc.cluster.local:8888"
+            ) from None
+        raise ConfigError(f"{where}: {said}; {fix}") from None
+    except urllib.error.URLError as exc:
+        raise ConfigError(f"{where}: cannot reach {url} ({_why(exc)}); {fix}") from None
+    except TimeoutError:
+        raise ConfigError(f"{where}: {url} answered nothing in {TIMEOUT_S:g} s; {fix}") from None
+    except ValueError:
+        # server_version follows redirects: a gateway's login page is HTML, not healthz's JSON.
+        raise ConfigError(f"{where}: GET {url} answered no JSON (a sign-in page?); {fix}") from None
+    return f"kfp_host {p.kfp_host}: healthz answered, KFP {tag or 'release unknown'}"
