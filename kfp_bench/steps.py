@@ -53,8 +53,12 @@ def check_params(p: BenchParams, job_id: str) -> dict:
     p.check()
     bid = benchmark_id_for(p.benchmark_id, job_id)
     print(f"parameters OK; benchmark id {bid} (pipeline run {job_id})")
-    # Probes of the systems under test go here: after the checks, before the lease is taken
-    # (a refused benchmark then holds nothing, and its cleanup releases nothing).
+    # The targets answer before anything is created or held (a refused benchmark then holds
+    # no lease, and its cleanup releases nothing).
+    from kfp_bench.probe import probe
+
+    for line in probe(p):
+        print(line)
     if p.run_benchmark:
         print(take_lease(p, bid, job_id))
     return {**p.as_dict(), "benchmark_id": bid}
@@ -90,7 +94,7 @@ def take_lease(p: BenchParams, bid: str, job_id: str) -> str:
     if got.waited >= 1:
         line += f" after waiting {got.waited:.0f}s"
     if got.taken_over is not None:
-        line += f"; took over the expired lease of {got.taken_over.describe()}; "
+        line += f"; took over the stale lease of {got.taken_over.describe()}; "
         line += _sweep_leftovers(p, got.taken_over.holder)
     return line
 

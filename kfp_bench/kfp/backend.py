@@ -142,10 +142,10 @@ def server_version(host: str, timeout: float = 10.0, headers: dict | None = None
         OSError: no answer, or an HTTP error (``urllib.error.HTTPError``).
         ValueError: an answer that is not a JSON object.
     """
-    return str(healthz(host, timeout).get("tag_name") or "")
+    return str(healthz(host, timeout, headers).get("tag_name") or "")
 
 
-def healthz(host: str, timeout: float = 10.0) -> dict:
+def healthz(host: str, timeout: float = 10.0, headers: dict | None = None) -> dict:
     """``GET {host}/apis/v2beta1/healthz``: tag_name, commit_sha, multi_user (main.go's handler).
 
     Raises:

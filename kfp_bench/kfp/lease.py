@@ -12,12 +12,14 @@ Namespace) (kubeflow/pipelines backend/src/apiserver/model/experiment.go, ``idx_
 storage/experiment_store.go CreateExperiment answers AlreadyExists on the duplicate-key error; at
 7b70c7b95f), and the local server does the same (sandbox/kfp_server/app.py create_experiment).
 
-An expired lease (its holder crashed, or was terminated and its exit handler never ran) is
-taken over: deleted by its id, then created again; of two takers, the second one's delete finds
-the id gone and its create is refused, so only one holds it. Its description names the holder
-whose leftovers the new holder then sweeps. The expiry is the longest the benchmark can take
-(``lease_ttl``): a live benchmark is never taken over, at the cost of waiting that long after a
-crash (or deleting the lease by hand, as the refusal says).
+An expired lease (its holder crashed, or was terminated and its exit handler never ran), or one
+whose holder's pipeline run the server says is over (``holder_done``: CANCELED after a
+terminate), is taken over: deleted by its id, then created again; of two takers, the second
+one's delete finds the id gone and its create is refused, so only one holds it. Its description
+names the holder whose leftovers the new holder then sweeps. The expiry is the longest the
+benchmark can take (``lease_ttl``): a live benchmark is never taken over, at the cost of waiting
+that long after a crash that the server does not see as the end of the run (or deleting the
+lease by hand, as the refusal says).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kfp_bench.errors import ApiError, LeaseError
+from kfp_bench.kfp import convert
 from kfp_bench.kfp.api import KfpApi
 from kfp_bench.kfp.options import NAME_PREFIX
 
@@ -137,7 +140,7 @@ def acquire(
         else:
             raise ApiError(f"lease {want.name}: create_experiment failed: {reply.call.error}")
         tries += 1
-        if current is None or current.expired(clock()):
+        if current is None or current.expired(clock()) or holder_done(api, current):
             if tries > _TRIES:
                 raise ApiError(f"lease {want.name}: still changing after {_TRIES} tries")
             if current is not None:  # by its id: a second taker's delete finds it gone
@@ -150,6 +153,17 @@ def acquire(
         if left <= 0:
             raise LeaseError(_held(current, wait_s))
         sleep(min(poll_s, left))
+
+
+def holder_done(api: KfpApi, lease: Lease) -> bool:
+    """Whether the lease's holder is a pipeline run the server says is over (CANCELED after a
+    terminate, FAILED, SUCCEEDED): then nobody holds it, whatever its expiry, and it is taken
+    over at once. A run the server does not know (deleted, or a kfp.local run that never was a
+    server run) proves nothing: its lease waits for its expiry."""
+    if not lease.run_id:
+        return False
+    reply = api.get_run(lease.run_id)
+    return bool(reply.ok and reply.body and convert.is_terminal(reply.body))
 
 
 def _held(lease: Lease, wait_s: float) -> str:

@@ -16,6 +16,7 @@ from kfp_bench.kfp.lease import Lease, lease_name, read
 from kfp_bench.kfp.options import NAME_PREFIX
 from kfp_bench.names import is_dns1123_label
 from kfp_bench.params import MAX_ID, BenchParams, benchmark_id_for
+from tests.kfp.conftest import HELLO, kfp_client
 
 
 def _params(url: str, prefix: str, **over) -> BenchParams:
@@ -80,8 +81,33 @@ def test_an_expired_lease_is_taken_over_and_its_holders_leftovers_swept(kfp_serv
     p = _params(kfp_server.url, "lease-exp")
     checked = steps.check_params(p, "job-new")
     out = capsys.readouterr().out
-    assert f"took over the expired lease of benchmark {old} (pipeline run job-old)" in out
+    assert f"took over the stale lease of benchmark {old} (pipeline run job-old)" in out
     assert "swept its leftovers: 0 recurring runs, 0 runs, 1 experiments" in out
     assert api.find_experiment(NAME_PREFIX + old) == (True, None)
     assert read(api, stale.name).holder == checked["benchmark_id"]
     steps.cleanup(p, "job-new", "SUCCEEDED", "")
+
+
+def test_the_lease_of_a_terminated_benchmark_is_taken_over_at_once(slow_kfp_server, capsys):
+    """A benchmark terminated mid-way (its exit handler never ran) holds a lease that expires
+    in an hour; its pipeline run is CANCELED on the server, so the next run takes it over at
+    once and sweeps what it left, without waiting for the expiry."""
+    client = kfp_client(slow_kfp_server.url)
+    run = client.create_run_from_pipeline_package(str(HELLO), arguments={})
+    p = _params(slow_kfp_server.url, "lease-term")
+    first = steps.check_params(p, run.run_id)
+    client.terminate_run(run.run_id)
+    deadline = time.monotonic() + 20
+    while client.get_run(run.run_id).state != "CANCELED":
+        assert time.monotonic() < deadline, client.get_run(run.run_id).state
+        time.sleep(0.2)
+    capsys.readouterr()
+    checked = steps.check_params(p, "job-next")
+    out = capsys.readouterr().out
+    assert f"took over the stale lease of benchmark {first['benchmark_id']}" in out, out
+    assert "swept its leftovers" in out
+    assert (
+        read(KfpApi(slow_kfp_server.url), lease_name("lease-term")).holder
+        == checked["benchmark_id"]
+    )
+    steps.cleanup(p, "job-next", "SUCCEEDED", "")
