@@ -415,9 +415,10 @@ def report(
     With ``results_uri``, as ``kfp-bench report --results-uri --baseline`` does
     (``kfp_bench.report.rebuild.rebuild``): the report shows the trend of the earlier results
     there and the regression verdict against ``baseline`` (its figures join the metrics), and
-    the results are archived there. A baseline too small for a verdict is said in the report; a
-    history that cannot be read or written fails the step (``HistoryError``), naming the
-    parameter.
+    the results are archived there. A baseline too small for a verdict is said in the report. A
+    history that cannot be read or written does not cost the report: it is built without the
+    history, flagged ``step-failed`` with the error (naming the parameter) in ``records``'
+    summary.json, which check_outcome reads, so the run still ends FAILED.
     """
     import math
 
@@ -425,9 +426,8 @@ def report(
 
     shutil.copytree(results, records, dirs_exist_ok=True)
     res = read_results(results)
-    if results_uri:
-        files = _report_with_history(res, records, results_uri, baseline)
-    else:
+    files = _report_with_history(res, records, results_uri, baseline) if results_uri else None
+    if files is None:
         from kfp_bench.report.bundle import write_bundle
 
         files = write_bundle(res, records)
@@ -448,7 +448,9 @@ def report(
     return found
 
 
-def _report_with_history(res, records: str, results_uri: str, baseline: str) -> dict:
+def _report_with_history(res, records: str, results_uri: str, baseline: str) -> dict | None:
+    """The report files with the history, or None (and ``res`` flagged) when it failed."""
+    from kfp_bench import atomic
     from kfp_bench.errors import ConfigError, HistoryError
     from kfp_bench.report.rebuild import rebuild
 
@@ -457,7 +459,13 @@ def _report_with_history(res, records: str, results_uri: str, baseline: str) -> 
     except (ConfigError, HistoryError) as exc:
         # the engine's messages name the CLI's flags; here they are the pipeline's parameters
         text = str(exc).replace("--results-uri", "results_uri").replace("--baseline", "baseline")
-        raise type(exc)(f"pipeline parameters: {text}") from None
+        text = f"pipeline parameters: {text}"
+        print(f"report failed to use the results history: {text}")
+        pipeline = res.summary.setdefault("pipeline", {})
+        pipeline["flags"] = list(dict.fromkeys([*pipeline.get("flags", []), "step-failed"]))
+        pipeline.setdefault("errors", {})["report"] = f"{type(exc).__name__}: {text}"
+        atomic.write_json(res.summary, os.path.join(records, "summary.json"))
+        return None
     h = done.history
     print(f"history {results_uri}: {len(h.entries)} earlier results")
     if h.verdict is not None:
