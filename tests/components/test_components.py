@@ -38,7 +38,8 @@ def _check_args(**over) -> dict:
 
 def test_check_params_hands_on_the_checked_parameters_with_the_benchmark_id(kfp_api):
     # it takes the benchmark's lease on the KFP server (kfp_bench.kfp.lease): a reachable one
-    task = check_params(**_check_args(load_workers=3, kfp_host=kfp_api.url))
+    # and probes its targets (kfp_bench.probe): the KFP API answers, and the load is off
+    task = check_params(**_check_args(load_workers=3, kfp_host=kfp_api.url, run_load=False))
     checked = BenchParams.from_dict(task.output)
     assert checked.load_workers == 3 and isinstance(checked.load_workers, int)
     assert checked.benchmark_id == "job-1"  # derived from the run's id, as cleanup derives it
@@ -146,11 +147,13 @@ def test_upload_spawn_poll_runs_measure_and_leave_the_cleanup_to_the_sweep(kfp_a
 def test_cleanup_sweeps_what_a_failed_benchmark_left(kfp_api):
     from kfp_bench.kfp.api import KfpApi
     from kfp_bench.kfp.options import NAME_PREFIX
+    from kfp_bench.params import benchmark_id_for
 
     api = KfpApi(kfp_api.url)
-    desc = "Created by kfp-bench, benchmark comp-test-2; delete with kfp-bench cleanup."
-    assert api.create_experiment(NAME_PREFIX + "comp-test-2", desc).ok
-    assert leftovers(kfp_api.url, "comp-test-2") == 1
+    bid = benchmark_id_for("comp-test-2", "x")  # the run's own id: the parameter is a prefix
+    desc = f"Created by kfp-bench, benchmark {bid}; delete with kfp-bench cleanup."
+    assert api.create_experiment(NAME_PREFIX + bid, desc).ok
+    assert leftovers(kfp_api.url, bid) == 1
 
     @dsl.pipeline
     def failing():
@@ -167,7 +170,7 @@ def test_cleanup_sweeps_what_a_failed_benchmark_left(kfp_api):
 
     with pytest.raises(RuntimeError, match="check-params"):
         failing()
-    assert leftovers(kfp_api.url, "comp-test-2") == 0
+    assert leftovers(kfp_api.url, bid) == 0
 
 
 def test_aggregate_reports_a_missing_worker_and_report_publishes_the_bundle(model_server):

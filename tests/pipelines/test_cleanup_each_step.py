@@ -3,7 +3,7 @@
 Each case runs the whole pipeline with kfp.local (SubprocessRunner) against a local KFP server of
 its own and makes one step fail for real: a bad parameter (check_params), a manifest URL that
 stops answering between the check and the staging (stage_manifest), the KFP API refusing every
-create_experiment, retries included (upload_manifest). The other steps cannot be made to fail
+upload, retries included (upload_manifest). The other steps cannot be made to fail
 from outside: API errors are measurements to spawn_runs and poll_runs, and deploy_isvc (without
 an InferenceService), rate_sweep, a load worker, aggregate, report and check_outcome (on an
 unflagged result) fail only through a bug or a killed pod. They are failed with the
@@ -12,9 +12,9 @@ create exists. Then: the run failed in that step, the cleanup step ran and swept
 experiment, pipeline or run carrying the benchmark id is left on the server. watch_replicas does
 work only with an InferenceService on a cluster, which cannot run here (its hook is in place).
 
-kfp.local orders the two branches differently from one run to the next, and before
-upload_manifest nothing is on the server yet: for the steps that fail that early, something the
-benchmark id "left" earlier is put there first, which the sweep must delete too.
+Each run's benchmark id is its own (the benchmark_id parameter is a prefix): the sweep's line,
+with that id, shows that the exit handler swept by it, and the lease check_params took is given
+back (nothing named for the benchmark stays).
 """
 
 from __future__ import annotations
@@ -30,8 +30,6 @@ from kfp.local import config
 from kfp_bench.pipelines.meta import kfp_bench
 
 from kfp_bench.failpoint import FAIL_STEP_ENV
-from kfp_bench.kfp.api import KfpApi
-from kfp_bench.kfp.options import NAME_PREFIX
 from kfp_bench.params import bundled_manifest
 from kfp_bench.sandbox.kfp_server import start_kfp_server
 from tests.components.conftest import leftovers
@@ -51,7 +49,6 @@ class Case:
         params: pipeline parameters beyond the smallest benchmark.
         server: fault options of the local KFP server.
         hook: fail the step with KFP_BENCH_FAIL_STEP.
-        left_earlier: put an experiment of this benchmark id on the server first.
     """
 
     task: str
@@ -60,7 +57,6 @@ class Case:
     params: dict = field(default_factory=dict)
     server: dict = field(default_factory=dict)
     hook: bool = False
-    left_earlier: bool = False
 
 
 MADE = (2, 1, 1, 1)  # the two runs, the experiment, the pipeline and its version
@@ -68,18 +64,16 @@ CASES = {
     "check_params": Case(
         "check-params",
         "pipeline parameter create_concurrency=0",
-        (0, 1, 0, 0),
+        (0, 0, 0, 0),
         params={"create_concurrency": 0},
-        left_earlier=True,
     ),
-    "stage_manifest": Case(
-        "stage-manifest", "HTTP 404", (0, 1, 0, 0), params={"pipeline": "ONCE"}, left_earlier=True
-    ),
+    # after check_params took the lease, which the exit handler gives back
+    "stage_manifest": Case("stage-manifest", "HTTP 404", (0, 0, 0, 0), params={"pipeline": "ONCE"}),
     "upload_manifest": Case(
         "upload-manifest",
-        "could not create the experiment",
-        (0, 0, 0, 0),  # the upload deletes its pipeline itself before it fails
-        server={"error_ops": "create_experiment", "error_rate": 1.0},
+        "could not upload the pipeline",
+        (0, 0, 0, 0),
+        server={"error_ops": "upload_pipeline", "error_rate": 1.0},
     ),
     "spawn_runs": Case("spawn-runs", "step spawn_runs failed on purpose", MADE, hook=True),
     "poll_runs": Case("poll-runs", "step poll_runs failed on purpose", MADE, hook=True),
@@ -147,15 +141,6 @@ def manifest_once():
     server.server_close()
 
 
-def _leave_an_experiment(url: str, bid: str) -> None:
-    desc = f"Created by kfp-bench, benchmark {bid}; delete with kfp-bench cleanup."
-    api = KfpApi(url)
-    try:
-        assert api.create_experiment(NAME_PREFIX + bid, desc).ok
-    finally:
-        api.close()
-
-
 @pytest.mark.parametrize("step", list(CASES))
 def test_a_failed_step_leaves_nothing(step, request, monkeypatch, capfd, fault_server):
     case = CASES[step]
@@ -175,16 +160,14 @@ def test_a_failed_step_leaves_nothing(step, request, monkeypatch, capfd, fault_s
     if case.hook:
         monkeypatch.setenv(FAIL_STEP_ENV, step)
     with start_kfp_server(simulate="all:fixed(0.2)", **case.server) as kfp_api:
-        if case.left_earlier:
-            _leave_an_experiment(kfp_api.url, bid)
         with pytest.raises(RuntimeError, match=rf"Inner task failed: \S*'{case.task}'"):
             kfp_bench(kfp_host=kfp_api.url, **params)
         out = re.sub(r"\x1b\[[0-9;]*m", "", capfd.readouterr().out)
         assert case.says in out
         assert "benchmark ended FAILED" in out  # the exit handler ran, after the failure
         swept = re.search(
-            rf"'benchmark {bid}: deleted (\d+) runs, (\d+) experiments, (\d+) pipeline "
-            r"versions, (\d+) pipelines'",
+            rf"benchmark {bid}-[0-9a-f]{{10}}: deleted (\d+) runs, (\d+) experiments, (\d+) "
+            r"pipeline versions, (\d+) pipelines",
             out,
         )
         assert swept, "the cleanup step's output is missing"

@@ -3,6 +3,7 @@ sweeps. (The whole pipeline end to end runs as pods run it: tests/pipelines/test
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -27,17 +28,15 @@ def root(tmp_path_factory):
 
 
 def test_bad_parameter_fails_first_step_and_cleanup_still_runs(root, kfp_api, capfd):
-    from kfp_bench.kfp.api import KfpApi
-    from kfp_bench.kfp.options import NAME_PREFIX
-
-    # Something this benchmark id "left" earlier: cleanup must sweep it although check fails.
-    desc = "Created by kfp-bench, benchmark meta-bad; delete with kfp-bench cleanup."
-    assert KfpApi(kfp_api.url).create_experiment(NAME_PREFIX + "meta-bad", desc).ok
     with pytest.raises(RuntimeError, match="check-params"):
         kfp_bench(kfp_host=kfp_api.url, num_runs=0, benchmark_id="meta-bad", run_load=False)
     out = capfd.readouterr().out
     assert "pipeline parameter num_runs=0: give a whole number from 1 to 1000" in out
     assert "benchmark ended FAILED" in out
+    # The sweep ran, by this run's own id (the prefix and its run's hash), and found nothing: a
+    # refused benchmark creates nothing and takes no lease.
+    assert re.search(r"benchmark meta-bad-[0-9a-f]{10}: deleted 0 runs, 0 experiments", out)
+    assert "lease kfp-bench-lease-meta-bad: none held" in out
     assert leftovers(kfp_api.url, "meta-bad") == 0
     assert not list(Path(root).glob("kfp-bench-*/stage-manifest/manifest"))[1:]
 
