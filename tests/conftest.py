@@ -84,3 +84,15 @@ def fail_replace_after(monkeypatch, calls: int) -> None:
         return real(src, dst, **kw)
 
     monkeypatch.setattr(os, "replace", replace)
+
+
+@pytest.fixture
+def fake_cluster(tmp_path, monkeypatch):
+    """The stand-in Kubernetes API (tests/kserve/fake_kube.py), as the default kubeconfig's
+    cluster: what a step's ``Kube(namespace)`` reaches."""
+    from tests.kserve.fake_kube import FakeKube, default_kubeconfig
+
+    server = FakeKube()
+    default_kubeconfig(server, tmp_path, monkeypatch)
+    yield server
+    server.close()

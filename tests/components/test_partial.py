@@ -21,17 +21,14 @@ from kfp_bench.report.bundle import write_bundle
 from kfp_bench.results import read_results
 from kfp_bench.stats import store
 from kfp_bench.stats.load import LoadStats
-from tests.kserve.fake_kube import NS, FakeKube, Frame, Scenario, default_kubeconfig
+from tests.kserve.fake_kube import NS, Frame, Scenario
 
 ISVC = {"name": "bench-iris", "namespace": NS}
 
 
 @pytest.fixture
-def fake(tmp_path, monkeypatch):
-    server = FakeKube()
-    default_kubeconfig(server, tmp_path, monkeypatch)
-    yield server
-    server.close()
+def fake(fake_cluster):
+    return fake_cluster
 
 
 def _params(**over) -> BenchParams:

@@ -17,10 +17,8 @@ from tests.kserve.fake_kube import (
     NS,
     PA_PATH,
     READY,
-    FakeKube,
     Frame,
     Scenario,
-    default_kubeconfig,
 )
 
 RAW = {"name": "bench-iris", "namespace": NS, "predictor": {"scale_metric": "cpu",
@@ -28,11 +26,8 @@ RAW = {"name": "bench-iris", "namespace": NS, "predictor": {"scale_metric": "cpu
 
 
 @pytest.fixture
-def fake(tmp_path, monkeypatch):
-    server = FakeKube()
-    default_kubeconfig(server, tmp_path, monkeypatch)
-    yield server
-    server.close()
+def fake(fake_cluster):
+    return fake_cluster
 
 
 def _params(isvc: dict) -> BenchParams:

@@ -18,7 +18,7 @@ from kfp import local
 from kfp.local import config
 from kfp_bench.pipelines.meta import kfp_bench
 
-from tests.kserve.fake_kube import NS, READY, FakeKube, Frame, Scenario, default_kubeconfig
+from tests.kserve.fake_kube import NS, READY, Frame, Scenario
 
 pytestmark = pytest.mark.slow
 
@@ -32,11 +32,8 @@ def root(tmp_path):
 
 
 @pytest.fixture
-def fake(tmp_path, monkeypatch):
-    server = FakeKube()
-    default_kubeconfig(server, tmp_path, monkeypatch)
-    yield server
-    server.close()
+def fake(fake_cluster):
+    return fake_cluster
 
 
 def test_a_refused_replica_watcher_still_gives_a_flagged_report(root, fake, fault_server, capfd):
