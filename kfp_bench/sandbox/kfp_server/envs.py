@@ -10,10 +10,12 @@ interpreter of a cached environment made for the kfp version the manifest pins, 
 
 An environment is an *overlay*: a venv of the server's Python whose own site-packages hold
 ``kfp==X`` (installed once with ``--no-deps``) and anything components install, followed by the
-server's site-packages (named in a ``.pth`` file) for kfp's dependencies, which kfp 2.14 to 2.17
-share. Its own site-packages come first, so ``import kfp`` there finds X; pip in it writes only
-into it (pip does not uninstall what lies outside the venv it runs in). Making one takes about
-10 s (venv with pip, then one small download) against about 60 s for a full ``pip install kfp==X``.
+server's site-packages (added by a ``.pth`` file with ``site.addsitedir``, so that their own
+``.pth`` files run too: an editable install of kfp-bench maps ``kfp_bench.compiled`` and the other
+folders outside the package through one) for kfp's dependencies, which kfp 2.14 to 2.17 share.
+Its own site-packages come first, so ``import kfp`` there finds X; pip in it writes only into it
+(pip does not uninstall what lies outside the venv it runs in). Making one takes about 10 s (venv
+with pip, then one small download) against about 60 s for a full ``pip install kfp==X``.
 
 Environments live in ``$KFP_BENCH_ENV_CACHE``, else ``$XDG_CACHE_HOME/kfp-bench/envs``, else
 ``~/.cache/kfp-bench/envs``, as ``kfp-X-py3.11-<hash of the server's site-packages>``; they are
@@ -71,6 +73,7 @@ def ensure_env(kfp_version: str, root: Path | None = None, timeout: float = 600.
     """
     env = env_dir(kfp_version, root)
     if (env / _MARKER).exists():
+        _link_base(_venv_purelib(env))  # an environment made before the link ran .pth files
         return python_of(env)
     env.parent.mkdir(parents=True, exist_ok=True)
     with open(str(env) + ".lock", "w") as lock:
@@ -86,14 +89,28 @@ def _make(env: Path, kfp_version: str, timeout: float) -> None:
     shutil.rmtree(tmp, ignore_errors=True)
     shutil.rmtree(env, ignore_errors=True)
     _run([sys.executable, "-m", "venv", str(tmp)], f"create a venv at {tmp}", timeout)
-    purelib = _venv_purelib(tmp)
-    (purelib / "_kfp_bench_base.pth").write_text("\n".join(_base_site_packages()) + "\n")
+    _link_base(_venv_purelib(tmp))
     pip = [str(python_of(tmp)), "-m", "pip", "install", "--quiet", "--no-deps"]
     _run([*pip, f"kfp=={kfp_version}"], f"pip install kfp=={kfp_version}", timeout)
     # Renamed only once complete, so a half-made env is never used. Its pip is always run as
     # ``python -m pip``, so the stale shebangs of its bin/ scripts do not matter.
     tmp.rename(env)
     (env / _MARKER).write_text(f"made in {time.monotonic() - started:.1f}s\n")
+
+
+def _link_base(purelib: Path) -> None:
+    """Follow the server's site-packages from the environment's, their ``.pth`` files included.
+
+    A bare path in a ``.pth`` file only extends sys.path; ``site.addsitedir`` also runs the
+    ``.pth`` files it finds there, such as the finder of an editable install (without it
+    ``kfp_bench.compiled``, mapped to the checkout's compiled/, cannot be imported in a step).
+    """
+    lines = "".join(f"import site; site.addsitedir({p!r})\n" for p in _base_site_packages())
+    pth = purelib / "_kfp_bench_base.pth"
+    if not pth.exists() or pth.read_text() != lines:
+        tmp = pth.with_name(f"{pth.name}.{os.getpid()}")
+        tmp.write_text(lines)
+        os.replace(tmp, pth)  # atomic: a step starting meanwhile reads the old or the new one
 
 
 def _venv_purelib(env: Path) -> Path:

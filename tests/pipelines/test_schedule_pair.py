@@ -1,0 +1,167 @@
+"""Issue 18's acceptance test: a recurring run of compiled/kfp_bench.yaml on the local KFP API.
+
+The server EXECUTES the meta-pipeline with kfp.local (``simulate="auto"``: its steps are
+lightweight components; the noop child runs are too, and take about a second). The schedule is
+made as a careless UI user would: every few seconds, max concurrency 2, so that two benchmarks of
+one benchmark_id overlap. The lease keeps them apart: with lease_wait_sec the second waits for the
+first's exit handler and its report shows the trend and a verdict from the first; with 0 it
+refuses at check-params, naming the holder. Each run's kfp.local log is
+<state_dir>/runs/<run_id>/log.txt (executor.py), its outputs under .../root/<job>/<task>/.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from kfp_bench.compile import DEFAULT_OUT
+from kfp_bench.sandbox.kfp_server import start_kfp_server
+from tests.kfp.conftest import kfp_client
+
+pytestmark = pytest.mark.slow
+
+PACKAGE = DEFAULT_OUT / "kfp_bench.yaml"
+FINAL = ("SUCCEEDED", "FAILED", "CANCELED", "SKIPPED")
+#: What check_params prints when it took the lease after another released it (steps.take_lease).
+WAITED = re.compile(r"lease kfp-bench-lease-(\S+) taken until \S+ \(\d+\) after waiting (\d+)s")
+
+
+@pytest.fixture(scope="module")
+def state_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("kfp-state")
+
+
+@pytest.fixture(scope="module")
+def server(state_dir):
+    # Slots for two meta runs and their child runs; "auto" executes everything kfp.local can.
+    with start_kfp_server(
+        simulate="auto:fixed(0.2)", max_parallel_runs=6, state_dir=str(state_dir)
+    ) as s:
+        yield s
+
+
+def _schedule_two(server, model_server, name: str, **params) -> list:
+    """A recurring run every 3 s with max concurrency 2 and catch-up off, disabled as soon as it
+    made two runs; those two runs once final, oldest first."""
+    client = kfp_client(server.url)
+    exp = client.create_experiment(name)
+    job = client.create_recurring_run(
+        experiment_id=exp.experiment_id,
+        job_name=name,
+        cron_expression="*/3 * * * * *",
+        max_concurrency=2,
+        no_catchup=True,
+        pipeline_package_path=str(PACKAGE),
+        params={
+            "kfp_host": server.url,
+            "num_runs": 1,
+            "poll_interval_sec": 0.5,
+            "inference_url": model_server.v1_predict_url,
+            "duration_sec": 1.0,
+            "concurrency": 1,
+            "run_load": True,
+            "benchmark_id": name,
+            **params,
+        },
+    )
+    runs = _wait(lambda: _runs(client, exp.experiment_id), lambda rs: len(rs) >= 2, 60)
+    client.disable_recurring_run(job.recurring_run_id)
+    # max concurrency 2 kept a third from starting while both lived, and it is disabled now
+    ids = [r.run_id for r in runs]
+    done = [_wait(lambda i=i: client.get_run(i), lambda r: r.state in FINAL, 200) for i in ids]
+    assert len(_runs(client, exp.experiment_id)) == 2
+    return sorted(done, key=lambda r: r.created_at)
+
+
+def _runs(client, experiment_id: str) -> list:
+    return client.list_runs(experiment_id=experiment_id, page_size=50).runs or []
+
+
+def _wait(get, ok, timeout: float):
+    end = time.monotonic() + timeout
+    while True:
+        value = get()
+        if ok(value):
+            return value
+        if time.monotonic() > end:
+            raise AssertionError(f"not reached after {timeout}s: {value}")
+        time.sleep(0.5)
+
+
+def _log(state_dir: Path, run) -> str:
+    text = (state_dir / "runs" / run.run_id / "log.txt").read_text()
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)  # kfp.local colours its lines
+
+
+def _tasks(run) -> dict:
+    """Each task's (start, end) in epoch seconds, by name (the runner's task events)."""
+    return {
+        t.display_name: (t.start_time.timestamp(), t.end_time.timestamp())
+        for t in run.run_details.task_details or []
+    }
+
+
+def _report(state_dir: Path, run) -> tuple[dict, str]:
+    """The metrics the run's report step published, and its HTML report."""
+    (out,) = (state_dir / "runs" / run.run_id / "root").glob("*/report/executor_output.json")
+    arts = json.loads(out.read_text())["artifacts"]
+    html = Path(arts["html"]["artifacts"][0]["uri"]).read_text()
+    return arts["metrics"]["artifacts"][0]["metadata"], html
+
+
+def _benchmark_id(log: str) -> str:
+    return re.search(r"parameters OK; benchmark id (\S+)", log).group(1)
+
+
+def test_the_second_run_waits_for_the_first_and_reports_a_verdict(
+    server, model_server, state_dir, tmp_path
+):
+    uri = str(tmp_path / "history")
+    first, second = _schedule_two(
+        server, model_server, "pair-wait", lease_wait_sec=240.0, results_uri=uri
+    )
+    assert (first.state, second.state) == ("SUCCEEDED", "SUCCEEDED"), (first.error, second.error)
+    # They never overlapped: the second started while the first ran, yet its benchmark began
+    # only after the first's exit handler had ended (the tasks' times are the runner's events).
+    t1, t2 = _tasks(first), _tasks(second)
+    assert t2["check-params"][0] < t1["cleanup"][0]
+    later = {n: start for n, (start, _) in t2.items() if n not in ("check-params", "cleanup")}
+    overlap = {n: round(t1["cleanup"][1] - t, 1) for n, t in later.items() if t <= t1["cleanup"][1]}
+    assert later and not overlap, (
+        f"the second run's steps began (s) before the first's cleanup ended: {overlap}"
+    )
+    # ... because its check_params waited for the lease the first's cleanup released
+    log1, log2 = _log(state_dir, first), _log(state_dir, second)
+    waited = WAITED.search(log2)
+    assert waited and waited.group(1) == "pair-wait" and int(waited.group(2)) >= 1, log2[-3000:]
+    assert "lease kfp-bench-lease-pair-wait: released" in log1 and "after waiting" not in log1
+    # The second's report holds the first's result: the trend and a verdict.
+    m1, html1 = _report(state_dir, first)
+    m2, html2 = _report(state_dir, second)
+    assert "regression" not in m1 and "0 earlier results in" in html1
+    assert m2["baseline_results"] == 1 and m2["regression"] in (0, 1)
+    assert "<h2>History</h2>" in html2 and "1 earlier results in" in html2
+    assert len([p for p in Path(uri).iterdir() if p.is_dir()]) == 2
+
+
+def test_without_a_wait_the_overlapping_run_refuses_naming_the_holder(
+    server, model_server, state_dir, tmp_path
+):
+    first, second = _schedule_two(
+        server, model_server, "pair-refuse", lease_wait_sec=0.0, results_uri=str(tmp_path / "h")
+    )
+    assert first.state == "SUCCEEDED", first.error
+    assert second.state == "FAILED"
+    log2 = _log(state_dir, second)
+    holder = _benchmark_id(_log(state_dir, first))
+    assert f"another benchmark holds the lease kfp-bench-lease-pair-refuse: benchmark {holder}" in (
+        log2
+    )
+    # refused at the first step: its benchmark never began, and its cleanup left the lease alone
+    names = {t.display_name: t.state for t in second.run_details.task_details or []}
+    assert names["check-params"] == "FAILED" and "inference-load" not in names
+    assert "not ours: left" in log2
