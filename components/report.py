@@ -4,21 +4,18 @@ from kfp.dsl import HTML, Dataset, Input, Markdown, Metrics, Output
 from kfp_bench.components._step import step
 
 
-@step("report", "history")
+@step("report")
 def report(
-    params: dict,
     results: Input[Dataset],
     html: Output[HTML],
     summary: Output[Markdown],
     metrics: Output[Metrics],
     records: Output[Dataset],
 ):
-    """Build the report bundle (kfp_bench.report.bundle.write_bundle) and publish its parts;
-    with results_uri, archive the results there and add the trend and the regression verdict
-    against baseline, as kfp-bench report --results-uri --baseline does.
+    """Build the report bundle (kfp_bench.report.bundle.write_bundle) and publish its parts
+    (with results_uri, report_history publishes the one with the trend and the verdict).
 
     Args:
-        params: the checked parameters (results_uri and baseline are read).
         results: the results directory from aggregate.
         html: the self-contained HTML report (inline images; no external assets).
         summary: the Markdown summary, kept under the UI's 400 kB.
@@ -26,16 +23,7 @@ def report(
         records: the raw records and CSVs.
     """
     from kfp_bench import steps
-    from kfp_bench.params import BenchParams
 
-    p = BenchParams.from_dict(params)
-    found = steps.report(
-        results.path,
-        records.path,
-        html.path,
-        summary.path,
-        results_uri=p.results_uri,
-        baseline=p.baseline,
-    )
+    found = steps.report(results.path, records.path, html.path, summary.path)
     for name, value in found.items():
         metrics.log_metric(name, value)

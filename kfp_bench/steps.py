@@ -448,6 +448,22 @@ def report(
     return found
 
 
+def report_history(
+    results: str, records: str, html: str, summary: str, results_uri: str, baseline: str
+) -> dict[str, float]:
+    """``report`` with the results history (the report_history step, run only with
+    results_uri); a history it cannot use fails the step, naming the parameter (the plain
+    report step's outputs stay published)."""
+    from kfp_bench.errors import HistoryError
+
+    found = report(results, records, html, summary, results_uri=results_uri, baseline=baseline)
+    with open(os.path.join(records, "summary.json")) as f:
+        error = ((json.load(f).get("pipeline") or {}).get("errors") or {}).get("report")
+    if error:
+        raise HistoryError(error)
+    return found
+
+
 def _report_with_history(res, records: str, results_uri: str, baseline: str) -> dict | None:
     """The report files with the history, or None (and ``res`` flagged) when it failed."""
     from kfp_bench import atomic

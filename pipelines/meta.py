@@ -51,6 +51,7 @@ from kfp_bench.components import (
     poll_runs,
     rate_sweep,
     report,
+    report_history,
     spawn_runs,
     stage_manifest,
     upload_manifest,
@@ -120,7 +121,10 @@ def _benchmark(p: dict, job_id):
             replicas=watch.outputs["replicas"],
         )
     )
-    shown = _step(report(params=params, results=merged.outputs["results"]))
+    shown = _step(report(results=merged.outputs["results"]))
+    # The history's packages (scipy, google-cloud-storage) only in a run that asked for one.
+    with dsl.If(p["results_uri"] != ""):
+        _step(report_history(params=params, results=merged.outputs["results"]))
     # A flagged benchmark fails here, after report published its outputs: a failed task
     # publishes only its logs (kfp backend/src/v2/component/launcher_v2.go,
     # uploadOutputArtifacts), so report itself must succeed for its HTML and metrics to show.

@@ -199,7 +199,7 @@ def test_aggregate_reports_a_missing_worker_and_report_publishes_the_bundle(mode
             sweep=sweep.outputs["sweep"],
             replicas=watch.outputs["replicas"],
         )
-        shown = report(params=params, results=merged.outputs["results"])
+        shown = report(results=merged.outputs["results"])
         return shown.outputs["records"]
 
     records = Path(chain().output.path)

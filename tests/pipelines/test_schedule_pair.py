@@ -106,8 +106,11 @@ def _tasks(run) -> dict:
 
 
 def _report(state_dir: Path, run) -> tuple[dict, str]:
-    """The metrics the run's report step published, and its HTML report."""
-    (out,) = (state_dir / "runs" / run.run_id / "root").glob("*/report/executor_output.json")
+    """The metrics the run's report_history step (its report with the history) published, and
+    its HTML report."""
+    (out,) = (state_dir / "runs" / run.run_id / "root").glob(
+        "*/report-history/executor_output.json"
+    )
     arts = json.loads(out.read_text())["artifacts"]
     html = Path(arts["html"]["artifacts"][0]["uri"]).read_text()
     return arts["metrics"]["artifacts"][0]["metadata"], html
