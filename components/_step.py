@@ -56,6 +56,8 @@ class Delivery:
         (kfp 2.17.3, dsl/component_factory.py, ``_get_packages_to_install_command``:
         ``kfp_in_user_pkgs``), and the step's executor needs that install.
         """
+        if not extras:  # a step of the standard library alone: the package, nothing else
+            return f"KFP-bench=={self.version}"
         return f"KFP-bench[{','.join(extras)}]=={self.version}"
 
     def component(self, step: Step):
@@ -128,9 +130,10 @@ class Step:
 
 
 def step(*extras: str) -> Callable[[Callable], Step]:
-    """Mark a component function with the kfp-bench extras its pod installs."""
+    """Mark a component function with the kfp-bench extras its pod installs (none: kfp-bench
+    alone, which has no dependencies)."""
     unknown = set(extras) - set(EXTRAS)
-    if unknown or not extras:
+    if unknown:
         raise ValueError(f"step extras {extras}: give some of {', '.join(EXTRAS)}")
 
     def mark(func: Callable) -> Step:

@@ -4,7 +4,7 @@ from kfp.dsl import Dataset, Input
 from kfp_bench.components._step import step
 
 
-@step("stats")
+@step()
 def check_outcome(results: Input[Dataset]) -> str:
     """Fail when the results carry a failure flag (kfp_bench.outcome), so that a flagged run does
     not end SUCCEEDED; it runs after report, whose outputs are published by then.

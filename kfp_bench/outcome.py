@@ -64,6 +64,14 @@ def exit_code(flags) -> int:
     return next((c for c in _ORDER if c in codes), EXIT_OK)
 
 
+def summary_flags(summary: dict) -> list[str]:
+    """Every flag of a results summary (summary.json), each once: the pipeline's
+    (``pipeline.flags``), the load's (``load.flags``) and the runs benchmark's (``flags``)."""
+    pipeline, load = summary.get("pipeline") or {}, summary.get("load") or {}
+    found = [*(pipeline.get("flags") or []), *(load.get("flags") or [])]
+    return list(dict.fromkeys([*found, *(summary.get("flags") or [])]))
+
+
 def describe(flags) -> list[str]:
     """One line per failure flag: ``<flag>: <what it means>``."""
     return [f"{f}: {FAILURES[f][1]}" for f in failures(flags)]

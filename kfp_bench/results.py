@@ -76,12 +76,11 @@ class Results:
 
 
 def flags(summary: dict) -> list[str]:
-    """Every flag of a summary, each once: the pipeline's (``pipeline.flags``), the load's
-    (``load.flags``) and the runs benchmark's (``flags``); ``kfp_bench.outcome.failures`` picks
-    the failures among them."""
-    pipeline, load = summary.get("pipeline") or {}, summary.get("load") or {}
-    found = [*(pipeline.get("flags") or []), *(load.get("flags") or [])]
-    return list(dict.fromkeys([*found, *(summary.get("flags") or [])]))
+    """Every flag of a summary, each once (``kfp_bench.outcome.summary_flags``);
+    ``kfp_bench.outcome.failures`` picks the failures among them."""
+    from kfp_bench.outcome import summary_flags
+
+    return summary_flags(summary)
 
 
 def write_results(

@@ -13,7 +13,8 @@ def test_each_component_is_documented_and_installs_only_its_extra(name):
     spec = component.component_spec
     assert spec.description  # documented: the UI shows it
     command = " ".join(spec.implementation.container.command)
-    assert f"'KFP-bench[{','.join(component.extras)}]==" in command
+    extras = f"[{','.join(component.extras)}]" if component.extras else ""  # none: no deps
+    assert f"'KFP-bench{extras}==" in command
     assert "EMBEDDED" not in command
 
 

@@ -72,7 +72,8 @@ def test_package_mode_installs_the_steps_extra_and_kfp_without_deps():
     for name, executor in executors.items():
         assert executor["container"]["image"] == "python:3.11-slim"
         step = getattr(comps, name.removeprefix("exec-").replace("-", "_"))
-        want = f"'KFP-bench[{','.join(step.extras)}]=={__version__}'"
+        extras = f"[{','.join(step.extras)}]" if step.extras else ""  # none: kfp-bench alone
+        want = f"'KFP-bench{extras}=={__version__}'"
         installs = _installs(executor)
         assert installs[0].strip() == want, (name, installs)
         assert installs[1].startswith("'kfp==2.17.3' '--no-deps'"), (name, installs)
