@@ -15,8 +15,7 @@ def check_outcome(results: Input[Dataset]) -> str:
     failed") would drop the HTML, Markdown and metrics the flags are shown in.
 
     Args:
-        results: the results as the report step saw them (its records: aggregate's results,
-            with any failure of the report's own added).
+        results: the results directory from aggregate.
 
     Returns:
         "no failure flag" when none is set.

@@ -31,8 +31,13 @@ def report_history(
     from kfp_bench.params import BenchParams
 
     p = BenchParams.from_dict(params)
-    found = steps.report_history(
-        results.path, records.path, html.path, summary.path, p.results_uri, p.baseline
+    found = steps.report(
+        results.path,
+        records.path,
+        html.path,
+        summary.path,
+        results_uri=p.results_uri,
+        baseline=p.baseline,
     )
     for name, value in found.items():
         metrics.log_metric(name, value)

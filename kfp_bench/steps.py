@@ -420,10 +420,10 @@ def report(
     With ``results_uri``, as ``kfp-bench report --results-uri --baseline`` does
     (``kfp_bench.report.rebuild.rebuild``): the report shows the trend of the earlier results
     there and the regression verdict against ``baseline`` (its figures join the metrics), and
-    the results are archived there. A baseline too small for a verdict is said in the report. A
-    history that cannot be read or written does not cost the report: it is built without the
-    history, flagged ``step-failed`` with the error (naming the parameter) in ``records``'
-    summary.json, which check_outcome reads, so the run still ends FAILED.
+    the results are archived there. A baseline too small for a verdict is said in the report; a
+    history that cannot be read or written fails the step (``HistoryError``), naming the
+    parameter: in the pipeline that is the report_history step, beside the plain report, whose
+    outputs stay published.
     """
     import math
 
@@ -431,8 +431,9 @@ def report(
 
     shutil.copytree(results, records, dirs_exist_ok=True)
     res = read_results(results)
-    files = _report_with_history(res, records, results_uri, baseline) if results_uri else None
-    if files is None:
+    if results_uri:
+        files = _report_with_history(res, records, results_uri, baseline)
+    else:
         from kfp_bench.report.bundle import write_bundle
 
         files = write_bundle(res, records)
@@ -453,25 +454,7 @@ def report(
     return found
 
 
-def report_history(
-    results: str, records: str, html: str, summary: str, results_uri: str, baseline: str
-) -> dict[str, float]:
-    """``report`` with the results history (the report_history step, run only with
-    results_uri); a history it cannot use fails the step, naming the parameter (the plain
-    report step's outputs stay published)."""
-    from kfp_bench.errors import HistoryError
-
-    found = report(results, records, html, summary, results_uri=results_uri, baseline=baseline)
-    with open(os.path.join(records, "summary.json")) as f:
-        error = ((json.load(f).get("pipeline") or {}).get("errors") or {}).get("report")
-    if error:
-        raise HistoryError(error)
-    return found
-
-
-def _report_with_history(res, records: str, results_uri: str, baseline: str) -> dict | None:
-    """The report files with the history, or None (and ``res`` flagged) when it failed."""
-    from kfp_bench import atomic
+def _report_with_history(res, records: str, results_uri: str, baseline: str) -> dict:
     from kfp_bench.errors import ConfigError, HistoryError
     from kfp_bench.report.rebuild import rebuild
 
@@ -480,13 +463,7 @@ def _report_with_history(res, records: str, results_uri: str, baseline: str) -> 
     except (ConfigError, HistoryError) as exc:
         # the engine's messages name the CLI's flags; here they are the pipeline's parameters
         text = str(exc).replace("--results-uri", "results_uri").replace("--baseline", "baseline")
-        text = f"pipeline parameters: {text}"
-        print(f"report failed to use the results history: {text}")
-        pipeline = res.summary.setdefault("pipeline", {})
-        pipeline["flags"] = list(dict.fromkeys([*pipeline.get("flags", []), "step-failed"]))
-        pipeline.setdefault("errors", {})["report"] = f"{type(exc).__name__}: {text}"
-        atomic.write_json(res.summary, os.path.join(records, "summary.json"))
-        return None
+        raise type(exc)(f"pipeline parameters: {text}") from None
     h = done.history
     print(f"history {results_uri}: {len(h.entries)} earlier results")
     if h.verdict is not None:

@@ -128,9 +128,7 @@ def _benchmark(p: dict, job_id):
     # A flagged benchmark fails here, after report published its outputs: a failed task
     # publishes only its logs (kfp backend/src/v2/component/launcher_v2.go,
     # uploadOutputArtifacts), so report itself must succeed for its HTML and metrics to show.
-    # It reads the report's copy of the results: report adds its own failure (a results history
-    # it could not use) there.
-    _step(check_outcome(results=shown.outputs["records"]))
+    _step(check_outcome(results=merged.outputs["results"]).after(shown))
 
 
 def _kfp_bench(*values):

@@ -11,7 +11,7 @@ import pytest
 
 from kfp_bench import history as hist
 from kfp_bench import steps
-from kfp_bench.errors import BenchError
+from kfp_bench.errors import HistoryError
 from tests.history.conftest import BUCKET
 from tests.synthetic import T0, make_results
 
@@ -60,27 +60,21 @@ def test_without_results_uri_nothing_is_archived_and_no_verdict(tmp_path):
     assert "verdict" not in md.lower()
 
 
-def test_a_missing_bucket_still_gives_the_report_flagged_naming_results_uri(tmp_path, gcs):
-    """A history that cannot be used costs the history, not the report: the report is built and
-    published, flagged step-failed with the error, and check_outcome (which reads the report's
-    records) fails the run."""
-    found, _, md = _report(
-        tmp_path, "a", make_results(tmp_path / "r"), results_uri="gs://no-such-bucket/p"
-    )
-    assert found["failures"] >= 1 and found["flag_step_failed"] == 1
-    assert (
-        "results_uri gs://no-such-bucket/p" in md and "bucket no-such-bucket does not exist" in md
-    )
-    with pytest.raises(BenchError, match="flagged step-failed"):
-        steps.check_outcome(str(tmp_path / "a" / "records"))
+def test_a_missing_bucket_fails_the_step_naming_results_uri(tmp_path, gcs):
+    with pytest.raises(HistoryError) as err:
+        _report(tmp_path, "a", make_results(tmp_path / "r"), results_uri="gs://no-such-bucket/p")
+    message = str(err.value)
+    assert message.startswith("pipeline parameters: results_uri gs://no-such-bucket/p:"), message
+    assert "bucket no-such-bucket does not exist" in message
 
 
-def test_an_unknown_baseline_key_is_flagged_naming_baseline(tmp_path):
-    _, _, md = _report(
-        tmp_path,
-        "a",
-        make_results(tmp_path / "r"),
-        results_uri=str(tmp_path / "history"),
-        baseline="20260101T000000Z-00000000",
-    )
-    assert "pipeline parameters: baseline 20260101T000000Z-00000000:" in md
+def test_an_unknown_baseline_key_fails_the_step_naming_baseline(tmp_path):
+    with pytest.raises(HistoryError) as err:
+        _report(
+            tmp_path,
+            "a",
+            make_results(tmp_path / "r"),
+            results_uri=str(tmp_path / "history"),
+            baseline="20260101T000000Z-00000000",
+        )
+    assert str(err.value).startswith("pipeline parameters: baseline 20260101T000000Z-00000000:")
