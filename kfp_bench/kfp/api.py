@@ -401,6 +401,19 @@ class KfpApi:
             poll_round=poll_round,
         )
 
+    def experiment_runs(self, experiment_id: str) -> list[dict] | None:
+        """Every run in experiment ``experiment_id`` (anyone's), page by page; None if a page
+        could not be read: whether the experiment is empty, and may be deleted, is then unknown."""
+        runs, token = [], ""
+        while True:
+            r = self.list_runs(experiment_id, token)
+            if not r.ok:
+                return None
+            runs += r.body.get("runs") or []
+            token = r.body.get("next_page_token") or ""
+            if not token:
+                return runs
+
     def list_runs_named(self, name_part: str, page_token: str = "") -> Reply:
         """LIST the namespace's runs (every experiment's) whose name holds ``name_part``: how a
         cleanup finds runs by benchmark id, even those whose experiment is gone."""

@@ -130,13 +130,11 @@ class _Sweep:
 
     def _pages(self, list_call, key: str, *args):
         """Every item of a LIST, page by page; a page that fails ends it, recorded in
-        ``failed`` (and in ``self.incomplete``, for a caller that must know)."""
+        ``failed``."""
         token = ""
-        self.incomplete = False
         while True:
             r = list_call(*args, token) if args else list_call(token)
             if not r.ok:
-                self.incomplete = True
                 self.report["failed"].append(f"{r.call.operation}: {r.call.error}")
                 return
             yield from r.body.get(key) or ()
@@ -180,22 +178,17 @@ class _Sweep:
         self.report["failed"] += [f"delete_run: {r.call.error}" for r in failed[:5]]
         return len(failed)
 
-    def _experiment_runs(self, eid: str) -> list[dict] | None:
-        """Every run in experiment ``eid``, anyone's; None if a page could not be read."""
-        runs = list(self._pages(self.api.list_runs, "runs", eid))
-        return None if self.incomplete else runs
-
     def _experiment(self, exp: dict) -> None:
         name, eid = exp.get("display_name"), exp.get("experiment_id")
         self.report["experiments"].append(name)
-        runs = self._experiment_runs(eid)
+        runs = self.api.experiment_runs(eid)
         mine = [r["run_id"] for r in runs or () if self.run_selected(r)]
         self.report["runs"] += len(set(mine) - self.found_by_name)  # a dry run lists them twice
         if self.o.dry_run:
             return
         failed = self._delete_runs(mine) if mine else 0
         # Deleted only once a LIST shows it empty: KFP's DeleteExperiment leaves the runs.
-        left = self._experiment_runs(eid) if runs is not None else None
+        left = self.api.experiment_runs(eid) if runs is not None else None
         if left is None or left:
             why = (
                 "its runs could not be listed"

@@ -491,18 +491,8 @@ class _Driver:
         return deleted, set(ids) - deleted
 
     def _experiment_runs(self) -> list[dict] | None:
-        """Every run still in the experiment (anyone's), read whole; None if a page failed."""
-        if not self.experiment_id:
-            return []
-        runs, token = [], ""
-        while True:
-            r = self.api.list_runs(self.experiment_id, token)
-            if not r.ok:
-                return None
-            runs += r.body.get("runs") or []
-            token = r.body.get("next_page_token") or ""
-            if not token:
-                return runs
+        """Every run still in the experiment (anyone's); None if a page failed."""
+        return self.api.experiment_runs(self.experiment_id) if self.experiment_id else []
 
     def _delete_containers(self) -> None:
         """The version, the pipeline (versions first: KFP refuses a pipeline that has them) and

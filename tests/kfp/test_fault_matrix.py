@@ -73,6 +73,16 @@ def server():
         yield s
 
 
+@contextlib.contextmanager
+def _faulted(server, ops: str, when: str = "before"):
+    """A lasting fault on ``ops`` (every call answered 503 or 429) for the block's length."""
+    server.set_faults(1.0, ops, after=when == "after", seed=1)
+    try:
+        yield
+    finally:
+        server.set_faults()
+
+
 def _cli(*argv: str) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -99,16 +109,13 @@ def _cleared(server, bid: str) -> None:
 def test_runs_command(server, tmp_path, ops, when):
     want_code, want_flags = CLI[(ops, when)]
     bid = new_benchmark_id()
-    server.set_faults(1.0, ops, after=when == "after", seed=1)
-    try:
+    with _faulted(server, ops, when):
         code, out, err = _cli(
             "runs", "--host", server.url, "--pipeline", str(HELLO), "--num-runs", str(RUNS),
             "--create-concurrency", "4", "--poll-interval", "0.1", "--timeout", "3",
             "--get-sample", "1", "--metrics-url", "none", "--benchmark-id", bid,
             "--out", str(tmp_path / "out"), *FAST,
         )  # fmt: skip
-    finally:
-        server.set_faults()
     assert (code, sorted(_summary_flags(tmp_path / "out"))) == (want_code, sorted(want_flags)), (
         out + err
     )
@@ -165,11 +172,8 @@ def _pipeline(server, out_dir, bid: str) -> tuple[int, list[str], dict | None]:
 def test_pipeline_steps(server, tmp_path, ops, when):
     want_code, want_flags = PIPELINE[(ops, when)]
     bid = new_benchmark_id()
-    server.set_faults(1.0, ops, after=when == "after", seed=1)
-    try:
+    with _faulted(server, ops, when):
         code, flags, report = _pipeline(server, tmp_path, bid)
-    finally:
-        server.set_faults()
     poll_flags = [f for f in flags if f not in ("cleanup-failed", "left-behind")]
     sweep_flags = ["cleanup-failed", "left-behind"] if report and report["failed"] else []
     assert (code, sorted(poll_flags + sweep_flags)) == (want_code, sorted(want_flags)), report
@@ -222,11 +226,8 @@ def test_cleanup_that_cannot_delete_says_so_and_exits_4(server, tmp_path):
         "--poll-interval", "0.1", "--benchmark-id", bid, "--out", str(tmp_path / "out"), *FAST,
     )  # fmt: skip
     assert code == 0, err
-    server.set_faults(1.0, "delete_run", seed=1)
-    try:
+    with _faulted(server, "delete_run"):
         code, out, err = _cli("cleanup", "--host", server.url, "--benchmark-id", bid, *FAST)
-    finally:
-        server.set_faults()
     assert code == EXIT_LEFT_BEHIND, out + err
     assert "Deleted: 0 recurring runs, 0 runs" in out and "kept experiment" in out
     assert remains(server.url, bid)["experiments"] == 1
