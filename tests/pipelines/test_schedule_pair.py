@@ -46,7 +46,7 @@ def server(state_dir):
 
 def _schedule_two(server, model_server, name: str, **params) -> list:
     """A recurring run every 3 s with max concurrency 2 and catch-up off, disabled as soon as it
-    made two runs; those two runs once final, oldest first."""
+    made two runs; those two runs once final (in no particular order: see ``_by_lease``)."""
     client = kfp_client(server.url)
     exp = client.create_experiment(name)
     job = client.create_recurring_run(
@@ -74,7 +74,7 @@ def _schedule_two(server, model_server, name: str, **params) -> list:
     ids = [r.run_id for r in runs]
     done = [_wait(lambda i=i: client.get_run(i), lambda r: r.state in FINAL, 200) for i in ids]
     assert len(_runs(client, exp.experiment_id)) == 2
-    return sorted(done, key=lambda r: r.created_at)
+    return done
 
 
 def _runs(client, experiment_id: str) -> list:
@@ -116,6 +116,23 @@ def _report(state_dir: Path, run) -> tuple[dict, str]:
     return arts["metrics"]["artifacts"][0]["metadata"], html
 
 
+def _by_lease(state_dir: Path, runs: list, name: str) -> tuple:
+    """The two runs as (the one that took the lease at once, the other).
+
+    The order the schedule created them in is not the order their first steps reached the
+    server: on a loaded machine the older run's check_params can start seconds after the newer
+    one's, and the newer takes the lease. So "first" is the run whose check_params took the lease
+    without waiting, as its log says; exactly one of the two did.
+    """
+    took = f"lease kfp-bench-lease-{name} taken until "
+    at_once = re.compile(re.escape(took) + r"\S+ \(\d+\)(?! after waiting)")
+    at_once = [r for r in runs if at_once.search(_log(state_dir, r))]
+    assert len(at_once) == 1, [(r.run_id, _log(state_dir, r)[-2000:]) for r in runs]
+    (first,) = at_once
+    (second,) = [r for r in runs if r is not first]
+    return first, second
+
+
 def _benchmark_id(log: str) -> str:
     return re.search(r"parameters OK; benchmark id (\S+)", log).group(1)
 
@@ -124,9 +141,8 @@ def test_the_second_run_waits_for_the_first_and_reports_a_verdict(
     server, model_server, state_dir, tmp_path
 ):
     uri = str(tmp_path / "history")
-    first, second = _schedule_two(
-        server, model_server, "pair-wait", lease_wait_sec=240.0, results_uri=uri
-    )
+    runs = _schedule_two(server, model_server, "pair-wait", lease_wait_sec=240.0, results_uri=uri)
+    first, second = _by_lease(state_dir, runs, "pair-wait")
     assert (first.state, second.state) == ("SUCCEEDED", "SUCCEEDED"), (first.error, second.error)
     # They never overlapped: the second started while the first ran, yet its benchmark began
     # only after the first's exit handler had ended (the tasks' times are the runner's events).
@@ -154,9 +170,10 @@ def test_the_second_run_waits_for_the_first_and_reports_a_verdict(
 def test_without_a_wait_the_overlapping_run_refuses_naming_the_holder(
     server, model_server, state_dir, tmp_path
 ):
-    first, second = _schedule_two(
+    runs = _schedule_two(
         server, model_server, "pair-refuse", lease_wait_sec=0.0, results_uri=str(tmp_path / "h")
     )
+    first, second = _by_lease(state_dir, runs, "pair-refuse")
     assert first.state == "SUCCEEDED", first.error
     assert second.state == "FAILED"
     log2 = _log(state_dir, second)
