@@ -61,6 +61,20 @@ def _trace_tasks(emit) -> None:
     task_dispatcher.run_single_task_implementation = traced
 
 
+def _job_id_is(run_id: str) -> None:
+    """Make ``run_id`` the pipeline's job id (``dsl.PIPELINE_JOB_ID_PLACEHOLDER``), as KFP's
+    driver makes it the run's id (backend/src/v2/driver/resolve.go: ``{{$.pipeline_job_uuid}}``
+    is ``opts.RunID``, at 7b70c7b95f); kfp.local draws a random one. Only the orchestrator's
+    draw, the pipeline's id, is replaced: the tasks' own ids stay random."""
+    import types
+
+    from kfp.local import pipeline_orchestrator, placeholder_utils
+
+    own = types.SimpleNamespace(**vars(placeholder_utils))
+    own.make_random_id = lambda: run_id
+    pipeline_orchestrator.placeholder_utils = own
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--spec", required=True, help="the pipeline package (YAML) to run")
@@ -69,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--log", required=True, help="file for kfp.local's and the tasks' output")
     parser.add_argument("--python", default="", help="interpreter the tasks run under")
     parser.add_argument("--use-venv", action="store_true", help="kfp.local's own venv per task")
+    parser.add_argument("--run-id", default="", help="the server's run id: the pipeline's job id")
     args = parser.parse_args(argv)
     from kfp_bench.sandbox.process import watch_parent
 
@@ -88,6 +103,8 @@ def main(argv: list[str] | None = None) -> int:
         from kfp import components, local
 
         _trace_tasks(emit)
+        if args.run_id:
+            _job_id_is(args.run_id)
         local.init(
             runner=local.SubprocessRunner(use_venv=args.use_venv),
             pipeline_root=args.root,

@@ -155,6 +155,7 @@ class Executor:
             "--params", json.dumps(run.params),
             "--root", str(run_dir / "root"),
             "--log", str(run_dir / "log.txt"),
+            "--run-id", run.run_id,
         ]  # fmt: skip
         argv += ["--use-venv"] if self.use_venv else ["--python", python]
         proc = await asyncio.create_subprocess_exec(
