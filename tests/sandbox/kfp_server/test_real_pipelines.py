@@ -79,3 +79,28 @@ def test_terminate_kills_an_executing_run():
         done = wait_run(s, run["run_id"], timeout=20)
     assert done["state"] == "CANCELED"
     assert [h["state"] for h in done["state_history"]][-2:] == ["CANCELING", "CANCELED"]
+
+
+def test_an_executed_run_s_job_id_is_its_run_id(tmp_path):
+    """``dsl.PIPELINE_JOB_ID_PLACEHOLDER`` in an executed run is the server's run id, as KFP's
+    driver resolves ``{{$.pipeline_job_uuid}}`` (backend/src/v2/driver/resolve.go:440, at
+    7b70c7b95f): a benchmark's lease names its run by it, and a terminated holder is seen."""
+    from kfp import compiler
+
+    from .job_id_pipeline import job_id_pipeline
+
+    package = tmp_path / "job_id.yaml"
+    compiler.Compiler().compile(job_id_pipeline, str(package))
+    state = tmp_path / "state"
+    with start_kfp_server(max_parallel_runs=1, state_dir=str(state)) as s:
+        status, pipeline = upload(s, package.name, unique("job-id"), data=package.read_bytes())
+        assert status == 200, pipeline
+        body = {
+            "display_name": "job-id",
+            "pipeline_version_reference": {"pipeline_id": pipeline["pipeline_id"]},
+        }
+        run = call(s, "POST", f"{API}/runs", body)[1]
+        done = wait_run(s, run["run_id"], timeout=120)
+    log = (state / "runs" / run["run_id"] / "log.txt").read_text()
+    assert done["state"] == "SUCCEEDED", log[-2000:]
+    assert f"job id is [{run['run_id']}]" in log, log[-2000:]
