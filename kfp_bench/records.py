@@ -121,6 +121,74 @@ class ResultBatch:
             )
 
 
+#: Columns of a ``StreamBatch``: one streamed (server-sent events) request of an LLM load.
+#: Times are absolute ``time.perf_counter()`` readings (CLOCK_MONOTONIC on Linux: the same clock
+#: in every process of the machine, so a local server's truth log compares without conversion).
+#:
+#: - ``seq``: the request's number within its worker process (``StreamBatch.source`` names the
+#:   process; the request carried ``X-Request-Id: <source>-<seq>``).
+#: - ``intended``: when the schedule meant it to be sent (= ``sent`` in closed loop).
+#: - ``sent`` / ``written``: the write's start and end (``written`` 0: nothing was written).
+#: - ``headers``: when the response head was complete (0: none came).
+#: - ``first``: when the first *content* chunk arrived, a chunk whose text (completions) or
+#:   ``delta.content`` (chat) is non-empty; never a role-only, empty or usage chunk (0: none).
+#: - ``done``: when the stream ended (``[DONE]``, or the moment it failed).
+#: - ``status``: the HTTP status, 0 when no response head came.
+#: - ``outcome``: 0 the stream completed (``[DONE]`` after a finish_reason), 1 it failed (error
+#:   text in ``StreamBatch.errors``, in row order): refused, reset, timeout, a stall past the
+#:   timeout, an HTTP error status, an ``error`` event, a stream that ended before ``[DONE]``.
+#: - ``chunks``: data events received (every ``data:`` line but ``[DONE]``).
+#: - ``content_chunks``: of those, content chunks (their arrival times are in ``StreamBatch.times``).
+#: - ``prompt_tokens`` / ``completion_tokens``: from the server's ``usage`` (-1 when it sent none).
+#: - ``bytes_in``: response bytes after the head.
+STREAM_COLUMNS = (
+    "seq", "intended", "sent", "written", "headers", "first", "done", "status", "outcome",
+    "chunks", "content_chunks", "prompt_tokens", "completion_tokens", "bytes_in",
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class StreamBatch:
+    """The streamed requests of one flush interval, in the compact form the request loop writes
+    (the columns as ``ResultBatch``'s, for the same reason: no object per request or token).
+
+    Attributes:
+        t0: the ``perf_counter()`` reading at the attack's start.
+        data: the flat ``STREAM_COLUMNS``, one row per request.
+        times: the arrival time (``perf_counter``) of every content chunk, row after row: row
+            ``i``'s ``content_chunks`` values follow those of the rows before it. The first of a
+            row's is its ``first``; the gaps between a row's times are its inter-token latencies.
+        errors: the error text of each row whose outcome is 1, in row order.
+        connects: (seq, connect_s, dns_s) of each request that opened its connection.
+        request_bytes: bytes written per row (head and body), in row order.
+        source: the worker process's request id prefix (``X-Request-Id: <source>-<seq>``).
+    """
+
+    t0: float
+    data: array
+    times: array
+    errors: list
+    connects: list
+    request_bytes: array
+    source: str = ""
+
+    def __len__(self) -> int:
+        return len(self.data) // len(STREAM_COLUMNS)
+
+    def rows(self):
+        """The requests as tuples in ``STREAM_COLUMNS`` order."""
+        d, w = self.data, len(STREAM_COLUMNS)
+        return (tuple(d[i : i + w]) for i in range(0, len(d), w))
+
+    def token_times(self):
+        """Each row's content-chunk arrival times, as a tuple per row, in row order."""
+        at, k = 0, STREAM_COLUMNS.index("content_chunks")
+        for row in self.rows():
+            n = int(row[k])
+            yield tuple(self.times[at : at + n])
+            at += n
+
+
 #: The non-idempotent creates, and the operation their lookup by name is recorded as.
 FINDS = {
     "create_run": "find_run",
