@@ -138,7 +138,7 @@ class ResultBatch:
 #:   text in ``StreamBatch.errors``, in row order): refused, reset, timeout, a stall past the
 #:   timeout, an HTTP error status, an ``error`` event, a stream that ended before ``[DONE]``.
 #: - ``chunks``: data events received (every ``data:`` line but ``[DONE]``).
-#: - ``content_chunks``: of those, content chunks (their arrival times are in ``StreamBatch.times``).
+#: - ``content_chunks``: of those, content chunks (their arrival times: ``StreamBatch.times``).
 #: - ``prompt_tokens`` / ``completion_tokens``: from the server's ``usage`` (-1 when it sent none).
 #: - ``bytes_in``: response bytes after the head.
 STREAM_COLUMNS = (
