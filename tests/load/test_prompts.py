@@ -119,6 +119,10 @@ SHAREGPT = [
         {"from": "gpt", "value": "Still water."},
     ]},
     {"id": "b", "conversations": [{"from": "human", "value": "Alone"}]},  # no reply: skipped
+    {"id": "e", "conversations": [  # an empty reply: skipped
+        {"from": "human", "value": "Say nothing"},
+        {"from": "gpt", "value": " "},
+    ]},
     {"id": "c", "conversations": [
         {"from": "system", "value": "Be brief."},
         {"from": "user", "value": "Name a colour"},
