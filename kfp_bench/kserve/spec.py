@@ -194,6 +194,11 @@ class IsvcSpec:
         transformer: the transformer's own scale and resources (a ScaleSpec).
         kserve_namespace: the namespace KServe is installed in, where its
             inferenceservice-config ConfigMap names the cluster's default deployment mode.
+        runtime: the name of a ServingRuntime (or ClusterServingRuntime) to serve the model;
+            empty lets KServe pick one supporting model_format.
+        model_args: the model server's arguments (predictor.model.args), e.g. for huggingface
+            ``--model_name=NAME`` and ``--model_id=ORG/MODEL`` (``kserve.llm`` builds these).
+            With model_args, storage_uri may be empty: the model comes from the arguments.
     """
 
     name: str
@@ -208,6 +213,8 @@ class IsvcSpec:
     transformer_image: str = ""
     transformer: ScaleSpec = field(default_factory=ScaleSpec)
     kserve_namespace: str = "kserve"
+    runtime: str = ""
+    model_args: tuple[str, ...] = ()
 
     @classmethod
     def from_dict(cls, doc: dict) -> IsvcSpec:
@@ -228,10 +235,18 @@ class IsvcSpec:
                 doc[part] = ScaleSpec(**{k: _whole(v) for k, v in sub.items()})
         if "name" not in doc:
             raise ConfigError("isvc: no name; give the InferenceService a name, e.g. bench-iris")
+        args = doc.get("model_args", ())
+        if not isinstance(args, list | tuple) or not all(isinstance(a, str) for a in args):
+            raise ConfigError(
+                f"isvc model_args={args!r}: give a list of strings, e.g. "
+                '["--model_name=llm", "--model_id=facebook/opt-125m"]'
+            )
+        doc["model_args"] = tuple(args)
         return cls(**doc)
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        """The fields as JSON values (model_args a list), as ``from_dict`` takes them."""
+        return {**asdict(self), "model_args": list(self.model_args)}
 
     def validate(self, mode: str = "") -> IsvcSpec:
         """Check every field; raise ``ConfigError`` naming the field and the fix. ``mode``: the
@@ -256,10 +271,15 @@ class IsvcSpec:
                 f"{', '.join(DEPLOYMENT_MODES)}, or leave it out for the cluster's default"
             )
         mode = self.deployment_mode or mode
-        if not self.storage_uri or "://" not in self.storage_uri:
+        if self.runtime:
+            check_dns1123_label(self.runtime, "isvc runtime=")
+        if not (self.storage_uri or self.model_args) or (
+            self.storage_uri and "://" not in self.storage_uri
+        ):
             raise ConfigError(
                 f"isvc storage_uri={self.storage_uri!r}: give a model URI, e.g. "
-                f"{DEFAULT_STORAGE_URI}"
+                f"{DEFAULT_STORAGE_URI}, or model_args that name the model (huggingface: "
+                "--model_id=ORG/MODEL)"
             )
         if self.protocol_version not in ("", "v1", "v2"):
             raise ConfigError(f"isvc protocol_version={self.protocol_version!r}: use v1 or v2")
@@ -286,8 +306,10 @@ class IsvcSpec:
         labels = benchmark_labels(benchmark_id)
         # model.name "" is V1beta1ModelSpec's default (kserve/models/v1beta1_model_spec.py,
         # __init__): the SDK always sent it, so the body stays the one clusters took from it.
-        model = {"modelFormat": {"name": self.model_format}, "name": "",
-                 "storageUri": self.storage_uri}  # fmt: skip
+        model = {"modelFormat": {"name": self.model_format}, "name": ""}
+        _put(model, "storageUri", self.storage_uri)
+        _put(model, "runtime", self.runtime)
+        _put(model, "args", list(self.model_args))
         if self.runtime_version:
             model["runtimeVersion"] = self.runtime_version
         if self.protocol_version:

@@ -11,22 +11,9 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-import yaml
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.kserve.spec import BENCHMARK_LABEL, GPU, MANAGED_BY_LABEL, IsvcSpec, ScaleSpec
-from tests.paths import KSERVE_CRD as CRD
-
-
-@pytest.fixture(scope="module")
-def schema() -> jsonschema.protocols.Validator:
-    """The CRD's v1beta1 openAPIV3Schema as a validator (the 2 MB file read once, with libyaml;
-    the schema itself is the CRD's, so its meta-check is skipped)."""
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    doc = yaml.load(CRD.read_text(), Loader=loader)  # noqa: S506 - a safe loader
-    (version,) = [v for v in doc["spec"]["versions"] if v["name"] == "v1beta1"]
-    return jsonschema.Draft4Validator(version["schema"]["openAPIV3Schema"])
-
 
 SPECS = {
     "guide-default": IsvcSpec("sklearn-iris"),
