@@ -91,7 +91,7 @@ def describe(flags) -> list[str]:
     return [f"{f}: {FAILURES[f][1]}" for f in failures(flags)]
 
 
-def warnings(flags) -> list[str]:
+def describe_warnings(flags) -> list[str]:
     """One line per warning flag among ``flags`` (``WARNINGS``), in their given order, each
     once: ``<flag>: <what it means>``."""
     return [f"{f}: {WARNINGS[f]}" for f in dict.fromkeys(flags) if f in WARNINGS]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from kfp_bench.outcome import describe, warnings
+from kfp_bench.outcome import describe, describe_warnings
 from kfp_bench.stats.llm import LlmSummary
 
 COLUMNS = ("p50", "p90", "p95", "p99", "p99_9", "max", "mean")
@@ -57,7 +57,7 @@ def write_text(s: LlmSummary, out: TextIO) -> None:
 
 
 def _write_notes(s: LlmSummary, w) -> None:
-    notes = [*describe(s.flags), *warnings(s.flags)]
+    notes = [*describe(s.flags), *describe_warnings(s.flags)]
     u = s.usage
     if u["missing"] or u["fewer"]:
         notes.append(f"usage: {u['missing']} completed without usage, {u['fewer']} with fewer")

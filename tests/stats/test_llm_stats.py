@@ -120,7 +120,7 @@ def test_usage_checks_count_both_ways_and_only_warn():
     assert s.summary().usage == {"missing": 1, "fewer": 1, "more": 1}
     assert s.flags == ["multi-token-chunks", "usage-mismatch"]
     assert outcome.exit_code(s.flags) == outcome.EXIT_OK
-    assert [w.split(":")[0] for w in outcome.warnings(s.flags)] == s.flags
+    assert [w.split(":")[0] for w in outcome.describe_warnings(s.flags)] == s.flags
     m = metric_values(s.summary())
     assert (m["usage_mismatch_requests"], m["multi_token_chunk_requests"]) == (2, 1)
     assert s.counts["output_tokens"] == 3 + 2 + 5 + 1  # usage, else the chunks
@@ -209,6 +209,8 @@ def test_json_round_trip_and_merge_after_it():
     assert back.to_dict() == doc
     back.merge(LlmStats.from_dict(doc))
     assert back.summary().requests == 8 and back.summary().good == 2
+    lean = s.to_dict(summary=False)  # what a worker appends at each flush
+    assert "summary" not in lean and LlmStats.from_dict(lean).to_dict() == doc
 
 
 @pytest.mark.parametrize(
