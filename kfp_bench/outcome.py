@@ -1,7 +1,8 @@
 """What a benchmark's flags say about how it ended, and the exit code that tells it.
 
-A result's ``flags`` mix notes (``i-know``: a cap raised on purpose) with failures. This module
-owns the failures: their names, what each means, and the exit code of the command that met one.
+A result's ``flags`` mix notes (``i-know``: a cap raised on purpose) with warnings and failures.
+This module owns the failures (their names, what each means, and the exit code of the command
+that met one) and the warnings (their names and meanings; they never change the exit code).
 The CLI's commands return ``exit_code(flags)``; the pipeline's Metrics and report show the same
 flags (``failures(flags)``), so that a dashboard, a nightly schedule and a shell script read one
 truth.
@@ -50,6 +51,19 @@ FAILURES: dict[str, tuple[int, str]] = {
     "step-failed": (EXIT_FAILED, "a helper step failed to measure; its error is in the report"),
     "engine-error": (EXIT_FAILED, "the load engine hit a bug of its own"),
 }
+#: Warning flag -> what it means: worth a reader's attention, never a failure (exit code 0). The
+#: LLM load's usage checks (``kfp_bench.stats.llm``) are warnings: the stream was measured; what
+#: is in doubt is a token count, and the summary says how many requests each concerns.
+WARNINGS: dict[str, str] = {
+    "usage-mismatch": (
+        "completed streams whose usage was missing or counted fewer tokens than content chunks: "
+        "output tokens/s and TPOT may be off for them"
+    ),
+    "multi-token-chunks": (
+        "completed streams with more usage tokens than content chunks: the server sends several "
+        "tokens a chunk, so ITL is per chunk, not per token"
+    ),
+}
 _ORDER = (EXIT_INTERRUPTED, EXIT_LEFT_BEHIND, EXIT_NOT_SAVED, EXIT_FAILED)
 
 
@@ -75,3 +89,9 @@ def summary_flags(summary: dict) -> list[str]:
 def describe(flags) -> list[str]:
     """One line per failure flag: ``<flag>: <what it means>``."""
     return [f"{f}: {FAILURES[f][1]}" for f in failures(flags)]
+
+
+def describe_warnings(flags) -> list[str]:
+    """One line per warning flag among ``flags`` (``WARNINGS``), in their given order, each
+    once: ``<flag>: <what it means>``."""
+    return [f"{f}: {WARNINGS[f]}" for f in dict.fromkeys(flags) if f in WARNINGS]

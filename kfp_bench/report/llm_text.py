@@ -1,0 +1,78 @@
+"""The text summary of a streaming (LLM) load: a pure function of an ``LlmSummary``.
+
+Laid out like hey's summary (``report/hey.py``): sections with tab-separated labels, then the
+notes a reader must see (warnings such as ``usage-mismatch``, warm-up, out-of-range samples).
+The figures' definitions are in ``kfp_bench.stats.llm`` and docs/llm-metrics.md.
+"""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from kfp_bench.outcome import describe, describe_warnings
+from kfp_bench.stats.llm import LlmSummary
+
+COLUMNS = ("p50", "p90", "p95", "p99", "p99_9", "max", "mean")
+#: Histogram key -> label; the ``intended`` and lag rows only in open loop, where they differ.
+ROWS = {
+    "ttft": "TTFT",
+    "ttft_intended": "TTFT from intended",
+    "itl": "ITL",
+    "tpot": "TPOT",
+    "e2e": "E2E",
+    "e2e_intended": "E2E from intended",
+    "lag": "Sched. lag",
+}
+_OPEN_LOOP_ONLY = ("ttft_intended", "e2e_intended", "lag")
+
+
+def write_text(s: LlmSummary, out: TextIO) -> None:
+    """Write the summary ``s`` to ``out``."""
+    w = out.write
+    w("\nSummary:\n")
+    w(f"  Requests:\t{s.requests} ({s.completed} completed, {s.failed} failed)\n")
+    w(f"  Total:\t{s.duration_s:4.4f} secs (measured {s.measured_s:4.4f} secs)\n")
+    w(f"  Requests/sec:\t{s.rps:4.4f}\n")
+    w(f"  Output tokens:\t{s.output_tokens} ({s.output_tokens_per_s:4.4f}/sec)\n")
+    w(f"  Input tokens:\t{s.input_tokens} ({s.input_tokens_per_s:4.4f}/sec)\n")
+    w("\nLatency (ms):\n")
+    w("  \tcount\t" + "\t".join(c.replace("_", ".") for c in COLUMNS) + "\n")
+    for key, label in ROWS.items():
+        if key in _OPEN_LOOP_ONLY and not s.corrected:
+            continue
+        lat = s.latency_ms[key]
+        cells = "\t".join(f"{lat[c]:.3f}" for c in COLUMNS) if lat["count"] else "–"
+        w(f"  {label}:\t{lat['count']}\t{cells}\n")
+    w(f"\nGoodput ({'SLO ' + s.slo if s.slo else 'no SLO: every completed request'}):\n")
+    w(f"  Good:\t{s.good} of {s.requests} ({s.good_ratio:.1%}), {s.goodput_rps:4.4f}/sec\n")
+    w("\nStatus code distribution:\n")
+    for code, n in s.status_codes.items():
+        w(f"  [{code}]\t{n} responses\n")
+    if s.errors:
+        w("\nError distribution:\n")
+        for err, n in s.errors.items():
+            w(f"  [{n}]\t{err}\n")
+    _write_notes(s, w)
+    w("\n")
+
+
+def _write_notes(s: LlmSummary, w) -> None:
+    notes = [*describe(s.flags), *describe_warnings(s.flags)]
+    u = s.usage
+    if u["missing"] or u["fewer"]:
+        notes.append(f"usage: {u['missing']} completed without usage, {u['fewer']} with fewer")
+        notes[-1] += " tokens than content chunks"
+    if u["more"]:
+        notes.append(f"usage: {u['more']} completed with more tokens than content chunks")
+    if s.no_content:
+        notes.append(f"{s.no_content} requests without a content chunk (no TTFT)")
+    if s.warmup_excluded:
+        notes.append(f"{s.warmup_excluded} requests sent in the warm-up, not counted")
+    lost = {k: v for k, v in s.out_of_range.items() if v}
+    if lost:
+        what = ", ".join(f"{ROWS[k]} {v}" for k, v in lost.items())
+        notes.append(f"samples out of the histograms' range (below 0 or beyond 1 h): {what}")
+    if notes:
+        w("\nNotes:\n")
+        for note in notes:
+            w(f"  {note}\n")

@@ -1,0 +1,423 @@
+"""Aggregation of a streaming (LLM) load: ``StreamBatch`` records in, token-timing figures out.
+
+``LlmStats`` takes the request loop's ``StreamBatch`` records (``add_batch``), merges with the
+stats of other processes or pods (``merge``: exact, histograms and integer counts only), and
+round-trips through its JSON results document (``to_dict`` / ``from_dict``, ``kind: "llm"``).
+``summary()`` returns the finished figures; ``metric_values`` their stable flat names.
+
+Each metric means one thing (docs/llm-metrics.md says the same at more length):
+
+- TTFT: ``first - sent``, the first *content* chunk (never the response head, a role-only, empty
+  or usage chunk); ``ttft_intended``: ``first - intended`` (coordinated-omission corrected; equal
+  in closed loop). Requests with a content chunk only, failed ones included.
+- ITL: one sample per gap between consecutive content chunks of a request, pooled over requests
+  (never a per-request mean). With multi-token chunks it is per chunk, not per token.
+- TPOT: per completed request, ``(last content chunk - first) / (completion_tokens - 1)``: the
+  first token excluded; the last chunk, not ``done``, since the usage chunk and ``[DONE]`` that
+  follow it are no tokens. Tokens from usage, else the content-chunk count. Requests with fewer
+  than two tokens, or two content chunks, have none.
+- e2e: ``done - sent`` (and ``done - intended``), every request, failed ones to their failure.
+- scheduling lag: ``sent - intended``, every request (all 0 in closed loop).
+- output / input tokens per second: usage's completion (else content-chunk count) and prompt
+  tokens of the measured requests, over the measured duration (``duration_s - warmup_s``).
+- goodput: completed requests that meet every ``Slo`` bound, per second and as a fraction.
+- usage checks, on completed requests: usage missing, or fewer tokens than content chunks (flag
+  ``usage-mismatch``); more tokens than chunks (flag ``multi-token-chunks``: ITL is per chunk).
+
+Warm-up: a request sent less than ``warmup_s`` after its batch's ``t0`` counts nowhere but in
+``warmup``. All latencies are HDR histograms in integer µs; out-of-range samples are counted.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+from kfp_bench.errors import ResultsError
+from kfp_bench.records import STREAM_COLUMNS, StreamBatch
+from kfp_bench.stats.hdr import Histogram
+from kfp_bench.stats.slo import Slo
+from kfp_bench.stats.token_series import TokenSeries
+
+FORMAT = "kfp-bench/llm"
+KIND = "llm"
+FORMAT_VERSION = 1
+#: The histograms, in µs, by name.
+HISTOGRAMS = ("ttft", "ttft_intended", "itl", "tpot", "e2e", "e2e_intended", "lag")
+SUMMARY_PCTS = (50.0, 90.0, 95.0, 99.0, 99.9)
+#: Flags (``kfp_bench.outcome.WARNINGS``): warnings, not failures.
+USAGE_MISMATCH = "usage-mismatch"
+MULTI_TOKEN_CHUNKS = "multi-token-chunks"
+_COUNTS = (
+    "requests", "completed", "warmup", "no_content", "output_tokens", "input_tokens",
+    "content_chunks", "chunks", "bytes_in", "bytes_out", "good", "usage_missing",
+    "usage_fewer", "usage_more",
+)  # fmt: skip
+_COL = {name: i for i, name in enumerate(STREAM_COLUMNS)}
+
+
+def _us(seconds: np.ndarray) -> np.ndarray:
+    return np.rint(seconds * 1e6).astype(np.int64)
+
+
+@dataclass
+class LlmStats:
+    """The aggregate of a streaming load.
+
+    Attributes:
+        corrected: True in open loop (the schedule's intended send times mean something).
+        warmup_s: requests sent earlier than this after the start are left out (counted in
+            ``warmup``).
+        slo: the bounds of a good request (goodput).
+        started_at: wall-clock start (epoch seconds), for the per-second series.
+        duration_s: from the start to the end of the load; set by ``close()``.
+    """
+
+    corrected: bool = False
+    warmup_s: float = 0.0
+    slo: Slo = field(default_factory=Slo)
+    started_at: float = field(default_factory=time.time)
+    duration_s: float = 0.0
+    options: dict = field(default_factory=dict)
+    counts: dict = field(default_factory=lambda: dict.fromkeys(_COUNTS, 0))
+    status_codes: Counter = field(default_factory=Counter)
+    errors: Counter = field(default_factory=Counter)
+    hists: dict = field(default_factory=lambda: {h: Histogram() for h in HISTOGRAMS})
+    series: TokenSeries = field(default_factory=TokenSeries)
+    workers: dict = field(default_factory=lambda: {"expected": 1, "reported": 1, "missing": []})
+    flags: list = field(default_factory=list)
+
+    # -- adding ------------------------------------------------------------------------------
+    def add_batch(self, batch: StreamBatch) -> None:
+        """Add a batch from the request loop."""
+        n = len(batch)
+        if not n:
+            return
+        a = np.asarray(batch.data, dtype=np.float64).reshape(-1, len(STREAM_COLUMNS))
+        col = {name: a[:, i] for name, i in _COL.items()}
+        cc = col["content_chunks"].astype(np.int64)
+        times = np.asarray(batch.times, dtype=np.float64)
+        if times.size != int(cc.sum()):
+            raise ResultsError(
+                f"stream batch of {batch.source or 'a worker'}: {times.size} chunk times for "
+                f"{int(cc.sum())} content chunks (a bug in the request loop)"
+            )
+        measured = col["sent"] - batch.t0 >= self.warmup_s
+        self.counts["warmup"] += int(n - np.count_nonzero(measured))
+        self._count_errors(batch, col["outcome"], measured)
+        request_bytes = np.asarray(batch.request_bytes, dtype=np.int64)
+        if not measured.all():
+            a, cc, times = a[measured], cc[measured], times[np.repeat(measured, cc)]
+            col = {name: a[:, i] for name, i in _COL.items()}
+            request_bytes = request_bytes[measured]
+            if not len(a):
+                return
+        self.counts["bytes_out"] += int(request_bytes.sum())
+        self._add_rows(col, cc, times, batch.t0)
+
+    def _count_errors(self, batch: StreamBatch, outcome: np.ndarray, measured: np.ndarray):
+        failed_rows = np.nonzero(outcome == 1)[0].tolist()
+        for row, text in zip(failed_rows, batch.errors, strict=True):
+            if measured[row]:
+                self.errors[text] += 1
+
+    def _add_rows(self, col: dict, cc: np.ndarray, times: np.ndarray, t0: float) -> None:
+        n = cc.size
+        intended, sent, first, done = col["intended"], col["sent"], col["first"], col["done"]
+        origin = np.minimum(intended, sent)
+        completed = col["outcome"] == 0
+        usage = col["completion_tokens"].astype(np.int64)
+        tokens = np.where(usage >= 0, usage, cc)
+        has = cc > 0
+        self._count(col, cc, tokens, usage, completed)
+
+        h = self.hists
+        h["ttft"].record_many(_us(first[has] - sent[has]))
+        ttft_i = _us(first - origin)
+        h["ttft_intended"].record_many(ttft_i[has])
+        e2e_i = _us(done - origin)
+        h["e2e"].record_many(_us(done - sent))
+        h["e2e_intended"].record_many(e2e_i)
+        h["lag"].record_many(_us(sent - intended))
+
+        # Gaps: consecutive times of one row (row ids repeat for each of the row's chunks).
+        row = np.repeat(np.arange(n), cc)
+        same = row[1:] == row[:-1]
+        gaps, gap_row = _us(np.diff(times)[same]), row[1:][same]
+        h["itl"].record_many(gaps)
+        max_gap = np.zeros(n, dtype=np.int64)
+        np.maximum.at(max_gap, gap_row, gaps)
+
+        last = np.zeros(n)
+        last[has] = times[np.cumsum(cc)[has] - 1]
+        timed = completed & (tokens >= 2) & (cc >= 2)
+        tpot = np.full(n, -1, dtype=np.int64)
+        tpot[timed] = _us((last[timed] - first[timed]) / (tokens[timed] - 1))
+        h["tpot"].record_many(tpot[timed])
+
+        good = completed & self._meets_slo(has, ttft_i, max_gap, tpot, e2e_i)
+        self.counts["good"] += int(np.count_nonzero(good))
+
+        epoch = self.started_at - t0
+        self.series.add_ends(done + epoch, ~completed, tokens)
+        self.series.add_chunks(times + epoch)
+        self.series.add_inflight(sent + epoch, done + epoch)
+
+    def _count(self, col: dict, cc, tokens, usage, completed) -> None:
+        c, n = self.counts, cc.size
+        c["requests"] += n
+        c["completed"] += int(np.count_nonzero(completed))
+        c["no_content"] += int(np.count_nonzero(cc == 0))
+        c["output_tokens"] += int(tokens.sum())
+        prompt = col["prompt_tokens"].astype(np.int64)
+        c["input_tokens"] += int(prompt[prompt >= 0].sum())
+        c["content_chunks"] += int(cc.sum())
+        c["chunks"] += int(col["chunks"].sum())
+        c["bytes_in"] += int(col["bytes_in"].sum())
+        status = col["status"].astype(np.int64)
+        codes, counts = np.unique(status[status > 0], return_counts=True)
+        for code, k in zip(codes.tolist(), counts.tolist(), strict=True):
+            self.status_codes[code] += k
+        missing = completed & (usage < 0)
+        fewer = completed & (usage >= 0) & (usage < cc)
+        more = completed & (usage > cc)
+        c["usage_missing"] += int(np.count_nonzero(missing))
+        c["usage_fewer"] += int(np.count_nonzero(fewer))
+        c["usage_more"] += int(np.count_nonzero(more))
+        if c["usage_missing"] or c["usage_fewer"]:
+            self.flag(USAGE_MISMATCH)
+        if c["usage_more"]:
+            self.flag(MULTI_TOKEN_CHUNKS)
+
+    def _meets_slo(self, has, ttft_us, max_gap_us, tpot_us, e2e_us) -> np.ndarray:
+        """Which requests meet every bound of ``slo`` (see ``kfp_bench.stats.slo``)."""
+        ok = np.ones(has.size, dtype=bool)
+        s = self.slo
+        if s.ttft is not None:
+            ok &= has & (ttft_us <= s.ttft)
+        if s.itl is not None:
+            ok &= max_gap_us <= s.itl
+        if s.tpot is not None:
+            ok &= tpot_us <= s.tpot  # (-1: no TPOT, which meets it)
+        if s.e2e is not None:
+            ok &= e2e_us <= s.e2e
+        return ok
+
+    def close(self, duration_s: float) -> LlmStats:
+        """Finish: ``duration_s`` is from the start (``t0``) to the end of the load."""
+        self.duration_s = duration_s
+        return self
+
+    # -- merging -----------------------------------------------------------------------------
+    def merge(self, other: LlmStats) -> None:
+        """Add another process's or pod's stats of the same load; the duration spans both."""
+        if (other.slo, other.warmup_s) != (self.slo, self.warmup_s):
+            raise ResultsError(
+                f"cannot merge LLM results of different settings (slo {self.slo} / {other.slo}, "
+                f"warm-up {self.warmup_s:g} s / {other.warmup_s:g} s); merge one benchmark's"
+            )
+        end = max(self.started_at + self.duration_s, other.started_at + other.duration_s)
+        self.started_at = min(self.started_at, other.started_at)
+        self.duration_s = end - self.started_at
+        self.corrected = self.corrected or other.corrected
+        for k in _COUNTS:
+            self.counts[k] += other.counts[k]
+        self.status_codes.update(other.status_codes)
+        self.errors.update(other.errors)
+        for name in HISTOGRAMS:
+            self.hists[name].merge(other.hists[name])
+        self.series.merge(other.series)
+        for k in ("expected", "reported"):
+            self.workers[k] += other.workers[k]
+        for k in ("missing", "partial", "late"):
+            if other.workers.get(k):
+                self.workers[k] = self.workers.get(k, []) + other.workers[k]
+        self.flag(*other.flags)
+
+    def flag(self, *names: str) -> None:
+        """Add flags, each once, kept sorted."""
+        self.flags = sorted(set(self.flags).union(names))
+
+    # -- persistence -------------------------------------------------------------------------
+    def to_dict(self, *, summary: bool = True) -> dict:
+        """The JSON results document: the summary first (unless ``summary=False``), then what a
+        merge needs."""
+        doc = {"format": FORMAT, "kind": KIND, "format_version": FORMAT_VERSION}
+        if summary:
+            doc["summary"] = self.summary().as_dict()
+        doc.update(
+            corrected=self.corrected,
+            warmup_s=self.warmup_s,
+            slo=str(self.slo),
+            started_at=self.started_at,
+            duration_s=self.duration_s,
+            counts=dict(self.counts),
+            status_codes={str(k): v for k, v in sorted(self.status_codes.items())},
+            errors=dict(self.errors.most_common()),
+            workers=self.workers,
+            flags=self.flags,
+            options=self.options,
+            histogram={"unit": "us", **{k: self.hists[k].encode() for k in HISTOGRAMS}},
+            out_of_range={k: self.hists[k].out_of_range for k in HISTOGRAMS},
+            series=self.series.rows(),
+        )
+        return doc
+
+    @classmethod
+    def from_dict(cls, doc: dict, source: str = "results") -> LlmStats:
+        """Rebuild stats from a JSON results document; ``source`` names it in errors."""
+        if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("kind") != KIND:
+            raise ResultsError(
+                f"{source}: not a kfp-bench LLM result (no format {FORMAT!r}, kind {KIND!r}); "
+                "give a file written by kfp-bench llm --json-out"
+            )
+        if doc.get("format_version") != FORMAT_VERSION:
+            raise ResultsError(
+                f"{source}: results format version {doc.get('format_version')!r}, this kfp-bench "
+                f"reads version {FORMAT_VERSION}; re-run the load with this version"
+            )
+        try:
+            stats = cls(
+                corrected=bool(doc["corrected"]),
+                warmup_s=float(doc["warmup_s"]),
+                slo=Slo.parse(doc["slo"]),
+                started_at=float(doc["started_at"]),
+                duration_s=float(doc["duration_s"]),
+                options=dict(doc.get("options", {})),
+            )
+            stats.counts = {k: int(doc["counts"][k]) for k in _COUNTS}
+            stats.status_codes = Counter({int(k): int(v) for k, v in doc["status_codes"].items()})
+            stats.errors = Counter({str(k): int(v) for k, v in doc["errors"].items()})
+            lost = doc["out_of_range"]
+            stats.hists = {
+                k: Histogram.decode(doc["histogram"][k], int(lost[k])) for k in HISTOGRAMS
+            }
+            stats.series = TokenSeries.from_rows(doc["series"])
+            stats.workers = dict(doc["workers"])
+            stats.flags = list(doc.get("flags", []))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ResultsError(
+                f"{source}: malformed LLM result ({exc!r} is missing or wrong)"
+            ) from None
+        return stats
+
+    # -- summary -----------------------------------------------------------------------------
+    def summary(self) -> LlmSummary:
+        c, dur = self.counts, max(self.duration_s - self.warmup_s, 0.0)
+
+        def per_s(v: int) -> float:
+            return v / dur if dur > 0 else 0.0
+
+        def ms(name: str) -> dict:
+            h = self.hists[name]
+            p = h.percentiles_us(SUMMARY_PCTS)
+            out = {"count": h.count}
+            out.update({f"p{k:g}".replace(".", "_"): v / 1000 for k, v in p.items()})
+            out.update(min=h.min_us / 1000, max=h.max_us / 1000, mean=h.mean_us / 1000)
+            return out
+
+        return LlmSummary(
+            requests=c["requests"],
+            completed=c["completed"],
+            failed=c["requests"] - c["completed"],
+            no_content=c["no_content"],
+            warmup_excluded=c["warmup"],
+            duration_s=self.duration_s,
+            measured_s=dur,
+            corrected=self.corrected,
+            rps=per_s(c["requests"]),
+            output_tokens=c["output_tokens"],
+            input_tokens=c["input_tokens"],
+            output_tokens_per_s=per_s(c["output_tokens"]),
+            input_tokens_per_s=per_s(c["input_tokens"]),
+            latency_ms={name: ms(name) for name in HISTOGRAMS},
+            out_of_range={k: self.hists[k].out_of_range for k in HISTOGRAMS},
+            slo=str(self.slo),
+            good=c["good"],
+            goodput_rps=per_s(c["good"]),
+            good_ratio=c["good"] / c["requests"] if c["requests"] else 0.0,
+            usage={k: c[f"usage_{k}"] for k in ("missing", "fewer", "more")},
+            status_codes=dict(sorted(self.status_codes.items())),
+            errors=dict(self.errors.most_common()),
+            flags=list(self.flags),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class LlmSummary:
+    """The finished figures of a streaming load, in the units reports print (ms, per second).
+
+    ``latency_ms`` holds, for each of ``HISTOGRAMS``, the sample count, p50 to p99.9, min, max
+    and mean in ms; ``usage`` the completed requests whose usage was ``missing``, said ``fewer``
+    tokens than content chunks, or ``more``.
+    """
+
+    requests: int
+    completed: int
+    failed: int
+    no_content: int
+    warmup_excluded: int
+    duration_s: float
+    measured_s: float
+    corrected: bool
+    rps: float
+    output_tokens: int
+    input_tokens: int
+    output_tokens_per_s: float
+    input_tokens_per_s: float
+    latency_ms: dict
+    out_of_range: dict
+    slo: str
+    good: int
+    goodput_rps: float
+    good_ratio: float
+    usage: dict
+    status_codes: dict
+    errors: dict
+    flags: list
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d["status_codes"] = {str(k): v for k, v in self.status_codes.items()}
+        return d
+
+
+#: The metric names of ``metric_values``, for KFP Metrics: an interface, only ever added to.
+METRIC_HISTOGRAMS = {
+    "ttft": "ttft",
+    "ttft_intended": "ttft_intended",
+    "itl": "itl",
+    "tpot": "tpot",
+    "e2e": "e2e",
+    "e2e_intended": "e2e_intended",
+    "lag": "sched_lag",
+}
+
+
+def metric_values(s: LlmSummary) -> dict[str, float]:
+    """The flat ``{name: number}`` metrics of a summary, names stable: ``llm_requests``,
+    ``llm_failed``, ``llm_rps``, ``output_tokens_per_s``, ``input_tokens_per_s``,
+    ``goodput_rps``, ``goodput_ratio``, ``usage_mismatch_requests``,
+    ``multi_token_chunk_requests``, and ``<metric>_{p50,p90,p95,p99,p99_9,mean,max}_ms`` for
+    ttft, ttft_intended, itl, tpot, e2e, e2e_intended and sched_lag. A metric with no sample is
+    left out, never NaN."""
+    out: dict[str, float] = {
+        "llm_requests": s.requests,
+        "llm_failed": s.failed,
+        "llm_rps": s.rps,
+        "output_tokens_per_s": s.output_tokens_per_s,
+        "input_tokens_per_s": s.input_tokens_per_s,
+        "usage_mismatch_requests": s.usage["missing"] + s.usage["fewer"],
+        "multi_token_chunk_requests": s.usage["more"],
+    }
+    if s.requests:
+        out.update(goodput_rps=s.goodput_rps, goodput_ratio=s.good_ratio)
+    for key, name in METRIC_HISTOGRAMS.items():
+        lat = s.latency_ms[key]
+        if lat["count"]:
+            for p in ("p50", "p90", "p95", "p99", "p99_9", "mean", "max"):
+                out[f"{name}_{p}_ms"] = lat[p]
+    return out
