@@ -13,7 +13,11 @@ chunk when ``choices[0].text`` (completions) or ``choices[0].delta.content`` (ch
 non-empty string. That is decided by one regular expression per chunk, not ``json.loads``
 (BENCHMARKS.md has both costs): in JSON a quote inside a string is escaped, so ``"text":"x``
 cannot come from inside another value. The rare chunks, those that name ``finish_reason``,
-``usage`` or ``error`` with a value, are read whole with ``json.loads``.
+``usage`` or ``error`` with a value, are read whole with ``json.loads``. KServe's OpenAI
+routes write compact pydantic JSON with null fields kept (``"usage":null``, ``"finish_reason":
+null``), one ``data: <json>\n\n`` per chunk and ``data: [DONE]\n\n`` last
+(python/kserve/kserve/protocol/rest/openai/openai_chat_adapter_model.py:241, kserve aaac4e29):
+the expressions match a value, never a null.
 
 A stream fails (outcome 1, a row with its error text, never an exception) on a refused or reset
 connection, an HTTP error status (the body's start in the text), an ``error`` event, a stream

@@ -3,11 +3,12 @@ it sends and when (the real ``kfp-bench llm-server`` is another part's). The req
 names the scenario; the server logs, per ``X-Request-Id``, the ``perf_counter`` time at which it
 wrote each content chunk's last byte (the same clock as the client's, on one machine).
 
-Scenarios (the prompt text, ``name`` or ``name:arg``):
+Every stream that reaches its end sends the usage chunk and [DONE] in one chunk of the encoding
+(two events in one read). Scenarios (the prompt text, ``name`` or ``name:arg``):
     ok:N        a role chunk (chat) or an empty chunk, N content chunks GAP apart, a
                 finish_reason chunk, the usage chunk, [DONE]
     split:N     as ok, but each event goes out in two chunked-encoding chunks, the second a
-                SPLIT_S later in its own TCP write, and two events share a chunk at the end
+                SPLIT_S later in its own TCP write
     crlf:N      as ok with CRLF line ends
     mismatch:N  as ok, usage says N + 1 completion tokens
     error       one content chunk, then an error event, then [DONE]
