@@ -11,13 +11,13 @@ as SSE: events end at a blank line, whatever TCP reads or chunks they span; the 
 is the ``data_received`` reading in which its blank line arrived. A data event is a content
 chunk when ``choices[0].text`` (completions) or ``choices[0].delta.content`` (chat) is a
 non-empty string. That is decided by one regular expression per chunk, not ``json.loads``
-(BENCHMARKS.md has both costs): in JSON a quote inside a string is escaped, so ``"text":"x``
-cannot come from inside another value. The rare chunks, those that name ``finish_reason``,
-``usage`` or ``error`` with a value, are read whole with ``json.loads``. KServe's OpenAI
-routes write compact pydantic JSON with null fields kept (``"usage":null``, ``"finish_reason":
-null``), one ``data: <json>\n\n`` per chunk and ``data: [DONE]\n\n`` last
-(python/kserve/kserve/protocol/rest/openai/openai_chat_adapter_model.py:241, kserve aaac4e29):
-the expressions match a value, never a null.
+(a third of its CPU on a vLLM-sized chunk): in JSON a quote inside a string is escaped, so
+``"text":"x`` cannot come from inside another value. The rare chunks, those that name
+``finish_reason``, ``usage`` or ``error`` with a value, are read whole with ``json.loads``.
+KServe's OpenAI routes write compact pydantic JSON that keeps null fields (``"usage":null``,
+``"finish_reason":null``), one ``data:`` line and a blank line per chunk, ``data: [DONE]``
+last (python/kserve/kserve/protocol/rest/openai/openai_chat_adapter_model.py:241, kserve
+aaac4e29): the expressions match a value, never a null.
 
 A stream fails (outcome 1, a row with its error text, never an exception) on a refused or reset
 connection, an HTTP error status (the body's start in the text), an ``error`` event, a stream

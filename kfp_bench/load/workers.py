@@ -262,7 +262,13 @@ def _run_processes_logging(opts, on_progress, on_batch_factory, log_dir) -> Load
         child.close()
         procs.append(p)
         pipes.append(parent)
+    docs = _collect_forwarding_sigint(procs, pipes, counters, on_progress, opts)
+    return _merge_worker_docs(docs, opts, log_dir)
 
+
+def _collect_forwarding_sigint(procs, pipes, counters, on_progress, opts) -> list:
+    """``_collect``, with Ctrl-C forwarded to the workers: the first stops them cleanly
+    (SIGTERM), a second at once (SIGKILL)."""
     interrupted = []
 
     def on_sigint(signum, frame):
@@ -273,10 +279,9 @@ def _run_processes_logging(opts, on_progress, on_batch_factory, log_dir) -> Load
 
     old = signal.signal(signal.SIGINT, on_sigint)
     try:
-        docs = _collect(procs, pipes, counters, on_progress, opts)
+        return _collect(procs, pipes, counters, on_progress, opts)
     finally:
         signal.signal(signal.SIGINT, old)
-    return _merge_worker_docs(docs, opts, log_dir)
 
 
 def _collect(procs, pipes, counters, on_progress, opts) -> list:
@@ -330,7 +335,8 @@ def run_stream(opts, prompts, new_sink: Callable[[int], object]) -> list:
     """Run the streaming LLM load described by ``opts`` (``openai.LlmOptions``) over ``prompts``
     and return ``[(index, sink, record)]``, one per worker process that reported: each sink
     (``new_sink(index)``, which must pickle) holds its process's ``StreamBatch``es or their
-    aggregate, and the caller's aggregation merges them. A worker that died is left out.
+    aggregate, and the caller's aggregation merges them. A worker that died is left out: the
+    caller sees fewer entries than ``opts.workers`` (and which index is missing).
 
     Raises:
         EngineError: a bug in the engine ended the attack; ``stats`` holds the list.
@@ -369,6 +375,8 @@ def _run_stream_processes(opts, prompts, new_sink) -> list:
         child.close()
         procs.append(p)
         pipes.append(parent)
-    counters = ctx.Array("q", 2 * opts.workers, lock=False)
-    docs = _collect(procs, pipes, counters, None, opts)
+    counters = ctx.Array(
+        "q", 2 * opts.workers, lock=False
+    )  # no progress: the sinks are the caller's
+    docs = _collect_forwarding_sigint(procs, pipes, counters, None, opts)
     return [doc for doc in docs if doc]

@@ -4,6 +4,7 @@ through a minimal sink, since the token statistics are another module's."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 
 import pytest
@@ -54,8 +55,13 @@ class ListSink:
 
 @pytest.fixture(scope="module")
 def sse():
+    # The server is a thread of this process: with the default 5 ms GIL switch interval the
+    # client's loop could wait that long to read what it sent, and the times would say so.
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-4)
     with SseServer() as server:
         yield server
+    sys.setswitchinterval(interval)
 
 
 def _run(url, prompts, sse_log=None, **kw):
@@ -87,6 +93,17 @@ def test_content_chunks_arrive_when_the_server_sent_them(sse, endpoint, scenario
     sent = [r["body"] for r in sse.requests if r["id"].startswith(rows[0][3])]
     assert all(b["stream"] and b["stream_options"] == {"include_usage": True} for b in sent)
     assert results[0][2].duration_s > 0 and results[0][2].client_cpu["processes"] == 1
+    # keep-alive: the one connection was opened by the first request and reused
+    connects = [c for _, sink, _ in results for b in sink.batches for c in b.connects]
+    assert [int(c[0]) for c in connects] == [0]
+
+
+def test_closed_loop_q_paces_each_connection(sse):
+    rows, _ = _run(sse.url, sse_log=sse, prompts=["ok:1"], requests=4, qps=10)
+    sent = sorted(r[0]["sent"] for r in rows)
+    # (the engine paces a connection from its first reuse: request 1 follows request 0 at once)
+    assert all(b - a >= 0.099 for a, b in zip(sent[1:], sent[2:], strict=False)), sent
+    assert all(r[0]["intended"] == r[0]["sent"] and r[0]["outcome"] == 0 for r in rows)
 
 
 def test_split_events_take_the_time_of_their_last_part(sse):
