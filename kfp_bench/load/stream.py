@@ -284,8 +284,10 @@ class StreamAttack(Attack):
             return
         conn.busy = False
         self.inflight -= 1
-        if conn.headers and not conn.done_seen and error.startswith("read: server closed"):
-            error = "stream: connection closed before [DONE]"
+        if conn.headers and not conn.done_seen and error.startswith("read: "):
+            # mid-stream: say so, e.g. "stream: connection reset by peer before [DONE]"
+            closed = error.startswith("read: server closed")
+            error = f"stream: {'connection closed' if closed else error[6:]} before [DONE]"
         self.row(conn, clock(), conn.error or error)
 
     def _row_error(self, seq, intended, sent, written, done, error, connect=0.0) -> None:

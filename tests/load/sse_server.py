@@ -13,6 +13,7 @@ Every stream that reaches its end sends the usage chunk and [DONE] in one chunk 
     mismatch:N  as ok, usage says N + 1 completion tokens
     error       one content chunk, then an error event, then [DONE]
     early       two content chunks, then the connection closes
+    reset       two content chunks, then the connection is reset (RST)
     429         HTTP 429 with a JSON error body
     stall       one content chunk, then nothing for STALL_S
 """
@@ -21,6 +22,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
+import struct
 import threading
 import time
 from collections import defaultdict
@@ -128,10 +131,13 @@ class SseServer:
         role = {"id": rid, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}
         await send(role if chat else piece(""))
         await asyncio.sleep(GAP_S)
-        for i in range(2 if name == "early" else 1 if name in ("error", "stall") else n):
+        for i in range(2 if name in ("early", "reset") else 1 if name in ("error", "stall") else n):
             await send(piece(f" tok{i}"), content=True)
             await asyncio.sleep(GAP_S)
-        if name == "early":
+        if name in ("early", "reset"):
+            if name == "reset":  # linger 0: the close sends a RST
+                sock = writer.get_extra_info("socket")
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             writer.transport.abort()
             return False
         if name == "stall":

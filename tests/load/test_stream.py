@@ -125,7 +125,8 @@ def test_usage_that_disagrees_with_the_chunk_count_is_kept_as_sent(sse):
     ("prompt", "want", "content"),
     [
         ("error", "stream: error event: model overloaded", 1),
-        ("early", "stream: ", 2),
+        ("early", "stream: connection closed before [DONE]", 2),
+        ("reset", "stream: connection reset by peer before [DONE]", 2),
         ("429", "http 429: ", 0),
         ("stall", "stall: no byte for 0.5s", 1),
     ],
