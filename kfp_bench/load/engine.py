@@ -40,7 +40,6 @@ import ssl
 import time
 from array import array
 from collections import deque
-from dataclasses import dataclass
 from typing import Protocol
 
 from httptools import HttpParserCallbackError, HttpParserError, HttpResponseParser
@@ -49,7 +48,7 @@ from kfp_bench.load import cgroup
 from kfp_bench.load.failure import describe
 from kfp_bench.load.options import LoadOptions
 from kfp_bench.load.pacer import Schedule, Timer
-from kfp_bench.records import BATCH_COLUMNS, ResultBatch
+from kfp_bench.records import BATCH_COLUMNS, AttackRecord, ResultBatch
 from kfp_bench.stats.load import ENGINE_ERROR, client_cpu, warm_up
 
 clock = time.perf_counter
@@ -73,28 +72,6 @@ class Sink(Protocol):
     def note_inflight(self, now_sec: int, inflight: int) -> None:
         """Right after each ``add_batch``: the requests in flight at the epoch second
         ``now_sec``; seconds before ``now_sec - 1`` will get no more rows but late ones."""
-
-
-@dataclass(frozen=True, slots=True)
-class AttackRecord:
-    """What one process's attack says of itself, beside its rows.
-
-    Attributes:
-        started_at: wall-clock time (epoch s) of the attack's start, when request 0 was due.
-        duration_s: from the start to the end of the attack.
-        not_sent: requests the schedule made due that never went out (a backlog at the end).
-        client_cpu: this process's CPU and its cgroup's throttling while it sent
-            (``stats.load.client_cpu``).
-        late_s: how late past the common start (``start_at``) this process began.
-        flags: ``interrupted`` (Ctrl-C or SIGTERM), ``engine-error`` (a bug ended it).
-    """
-
-    started_at: float
-    duration_s: float
-    not_sent: int
-    client_cpu: dict
-    late_s: float = 0.0
-    flags: tuple[str, ...] = ()
 
 
 class _Conn(asyncio.Protocol):

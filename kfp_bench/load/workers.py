@@ -31,9 +31,10 @@ import uvloop
 
 from kfp_bench.errors import EngineError, ResultsError
 from kfp_bench.jsonl import JsonlWriter, read_dicts
-from kfp_bench.load.engine import Attack, AttackRecord
+from kfp_bench.load.engine import Attack
 from kfp_bench.load.options import LoadOptions
 from kfp_bench.load.stream import StreamAttack
+from kfp_bench.records import AttackRecord
 from kfp_bench.stats.load import ENGINE_ERROR, LoadStats
 
 START_DELAY_S = 0.3  # time for worker processes to start before request 0 is due

@@ -60,12 +60,21 @@ class SseServer:
         return self
 
     def __exit__(self, *exc):
+        asyncio.run_coroutine_threadsafe(self._close(), self.loop).result(5)
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(5)
+
+    async def _close(self):
+        self._server.close()
+        tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
     def _serve(self):
         asyncio.set_event_loop(self.loop)
         server = self.loop.run_until_complete(asyncio.start_server(self._conn, "127.0.0.1", 0))
+        self._server = server
         self.port = server.sockets[0].getsockname()[1]
         self._ready.set()
         self.loop.run_forever()
