@@ -49,7 +49,7 @@ from kfp_bench.load.failure import describe
 from kfp_bench.load.options import LoadOptions
 from kfp_bench.load.pacer import Schedule, Timer
 from kfp_bench.records import BATCH_COLUMNS, AttackRecord, ResultBatch
-from kfp_bench.stats.load import ENGINE_ERROR, client_cpu, warm_up
+from kfp_bench.stats.load import ENGINE_ERROR, client_cpu
 
 clock = time.perf_counter
 FLUSH_EVERY_S = 0.2
@@ -272,7 +272,6 @@ class Attack:
         self._addr = await self._resolve()
         if self.opts.open_loop:
             await self._warm_up()
-        warm_up()
         now = clock()
         self.t0 = self.start_at if self.start_at and self.start_at > now else now
         # Past the common start, this process's schedule runs from its own start: say by how

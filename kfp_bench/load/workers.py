@@ -35,7 +35,7 @@ from kfp_bench.load.engine import Attack
 from kfp_bench.load.options import LoadOptions
 from kfp_bench.load.stream import StreamAttack
 from kfp_bench.records import AttackRecord
-from kfp_bench.stats.load import ENGINE_ERROR, LoadStats
+from kfp_bench.stats.load import ENGINE_ERROR, LoadStats, warm_up
 
 START_DELAY_S = 0.3  # time for worker processes to start before request 0 is due
 #: A worker later than this after the common start is flagged: below it, the shift of its
@@ -97,6 +97,7 @@ class StatsSink:
     def __init__(self, stats: LoadStats, on_batch=None, on_progress=None, corrected=False):
         self.stats, self.on_batch, self.on_progress = stats, on_batch, on_progress
         stats.corrected = corrected
+        warm_up()  # before the attack's clock starts, not in its first flush
 
     def begin(self, started_at: float) -> None:
         self.stats.started_at = started_at
