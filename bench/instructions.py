@@ -35,6 +35,7 @@ import sys, time
 PASS = {PASS}
 from kfp_bench.load.engine import Attack, _Conn
 from kfp_bench.load.options import LoadOptions
+from kfp_bench.load.workers import StatsSink
 from kfp_bench.stats.load import LoadStats
 
 class Discard:
@@ -42,7 +43,7 @@ class Discard:
     def close(self): pass
     def abort(self): pass
 
-attack = Attack(LoadOptions(url="http://127.0.0.1:1/", duration=10), LoadStats())
+attack = Attack(LoadOptions(url="http://127.0.0.1:1/", duration=10), StatsSink(LoadStats()))
 attack.t0 = time.perf_counter()
 pending = []
 attack.call_soon = pending.append  # the event loop's queue: run below after each pass

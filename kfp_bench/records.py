@@ -189,6 +189,29 @@ class StreamBatch:
             at += n
 
 
+@dataclass(frozen=True, slots=True)
+class AttackRecord:
+    """What one process's load attack says of itself, beside its rows (``ResultBatch`` or
+    ``StreamBatch``): the aggregation applies it once the attack ends.
+
+    Attributes:
+        started_at: wall-clock time (epoch s) of the attack's start, when request 0 was due.
+        duration_s: from the start to the end of the attack.
+        not_sent: requests the schedule made due that never went out (a backlog at the end).
+        client_cpu: this process's CPU and its cgroup's throttling while it sent
+            (``kfp_bench.stats.load.client_cpu``).
+        late_s: how late past the common start (``start_at``) this process began.
+        flags: ``interrupted`` (Ctrl-C or SIGTERM), ``engine-error`` (a bug ended it).
+    """
+
+    started_at: float
+    duration_s: float
+    not_sent: int
+    client_cpu: dict
+    late_s: float = 0.0
+    flags: tuple[str, ...] = ()
+
+
 #: The non-idempotent creates, and the operation their lookup by name is recorded as.
 FINDS = {
     "create_run": "find_run",

@@ -12,14 +12,18 @@ or waits in a backlog, and its latency counts from its due time (coordinated-omi
 as in wrk2).
 
 Each answered or failed request stores its ``records.BATCH_COLUMNS`` as doubles in a reusable
-buffer (``Attack.rows``, a memoryview of doubles); a timer hands them to the stats in batches. A
+buffer (``Attack.rows``, a memoryview of doubles); a timer hands them in batches to a sink
+(``Sink``: ``add_batch`` and a per-second in-flight note), and ``run()`` returns an
+``AttackRecord`` of the attack itself. The loop knows nothing of the aggregation, as vegeta's
+``Attack()`` knows nothing of ``Metrics``: ``workers.py`` turns records into ``LoadStats``, and
+``stream.py`` runs this same loop for streamed (SSE) requests whose batches are ``StreamBatch``. A
 failure (refused, reset, timeout, malformed response) is a row with status 0 and an error text,
 never an exception. An exception that escapes one of the engine's own callbacks is a bug of the
 engine, not a fault of the server: it is logged with its traceback, and the attack ends at once,
 flagged ``engine-error`` with what it measured so far (``workers.run_load`` then raises
 ``EngineError``) rather than counting it as a bad response or waiting forever on a lost slot.
 From request 0 to the end the engine also measures its own process's CPU and its cgroup's
-throttling (``LoadStats.client_cpu``), so that a report can tell when the load generator,
+throttling (``AttackRecord.client_cpu``), so that a report can tell when the load generator,
 not the server, set the pace. The engine prints nothing.
 
 ``bench/instructions.py`` counts the user-space instructions the request path spends per request.
@@ -36,6 +40,7 @@ import ssl
 import time
 from array import array
 from collections import deque
+from typing import Protocol
 
 from httptools import HttpParserCallbackError, HttpParserError, HttpResponseParser
 
@@ -43,14 +48,30 @@ from kfp_bench.load import cgroup
 from kfp_bench.load.failure import describe
 from kfp_bench.load.options import LoadOptions
 from kfp_bench.load.pacer import Schedule, Timer
-from kfp_bench.records import BATCH_COLUMNS, ResultBatch
-from kfp_bench.stats.load import ENGINE_ERROR, LoadStats, client_cpu, warm_up
+from kfp_bench.records import BATCH_COLUMNS, AttackRecord, ResultBatch
+from kfp_bench.stats.load import ENGINE_ERROR, client_cpu
 
 clock = time.perf_counter
 FLUSH_EVERY_S = 0.2
 INTERRUPT_DRAIN_S = 1.0
 NCOLS = len(BATCH_COLUMNS)
 _FIRST_ROWS = 4096  # the buffer's first size; it doubles when a flush interval needs more
+INTERRUPTED = "interrupted"
+
+
+class Sink(Protocol):
+    """Where an attack hands what it measured, every ``FLUSH_EVERY_S`` and once at the end."""
+
+    def begin(self, started_at: float) -> None:
+        """The attack's clock starts: request 0 is due now (``started_at`` in epoch seconds)."""
+
+    def add_batch(self, batch) -> None:
+        """The requests finished since the last flush (a ``ResultBatch`` or ``StreamBatch``),
+        possibly none."""
+
+    def note_inflight(self, now_sec: int, inflight: int) -> None:
+        """Right after each ``add_batch``: the requests in flight at the epoch second
+        ``now_sec``; seconds before ``now_sec - 1`` will get no more rows but late ones."""
 
 
 class _Conn(asyncio.Protocol):
@@ -182,26 +203,26 @@ class Attack:
 
     Args:
         opts: validated options (this process's share).
-        stats: where batches go.
+        sink: where batches go (``Sink``).
         start_at: ``perf_counter`` time at which request 0 is due (aligns worker processes);
             when the attack starts after it, it starts at once and ``late_s`` says how late.
         phase: this process's offset within a constant-rate schedule.
-        on_batch: called with each ``ResultBatch`` after the stats took it (CSV output).
-        on_progress: called after each flush with (requests, errors) so far.
     """
+
+    ncols = NCOLS  # doubles per row (a subclass writes other rows: stream.py)
 
     def __init__(
         self,
         opts: LoadOptions,
-        stats: LoadStats,
+        sink: Sink,
         *,
         start_at: float | None = None,
         phase: float = 0.0,
-        on_batch=None,
-        on_progress=None,
     ):
         self.opts = opts
-        self.stats = stats
+        self.sink = sink
+        self.flags: set[str] = set()
+        self.not_sent = 0
         self.target = opts.target()
         self.ssl = opts.ssl_context()
         self.request = self.target.request
@@ -213,8 +234,7 @@ class Attack:
         self.start_at = start_at
         self.late_s = 0.0
         self.phase = phase
-        self.on_batch, self.on_progress = on_batch, on_progress
-        self.buf = bytearray(_FIRST_ROWS * NCOLS * 8)
+        self.buf = bytearray(_FIRST_ROWS * self.ncols * 8)
         self.rows = memoryview(self.buf).cast("d")
         self.cap = len(self.rows)  # in doubles, as ``off``
         self.off = 0
@@ -236,7 +256,7 @@ class Attack:
         self._tasks: set[asyncio.Task] = set()
 
     # -- the run -----------------------------------------------------------------------------
-    async def run(self) -> LoadStats:
+    async def run(self) -> AttackRecord:
         loop = self.loop = asyncio.get_running_loop()
         self.done = loop.create_future()
         self._outer_handler = loop.get_exception_handler()
@@ -246,13 +266,12 @@ class Attack:
         finally:
             loop.set_exception_handler(self._outer_handler)
 
-    async def _run(self) -> LoadStats:
+    async def _run(self) -> AttackRecord:
         loop = self.loop
         self.call_soon = loop.call_soon
         self._addr = await self._resolve()
         if self.opts.open_loop:
             await self._warm_up()
-        warm_up()
         now = clock()
         self.t0 = self.start_at if self.start_at and self.start_at > now else now
         # Past the common start, this process's schedule runs from its own start: say by how
@@ -260,10 +279,10 @@ class Attack:
         self.late_s = now - self.start_at if self.start_at and now > self.start_at else 0.0
         if self.t0 > now:
             await asyncio.sleep(self.t0 - now)
-        self.stats.started_at = time.time() - (clock() - self.t0)
+        self.started_at = time.time() - (clock() - self.t0)
+        self.sink.begin(self.started_at)
         self._cpu0 = resource.getrusage(resource.RUSAGE_SELF)  # this process's, from here on
         self._cgroup0 = cgroup.usage()  # and its cgroup's limit and throttling (pods)
-        self.stats.corrected = self.opts.open_loop
         self.deadline = self.t0 + self.opts.duration if self.opts.duration else math.inf
         self._flush_handle = loop.call_later(FLUSH_EVERY_S, self._flush_tick)
         self._sweep_handle = loop.call_later(self._sweep_every(), self._sweep)
@@ -284,10 +303,10 @@ class Attack:
         try:
             await self.done
         finally:
-            self._finish()
-        return self.stats
+            record = self._finish()
+        return record
 
-    def _finish(self) -> None:
+    def _finish(self) -> AttackRecord:
         end = clock()
         for h in (self._flush_handle, self._sweep_handle, getattr(self, "_stop_handle", None)):
             if h:
@@ -300,17 +319,24 @@ class Attack:
             conn.abort()
         for t in self._tasks:
             t.cancel()
-        self.stats.not_sent += len(self.backlog)
+        self.not_sent += len(self.backlog)
         self.backlog.clear()
         self._flush()
-        self.stats.close(end - self.t0)
         r, r0 = resource.getrusage(resource.RUSAGE_SELF), self._cpu0
-        self.stats.client_cpu = client_cpu(
+        cpu = client_cpu(
             r.ru_utime - r0.ru_utime,
             r.ru_stime - r0.ru_stime,
             clock() - self.t0,
             self._cgroup0,
             cgroup.usage(),
+        )
+        return AttackRecord(
+            self.started_at,
+            end - self.t0,
+            self.not_sent,
+            cpu,
+            self.late_s,
+            tuple(sorted(self.flags)),
         )
 
     async def _warm_up(self) -> None:
@@ -523,7 +549,7 @@ class Attack:
         if self.interrupted:
             self._give_up()
         self.interrupted = True
-        self.stats.flag("interrupted")
+        self.flags.add(INTERRUPTED)
         self.stop(INTERRUPT_DRAIN_S)
 
     def engine_error(self, exc: BaseException, what: str) -> None:
@@ -545,7 +571,7 @@ class Attack:
             loop.default_exception_handler(context)
         exc = context.get("exception")
         if isinstance(exc, Exception) and not isinstance(exc, OSError):
-            self.stats.flag(ENGINE_ERROR)
+            self.flags.add(ENGINE_ERROR)
             self.stop(0.0)
             self._give_up()
 
@@ -580,16 +606,14 @@ class Attack:
         self._flush_handle = self.loop.call_later(FLUSH_EVERY_S, self._flush_tick)
 
     def _flush(self) -> None:
+        self.sink.add_batch(self._take_batch())
+        self.sink.note_inflight(int(time.time()), self.inflight)
+
+    def _take_batch(self):
+        """The rows since the last flush as a batch; the buffer starts over."""
         data = array("d")
         data.frombytes(memoryview(self.buf)[: self.off * 8])
         self.off = 0
         batch = ResultBatch(self.t0, data, self.errors, self.connects, self.request_len)
         self.errors, self.connects = [], []
-        self.stats.add_batch(batch)
-        now_sec = int(time.time())
-        self.stats.series.note_inflight(now_sec, self.inflight)
-        self.stats.series.close_before(now_sec - 1)
-        if self.on_batch and len(batch):
-            self.on_batch(batch)
-        if self.on_progress:
-            self.on_progress(self.stats.requests, self.stats.requests - self.stats.ok)
+        return batch

@@ -33,7 +33,9 @@ from kfp_bench.errors import EngineError, ResultsError
 from kfp_bench.jsonl import JsonlWriter, read_dicts
 from kfp_bench.load.engine import Attack
 from kfp_bench.load.options import LoadOptions
-from kfp_bench.stats.load import ENGINE_ERROR, LoadStats
+from kfp_bench.load.stream import StreamAttack
+from kfp_bench.records import AttackRecord
+from kfp_bench.stats.load import ENGINE_ERROR, LoadStats, warm_up
 
 START_DELAY_S = 0.3  # time for worker processes to start before request 0 is due
 #: A worker later than this after the common start is flagged: below it, the shift of its
@@ -87,17 +89,49 @@ def _options(opts: LoadOptions) -> dict:
     return opts.redacted()
 
 
-def _run_here(
-    opts, *, on_progress=None, on_batch=None, start_at=None, phase=0.0, stats=None, index=0
-) -> LoadStats:
-    stats = stats if stats is not None else _new_stats(opts)
-    attacks = []
+class StatsSink:
+    """The sink (``engine.Sink``) of a plain load attack: its ``ResultBatch``es go into a
+    ``LoadStats``, then to ``on_batch`` (CSV output, the flush log); ``on_progress`` hears
+    (requests, failed) after each flush."""
+
+    def __init__(self, stats: LoadStats, on_batch=None, on_progress=None, corrected=False):
+        self.stats, self.on_batch, self.on_progress = stats, on_batch, on_progress
+        stats.corrected = corrected
+        warm_up()  # before the attack's clock starts, not in its first flush
+
+    def begin(self, started_at: float) -> None:
+        self.stats.started_at = started_at
+
+    def add_batch(self, batch) -> None:
+        self.stats.add_batch(batch)
+        if self.on_batch and len(batch):
+            self.on_batch(batch)
+
+    def note_inflight(self, now_sec: int, inflight: int) -> None:
+        series = self.stats.series
+        series.note_inflight(now_sec, inflight)
+        series.close_before(now_sec - 1)
+        if self.on_progress:
+            self.on_progress(self.stats.requests, self.stats.requests - self.stats.ok)
+
+
+def apply_record(stats: LoadStats, record: AttackRecord, index: int = 0) -> LoadStats:
+    """Finish ``stats`` with what the attack said of itself: duration, requests not sent, CPU
+    and flags (``late-start`` with ``workers.late`` for a process that began past its start)."""
+    stats.not_sent += record.not_sent
+    stats.close(record.duration_s)
+    stats.client_cpu = record.client_cpu
+    stats.flag(*record.flags)
+    if record.late_s > LATE_AFTER_S:
+        stats.flag(LATE_START)
+        stats.workers["late"] = [[index, round(record.late_s, 3)]]
+    return stats
+
+
+def run_attack(attack: Attack) -> AttackRecord:
+    """Run ``attack`` on a fresh uvloop in this process; SIGINT and SIGTERM interrupt it."""
 
     async def main():
-        attack = Attack(
-            opts, stats, start_at=start_at, phase=phase, on_batch=on_batch, on_progress=on_progress
-        )
-        attacks.append(attack)
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, attack.interrupt)
@@ -108,12 +142,16 @@ def _run_here(
                 loop.remove_signal_handler(sig)
 
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        stats = runner.run(main())
-    late = attacks[0].late_s if attacks else 0.0
-    if late > LATE_AFTER_S:
-        stats.flag(LATE_START)
-        stats.workers["late"] = [[index, round(late, 3)]]
-    return stats
+        return runner.run(main())
+
+
+def _run_here(
+    opts, *, on_progress=None, on_batch=None, start_at=None, phase=0.0, stats=None, index=0
+) -> LoadStats:
+    stats = stats if stats is not None else _new_stats(opts)
+    sink = StatsSink(stats, on_batch, on_progress, corrected=opts.open_loop)
+    attack = Attack(opts, sink, start_at=start_at, phase=phase)
+    return apply_record(stats, run_attack(attack), index)
 
 
 class _FlushLog:
@@ -226,7 +264,13 @@ def _run_processes_logging(opts, on_progress, on_batch_factory, log_dir) -> Load
         child.close()
         procs.append(p)
         pipes.append(parent)
+    docs = _collect_forwarding_sigint(procs, pipes, counters, on_progress, opts)
+    return _merge_worker_docs(docs, opts, log_dir)
 
+
+def _collect_forwarding_sigint(procs, pipes, counters, on_progress, opts) -> list:
+    """``_collect``, with Ctrl-C forwarded to the workers: the first stops them cleanly
+    (SIGTERM), a second at once (SIGKILL)."""
     interrupted = []
 
     def on_sigint(signum, frame):
@@ -237,10 +281,9 @@ def _run_processes_logging(opts, on_progress, on_batch_factory, log_dir) -> Load
 
     old = signal.signal(signal.SIGINT, on_sigint)
     try:
-        docs = _collect(procs, pipes, counters, on_progress, opts)
+        return _collect(procs, pipes, counters, on_progress, opts)
     finally:
         signal.signal(signal.SIGINT, old)
-    return _merge_worker_docs(docs, opts, log_dir)
 
 
 def _collect(procs, pipes, counters, on_progress, opts) -> list:
@@ -288,3 +331,54 @@ def _merge_worker_docs(docs, opts, log_dir) -> LoadStats:
         merged.flags.append("workers-lost")
     merged.options = _options(opts)
     return merged
+
+
+def run_stream(opts, prompts, new_sink: Callable[[int], object]) -> list:
+    """Run the streaming LLM load described by ``opts`` (``openai.LlmOptions``) over ``prompts``
+    and return ``[(index, sink, record)]``, one per worker process that reported: each sink
+    (``new_sink(index)``, which must pickle) holds its process's ``StreamBatch``es or their
+    aggregate, and the caller's aggregation merges them. A worker that died is left out: the
+    caller sees fewer entries than ``opts.workers`` (and which index is missing).
+
+    Raises:
+        EngineError: a bug in the engine ended the attack; ``stats`` holds the list.
+    """
+    opts.validate()
+    if opts.workers == 1:
+        sink = new_sink(0)
+        out = [(0, sink, run_attack(StreamAttack(opts, prompts, sink)))]
+    else:
+        out = _run_stream_processes(opts, prompts, new_sink)
+    if any(ENGINE_ERROR in record.flags for _, _, record in out):
+        raise EngineError("the load engine failed mid-attack: a bug in kfp-bench", out)
+    return out
+
+
+def _stream_worker(opts, prompts, index, of, start_at, conn, new_sink) -> None:
+    share = opts.share(index, of)
+    phase = index / opts.rate if opts.rate else 0.0
+    if share.seed is not None:
+        share = _with_seed(share, share.seed + index)
+    sink = new_sink(index)
+    record = run_attack(StreamAttack(share, prompts, sink, start_at=start_at, phase=phase))
+    conn.send((index, sink, record))
+    conn.close()
+
+
+def _run_stream_processes(opts, prompts, new_sink) -> list:
+    ctx = mp.get_context("fork")
+    start_at = time.perf_counter() + START_DELAY_S
+    procs, pipes = [], []
+    for i in range(opts.workers):
+        parent, child = ctx.Pipe(duplex=False)
+        args = (opts, prompts, i, opts.workers, start_at, child, new_sink)
+        p = ctx.Process(target=_stream_worker, args=args, daemon=True)
+        p.start()
+        child.close()
+        procs.append(p)
+        pipes.append(parent)
+    counters = ctx.Array(
+        "q", 2 * opts.workers, lock=False
+    )  # no progress: the sinks are the caller's
+    docs = _collect_forwarding_sigint(procs, pipes, counters, None, opts)
+    return [doc for doc in docs if doc]

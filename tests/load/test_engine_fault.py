@@ -51,7 +51,11 @@ def _buggy(mod, where: str):
 def _attack(attack_class, opts: LoadOptions) -> LoadStats:
     async def main():
         # a hang is the failure this guards against: bound it, so that the test fails instead
-        return await asyncio.wait_for(attack_class(opts, LoadStats()).run(), 30)
+        stats = LoadStats()
+        sink = workers.StatsSink(stats, corrected=opts.open_loop)
+        return workers.apply_record(
+            stats, await asyncio.wait_for(attack_class(opts, sink).run(), 30)
+        )
 
     return uvloop.run(main())
 

@@ -1,0 +1,121 @@
+"""The options of an OpenAI-compatible streaming load and the request bytes they describe.
+
+``LlmOptions`` is a ``LoadOptions`` (the same pacing, connection and worker flags, the same
+checks) plus what an LLM request needs: the endpoint, the model, ``max_tokens``, ``ignore_eos``
+and the stall timeout. ``render`` builds every request before the attack, one per prompt
+(requests cycle through them), so the request loop only splices in the request id: the head ends
+with ``X-Request-Id: <source>-`` and the loop writes ``<seq>``, the blank line and the body.
+
+The body follows the OpenAI API as vLLM and KServe's ``/openai`` routes serve it: ``stream``
+with ``stream_options.include_usage`` (the usage arrives in a last chunk whose ``choices`` is
+empty), temperature 0, and ``ignore_eos`` only when asked (a vLLM extension others may refuse).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+
+from kfp_bench.errors import ConfigError
+from kfp_bench.load.options import LoadOptions
+
+ENDPOINTS = {"completions": "/v1/completions", "chat": "/v1/chat/completions"}
+
+
+@dataclass(frozen=True)
+class LlmOptions(LoadOptions):
+    """What to stream, from where, how often and for how long (besides ``LoadOptions``).
+
+    Attributes:
+        url: the server's OpenAI base URL, without ``/v1`` (KServe: http://host/openai).
+        endpoint: completions (``/v1/completions``, prompt text) or chat
+            (``/v1/chat/completions``, the prompt as one user message).
+        model: the model name the server serves.
+        max_tokens: output tokens asked of each request; 0 takes each prompt's
+            ``output_tokens``.
+        ignore_eos: ask the server to go on to max_tokens past the end of sequence (vLLM).
+        timeout: the whole request's timeout in seconds, from the send to the stream's end;
+            0 means none.
+        stall_timeout: a stream with no byte for this many seconds (before its head or between
+            two reads) fails as stalled; 0 means none. Distinct from --timeout, which bounds
+            the whole request however steadily its tokens come.
+    """
+
+    endpoint: str = "completions"
+    model: str = ""
+    max_tokens: int = 0
+    ignore_eos: bool = False
+    stall_timeout: float = 30.0
+    method: str = "POST"
+    timeout: float = 600.0
+    content_type: str = "application/json"
+    disable_compression: bool = True  # an SSE stream is read as it comes, never gzipped
+
+    def validate(self) -> LlmOptions:
+        """Check every option; raise ``ConfigError`` naming the flag and the fix."""
+        if self.endpoint not in ENDPOINTS:
+            raise ConfigError(f"--endpoint {self.endpoint!r}: use {' or '.join(ENDPOINTS)}")
+        if not self.model.strip():
+            raise ConfigError("--model: no model name; give the name the server serves")
+        if self.max_tokens < 0:
+            raise ConfigError(
+                f"--max-tokens {self.max_tokens}: give a positive number, or 0 for each "
+                "prompt's own output length"
+            )
+        if self.stall_timeout < 0:
+            raise ConfigError(
+                f"--stall-timeout {self.stall_timeout}: give 0 (none) or a positive number of s"
+            )
+        if self.method.upper() != "POST":
+            raise ConfigError(f"-m {self.method}: the OpenAI API takes POST; leave -m out")
+        if self.body:
+            raise ConfigError("-d: the request bodies are built from the prompts; leave -d out")
+        if self.url.rstrip("/").endswith(("/v1", *ENDPOINTS.values())):
+            raise ConfigError(
+                f"URL {self.url!r}: give the base URL without /v1 (e.g. http://host/openai); "
+                "--endpoint picks the route"
+            )
+        super().validate()
+        return self
+
+    def _endpoint_options(self, body: bytes) -> LoadOptions:
+        base = self.url.rstrip("/")
+        return replace(
+            self,
+            url=base + ENDPOINTS[self.endpoint],
+            body=body,
+            accept="text/event-stream",
+            disable_compression=True,
+        )
+
+
+def request_body(opts: LlmOptions, prompt) -> bytes:
+    """The JSON body of one streamed request for ``prompt`` (an object with ``.text`` and
+    ``.output_tokens``)."""
+    doc: dict = {"model": opts.model}
+    if opts.endpoint == "chat":
+        doc["messages"] = [{"role": "user", "content": prompt.text}]
+    else:
+        doc["prompt"] = prompt.text
+    doc["max_tokens"] = opts.max_tokens or int(prompt.output_tokens)
+    doc["temperature"] = 0
+    doc["stream"] = True
+    doc["stream_options"] = {"include_usage": True}
+    if opts.ignore_eos:
+        doc["ignore_eos"] = True
+    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def render(opts: LlmOptions, prompts, source: str) -> list[tuple[bytes, bytes]]:
+    """Every request, as (head up to the request id's number, blank line and body), one per
+    prompt: the request loop writes ``head + b"%d" % seq + tail``."""
+    if not prompts:
+        raise ConfigError("prompts: none given; give at least one prompt")
+    out = []
+    for prompt in prompts:
+        if not getattr(prompt, "text", ""):
+            raise ConfigError("prompts: a prompt with no text; give every prompt some text")
+        request = opts._endpoint_options(request_body(opts, prompt)).target().request
+        head, sep, body = request.partition(b"\r\n\r\n")
+        out.append((head + b"\r\nX-Request-Id: " + source.encode() + b"-", sep + body))
+    return out

@@ -1,0 +1,329 @@
+"""Streamed (server-sent events) requests on the load engine's request loop: the LLM load.
+
+``StreamAttack`` is ``engine.Attack`` with other rows: the same pacing (closed loop with optional
+-q, open loop constant or Poisson from ``pacer.py``), keep-alive connections, timeouts and
+connect failures as rows, and a ``StreamBatch`` (``records.STREAM_COLUMNS``) per flush to its
+sink. Each request carries ``X-Request-Id: <source>-<seq>`` so a server's truth log pairs with
+the rows.
+
+``_StreamConn`` parses the response with httptools (which undoes chunked encoding) and its body
+as SSE: events end at a blank line, whatever TCP reads or chunks they span; the time of an event
+is the ``data_received`` reading in which its blank line arrived. A data event is a content
+chunk when ``choices[0].text`` (completions) or ``choices[0].delta.content`` (chat) is a
+non-empty string. That is decided by one regular expression per chunk, not ``json.loads``
+(a third of its CPU on a vLLM-sized chunk): in JSON a quote inside a string is escaped, so
+``"text":"x`` cannot come from inside another value. The rare chunks, those that name
+``finish_reason``, ``usage`` or ``error`` with a value, are read whole with ``json.loads``.
+KServe's OpenAI routes write compact pydantic JSON that keeps null fields (``"usage":null``,
+``"finish_reason":null``), one ``data:`` line and a blank line per chunk, ``data: [DONE]``
+last (python/kserve/kserve/protocol/rest/openai/openai_chat_adapter_model.py:241, kserve
+aaac4e29): the expressions match a value, never a null.
+
+A stream fails (outcome 1, a row with its error text, never an exception) on a refused or reset
+connection, an HTTP error status (the body's start in the text), an ``error`` event, a stream
+that ends before ``[DONE]`` or without a finish_reason, ``--timeout`` (the whole request) and
+``--stall-timeout`` (no byte for that long, before the head or between two reads).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from array import array
+
+from httptools import HttpParserCallbackError, HttpParserError
+
+from kfp_bench.load.engine import Attack, Sink, _Conn, clock
+from kfp_bench.load.openai import LlmOptions, render
+from kfp_bench.records import STREAM_COLUMNS, StreamBatch
+
+NCOLS = len(STREAM_COLUMNS)
+ERROR_BODY_CHARS = 200  # of an HTTP error's body, kept in its error text
+# A non-empty string value; compact (vLLM, pydantic) or Python json.dumps spacing.
+_CONTENT = {
+    "completions": re.compile(rb'"text": ?"[^"]').search,
+    "chat": re.compile(rb'"content": ?"[^"]').search,
+}
+_RARE = re.compile(rb'"(?:finish_reason": ?"|usage": ?\{|error": ?[{"]|object": ?"error")').search
+
+
+class _StreamConn(_Conn):
+    """One keep-alive connection carrying one streamed request at a time."""
+
+    def __init__(self, attack: StreamAttack):
+        super().__init__(attack)
+        self.nout = 0
+        self._reset()
+
+    def _reset(self) -> None:
+        self.first = self.headers = self.done_at = 0.0
+        self.status = self.chunks = self.nbody = 0
+        self.prompt_tokens = self.completion_tokens = -1
+        self.times = array("d")
+        self.pending = b""
+        self.error = ""
+        self.err_body = None
+        self.finished = self.done_seen = False
+
+    def send(self, seq: int, intended: float | None) -> None:
+        self.busy = True
+        self.seq = seq
+        self._reset()
+        head, tail = self.a.parts[seq % len(self.a.parts)]
+        data = head + b"%d" % seq + tail
+        self.nout = len(data)
+        self.sent = self.last = t = clock()
+        self.intended = t if intended is None else intended
+        self.write(data)
+        self.written = clock()
+
+    def data_received(self, data):
+        self.last = clock()  # the time of every event whose blank line is in ``data``
+        try:
+            self.feed(data)
+        except HttpParserCallbackError as exc:
+            self.a.engine_error(exc.__context__ or exc, "a response callback failed")
+        except HttpParserError as exc:
+            self.a.fail(self, f"http: malformed response ({exc})")
+            self.abort()
+            self.a.after(None)
+
+    def on_headers_complete(self):
+        self.headers = self.last
+        self.status = self.status_code()
+        if self.status >= 400:
+            self.err_body = bytearray()
+
+    def on_body(self, body):
+        self.nbody += len(body)
+        if not self.busy:
+            return
+        if self.err_body is not None:
+            self.err_body += body[: ERROR_BODY_CHARS - len(self.err_body)]
+            return
+        buf = self.pending + body if self.pending else body
+        if b"\r" in buf:  # SSE allows CRLF line ends; a lone last \r waits for its \n
+            buf = buf.replace(b"\r\n", b"\n")
+        start = 0
+        while (end := buf.find(b"\n\n", start)) >= 0:
+            self._event(buf[start:end])
+            start = end + 2
+        self.pending = buf[start:]
+
+    def _event(self, ev: bytes) -> None:
+        if ev.startswith(b"data:") and b"\n" not in ev:  # the usual event: one data line
+            data, name = ev[6:] if ev[5:6] == b" " else ev[5:], b""
+        else:
+            data, name = _fields(ev)
+            if data is None:  # a comment or a keep-alive: no data field
+                return
+        if data == b"[DONE]":
+            self.done_seen = True
+            self.done_at = self.done_at or self.last
+            return
+        self.chunks += 1
+        if name == b"error":
+            self._error_event(data)
+        elif _RARE(data):
+            self._rare(data)
+        elif self.a.content(data):
+            self._content()
+
+    def _content(self) -> None:
+        self.times.append(self.last)
+        if not self.first:
+            self.first = self.last
+
+    def _rare(self, data: bytes) -> None:
+        """A chunk with a finish_reason, the usage or an error: read it whole."""
+        try:
+            doc = json.loads(data)
+        except ValueError:
+            return
+        if not isinstance(doc, dict):
+            return
+        if "error" in doc or doc.get("object") == "error":
+            self._error_event(data, doc)
+            return
+        choices = doc.get("choices") or [{}]
+        c = choices[0] if isinstance(choices[0], dict) else {}
+        text = (c.get("delta") or {}).get("content") if self.a.chat else c.get("text")
+        if isinstance(text, str) and text:
+            self._content()
+        if c.get("finish_reason"):
+            self.finished = True
+        usage = doc.get("usage")
+        if isinstance(usage, dict):
+            self.prompt_tokens = _int(usage.get("prompt_tokens"))
+            self.completion_tokens = _int(usage.get("completion_tokens"))
+
+    def _error_event(self, data: bytes, doc=None) -> None:
+        if doc is None:
+            try:
+                doc = json.loads(data)
+            except ValueError:
+                doc = data.decode("utf-8", "replace")
+        err = doc.get("error", doc) if isinstance(doc, dict) else doc
+        msg = err.get("message", err) if isinstance(err, dict) else err
+        if not self.error:
+            self.error = f"stream: error event: {str(msg)[:ERROR_BODY_CHARS]}"
+            self.done_at = self.done_at or self.last
+
+    def on_message_complete(self):
+        if not self.busy or not self.written:
+            return
+        if self.err_body is not None:
+            text = bytes(self.err_body).decode("utf-8", "replace").strip()
+            error = f"http {self.status}: {text}" if text else f"http {self.status}"
+        elif self.error:
+            error = self.error
+        elif not self.done_seen:
+            error = "stream: ended before [DONE]"
+        elif not self.finished:
+            error = "stream: [DONE] without a finish_reason"
+        else:
+            error = ""
+        a = self.a
+        self.busy = False
+        a.inflight -= 1
+        a.row(self, self.done_at or self.last, error)
+        if a.keepalive and self.keeps_alive():
+            a.after(self)
+        else:
+            self.abort(graceful=True)
+            a.after(None)
+
+    def connection_lost(self, exc):
+        if self.busy and self.done_seen and exc is None and not self.error and self.finished:
+            self.on_message_complete()  # a close-delimited body: its end is the close
+        super().connection_lost(exc)
+
+
+def _fields(ev: bytes):
+    """(data, event name) of an SSE event of several lines; data None when it has none."""
+    data, name = None, b""
+    for line in ev.split(b"\n"):
+        field, _, value = line.partition(b":")
+        value = value[1:] if value[:1] == b" " else value
+        if field == b"data":
+            data = value if data is None else data + b"\n" + value
+        elif field == b"event":
+            name = value
+    return data, name
+
+
+def _int(v) -> int:
+    return v if isinstance(v, int) and v >= 0 else -1
+
+
+class StreamAttack(Attack):
+    """One process's share of a streaming LLM load.
+
+    Args:
+        opts: validated options (this process's share).
+        prompts: objects with ``.text`` and ``.output_tokens``; requests cycle through them.
+        sink: where the ``StreamBatch``es go (``engine.Sink``).
+        start_at, phase: as ``Attack``'s.
+        source: the request id prefix; ``kfpb-<pid>`` when not given.
+    """
+
+    ncols = NCOLS
+
+    def __init__(
+        self,
+        opts: LlmOptions,
+        prompts,
+        sink: Sink,
+        *,
+        start_at: float | None = None,
+        phase: float = 0.0,
+        source: str | None = None,
+    ):
+        super().__init__(opts, sink, start_at=start_at, phase=phase)
+        self.source = source or f"kfpb-{os.getpid()}"
+        self.parts = render(opts, prompts, self.source)  # before the attack: no encoding later
+        self.chat = opts.endpoint == "chat"
+        self.content = _CONTENT[opts.endpoint]
+        self.conn_class = _StreamConn
+        self.fast = False  # the burst path of send_batch writes one shared request
+        self.times = array("d")
+        self.request_bytes = array("q")
+
+    def row(self, c: _StreamConn, done: float, error: str) -> None:
+        """Write the row of the request on ``c``, which ended at ``done`` (failed: ``error``)."""
+        i = self.off
+        if i == self.cap:
+            self.grow()
+        r = self.rows
+        r[i] = c.seq
+        r[i + 1] = c.intended
+        r[i + 2] = c.sent
+        r[i + 3] = c.written
+        r[i + 4] = c.headers
+        r[i + 5] = c.first
+        r[i + 6] = done
+        r[i + 7] = c.status
+        r[i + 8] = 1 if error else 0
+        r[i + 9] = c.chunks
+        r[i + 10] = len(c.times)
+        r[i + 11] = c.prompt_tokens
+        r[i + 12] = c.completion_tokens
+        r[i + 13] = c.nbody
+        self.off = i + NCOLS
+        self.times.extend(c.times)
+        self.request_bytes.append(c.nout if c.written else 0)
+        if error:
+            self.errors.append(error)
+        if c.connect:
+            self.connects.append((c.seq, c.connect, c.dns))
+            c.connect = c.dns = 0.0
+
+    def fail(self, conn: _StreamConn, error: str) -> None:
+        if not conn.busy:
+            return
+        conn.busy = False
+        self.inflight -= 1
+        if conn.headers and not conn.done_seen and error.startswith("read: "):
+            # mid-stream: say so, e.g. "stream: connection reset by peer before [DONE]"
+            closed = error.startswith("read: server closed")
+            error = f"stream: {'connection closed' if closed else error[6:]} before [DONE]"
+        self.row(conn, clock(), conn.error or error)
+
+    def _row_error(self, seq, intended, sent, written, done, error, connect=0.0) -> None:
+        c = _StreamConn(self)  # an empty request: nothing came back
+        c.seq, c.intended, c.sent, c.written, c.connect = seq, intended, sent, written, connect
+        self.row(c, done, error)
+
+    def _sweep(self) -> None:
+        """Fail requests past the whole-request timeout, or stalled past the stall timeout."""
+        now = clock()
+        timeout, stall = self.opts.timeout, self.opts.stall_timeout
+        for conn in list(self.conns):
+            if not conn.busy:
+                continue
+            if timeout and conn.sent < now - timeout:
+                error = f"read: timeout, the stream did not end within {timeout:g}s"
+            elif stall and conn.last < now - stall:
+                error = f"stall: no byte for {stall:g}s"
+            else:
+                continue
+            self.fail(conn, error)
+            conn.abort()
+            self.after(None)
+        self._sweep_handle = self.loop.call_later(self._sweep_every(), self._sweep)
+
+    def _sweep_every(self) -> float:
+        limits = [t for t in (self.opts.timeout, self.opts.stall_timeout) if t]
+        return min(0.1, min(limits) / 10) if limits else 0.1
+
+    def _take_batch(self) -> StreamBatch:
+        data = array("d")
+        data.frombytes(memoryview(self.buf)[: self.off * 8])
+        self.off = 0
+        batch = StreamBatch(
+            self.t0, data, self.times, self.errors, self.connects, self.request_bytes, self.source
+        )
+        self.times, self.request_bytes = array("d"), array("q")
+        self.errors, self.connects = [], []
+        return batch

@@ -1,0 +1,192 @@
+"""The streaming (SSE) client on the load engine's request loop, against a fixture server whose
+every chunk and its send time are known (tests/load/sse_server.py): the rows are read directly
+through a minimal sink, since the token statistics are another module's."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+import pytest
+
+from kfp_bench.errors import ConfigError
+from kfp_bench.load.openai import LlmOptions, render
+from kfp_bench.load.workers import run_stream
+from kfp_bench.records import STREAM_COLUMNS
+from tests.load.sse_server import SPLIT_S, SseServer
+
+COL = {name: i for i, name in enumerate(STREAM_COLUMNS)}
+
+
+@dataclass(frozen=True)
+class P:
+    text: str
+    input_tokens: int = 7
+    output_tokens: int = 16
+
+
+class ListSink:
+    """Keeps every batch as it came (picklable, so a worker process can send it back)."""
+
+    def __init__(self, index=0):  # new_sink(index)
+        self.batches = []
+        self.started_at = None
+
+    def begin(self, started_at):
+        self.started_at = started_at
+
+    def add_batch(self, batch):
+        if len(batch):
+            self.batches.append(batch)
+
+    def note_inflight(self, now_sec, inflight):
+        pass
+
+    def rows(self):
+        """(row dict, token times, error) of every request."""
+        out = []
+        for b in self.batches:
+            errors = iter(b.errors)
+            for row, times in zip(b.rows(), b.token_times(), strict=True):
+                d = dict(zip(STREAM_COLUMNS, row, strict=True))
+                out.append((d, times, next(errors) if d["outcome"] else "", b.source))
+        return out
+
+
+@pytest.fixture(scope="module")
+def sse():
+    # The server is a thread of this process: with the default 5 ms GIL switch interval the
+    # client's loop could wait that long to read what it sent, and the times would say so.
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-4)
+    with SseServer() as server:
+        yield server
+    sys.setswitchinterval(interval)
+
+
+def _run(url, prompts, sse_log=None, **kw):
+    kw.setdefault("requests", len(prompts))
+    kw.setdefault("concurrency", 1)
+    opts = LlmOptions(url=url, model="m", **kw)
+    if sse_log is not None:  # request ids repeat from run to run in one process
+        sse_log.sent.clear()
+        sse_log.requests.clear()
+    results = run_stream(opts, [P(p) for p in prompts], ListSink)
+    return [r for _, sink, _ in results for r in sink.rows()], results
+
+
+@pytest.mark.parametrize("endpoint", ["completions", "chat"])
+@pytest.mark.parametrize("scenario", ["ok", "split", "crlf"])
+def test_content_chunks_arrive_when_the_server_sent_them(sse, endpoint, scenario):
+    rows, results = _run(sse.url, sse_log=sse, prompts=[f"{scenario}:5"] * 3, endpoint=endpoint)
+    assert len(rows) == 3
+    for row, times, error, source in rows:
+        assert not error and row["outcome"] == 0 and row["status"] == 200
+        rid = f"{source}-{int(row['seq'])}"
+        truth = sse.sent[rid]
+        # the role or empty chunk, 5 content chunks, the finish chunk, the usage chunk
+        assert row["chunks"] == 8 and row["content_chunks"] == 5 == len(times)
+        assert row["first"] == times[0] > row["headers"] > row["written"] >= row["sent"]
+        assert all(abs(t - s) < 0.004 for t, s in zip(times, truth, strict=True)), (times, truth)
+        assert row["prompt_tokens"] == 7 and row["completion_tokens"] == 5
+        assert row["done"] >= times[-1]
+    sent = [r["body"] for r in sse.requests if r["id"].startswith(rows[0][3])]
+    assert all(b["stream"] and b["stream_options"] == {"include_usage": True} for b in sent)
+    assert results[0][2].duration_s > 0 and results[0][2].client_cpu["processes"] == 1
+    # keep-alive: the one connection was opened by the first request and reused
+    connects = [c for _, sink, _ in results for b in sink.batches for c in b.connects]
+    assert [int(c[0]) for c in connects] == [0]
+
+
+def test_closed_loop_q_paces_each_connection(sse):
+    rows, _ = _run(sse.url, sse_log=sse, prompts=["ok:1"], requests=4, qps=10)
+    sent = sorted(r[0]["sent"] for r in rows)
+    # (the engine paces a connection from its first reuse: request 1 follows request 0 at once)
+    assert all(b - a >= 0.099 for a, b in zip(sent[1:], sent[2:], strict=False)), sent
+    assert all(r[0]["intended"] == r[0]["sent"] and r[0]["outcome"] == 0 for r in rows)
+
+
+def test_split_events_take_the_time_of_their_last_part(sse):
+    rows, _ = _run(sse.url, sse_log=sse, prompts=["split:3"])
+    row, times, _, source = rows[0]
+    truth = sse.sent[f"{source}-0"]
+    # the first half of each event came SPLIT_S before: the chunk is not counted until its end
+    assert all(abs(t - s) < 0.004 for t, s in zip(times, truth, strict=True)), (times, truth)
+    assert times[0] - row["headers"] > SPLIT_S
+
+
+def test_usage_that_disagrees_with_the_chunk_count_is_kept_as_sent(sse):
+    rows, _ = _run(sse.url, sse_log=sse, prompts=["mismatch:4"])
+    row = rows[0][0]
+    assert row["content_chunks"] == 4 and row["completion_tokens"] == 5
+
+
+@pytest.mark.parametrize(
+    ("prompt", "want", "content"),
+    [
+        ("error", "stream: error event: model overloaded", 1),
+        ("early", "stream: connection closed before [DONE]", 2),
+        ("reset", "stream: connection reset by peer before [DONE]", 2),
+        ("429", "http 429: ", 0),
+        ("stall", "stall: no byte for 0.5s", 1),
+    ],
+)
+def test_faults_are_rows_and_the_run_goes_on(sse, prompt, want, content):
+    rows, _ = _run(sse.url, sse_log=sse, prompts=[prompt, "ok:2"], requests=4, stall_timeout=0.5)
+    assert len(rows) == 4
+    bad = [r for r in rows if r[0]["seq"] % 2 == 0]
+    good = [r for r in rows if r[0]["seq"] % 2 == 1]
+    for row, times, error, _ in bad:
+        assert row["outcome"] == 1 and error.startswith(want), error
+        assert row["content_chunks"] == content == len(times)
+    assert all(r[0]["outcome"] == 0 and r[0]["content_chunks"] == 2 for r in good)
+    if prompt == "429":
+        assert bad[0][0]["status"] == 429 and "rate limited" in bad[0][2]
+
+
+def test_a_refused_connection_is_a_row(sse):
+    rows, _ = _run("http://127.0.0.1:1", ["ok:1"], requests=2)
+    assert [r[0]["outcome"] for r in rows] == [1, 1]
+    assert all("refused" in r[2] and r[0]["status"] == 0 for r in rows)
+
+
+def test_open_loop_counts_from_the_intended_send(sse):
+    rows, _ = _run(sse.url, sse_log=sse, prompts=["ok:2"], requests=10, rate=20, concurrency=2)
+    intended = sorted(r[0]["intended"] for r in rows)
+    gaps = [b - a for a, b in zip(intended, intended[1:], strict=False)]
+    assert all(abs(g - 0.05) < 1e-6 for g in gaps)
+    assert all(r[0]["outcome"] == 0 and r[0]["sent"] - r[0]["intended"] < 0.01 for r in rows)
+
+
+def test_workers_each_send_their_share_with_their_own_ids(sse):
+    rows, results = _run(
+        sse.url, sse_log=sse, prompts=["ok:2"], requests=8, concurrency=2, workers=2
+    )
+    assert len(results) == 2 and len(rows) == 8
+    sources = {r[3] for r in rows}
+    assert len(sources) == 2
+    for source in sources:
+        assert sorted(r[0]["seq"] for r in rows if r[3] == source) == [0, 1, 2, 3]
+    assert all(r[0]["outcome"] == 0 for r in rows)
+
+
+def test_bad_options_are_refused_naming_the_flag():
+    for kw, flag in (
+        ({"endpoint": "embeddings"}, "--endpoint"),
+        ({"model": ""}, "--model"),
+        ({"stall_timeout": -1}, "--stall-timeout"),
+        ({"url": "http://h/openai/v1"}, "without /v1"),
+    ):
+        opts = LlmOptions(**{"url": "http://h/openai", "model": "m", **kw})
+        with pytest.raises(ConfigError, match=flag):
+            opts.validate()
+
+
+def test_requests_are_rendered_before_the_attack_with_the_id_last():
+    opts = LlmOptions(url="http://h:8080/openai", model="m", endpoint="chat", ignore_eos=True)
+    ((head, tail),) = render(opts, [P("hi")], "kfpb-1")
+    request = head + b"42" + tail
+    assert request.startswith(b"POST /openai/v1/chat/completions HTTP/1.1\r\n")
+    assert b"\r\nX-Request-Id: kfpb-1-42\r\n\r\n{" in request
+    assert b'"ignore_eos":true' in tail and b'"messages":[{"role":"user","content":"hi"}]' in tail
+    assert b"Accept-Encoding" not in head
