@@ -13,7 +13,13 @@ from kfp_bench.errors import ConfigError
 from kfp_bench.load.openai import LlmOptions, render
 from kfp_bench.load.workers import run_stream
 from kfp_bench.records import STREAM_COLUMNS
-from tests.load.sse_server import SPLIT_S, SseServer
+from tests.load.sse_server import GAP_S, SPLIT_S, SseServer
+
+#: How far a chunk's arrival may be from the fixture's send time. The client's precision is the
+#: bench's to measure (bench/, BENCHMARKS.md); here each time must be its own event's: half a gap
+#: tells an event from its neighbours (a role chunk counted, an event taken at its first part are
+#: a gap or SPLIT_S off), and leaves room for a loaded machine's scheduling (5.3 ms was seen).
+WITHIN_S = GAP_S / 2
 
 COL = {name: i for i, name in enumerate(STREAM_COLUMNS)}
 
@@ -87,7 +93,7 @@ def test_content_chunks_arrive_when_the_server_sent_them(sse, endpoint, scenario
         # the role or empty chunk, 5 content chunks, the finish chunk, the usage chunk
         assert row["chunks"] == 8 and row["content_chunks"] == 5 == len(times)
         assert row["first"] == times[0] > row["headers"] > row["written"] >= row["sent"]
-        assert all(abs(t - s) < 0.004 for t, s in zip(times, truth, strict=True)), (times, truth)
+        assert all(abs(t - s) < WITHIN_S for t, s in zip(times, truth, strict=True)), (times, truth)
         assert row["prompt_tokens"] == 7 and row["completion_tokens"] == 5
         assert row["done"] >= times[-1]
     sent = [r["body"] for r in sse.requests if r["id"].startswith(rows[0][3])]
@@ -111,7 +117,7 @@ def test_split_events_take_the_time_of_their_last_part(sse):
     row, times, _, source = rows[0]
     truth = sse.sent[f"{source}-0"]
     # the first half of each event came SPLIT_S before: the chunk is not counted until its end
-    assert all(abs(t - s) < 0.004 for t, s in zip(times, truth, strict=True)), (times, truth)
+    assert all(abs(t - s) < WITHIN_S for t, s in zip(times, truth, strict=True)), (times, truth)
     assert times[0] - row["headers"] > SPLIT_S
 
 
