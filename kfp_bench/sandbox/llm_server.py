@@ -17,13 +17,15 @@ server's). A request may override the timing with ``X-Llm-First-Token-Ms`` and
 prompt_tokens is the prompt's whitespace word count (chat: of the messages' contents).
 
 Truth log (``--truth-log FILE``): JSON lines. The first holds the ``anchor``: one
-``time.perf_counter()`` reading and the epoch time taken with it, the server's pid and options.
-Then one line per request, written and flushed when it ends: ``id`` (its ``X-Request-Id``, else the
+``time.perf_counter()`` reading and the epoch time taken with it, the server's pid and options. Then
+one line per request, written and flushed when it ends: ``id`` (its ``X-Request-Id``, else the
 server's own), ``endpoint``, ``arrived`` (last request byte parsed), ``head`` (response head
 written), ``tokens`` (each content token's send time, after its write), ``done``, ``prompt_tokens``,
 ``completion_tokens`` (content tokens really sent), ``usage`` (what the server reported), ``fault``,
-``outcome`` (ok, client-gone, dropped, error-event, stalled, rejected) and ``queued_writes``. Every
-time is ``perf_counter`` (CLOCK_MONOTONIC on Linux, the same clock in every process).
+``outcome`` (ok, client-gone, dropped, error-event, stalled, rejected, server-stopped),
+``queued_writes`` (token writes that left bytes queued in user space) and ``write_max_ms`` (the
+longest token write: the client may have had those bytes up to that much before the logged send
+time). Every time is ``perf_counter`` (CLOCK_MONOTONIC on Linux, the same clock in every process).
 ``read_truth`` reads it back.
 """
 
@@ -183,6 +185,7 @@ class Server:
         self.fault = parse_fault(options.fault)
         self._random = random.Random(options.seed)
         self._seq = 0
+        self.connections: set[Connection] = set()
 
     def route(self, conn: Connection, method: bytes, full: str) -> None:
         path = full[len("/openai") :] if full.startswith("/openai/") else full
@@ -234,8 +237,8 @@ class Server:
 
     def _plan(self, headers: dict[bytes, bytes], body: dict) -> Plan:
         o = self.options
-        first = header_ms(headers, b"x-llm-first-token-ms", o.first_token_ms)
-        gap = header_ms(headers, b"x-llm-token-gap-ms", o.token_gap_ms)
+        first = header_ms(headers, "X-Llm-First-Token-Ms", o.first_token_ms)
+        gap = header_ms(headers, "X-Llm-Token-Gap-Ms", o.token_gap_ms)
         asked = body.get("max_tokens", body.get("max_completion_tokens"))
         if asked is not None and (
             isinstance(asked, bool) or not isinstance(asked, int) or asked < 1
@@ -253,6 +256,10 @@ class Server:
         return Plan(first, gap, tokens, finish, fault)
 
     def close(self) -> None:
+        for conn in list(self.connections):  # streams still open: logged, not lost
+            if conn.current is not None:
+                conn.current.outcome = "server-stopped"
+                conn.current.finish()
         self.deadlines.close()
         self.truth.close()
 
@@ -290,11 +297,20 @@ class LlmServerHandle(ServerHandle):
         with opener.open(self.url + "/v1/models", timeout=timeout) as resp:
             return json.load(resp)
 
-    def truth(self) -> Truth:
-        """The truth log so far (every request that has ended)."""
+    def truth(self, wait_for: tuple[str, ...] = (), timeout: float = 2.0) -> Truth:
+        """The truth log so far (every request that has ended), once it holds ``wait_for``'s ids.
+
+        A client can see a stream's end a moment before the server has logged it: the line is
+        written just after the last bytes.
+        """
         if self.truth_path is None:
             raise ConfigError("llm server: started without a truth log; pass truth_log=PATH")
-        return read_truth(self.truth_path)
+        deadline = time.monotonic() + timeout
+        while True:
+            truth = read_truth(self.truth_path)
+            if all(i in truth.requests for i in wait_for) or time.monotonic() > deadline:
+                return truth
+            time.sleep(0.005)
 
 
 def start_llm_server(

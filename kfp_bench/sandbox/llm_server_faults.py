@@ -113,12 +113,15 @@ class Plan:
         return int(f.get("after")) if f and f.name == name else None
 
 
-def header_ms(headers: dict[bytes, bytes], name: bytes, default_ms: float) -> float:
-    """A ``X-Llm-*-Ms`` header in seconds, or ``default_ms``; ConfigError if it is not >= 0."""
-    raw = headers.get(name)
+def header_ms(headers: dict[bytes, bytes], name: str, default_ms: float) -> float:
+    """A ``X-Llm-*-Ms`` header in seconds, or ``default_ms``; ConfigError if it is not >= 0.
+
+    ``headers`` has lower-case names; ``name`` is spelt as messages show it.
+    """
+    raw = headers.get(name.lower().encode())
     if raw is None:
         return default_ms / 1e3
-    value = _number(raw.decode("latin-1"), f"header {name.decode()}", integral=False)
+    value = _number(raw.decode("latin-1"), f"header {name}", integral=False)
     if not math.isfinite(value) or value < 0:
-        raise ConfigError(f"llm server: header {name.decode()}={value:g} must be a number >= 0")
+        raise ConfigError(f"llm server: header {name}={value:g} must be a number >= 0")
     return value / 1e3

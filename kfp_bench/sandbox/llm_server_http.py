@@ -1,12 +1,13 @@
 """The HTTP side of the local LLM server: routes, OpenAI chunk shapes, paced streams, truth log.
 
 This module owns one connection's life (``Connection``, an asyncio Protocol over httptools: one
-request at a time, keep-alive, chunked responses) and one request's stream (``Stream``): its
-tokens are due at ``arrived + first + i * gap`` (absolute deadlines on one timerfd,
+request at a time, keep-alive, chunked responses) and one request's stream (``Stream``): its tokens
+are due at ``arrived + first + i * gap`` (absolute deadlines on one timerfd,
 ``deadlines.Deadlines``, so nothing drifts), each written as one SSE event in one HTTP chunk, and
-its send time taken after ``transport.write`` returned. uvloop's write hands the bytes to the kernel
-at once when nothing is queued; a write that left bytes queued is counted in the truth record
-(``queued``), so the log never claims a send it did not make.
+its send time taken after ``transport.write`` returned (``write_max_ms`` in the truth record bounds
+how much earlier the bytes may have reached the client). uvloop's write hands the bytes to the
+kernel at once when nothing is queued; a write that left bytes queued is counted in the truth record
+(``queued_writes``), so the log never claims a send it did not make.
 
 Chunk shapes follow OpenAI's and KServe's fixtures (``python/kserve/test/fixtures/openai/
 completion_chunk_stream.txt``, ``chat_completion_chunk_stream.txt``, kserve/kserve@aaac4e29). With
@@ -89,6 +90,9 @@ class Stream:
         self.head = 0.0
         self.times: list[float] = []
         self.queued = 0  # writes that left bytes queued in user space
+        # The longest token write: a send time is when write() returned, and the bytes may have
+        # reached the client up to this much earlier (the kernel can run the woken reader first).
+        self.write_max = 0.0
         self.outcome = "ok"
         self.delay = 0.0  # a stall's shift of every later deadline
         self.ended = False
@@ -150,8 +154,11 @@ class Stream:
         if fault and fault.name == "empty" and i % int(fault.get("every")) == 0:
             self._event(self._choice("", None))
         last = i == plan.tokens - 1
+        before = _now()
         self._event(self._choice(token_text(i), plan.finish if last else None))
-        self.times.append(_now())
+        after = _now()
+        self.times.append(after)
+        self.write_max = max(self.write_max, after - before)
         if not last:
             self._schedule(i + 1)
             return
@@ -205,6 +212,7 @@ class Stream:
         text = "".join(token_text(i) for i in range(self.plan.tokens))
         if self.chat:
             choice = {"index": 0, "message": {"role": "assistant", "content": text}}
+            choice["logprobs"] = None
             obj = "chat.completion"
         else:
             choice, obj = {"index": 0, "text": text, "logprobs": None}, "text_completion"
@@ -249,6 +257,7 @@ class Stream:
                 "first_token_ms": self.plan.first * 1e3,
                 "token_gap_ms": self.plan.gap * 1e3,
                 "queued_writes": self.queued,
+                "write_max_ms": self.write_max * 1e3,
             }
         )
         self.conn.request_done(self)
@@ -273,9 +282,11 @@ class Connection:
         with contextlib.suppress(OSError, AttributeError):
             sock = transport.get_extra_info("socket")
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.server.connections.add(self)
 
     def connection_lost(self, exc) -> None:
         self.transport = None
+        self.server.connections.discard(self)
         if self.current is not None:
             if self.current.outcome == "ok":
                 self.current.outcome = "client-gone"
