@@ -49,6 +49,8 @@ def api():
 def llm(tmp_path_factory):
     truth = tmp_path_factory.mktemp("llm") / "truth.jsonl"
     with start_llm_server(truth_log=truth) as server:
+        # One request first: a fresh process's first answer pays its warm-up, not the tests'.
+        send(server.port, COMPLETIONS, {"prompt": "x", "max_tokens": 2, "stream": True})
         yield server
 
 
@@ -192,16 +194,22 @@ def test_precision_at_200_streams_of_20_ms_gaps(tmp_path):
     with start_llm_server(truth_log=truth, first_token_ms=100, token_gap_ms=20) as server:
         replies = uvloop.run(many(server.port))
     assert all(r.complete and len(r.content_times(chat=False)) == 20 for r in replies)
-    late = []
+    late, drift = [], []
     for r in read_truth(truth).requests.values():
-        late += [t - (r["arrived"] + 0.100 + i * 0.020) for i, t in enumerate(r["tokens"])]
+        mine = [t - (r["arrived"] + 0.100 + i * 0.020) for i, t in enumerate(r["tokens"])]
+        late += mine
+        drift.append(mine[-1] - mine[0])
     late.sort()
     assert len(late) == 4000 and late[0] >= 0  # never early
     p50, p99 = late[len(late) // 2] * 1e3, late[int(len(late) * 0.99)] * 1e3
     print(f"send-time error at 200 streams x 20 ms: p50 {p50:.3f} ms, p99 {p99:.3f} ms")
-    # Bounds for a shared, loaded 2-core machine (the scheduler's wake-up delays dominate the
-    # tail); a sleep per token would drift by a gap's overshoot at each of the 20 tokens.
-    assert p50 < 2.0 and p99 < 30.0, (p50, p99)
+    # Deadlines are absolute: a stream's last token is no later than its first. A sleep per
+    # token would drift by a sleep's overshoot at each of the 20 tokens.
+    assert statistics.median(drift) * 1e3 < 1.0, statistics.median(drift)
+    # Loose bounds for a shared, loaded 2-core machine, where the scheduler's wake-up delays
+    # (the server's, and this client's 200 streams) make the tail; BENCHMARKS-grade numbers come
+    # from bench/, not from here.
+    assert p50 < 5.0 and p99 < 40.0, (p50, p99)
 
 
 def test_bad_options_are_one_clear_error_before_starting():

@@ -151,3 +151,4 @@ def test_streams_open_at_stop_are_logged(tmp_path):
     sock.close()
     record = read_truth(truth).requests["held"]
     assert record["outcome"] == "server-stopped" and record["completion_tokens"] == 2
+    assert record["fault"] == "stall:after=2"
