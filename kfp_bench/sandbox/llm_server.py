@@ -206,6 +206,8 @@ class Server:
             conn.reply(405, error_body(405, f"use POST {path}", "MethodNotAllowed"))
             return
         body = self._body(conn, path)
+        if self._refuse(conn, body):
+            return
         self._seq += 1
         rid = conn.headers.get(b"x-request-id", b"").decode("latin-1") or f"llm-{self._seq}"
         plan = self._plan(conn.headers, body)
@@ -234,6 +236,15 @@ class Server:
         if need == "messages" and not isinstance(body["messages"], list):
             raise ConfigError("'messages' must be a list")
         return body
+
+    def _refuse(self, conn: Connection, body: dict) -> bool:
+        """Answer 422 to stream_options without "stream": true, as KServe's vLLM server does
+        (python/huggingfaceserver/tests/test_vllm_generative.py lines 411-431, kserve@aaac4e29)."""
+        if "stream_options" in body and not body.get("stream"):
+            msg = "stream_options can only be set when stream is true"
+            conn.reply(422, error_body(422, msg, "BadRequestError"))
+            return True
+        return False
 
     def _plan(self, headers: dict[bytes, bytes], body: dict) -> Plan:
         o = self.options

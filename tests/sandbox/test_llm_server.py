@@ -150,6 +150,7 @@ def _get(port: int, prefix: str) -> bytes:
         (COMPLETIONS, {"messages": []}, {}, 400, "needs 'prompt'"),
         (CHAT, {"prompt": "x"}, {}, 400, "needs 'messages'"),
         (COMPLETIONS, {"prompt": "x", "max_tokens": 0}, {}, 400, "max_tokens=0"),
+        (COMPLETIONS, {"prompt": "x", "stream_options": {}}, {}, 422, "when stream is true"),
         (COMPLETIONS, {"prompt": "x"}, {"X-Llm-Token-Gap-Ms": "soon"}, 400, "X-Llm-Token-Gap-Ms"),
         (COMPLETIONS, {"prompt": "x"}, {"X-Llm-Fault": "meltdown"}, 400, "unknown fault"),
     ],
