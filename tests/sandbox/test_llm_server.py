@@ -253,3 +253,13 @@ def test_cli_serves_until_terminated(tmp_path):
         proc.terminate()
         assert proc.wait(10) == 0
     assert len(read_truth(truth).requests) == 1
+
+
+def test_the_module_run_directly_refuses_a_bad_fault_with_exit_2():
+    cmd = [sys.executable, "-m", "kfp_bench.sandbox.llm_server", "--fault", "melt"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "kfp-bench: llm server: --fault='melt': unknown fault 'melt'; use one of stall, drop, "
+        "429, error, no-usage, wrong-usage, empty (NAME[:key=value,...]), or none"
+    ]
