@@ -24,6 +24,7 @@ import contextlib
 import json
 import socket
 import time
+from functools import lru_cache
 from http import HTTPStatus
 
 import httptools
@@ -73,6 +74,12 @@ def word_count(body: dict, chat: bool) -> int:
 
 def token_text(i: int) -> str:
     return f" t{i}" if i else "t0"
+
+
+@lru_cache(maxsize=8192)
+def _quoted(text: str) -> bytes:
+    """``text`` as a JSON string; cached, as the same token texts recur in every stream."""
+    return json.dumps(text).encode()
 
 
 class Stream:
@@ -172,9 +179,9 @@ class Stream:
         reason = b"null" if finish is None else b'"%s"' % finish.encode()
         if self.chat:
             return (b'{"index":0,"delta":{"content":%s},"logprobs":null,"finish_reason":%s}'
-                    % (json.dumps(text).encode(), reason))  # fmt: skip
+                    % (_quoted(text), reason))  # fmt: skip
         return (b'{"index":0,"text":%s,"logprobs":null,"finish_reason":%s}'
-                % (json.dumps(text).encode(), reason))  # fmt: skip
+                % (_quoted(text), reason))  # fmt: skip
 
     def _event(self, choice: bytes) -> None:
         self._write(_chunk(b"data: " + self._pre + choice + self._post + b"\n\n"))

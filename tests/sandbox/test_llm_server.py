@@ -8,6 +8,7 @@ imports vllm, which is not installed here.
 from __future__ import annotations
 
 import asyncio
+import http.client
 import importlib.util
 import json
 import statistics
@@ -43,6 +44,22 @@ def _openapi():
 @pytest.fixture(scope="module")
 def api():
     return _openapi()
+
+
+def _valid(model, doc: dict, extra=frozenset()) -> None:
+    """``doc`` is a ``model`` and has no key the model lacks (pydantic would ignore it)."""
+    model.model_validate(doc)
+    assert set(doc) - set(model.model_fields) <= extra, set(doc) - set(model.model_fields)
+    for choice, kind in zip(doc.get("choices", ()), _choice_types(model), strict=False):
+        assert set(choice) <= set(kind.model_fields), set(choice) - set(kind.model_fields)
+
+
+def _choice_types(model):
+    import typing
+
+    (kind,) = typing.get_args(model.model_fields["choices"].annotation)
+    while True:
+        yield kind
 
 
 @pytest.fixture(scope="module")
@@ -88,8 +105,8 @@ def test_chat_stream_role_chunk_content_usage_done(llm, api):
     assert reply.headers["content-type"] == "text/event-stream"
     assert reply.events[-1][1] == "[DONE]"
     chunks = reply.chunks()
-    for c in chunks[:-1]:
-        api.CreateChatCompletionStreamResponse.model_validate(c)
+    for c in chunks[:-1]:  # this schema's stream chunk has no usage: vLLM's null is extra
+        _valid(api.CreateChatCompletionStreamResponse, c, extra={"usage"})
     role, *content, usage = chunks
     assert role["choices"][0]["delta"] == {"role": "assistant", "content": ""}
     assert [c["choices"][0]["delta"]["content"] for c in content] == ["t0", " t1", " t2", " t3"]
@@ -110,7 +127,7 @@ def test_completion_stream_shapes_against_the_openai_schema(api):
     chunks = plain.chunks()
     assert plain.events[-1][1] == "[DONE]" and len(chunks) == 3
     for c in chunks:
-        api.CreateCompletionResponse.model_validate(c)  # a completion chunk has this shape
+        _valid(api.CreateCompletionResponse, c)  # a completion chunk has this shape
         assert c["object"] == "text_completion" and "usage" not in c
         assert c["choices"][0]["logprobs"] is None
     assert chunks[-1]["choices"][0]["finish_reason"] == "length"
@@ -122,12 +139,12 @@ def test_non_streaming_answers_and_models(llm, api):
     quick = {"X-Llm-First-Token-Ms": "5", "X-Llm-Token-Gap-Ms": "1"}
     reply = send(llm.port, COMPLETIONS, {"prompt": "a b", "max_tokens": 3}, quick)
     doc = json.loads(reply.body)
-    api.CreateCompletionResponse.model_validate(doc)
+    _valid(api.CreateCompletionResponse, doc)
     assert doc["choices"][0]["text"] == "t0 t1 t2"
     assert doc["usage"] == {"prompt_tokens": 2, "completion_tokens": 3, "total_tokens": 5}
     reply = send(llm.port, "/openai" + CHAT, {"messages": MESSAGES}, quick)
     doc = json.loads(reply.body)
-    api.CreateChatCompletionResponse.model_validate(doc)
+    _valid(api.CreateChatCompletionResponse, doc)
     assert doc["choices"][0]["finish_reason"] == "stop"  # no max_tokens asked: the default 64
     assert doc["usage"]["completion_tokens"] == 64
     for prefix in ("", "/openai"):
@@ -135,9 +152,23 @@ def test_non_streaming_answers_and_models(llm, api):
         assert [m.id for m in models.data] == ["kfp-bench-llm"]
 
 
-def _get(port: int, prefix: str) -> bytes:
-    import http.client
+def test_keep_alive_serves_requests_in_turn_and_logs_a_client_gone(llm):
+    conn = http.client.HTTPConnection("127.0.0.1", llm.port, timeout=5)
+    quick = {"X-Llm-First-Token-Ms": "2", "X-Llm-Token-Gap-Ms": "1", "Content-Type": "x"}
+    for n in (2, 3):
+        body = json.dumps({"prompt": "p", "max_tokens": n, "stream": True})
+        conn.request("POST", COMPLETIONS, body, quick)
+        text = conn.getresponse().read().decode()  # http.client undoes the chunking
+        assert text.count("data: ") == n + 1 and text.endswith("data: [DONE]\n\n")
+    conn.close()
+    headers = {"X-Request-Id": "gone-1", "X-Llm-Token-Gap-Ms": "50", "X-Llm-First-Token-Ms": "5"}
+    body = {"prompt": "p", "max_tokens": 50, "stream": True}
+    send(llm.port, COMPLETIONS, body, headers, stop_after=2)
+    record = llm.truth(wait_for=("gone-1",)).requests["gone-1"]
+    assert record["outcome"] == "client-gone" and record["completion_tokens"] == 2
 
+
+def _get(port: int, prefix: str) -> bytes:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
     conn.request("GET", prefix + "/v1/models")
     return conn.getresponse().read()
