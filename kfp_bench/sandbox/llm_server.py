@@ -59,7 +59,7 @@ class LlmServerOptions:
         max_tokens_cap: the most tokens one answer has, whatever the request asks.
         model: the model name served (GET /v1/models) and put in chunks the request names none in.
         fault: a fault applied to requests at fault_rate: NAME[:key=value,...], one of stall,
-            drop, 429, error, no-usage, wrong-usage, empty (see llm_server_faults); empty: none.
+            drop, 429, error, no-usage, wrong-usage, empty (listed below); empty: none.
         fault_rate: the fraction of requests the fault is applied to.
         seed: seed of the draws behind fault_rate; unset: unseeded.
         truth_log: file to write the truth log to (JSON lines); empty: none.
@@ -216,7 +216,13 @@ def start_llm_server(
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The server's flags: ``--port``, ``--host`` and every ``LlmServerOptions`` field."""
+    """The server's flags: ``--port``, ``--host`` and every ``LlmServerOptions`` field; the
+    fault modes' list (``llm_server_faults``) as the help's epilog."""
+    from kfp_bench.sandbox import llm_server_faults
+
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    doc = llm_server_faults.__doc__
+    parser.epilog = doc[doc.index("A fault is written") :].replace("``", "")
     parser.add_argument("--port", type=int, default=8000, help="TCP port; 0 picks a free one")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
     for f in fields(LlmServerOptions):
