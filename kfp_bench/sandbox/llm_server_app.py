@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import random
 import signal
@@ -29,11 +30,15 @@ class TruthLog:
 
     def __init__(self, path: str, options: LlmServerOptions) -> None:
         self._file = open(path, "a", encoding="utf-8") if path else None  # noqa: SIM115
-        self.write({"anchor": anchor(), "pid": os.getpid(), "options": asdict(options)})
+        self.write([], {"anchor": anchor(), "pid": os.getpid(), "options": asdict(options)})
 
-    def write(self, record: dict) -> None:
+    def write(self, times_json: list[str], record: dict) -> None:
+        """One line: ``record`` with its ``tokens`` the floats whose JSON is ``times_json``."""
         if self._file is not None:
-            self._file.write(json.dumps(record, separators=(",", ":")) + "\n")
+            line = json.dumps(record, separators=(",", ":"))
+            if "tokens" in record:
+                line = line.replace('"tokens":null', '"tokens":[' + ",".join(times_json) + "]", 1)
+            self._file.write(line + "\n")
             self._file.flush()
 
     def close(self) -> None:
@@ -84,7 +89,7 @@ class Server:
             msg = "Rate limit reached (injected by the kfp-bench llm server)"
             err = error_body(429, msg, "requests", "rate_limit_exceeded")
             stream.outcome = "rejected"
-            conn.reply(429, err, extra=[b"Retry-After: %d" % round(after)])
+            conn.reply(429, err, extra=[b"Retry-After: %d" % math.ceil(after)])
             stream.finish()
             return
         stream.start()

@@ -18,6 +18,8 @@ request from the server-wide one. ``k`` counts content tokens sent before the fa
 - ``wrong-usage:by=n``: the usage chunk's completion_tokens is off by n (default 1; may be < 0).
 - ``empty:every=n``: an empty-text chunk (chat: an empty ``content`` delta) before every n-th
   content chunk (default 1: before each).
+
+A whole (non-streaming) answer knows only ``429`` and ``wrong-usage``; the others need a stream.
 """
 
 from __future__ import annotations

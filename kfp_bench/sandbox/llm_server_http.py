@@ -96,6 +96,10 @@ class Stream:
         self.arrived = conn.arrived
         self.head = 0.0
         self.times: list[float] = []
+        # The send times as JSON text, made one at a time as tokens go out: encoding a long
+        # stream's record at its end (float repr dominates) would hold up other streams' tokens
+        # when many end together.
+        self.times_json: list[str] = []
         self.queued = 0  # writes that left bytes queued in user space
         # The longest token write: a send time is when write() returned, and the bytes may have
         # reached the client up to this much earlier (the kernel can run the woken reader first).
@@ -165,6 +169,7 @@ class Stream:
         self._event(self._choice(token_text(i), plan.finish if last else None))
         after = _now()
         self.times.append(after)
+        self.times_json.append(repr(after))
         self.write_max = max(self.write_max, after - before)
         if not last:
             self._schedule(i + 1)
@@ -248,13 +253,14 @@ class Stream:
         self.ended = True
         done = _now()
         self.conn.server.truth.write(
+            self.times_json,
             {
                 "id": self.rid,
                 "endpoint": self.endpoint,
                 "stream": self.stream,
                 "arrived": self.arrived,
                 "head": self.head or None,
-                "tokens": self.times,
+                "tokens": None,  # filled by TruthLog.write from times_json
                 "done": done,
                 "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self._sent(),
@@ -265,7 +271,7 @@ class Stream:
                 "token_gap_ms": self.plan.gap * 1e3,
                 "queued_writes": self.queued,
                 "write_max_ms": self.write_max * 1e3,
-            }
+            },
         )
         self.conn.request_done(self)
 
@@ -303,9 +309,16 @@ class Connection:
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade:
-            self.reply(400, error_body(400, "upgrade not supported", "BadRequestError"), False)
+            self.refuse("upgrade not supported")
         except httptools.HttpParserError as e:
-            self.reply(400, error_body(400, f"bad request: {e}", "BadRequestError"), False)
+            self.refuse(f"bad request: {e}")
+
+    def refuse(self, message: str) -> None:
+        """A 400 and close; mid-stream only the close: a reply there would corrupt the stream."""
+        if self.current is None:
+            self.reply(400, error_body(400, message, "BadRequestError"), False)
+        elif self.transport is not None:
+            self.transport.close()
 
     def eof_received(self):
         return False
@@ -329,7 +342,7 @@ class Connection:
         self.arrived = _now()
         self.keep_alive = self.parser.should_keep_alive()
         if self.current is not None:  # pipelining: not something an SSE client does
-            self.reply(400, error_body(400, "one request at a time", "BadRequestError"), False)
+            self.refuse("one request at a time")
             return
         method = self.parser.get_method()
         try:

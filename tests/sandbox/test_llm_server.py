@@ -214,7 +214,7 @@ def test_truth_log_records_each_request(llm):
 
 def test_precision_at_200_streams_of_20_ms_gaps(tmp_path):
     truth = tmp_path / "truth.jsonl"
-    body = {"prompt": "x", "max_tokens": 20, "stream": True}
+    body = {"prompt": "x", "max_tokens": 50, "stream": True}
 
     async def one(port, i):
         await asyncio.sleep(i * 0.0001)  # arrivals spread over one gap, as a rate would
@@ -225,19 +225,21 @@ def test_precision_at_200_streams_of_20_ms_gaps(tmp_path):
 
     with start_llm_server(truth_log=truth, first_token_ms=100, token_gap_ms=20) as server:
         replies = uvloop.run(many(server.port))
-    assert all(r.complete and len(r.content_times(chat=False)) == 20 for r in replies)
+    assert all(r.complete and len(r.content_times(chat=False)) == 50 for r in replies)
     late, drift = [], []
     for r in read_truth(truth).requests.values():
         mine = [t - (r["arrived"] + 0.100 + i * 0.020) for i, t in enumerate(r["tokens"])]
         late += mine
         drift.append(mine[-1] - mine[0])
     late.sort()
-    assert len(late) == 4000 and late[0] >= 0  # never early
+    assert len(late) == 10000 and late[0] >= 0  # never early
     p50, p99 = late[len(late) // 2] * 1e3, late[int(len(late) * 0.99)] * 1e3
-    print(f"send-time error at 200 streams x 20 ms: p50 {p50:.3f} ms, p99 {p99:.3f} ms")
+    drift_ms = statistics.median(drift) * 1e3
+    print(f"send-time error at 200 streams x 20 ms: p50 {p50:.3f} ms, p99 {p99:.3f} ms, "
+          f"median drift {drift_ms:.3f} ms")  # fmt: skip
     # Deadlines are absolute: a stream's last token is no later than its first. A sleep per
-    # token would drift by a sleep's overshoot at each of the 20 tokens.
-    assert statistics.median(drift) * 1e3 < 1.0, statistics.median(drift)
+    # token would drift by a sleep's overshoot at each of the 50 tokens (seen: 17 to 22 ms).
+    assert drift_ms < 3.0, drift_ms
     # Loose bounds for a shared, loaded 2-core machine, where the scheduler's wake-up delays
     # (the server's, and this client's 200 streams) make the tail; BENCHMARKS-grade numbers come
     # from bench/, not from here.
