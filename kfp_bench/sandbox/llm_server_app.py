@@ -11,9 +11,11 @@ import asyncio
 import json
 import math
 import os
+import queue
 import random
 import signal
 import sys
+import threading
 from dataclasses import asdict
 
 from kfp_bench.errors import ConfigError
@@ -26,10 +28,19 @@ _ENDPOINTS = ("/v1/completions", "/v1/chat/completions")
 
 
 class TruthLog:
-    """Appends one JSON line per finished request and flushes it (``path`` "": keeps nothing)."""
+    """Appends one JSON line per finished request and flushes it (``path`` "": keeps nothing).
+
+    The lines are made on the event loop and written by a thread of their own: a write to a file
+    can block in the kernel (dirty-page throttling when other processes write a lot), and that
+    must not hold up the streams' token deadlines.
+    """
 
     def __init__(self, path: str, options: LlmServerOptions) -> None:
         self._file = open(path, "a", encoding="utf-8") if path else None  # noqa: SIM115
+        self._lines: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+        self._writer = threading.Thread(target=self._write_lines, name="truth-log", daemon=True)
+        if self._file is not None:
+            self._writer.start()
         self.write([], {"anchor": anchor(), "pid": os.getpid(), "options": asdict(options)})
 
     def write(self, times_json: list[str], record: dict) -> None:
@@ -38,12 +49,20 @@ class TruthLog:
             line = json.dumps(record, separators=(",", ":"))
             if "tokens" in record:
                 line = line.replace('"tokens":null', '"tokens":[' + ",".join(times_json) + "]", 1)
-            self._file.write(line + "\n")
+            self._lines.put(line + "\n")
+
+    def _write_lines(self) -> None:
+        while (line := self._lines.get()) is not None:
+            self._file.write(line)
             self._file.flush()
 
     def close(self) -> None:
+        """Write what is queued, then close."""
         if self._file is not None:
+            self._lines.put(None)
+            self._writer.join()
             self._file.close()
+            self._file = None
 
 
 class Server:
