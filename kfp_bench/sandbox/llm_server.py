@@ -122,7 +122,8 @@ def anchor() -> dict:
 
 @dataclass(frozen=True, slots=True)
 class Truth:
-    """A truth log read back: ``header`` its first line, ``requests`` the rest, by id."""
+    """A truth log read back: ``header`` its first line, ``requests`` the rest, by id (an id
+    sent twice, as a retry may: the later request's)."""
 
     header: dict
     requests: dict[str, dict]
