@@ -1,4 +1,4 @@
-"""``kfp-bench load`` and ``merge``: hey's flags, the load engine, hey's summary."""
+"""``kfp-bench load``, ``merge`` and ``llm-server``: hey's flags, the load engine, a local LLM."""
 
 from __future__ import annotations
 
@@ -35,6 +35,17 @@ def register(sub) -> None:
     p.add_argument("results", nargs="+", metavar="RESULT.json")
     p.add_argument("-o", "--out", required=True, metavar="FILE", help="Where to write the merge.")
     p.set_defaults(func=cmd_merge)
+
+    from kfp_bench.sandbox import llm_server
+
+    p = sub.add_parser(
+        "llm-server",
+        help="Serve a local OpenAI-compatible streaming LLM whose token timing is known.",
+        description=llm_server.__doc__.split("\n\n")[0],
+        allow_abbrev=False,
+    )
+    llm_server.add_arguments(p)
+    p.set_defaults(func=llm_server.main)
 
 
 def _h(name: str) -> str:

@@ -1,0 +1,265 @@
+"""A local OpenAI-compatible streaming server whose token timing is known exactly.
+
+This module owns ``kfp-bench llm-server``: its options (``LlmServerOptions``, from which the flags
+are built), its routes, its truth log and ``start_llm_server``, which runs it in a child process.
+The running server is ``llm_server_app``, its streams ``llm_server_http``, its fault modes
+``llm_server_faults``.
+
+Routes, as vLLM and KServe's ``/openai`` prefix serve them: ``POST /v1/completions``, ``POST
+/v1/chat/completions``, ``GET /v1/models`` (each also under ``/openai``), and ``GET /health``.
+A streaming request (``"stream": true``) is answered as ``text/event-stream``, one ``data: {json}``
+event per chunk, ending ``data: [DONE]``; chat streams start with a role chunk. Others get one JSON
+body once the last token would have been generated.
+
+Timing: the first token ``first_token_ms`` after the request's last byte was parsed, then one every
+``token_gap_ms``, ``max_tokens`` tokens (the request's, capped at ``max_tokens_cap``, else the
+server's). A request may override the timing with ``X-Llm-First-Token-Ms`` and
+``X-Llm-Token-Gap-Ms`` and pick a fault with ``X-Llm-Fault`` (``llm_server_faults``).
+prompt_tokens is the prompt's whitespace word count (chat: of the messages' contents).
+
+Truth log (``--truth-log FILE``): JSON lines. The first holds the ``anchor``: one
+``time.perf_counter()`` reading and the epoch time taken with it, the server's pid and options. Then
+one line per request, written and flushed when it ends: ``id`` (its ``X-Request-Id``, else the
+server's own), ``endpoint``, ``arrived`` (last request byte parsed), ``head`` (response head
+written), ``tokens`` (each content token's send time, after its write), ``done``, ``prompt_tokens``,
+``completion_tokens`` (content tokens really sent), ``usage`` (what the server reported), ``fault``,
+``outcome`` (ok, client-gone, dropped, error-event, stalled, rejected, server-stopped),
+``queued_writes`` (token writes that left bytes queued in user space) and ``write_max_ms`` (the
+longest token write: the client may have had those bytes up to that much before the logged send
+time). Every time is ``perf_counter`` (CLOCK_MONOTONIC on Linux, the same clock in every process).
+``read_truth`` reads it back.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from kfp_bench._doc import field_help
+from kfp_bench.errors import ConfigError
+from kfp_bench.sandbox.llm_server_faults import parse_fault
+from kfp_bench.sandbox.process import ServerHandle, ServerSpec, start_server, watch_parent
+
+HEALTH_PATH = "/health"
+
+
+@dataclass(frozen=True, slots=True)
+class LlmServerOptions:
+    """Server-wide settings of the local LLM server; a request's ``X-Llm-*`` headers override some.
+
+    Attributes:
+        first_token_ms: time from a request's arrival to its first content token (ms).
+        token_gap_ms: time between two content tokens of one stream (ms).
+        max_tokens: tokens per answer when the request gives no max_tokens.
+        max_tokens_cap: the most tokens one answer has, whatever the request asks.
+        model: the model name served (GET /v1/models) and put in chunks the request names none in.
+        fault: a fault applied to requests at fault_rate: NAME[:key=value,...], one of stall,
+            drop, 429, error, no-usage, wrong-usage, empty (listed below); empty: none.
+        fault_rate: the fraction of requests the fault is applied to.
+        seed: seed of the draws behind fault_rate; unset: unseeded.
+        truth_log: file to write the truth log to (JSON lines); empty: none.
+    """
+
+    first_token_ms: float = 200.0
+    token_gap_ms: float = 20.0
+    max_tokens: int = 64
+    max_tokens_cap: int = 4096
+    model: str = "kfp-bench-llm"
+    fault: str = ""
+    fault_rate: float = 1.0
+    seed: int | None = None
+    truth_log: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("first_token_ms", "token_gap_ms"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or not 0 <= value < 3.6e6:
+                raise ConfigError(f"llm server: {_flag(name)} {value!r} must be ms in [0, 3600000)")
+        for name in ("max_tokens", "max_tokens_cap"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"llm server: {_flag(name)} {value!r} must be an integer >= 1")
+        if self.max_tokens > self.max_tokens_cap:
+            raise ConfigError(
+                f"llm server: --max-tokens {self.max_tokens} exceeds --max-tokens-cap "
+                f"{self.max_tokens_cap}; lower it or raise the cap"
+            )
+        if not 0 <= self.fault_rate <= 1:
+            raise ConfigError(f"llm server: --fault-rate {self.fault_rate!r} must be in [0, 1]")
+        if not self.model.strip():
+            raise ConfigError("llm server: --model must not be empty")
+        parse_fault(self.fault)
+
+    def argv(self) -> tuple[str, ...]:
+        """The command-line flags that reproduce these options (defaults left out)."""
+        out: list[str] = []
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value != f.default:
+                out += [_flag(f.name), str(value)]
+        return tuple(out)
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+# --- the truth log ---------------------------------------------------------------------------
+
+
+def anchor() -> dict:
+    """One ``perf_counter`` reading and the epoch time at the same moment (the midpoint)."""
+    a = time.perf_counter()
+    epoch = time.time()
+    b = time.perf_counter()
+    return {"perf_counter": (a + b) / 2, "epoch": epoch}
+
+
+@dataclass(frozen=True, slots=True)
+class Truth:
+    """A truth log read back: ``header`` its first line, ``requests`` the rest, by id (an id
+    sent twice, as a retry may: the later request's)."""
+
+    header: dict
+    requests: dict[str, dict]
+
+    def epoch(self, t: float) -> float:
+        """A ``perf_counter`` time of this log as epoch seconds."""
+        a = self.header["anchor"]
+        return a["epoch"] + (t - a["perf_counter"])
+
+
+def read_truth(path: str | Path) -> Truth:
+    """Read a truth log; lines cut short (the server was killed mid-write) are left out."""
+    header: dict = {}
+    requests: dict[str, dict] = {}
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if "anchor" in record:
+            header = header or record
+        else:
+            requests[record["id"]] = record
+    return Truth(header, requests)
+
+
+# --- running it --------------------------------------------------------------------------------
+
+
+class LlmServerHandle(ServerHandle):
+    """A running LLM server: ``url`` its base (``url + "/openai"`` as KServe serves it)."""
+
+    truth_path: Path | None = None
+
+    def models(self, timeout: float = 5.0) -> dict:
+        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with opener.open(self.url + "/v1/models", timeout=timeout) as resp:
+            return json.load(resp)
+
+    def truth(self, wait_for: tuple[str, ...] = (), timeout: float = 2.0) -> Truth:
+        """The truth log so far (every request that has ended), once it holds ``wait_for``'s ids.
+
+        A client can see a stream's end a moment before the server has logged it: the line is
+        written just after the last bytes.
+        """
+        if self.truth_path is None:
+            raise ConfigError("llm server: started without a truth log; pass truth_log=PATH")
+        deadline = time.monotonic() + timeout
+        while True:
+            truth = read_truth(self.truth_path)
+            if all(i in truth.requests for i in wait_for) or time.monotonic() > deadline:
+                return truth
+            time.sleep(0.005)
+
+
+def start_llm_server(
+    port: int = 0, *, truth_log: str | Path = "", start_timeout: float = 15.0, **options
+) -> LlmServerHandle:
+    """Run the LLM server in a child process on 127.0.0.1 and return once it answers.
+
+    The handle is a context manager: ``with start_llm_server(truth_log=p) as h: ...`` stops it.
+
+    Args:
+        port: TCP port; 0 picks a free one.
+        truth_log: where the server writes its truth log; "" for none.
+        start_timeout: seconds to wait for ``/health``.
+        **options: fields of ``LlmServerOptions``, e.g. ``token_gap_ms=5``.
+
+    Raises:
+        ConfigError: an unknown or invalid option; nothing was started.
+        ServerError: the server exited or did not answer in time.
+    """
+    known = {f.name for f in fields(LlmServerOptions)} - {"truth_log"}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise ConfigError(f"llm server: unknown options {unknown}; known: {sorted(known)}")
+    path = Path(truth_log).resolve() if truth_log else None
+    opts = LlmServerOptions(**options, truth_log=str(path or ""))
+    spec = ServerSpec(
+        name="llm server",
+        module="kfp_bench.sandbox.llm_server",
+        port_flag="--port",
+        health_path=HEALTH_PATH,
+        args=opts.argv(),
+        start_timeout=start_timeout,
+        stop_timeout=3.0,
+    )
+    handle = start_server(spec, port, LlmServerHandle)
+    handle.truth_path = path
+    return handle
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The server's flags: ``--port``, ``--host`` and every ``LlmServerOptions`` field; the
+    fault modes' list (``llm_server_faults``) as the help's epilog."""
+    from kfp_bench.sandbox import llm_server_faults
+
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    doc = llm_server_faults.__doc__
+    parser.epilog = doc[doc.index("A fault is written") :].replace("``", "")
+    parser.add_argument("--port", type=int, default=8000, help="TCP port; 0 picks a free one")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    for f in fields(LlmServerOptions):
+        kind = type(f.default) if f.default is not None else int
+        parser.add_argument(
+            _flag(f.name), dest=f.name, type=kind, default=f.default,
+            help=field_help(LlmServerOptions, f.name),
+        )  # fmt: skip
+
+
+def main(args: argparse.Namespace | list[str] | None = None) -> int:
+    """Serve until SIGTERM or Ctrl-C; bad options raise ConfigError before anything listens."""
+    if not isinstance(args, argparse.Namespace):
+        parser = argparse.ArgumentParser(
+            prog="python -m kfp_bench.sandbox.llm_server", description=__doc__.split("\n\n")[0]
+        )
+        add_arguments(parser)
+        args = parser.parse_args(args)
+    if not 0 <= args.port <= 65535:
+        raise ConfigError(f"llm server: --port {args.port} is not a TCP port; 0 picks a free one")
+    options = LlmServerOptions(**{f.name: getattr(args, f.name) for f in fields(LlmServerOptions)})
+    watch_parent()
+    import uvloop
+
+    from kfp_bench.sandbox.llm_server_app import serve
+
+    uvloop.run(serve(args.host, args.port, options))
+    return 0
+
+
+if __name__ == "__main__":
+    # Run the importable copy of this module, not __main__'s: llm_server_app imports it by name.
+    from kfp_bench.sandbox import llm_server
+
+    try:
+        sys.exit(llm_server.main())
+    except ConfigError as e:
+        print(f"kfp-bench: {e}", file=sys.stderr)
+        sys.exit(2)

@@ -1,0 +1,185 @@
+"""The running LLM server: routes, per-request plans, fault draws and the truth log's writer.
+
+This module owns what every connection of one server shares (``Server``) and ``serve``, the loop
+``llm_server.main`` runs; it is imported only there, so that building the CLI's flags imports
+neither httptools nor the timers. The record format is documented in ``llm_server``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+import queue
+import random
+import signal
+import sys
+import threading
+from dataclasses import asdict
+
+from kfp_bench.errors import ConfigError
+from kfp_bench.sandbox.deadlines import Deadlines
+from kfp_bench.sandbox.llm_server import HEALTH_PATH, LlmServerOptions, anchor
+from kfp_bench.sandbox.llm_server_faults import Plan, header_ms, parse_fault
+from kfp_bench.sandbox.llm_server_http import Connection, Stream, error_body
+
+_ENDPOINTS = ("/v1/completions", "/v1/chat/completions")
+
+
+class TruthLog:
+    """Appends one JSON line per finished request and flushes it (``path`` "": keeps nothing).
+
+    The lines are made on the event loop and written by a thread of their own: a write to a file
+    can block in the kernel (dirty-page throttling when other processes write a lot), and that
+    must not hold up the streams' token deadlines.
+    """
+
+    def __init__(self, path: str, options: LlmServerOptions) -> None:
+        self._file = open(path, "a", encoding="utf-8") if path else None  # noqa: SIM115
+        self._lines: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+        self._writer = threading.Thread(target=self._write_lines, name="truth-log", daemon=True)
+        if self._file is not None:
+            self._writer.start()
+        self.write([], {"anchor": anchor(), "pid": os.getpid(), "options": asdict(options)})
+
+    def write(self, times_json: list[str], record: dict) -> None:
+        """One line: ``record`` with its ``tokens`` the floats whose JSON is ``times_json``."""
+        if self._file is not None:
+            line = json.dumps(record, separators=(",", ":"))
+            if "tokens" in record:
+                line = line.replace('"tokens":null', '"tokens":[' + ",".join(times_json) + "]", 1)
+            self._lines.put(line + "\n")
+
+    def _write_lines(self) -> None:
+        while (line := self._lines.get()) is not None:
+            self._file.write(line)
+            self._file.flush()
+
+    def close(self) -> None:
+        """Write what is queued, then close."""
+        if self._file is not None:
+            self._lines.put(None)
+            self._writer.join()
+            self._file.close()
+            self._file = None
+
+
+class Server:
+    """What every connection shares: options, deadlines, the truth log and the fault draws."""
+
+    def __init__(self, loop, options: LlmServerOptions) -> None:
+        self.options = options
+        self.deadlines = Deadlines(loop, "auto")
+        self.truth = TruthLog(options.truth_log, options)
+        self.fault = parse_fault(options.fault)
+        self._random = random.Random(options.seed)
+        self._seq = 0
+        self.connections: set[Connection] = set()
+
+    def route(self, conn: Connection, method: bytes, full: str) -> None:
+        path = full[len("/openai") :] if full.startswith("/openai/") else full
+        if path in (HEALTH_PATH, "/v1/models"):
+            if method != b"GET":
+                conn.reply(405, error_body(405, f"use GET {path}", "MethodNotAllowed"))
+            elif path == HEALTH_PATH:
+                conn.reply(200, b'{"status":"ok"}')
+            else:
+                model = {"id": self.options.model, "object": "model", "created": 0}
+                model["owned_by"] = "kfp-bench"
+                conn.reply(200, json.dumps({"object": "list", "data": [model]}).encode())
+            return
+        if path not in _ENDPOINTS:
+            conn.reply(404, error_body(404, f"no route {path}", "NotFoundError"))
+            return
+        if method != b"POST":
+            conn.reply(405, error_body(405, f"use POST {path}", "MethodNotAllowed"))
+            return
+        body = self._body(conn, path)
+        if self._refuse(conn, body):
+            return
+        self._seq += 1
+        rid = conn.headers.get(b"x-request-id", b"").decode("latin-1") or f"llm-{self._seq}"
+        plan = self._plan(conn.headers, body)
+        stream = Stream(conn, rid, full, body, plan)
+        conn.current = stream
+        if plan.fault and plan.fault.name == "429":
+            after = plan.fault.get("retry_after")
+            msg = "Rate limit reached (injected by the kfp-bench llm server)"
+            err = error_body(429, msg, "requests", "rate_limit_exceeded")
+            stream.outcome = "rejected"
+            conn.reply(429, err, extra=[b"Retry-After: %d" % math.ceil(after)])
+            stream.finish()
+            return
+        stream.start()
+
+    def _body(self, conn: Connection, path: str) -> dict:
+        try:
+            body = json.loads(bytes(conn.body) or b"null")
+        except ValueError as e:
+            raise ConfigError(f"the body is not JSON: {e}") from None
+        if not isinstance(body, dict):
+            raise ConfigError("the body must be a JSON object")
+        need = "messages" if path.endswith("chat/completions") else "prompt"
+        if need not in body:
+            raise ConfigError(f"{path} needs '{need}'")
+        if need == "messages" and not isinstance(body["messages"], list):
+            raise ConfigError("'messages' must be a list")
+        return body
+
+    def _refuse(self, conn: Connection, body: dict) -> bool:
+        """Answer 422 to stream_options without "stream": true, as KServe's vLLM server does
+        (python/huggingfaceserver/tests/test_vllm_generative.py lines 411-431, kserve@aaac4e29)."""
+        if "stream_options" in body and not body.get("stream"):
+            msg = "stream_options can only be set when stream is true"
+            conn.reply(422, error_body(422, msg, "BadRequestError"))
+            return True
+        return False
+
+    def _plan(self, headers: dict[bytes, bytes], body: dict) -> Plan:
+        o = self.options
+        first = header_ms(headers, "X-Llm-First-Token-Ms", o.first_token_ms)
+        gap = header_ms(headers, "X-Llm-Token-Gap-Ms", o.token_gap_ms)
+        asked = body.get("max_tokens", body.get("max_completion_tokens"))
+        if asked is not None and (
+            isinstance(asked, bool) or not isinstance(asked, int) or asked < 1
+        ):
+            raise ConfigError(f"max_tokens={asked!r} must be an integer >= 1")
+        tokens = min(asked or o.max_tokens, o.max_tokens_cap)
+        finish = "length" if asked is not None else "stop"
+        raw = headers.get(b"x-llm-fault")
+        if raw is not None:
+            fault = parse_fault(raw.decode("latin-1"), "header X-Llm-Fault")
+        elif self.fault and self._random.random() < o.fault_rate:
+            fault = self.fault
+        else:
+            fault = None
+        return Plan(first, gap, tokens, finish, fault)
+
+    def close(self) -> None:
+        for conn in list(self.connections):  # streams still open: logged, not lost
+            if conn.current is not None:
+                conn.current.outcome = "server-stopped"
+                conn.current.finish()
+        self.deadlines.close()
+        self.truth.close()
+
+
+async def serve(host: str, port: int, options: LlmServerOptions) -> None:
+    loop = asyncio.get_running_loop()
+    server = Server(loop, options)
+    try:
+        listener = await loop.create_server(
+            lambda: Connection(server), host, port, backlog=4096, reuse_address=True
+        )
+    except OSError as e:
+        server.close()
+        raise ConfigError(f"llm server: cannot listen on {host}:{port}: {e}") from e
+    bound = listener.sockets[0].getsockname()[1]
+    print(f"llm server listening on http://{host}:{bound}", file=sys.stderr, flush=True)
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    listener.close()
+    server.close()
