@@ -5,17 +5,11 @@ One subcommand per job (vegeta's subcommand map), one module per group: ``load``
 (report, compare) and ``kserve`` (sweep). Bad input prints one line naming the input and the fix,
 and exits 2 with no traceback: a ``ConfigError`` (flags, files, parameters; argparse's own errors
 become one too, without the usage lines) or a ``ResultsError`` (a saved result given to report,
-<<<<<<< HEAD
-compare or merge that is missing or is not one). Other errors exit 1 (4 when something the
-benchmark created is left behind), a regression verdict 3; ``kfp_bench.outcome`` has them all. The
-first Ctrl-C stops a benchmark cleanly and still prints what was measured; the exit code is then
-130.
-=======
-compare or merge that is missing or is not one). Other errors exit 1, a regression verdict 3. A
-result that could not be written where asked, once the work is done, exits 5 and says where it is
-instead (``cli.outputs``). The first Ctrl-C stops a benchmark cleanly and still prints what was
-measured; the exit code is then 130.
->>>>>>> outputs
+compare or merge that is missing or is not one). Other errors exit 1, 4 when something the
+benchmark created is left behind, a regression verdict 3; a result that could not be written
+where asked, once the work is done, exits 5 and says where it is instead (``cli.outputs``);
+``kfp_bench.outcome`` has them all. The first Ctrl-C stops a benchmark cleanly and still prints
+what was measured; the exit code is then 130.
 """
 
 from __future__ import annotations
