@@ -1,8 +1,9 @@
 """The ``kfp-bench`` command: parse, build options, call the engine, hand results to reporters.
 
-One subcommand per job (vegeta's subcommand map), one module per group: ``load`` (load, merge),
-``runs`` (runs, cleanup, kfp-server), ``pipeline`` (compile, submit, schedule, demo), ``report``
-(report, compare) and ``kserve`` (sweep). Bad input prints one line naming the input and the fix,
+One subcommand per job (vegeta's subcommand map), one module per group: ``load`` (load, merge,
+llm-server), ``llm`` (the streaming LLM load), ``runs`` (runs, cleanup, kfp-server),
+``pipeline`` (compile, submit, schedule, demo), ``report`` (report, compare) and ``kserve``
+(sweep). Bad input prints one line naming the input and the fix,
 and exits 2 with no traceback: a ``ConfigError`` (flags, files, parameters; argparse's own errors
 become one too, without the usage lines) or a ``ResultsError`` (a saved result given to report,
 compare or merge that is missing or is not one). Other errors exit 1, 4 when something the
@@ -23,12 +24,12 @@ from kfp_bench.errors import BenchError, ConfigError, ResultsError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from kfp_bench.cli import kserve, load, pipeline, report, runs
+    from kfp_bench.cli import kserve, llm, load, pipeline, report, runs
 
     parser = Parser(prog="kfp-bench", description="Benchmarks for Kubeflow Pipelines and KServe.")
     parser.add_argument("--version", action="version", version=f"kfp-bench {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    for group in (load, runs, pipeline, report, kserve):
+    for group in (load, llm, runs, pipeline, report, kserve):
         group.register(sub)
     return parser
 

@@ -333,12 +333,14 @@ def _merge_worker_docs(docs, opts, log_dir) -> LoadStats:
     return merged
 
 
-def run_stream(opts, prompts, new_sink: Callable[[int], object]) -> list:
+def run_stream(opts, prompts, new_sink: Callable[[int], object], on_progress=None) -> list:
     """Run the streaming LLM load described by ``opts`` (``openai.LlmOptions``) over ``prompts``
     and return ``[(index, sink, record)]``, one per worker process that reported: each sink
     (``new_sink(index)``, which must pickle) holds its process's ``StreamBatch``es or their
     aggregate, and the caller's aggregation merges them. A worker that died is left out: the
     caller sees fewer entries than ``opts.workers`` (and which index is missing).
+    ``on_progress(requests, failed)`` hears the totals after each flush: each sink then needs a
+    ``progress()`` giving its own (requests, failed) so far.
 
     Raises:
         EngineError: a bug in the engine ended the attack; ``stats`` holds the list.
@@ -346,39 +348,63 @@ def run_stream(opts, prompts, new_sink: Callable[[int], object]) -> list:
     opts.validate()
     if opts.workers == 1:
         sink = new_sink(0)
-        out = [(0, sink, run_attack(StreamAttack(opts, prompts, sink)))]
+        told = _Told(sink, lambda: on_progress(*sink.progress())) if on_progress else sink
+        out = [(0, sink, run_attack(StreamAttack(opts, prompts, told)))]
     else:
-        out = _run_stream_processes(opts, prompts, new_sink)
+        out = _run_stream_processes(opts, prompts, new_sink, on_progress)
     if any(ENGINE_ERROR in record.flags for _, _, record in out):
         raise EngineError("the load engine failed mid-attack: a bug in kfp-bench", out)
     return out
 
 
-def _stream_worker(opts, prompts, index, of, start_at, conn, new_sink) -> None:
+class _Told:
+    """A sink that says how far it got after each flush (``tell()``), the rest as ``sink``."""
+
+    def __init__(self, sink, tell):
+        self.sink, self.tell = sink, tell
+
+    def begin(self, started_at: float) -> None:
+        self.sink.begin(started_at)
+
+    def add_batch(self, batch) -> None:
+        self.sink.add_batch(batch)
+
+    def note_inflight(self, now_sec: int, inflight: int) -> None:
+        self.sink.note_inflight(now_sec, inflight)
+        self.tell()
+
+
+def _stream_worker(opts, prompts, index, of, start_at, conn, new_sink, counters) -> None:
     share = opts.share(index, of)
     phase = index / opts.rate if opts.rate else 0.0
     if share.seed is not None:
         share = _with_seed(share, share.seed + index)
     sink = new_sink(index)
-    record = run_attack(StreamAttack(share, prompts, sink, start_at=start_at, phase=phase))
+    told = sink
+    if counters is not None:
+
+        def tell():
+            counters[2 * index], counters[2 * index + 1] = sink.progress()
+
+        told = _Told(sink, tell)
+    record = run_attack(StreamAttack(share, prompts, told, start_at=start_at, phase=phase))
     conn.send((index, sink, record))
     conn.close()
 
 
-def _run_stream_processes(opts, prompts, new_sink) -> list:
+def _run_stream_processes(opts, prompts, new_sink, on_progress) -> list:
     ctx = mp.get_context("fork")
     start_at = time.perf_counter() + START_DELAY_S
     procs, pipes = [], []
+    counters = ctx.Array("q", 2 * opts.workers, lock=False)  # (requests, failed) per worker
     for i in range(opts.workers):
         parent, child = ctx.Pipe(duplex=False)
-        args = (opts, prompts, i, opts.workers, start_at, child, new_sink)
+        told = counters if on_progress else None
+        args = (opts, prompts, i, opts.workers, start_at, child, new_sink, told)
         p = ctx.Process(target=_stream_worker, args=args, daemon=True)
         p.start()
         child.close()
         procs.append(p)
         pipes.append(parent)
-    counters = ctx.Array(
-        "q", 2 * opts.workers, lock=False
-    )  # no progress: the sinks are the caller's
-    docs = _collect_forwarding_sigint(procs, pipes, counters, None, opts)
+    docs = _collect_forwarding_sigint(procs, pipes, counters, on_progress, opts)
     return [doc for doc in docs if doc]

@@ -39,6 +39,7 @@ import numpy as np
 from kfp_bench.errors import ResultsError
 from kfp_bench.records import STREAM_COLUMNS, StreamBatch
 from kfp_bench.stats.hdr import Histogram
+from kfp_bench.stats.load import _read_client_cpu, merge_client_cpu
 from kfp_bench.stats.slo import Slo
 from kfp_bench.stats.token_series import TokenSeries
 
@@ -54,7 +55,7 @@ MULTI_TOKEN_CHUNKS = "multi-token-chunks"
 _COUNTS = (
     "requests", "completed", "warmup", "no_content", "output_tokens", "input_tokens",
     "content_chunks", "chunks", "bytes_in", "bytes_out", "good", "usage_missing",
-    "usage_fewer", "usage_more",
+    "usage_fewer", "usage_more", "not_sent",
 )  # fmt: skip
 _COL = {name: i for i, name in enumerate(STREAM_COLUMNS)}
 
@@ -74,6 +75,8 @@ class LlmStats:
         slo: the bounds of a good request (goodput).
         started_at: wall-clock start (epoch seconds), for the per-second series.
         duration_s: from the start to the end of the load; set by ``close()``.
+        client_cpu: the load generator's own CPU while it sent (``stats.load.client_cpu``),
+            merged over its processes.
     """
 
     corrected: bool = False
@@ -89,6 +92,7 @@ class LlmStats:
     series: TokenSeries = field(default_factory=TokenSeries)
     workers: dict = field(default_factory=lambda: {"expected": 1, "reported": 1, "missing": []})
     flags: list = field(default_factory=list)
+    client_cpu: dict = field(default_factory=dict)
 
     # -- adding ------------------------------------------------------------------------------
     def add_batch(self, batch: StreamBatch) -> None:
@@ -227,6 +231,7 @@ class LlmStats:
             self.counts[k] += other.counts[k]
         self.status_codes.update(other.status_codes)
         self.errors.update(other.errors)
+        self.client_cpu = merge_client_cpu(self.client_cpu, other.client_cpu)
         for name in HISTOGRAMS:
             self.hists[name].merge(other.hists[name])
         self.series.merge(other.series)
@@ -259,6 +264,7 @@ class LlmStats:
             errors=dict(self.errors.most_common()),
             workers=self.workers,
             flags=self.flags,
+            client_cpu=self.client_cpu,
             options=self.options,
             histogram={"unit": "us", **{k: self.hists[k].encode() for k in HISTOGRAMS}},
             out_of_range={k: self.hists[k].out_of_range for k in HISTOGRAMS},
@@ -298,6 +304,7 @@ class LlmStats:
             stats.series = TokenSeries.from_rows(doc["series"])
             stats.workers = dict(doc["workers"])
             stats.flags = list(doc.get("flags", []))
+            stats.client_cpu = _read_client_cpu(doc.get("client_cpu") or {})
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ResultsError(
                 f"{source}: malformed LLM result ({exc!r} is missing or wrong)"
@@ -343,6 +350,8 @@ class LlmStats:
             status_codes=dict(sorted(self.status_codes.items())),
             errors=dict(self.errors.most_common()),
             flags=list(self.flags),
+            not_sent=c["not_sent"],
+            client_cpu=dict(self.client_cpu),
         )
 
 
@@ -378,6 +387,8 @@ class LlmSummary:
     status_codes: dict
     errors: dict
     flags: list
+    not_sent: int = 0
+    client_cpu: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         d = asdict(self)

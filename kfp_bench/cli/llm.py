@@ -1,0 +1,252 @@
+"""``kfp-bench llm``: an OpenAI-compatible streaming load, with hey's flags where they mean the
+same, and its token-timing summary (``report/llm_text.py``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import urllib.error
+import urllib.request
+from dataclasses import replace
+
+from kfp_bench._doc import field_help
+from kfp_bench.cli.common import Progress, duration
+from kfp_bench.cli.outputs import NOT_SAVED, Outputs, save
+from kfp_bench.errors import ConfigError, EngineError
+from kfp_bench.load import prompts as prompt_source
+from kfp_bench.load.llm import run_llm
+from kfp_bench.load.openai import ENDPOINTS, LlmOptions
+from kfp_bench.load.options import LoadOptions
+from kfp_bench.outcome import exit_code
+from kfp_bench.redact import public_url
+from kfp_bench.report import llm_text
+from kfp_bench.stats import store
+from kfp_bench.stats.slo import Slo
+
+#: The synthetic prompts when no --prompts-file is given: distinct prompts, cycled.
+DEFAULT_PROMPTS = 256
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "llm",
+        help="Streaming load on an OpenAI-compatible server: TTFT, ITL, tokens/s, goodput.",
+        description=(
+            "Stream completions or chat completions from an OpenAI-compatible server (KServe's "
+            "/openai routes, vLLM, ...) and measure time to first token, inter-token latency, "
+            "TPOT, tokens/s and goodput. hey's flags keep hey's meaning. URL is the base, "
+            "without /v1: http://host/openai for KServe."
+        ),
+        allow_abbrev=False,
+    )
+    _add_flags(p)
+    p.set_defaults(func=cmd_llm)
+
+
+def _h(name: str) -> str:
+    try:
+        return field_help(LlmOptions, name)
+    except KeyError:
+        return field_help(LoadOptions, name)
+
+
+def _add_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("url", help=_h("url"))
+    p.add_argument("-n", type=int, default=200, dest="requests", help=_h("requests"))
+    p.add_argument("-c", type=int, default=16, dest="concurrency", help=_h("concurrency"))
+    p.add_argument("-q", type=float, default=0.0, dest="qps", help=_h("qps"))
+    p.add_argument("-z", type=duration, default=0.0, dest="duration", help=_h("duration"))
+    p.add_argument(
+        "-H", action="append", default=[], dest="headers", metavar="HEADER", help=_h("headers")
+    )
+    p.add_argument("-t", type=float, default=600.0, dest="timeout", help=_h("timeout"))
+    p.add_argument("-host", "--host", default="", dest="host", help=_h("host"))
+    g = p.add_argument_group("the requests")
+    g.add_argument(
+        "--endpoint", default="completions", choices=list(ENDPOINTS), help=_h("endpoint")
+    )
+    g.add_argument(
+        "--model", default="", help=_h("model") + " Default: the one model /v1/models lists."
+    )
+    g.add_argument("--max-tokens", type=int, default=0, help=_h("max_tokens"))
+    g.add_argument("--ignore-eos", action="store_true", help=_h("ignore_eos"))
+    g.add_argument("--stall-timeout", type=float, default=30.0, help=_h("stall_timeout"))
+    g = p.add_argument_group("the prompts (no model hub needed)")
+    g.add_argument(
+        "--input-tokens",
+        default="fixed:128",
+        metavar="DIST",
+        help="Synthetic prompts' length in words: fixed:N, uniform:LO,HI, normal:MEAN,SD or "
+        "lognormal:MEDIAN,SIGMA.",
+    )
+    g.add_argument(
+        "--output-tokens",
+        default="fixed:64",
+        metavar="DIST",
+        help="Synthetic prompts' max_tokens, drawn as --input-tokens is.",
+    )
+    g.add_argument(
+        "--prompts", type=int, default=DEFAULT_PROMPTS, dest="num_prompts", metavar="N",
+        help="How many distinct synthetic prompts to draw; requests cycle through them.",
+    )  # fmt: skip
+    g.add_argument(
+        "--prompts-file",
+        default="",
+        metavar="FILE",
+        help='Prompts from a JSONL file ({"prompt": ..., "output_tokens": ...} a line) or a '
+        "ShareGPT JSON file, instead of synthetic ones.",
+    )
+    g.add_argument(
+        "--prompts-format", default="auto", choices=list(prompt_source.FORMATS), metavar="FMT",
+        help="jsonl, sharegpt, or auto (by the file's first character).",
+    )  # fmt: skip
+    g.add_argument(
+        "--tokenizer",
+        default="",
+        metavar="FILE",
+        help="A local tokenizer.json (the tokenizers package) to count prompt tokens with.",
+    )
+    g = p.add_argument_group("pacing and figures")
+    g.add_argument("--rate", type=float, default=0.0, help=_h("rate"))
+    g.add_argument(
+        "--arrival", default="constant", choices=["constant", "poisson"], help=_h("arrival")
+    )
+    g.add_argument("--max-inflight", type=int, default=1000, help=_h("max_inflight"))
+    g.add_argument("--workers", type=int, default=1, help=_h("workers"))
+    g.add_argument(
+        "--warmup", type=duration, default=0.0, metavar="DURATION",
+        help="Requests sent in this first part of the run count in no figure (e.g. 5s).",
+    )  # fmt: skip
+    g.add_argument(
+        "--slo", default="", metavar="SLO",
+        help="Goodput bounds, e.g. ttft=500ms,itl=50ms,tpot=30ms,e2e=10s: a good request "
+        "completed within every one (itl: its longest gap).",
+    )  # fmt: skip
+    g.add_argument("--seed", type=int, default=None, help=_h("seed"))
+    g.add_argument("--insecure", action="store_true", help=_h("insecure"))
+    g.add_argument("--cacert", default="", metavar="FILE", help=_h("cacert"))
+    g.add_argument("--i-know", action="store_true", help=_h("i_know"))
+    g.add_argument(
+        "--json-out", metavar="FILE",
+        help="Write the full result (histograms, series, options) as JSON to FILE, for "
+        "kfp-bench merge and report.",
+    )  # fmt: skip
+    g.add_argument(
+        "--progress", action="store_true",
+        help="Show progress on stderr even when it is not a terminal.",
+    )  # fmt: skip
+
+
+def _options(a: argparse.Namespace) -> LlmOptions:
+    return LlmOptions(
+        url=a.url,
+        headers=tuple(a.headers),
+        host=a.host,
+        requests=a.requests,
+        concurrency=a.concurrency,
+        qps=a.qps,
+        duration=a.duration,
+        timeout=a.timeout,
+        rate=a.rate,
+        arrival=a.arrival,
+        max_inflight=a.max_inflight,
+        workers=a.workers,
+        insecure=a.insecure,
+        cacert=a.cacert,
+        i_know=a.i_know,
+        seed=a.seed,
+        endpoint=a.endpoint,
+        # none given: a stand-in through the checks, then the server's own (``_served_model``)
+        model=a.model or "(from /v1/models)",
+        max_tokens=a.max_tokens,
+        ignore_eos=a.ignore_eos,
+        stall_timeout=a.stall_timeout,
+    ).validate()
+
+
+def _prompts(a: argparse.Namespace) -> list:
+    if a.prompts_file:
+        return prompt_source.from_file(
+            a.prompts_file, a.prompts_format, output_tokens=a.max_tokens, tokenizer=a.tokenizer
+        )
+    inp = prompt_source.Dist.parse(a.input_tokens)
+    out = prompt_source.Dist.parse(a.output_tokens)
+    seed = a.seed if a.seed is not None else 0
+    return prompt_source.synthetic(a.num_prompts, inp, out, seed, tokenizer=a.tokenizer)
+
+
+def _served_model(opts: LlmOptions) -> str:
+    """The one model the server's ``/v1/models`` lists; ``ConfigError`` naming the URL when it
+    cannot be read or lists none or several (then --model picks)."""
+    url = opts.url.rstrip("/") + "/v1/models"
+    headers = dict(h.split(":", 1) for h in opts.headers)
+    if opts.host:
+        headers["Host"] = opts.host
+    req = urllib.request.Request(url, headers={k.strip(): v.strip() for k, v in headers.items()})
+    try:
+        with urllib.request.urlopen(req, timeout=10, context=opts.ssl_context()) as resp:
+            doc = json.loads(resp.read())
+        names = [m["id"] for m in doc["data"]]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        why = f"HTTP {exc.code}" if isinstance(exc, urllib.error.HTTPError) else str(exc)
+        raise ConfigError(
+            f"--model not given and {public_url(url)} could not be read ({why}); give --model "
+            "(the name the server serves), or check the URL (the base, without /v1)"
+        ) from None
+    if len(names) != 1:
+        listed = ", ".join(names) if names else "none"
+        raise ConfigError(f"--model not given and {public_url(url)} lists {listed}; give --model")
+    return names[0]
+
+
+def cmd_llm(a: argparse.Namespace) -> int:
+    opts = _options(a)
+    slo = Slo.parse(a.slo)
+    if a.warmup < 0 or (a.duration and a.warmup >= a.duration):
+        raise ConfigError(
+            f"--warmup {a.warmup:g}s: give a duration shorter than -z ({a.duration:g}s)"
+        )
+    outs = Outputs()
+    json_out = outs.file(a.json_out, "--json-out")
+    prompts = _prompts(a)
+    if not a.model:
+        opts = replace(opts, model=_served_model(opts))
+    progress = Progress(a.progress or sys.stderr.isatty())
+    failure = None
+    with outs.made():
+        try:
+            stats = run_llm(opts, prompts, slo=slo, warmup_s=a.warmup, on_progress=progress)
+        except EngineError as exc:  # a bug: still print and save what was measured
+            stats, failure = exc.stats, exc
+    progress.done()
+    stats.options["prompts"] = _described(a, prompts)
+    if json_out and not save(
+        lambda: store.save(stats, json_out), stats.to_dict, command="llm", flag="--json-out",
+        path=a.json_out,
+    ):  # fmt: skip
+        stats.flag(NOT_SAVED)
+    llm_text.write_text(stats.summary(), sys.stdout)
+    if stats.workers["missing"]:
+        missing = ", ".join(map(str, stats.workers["missing"]))
+        print(
+            f"kfp-bench: warning: worker process(es) {missing} died before reporting; their "
+            "requests are not in the figures",
+            file=sys.stderr,
+        )
+    if failure is not None:
+        print(f"kfp-bench: {failure}", file=sys.stderr)
+    code = exit_code(stats.flags)
+    return code if code or failure is None else 1
+
+
+def _described(a: argparse.Namespace, prompts: list) -> dict:
+    """What the prompts were, for the saved options (never their text)."""
+    if a.prompts_file:
+        return {"file": a.prompts_file, "format": a.prompts_format, "count": len(prompts)}
+    return {
+        "input_tokens": a.input_tokens,
+        "output_tokens": a.output_tokens,
+        "count": len(prompts),
+        "seed": a.seed if a.seed is not None else 0,
+    }

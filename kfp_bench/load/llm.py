@@ -1,0 +1,122 @@
+"""The streaming LLM load end to end: options and prompts in, one merged ``LlmStats`` out.
+
+``run_llm`` is to ``workers.run_stream`` what ``workers.run_load`` is to the plain attack: each
+worker process aggregates its own ``StreamBatch``es into an ``LlmStats`` (``LlmSink``), the
+attack's own record (duration, requests not sent, CPU, late start, flags) is applied to it, and
+the processes' stats are merged. A worker that died is named in ``workers.missing`` and flagged
+``workers-lost`` (``kfp_bench.outcome``: exit 1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kfp_bench.errors import EngineError
+from kfp_bench.load.openai import LlmOptions
+from kfp_bench.load.workers import LATE_AFTER_S, LATE_START, run_stream
+from kfp_bench.records import AttackRecord
+from kfp_bench.stats.llm import LlmStats
+from kfp_bench.stats.load import warm_up
+from kfp_bench.stats.slo import Slo
+
+WORKERS_LOST = "workers-lost"
+
+
+class LlmSink:
+    """The sink (``engine.Sink``) of one process's streaming attack: its batches go into an
+    ``LlmStats``. It pickles as its results document, to cross from a worker process."""
+
+    def __init__(self, stats: LlmStats):
+        self.stats = stats
+        warm_up()  # numpy's first calls, before the attack's clock starts
+
+    def begin(self, started_at: float) -> None:
+        self.stats.started_at = started_at
+
+    def add_batch(self, batch) -> None:
+        self.stats.add_batch(batch)
+
+    def note_inflight(self, now_sec: int, inflight: int) -> None:
+        """Nothing: the per-second series counts in-flight requests from the rows' times."""
+
+    def progress(self) -> tuple[int, int]:
+        """(requests, failed) so far, warm-up included."""
+        c = self.stats.counts
+        return c["requests"] + c["warmup"], c["requests"] - c["completed"]
+
+    def __reduce__(self):
+        return _sink_from_doc, (self.stats.to_dict(summary=False),)
+
+
+def _sink_from_doc(doc: dict) -> LlmSink:
+    sink = LlmSink.__new__(LlmSink)
+    sink.stats = LlmStats.from_dict(doc, "a worker's LLM results")
+    return sink
+
+
+def run_llm(
+    opts: LlmOptions,
+    prompts: list,
+    *,
+    slo: Slo | None = None,
+    warmup_s: float = 0.0,
+    on_progress: Callable[[int, int], None] | None = None,
+) -> LlmStats:
+    """Stream ``prompts`` (objects with ``.text`` and ``.output_tokens``, cycled) as ``opts``
+    says and return the merged stats; requests sent in the first ``warmup_s`` count nowhere
+    but in the warm-up count.
+
+    Raises:
+        EngineError: a bug in the engine ended the attack; its ``stats`` are what was measured
+            up to it.
+    """
+
+    def new_sink(index: int) -> LlmSink:
+        return LlmSink(LlmStats(corrected=opts.open_loop, warmup_s=warmup_s, slo=slo or Slo()))
+
+    try:
+        out = run_stream(opts, prompts, new_sink, on_progress)
+    except EngineError as exc:
+        stats = _merged(opts, exc.stats)
+        raise EngineError(
+            "the load engine failed mid-stream: a bug in kfp-bench, not a fault of the server "
+            "(its traceback is above). The figures cover the requests before it; please report "
+            "the traceback with the command line",
+            stats,
+        ) from None
+    return _merged(opts, out)
+
+
+def _merged(opts: LlmOptions, out: list) -> LlmStats:
+    merged = None
+    for index, sink, record in out:
+        stats = _apply(sink.stats, record, index)
+        if merged is None:
+            merged = stats
+        else:
+            merged.merge(stats)
+    if merged is None:  # no worker reported
+        merged = LlmStats(corrected=opts.open_loop)
+        merged.workers = {"expected": 0, "reported": 0, "missing": []}
+    missing = sorted(set(range(opts.workers)) - {index for index, _, _ in out})
+    merged.workers["expected"] += len(missing)
+    merged.workers["missing"] = sorted(merged.workers["missing"] + missing)
+    if missing:
+        merged.flag(WORKERS_LOST)
+    merged.options = opts.redacted()
+    if opts.insecure:
+        merged.flag("insecure")
+    return merged
+
+
+def _apply(stats: LlmStats, record: AttackRecord, index: int) -> LlmStats:
+    """Finish one process's stats with what its attack said of itself."""
+    stats.counts["not_sent"] += record.not_sent
+    stats.started_at = record.started_at
+    stats.close(record.duration_s)
+    stats.client_cpu = record.client_cpu
+    stats.flag(*record.flags)
+    if record.late_s > LATE_AFTER_S:
+        stats.flag(LATE_START)
+        stats.workers["late"] = [[index, round(record.late_s, 3)]]
+    return stats
