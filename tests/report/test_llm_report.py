@@ -158,3 +158,15 @@ def test_bad_input(tmp_path, capsys, make, extra, message):
     assert message in err and "Traceback" not in err
     assert sorted(tmp_path.rglob("*")) == before  # nothing created
     assert not Path("/tmp/never").exists()
+
+
+def test_a_lost_pod_is_a_failure_at_the_top_of_the_report(pods, tmp_path):
+    result, missing, _ = store.merge_workers([str(pods[0]), str(tmp_path / "gone.json")], 2)
+    assert missing == [1]
+    lost = store.save(result, tmp_path / "lost.json")
+    assert cli.main(["report", str(lost), "--out", str(tmp_path / "rep")]) == 0
+    md = (tmp_path / "rep" / "summary.md").read_text()
+    head = md.partition("## Summary")[0]
+    assert "**FAILED**" in head and "workers-lost: a load worker's result is missing" in head
+    page = (tmp_path / "rep" / "report.html").read_text()
+    assert 'id="failures"' in page
