@@ -17,8 +17,9 @@ from kfp_bench.load.options import LoadOptions
 from kfp_bench.load.payload import parse_shape, read_body, v1_payload, v2_payload
 from kfp_bench.load.workers import run_load
 from kfp_bench.outcome import exit_code
-from kfp_bench.report import hey
+from kfp_bench.report import hey, llm_text
 from kfp_bench.stats import store
+from kfp_bench.stats.llm import LlmStats
 
 
 def register(sub) -> None:
@@ -31,7 +32,7 @@ def register(sub) -> None:
     _add_load_flags(p)
     p.set_defaults(func=cmd_load)
 
-    p = sub.add_parser("merge", help="Merge load results from several processes or machines.")
+    p = sub.add_parser("merge", help="Merge load or LLM results of several processes or pods.")
     p.add_argument("results", nargs="+", metavar="RESULT.json")
     p.add_argument("-o", "--out", required=True, metavar="FILE", help="Where to write the merge.")
     p.set_defaults(func=cmd_merge)
@@ -254,14 +255,17 @@ def _csv_writer_factory(directory: str):
 def cmd_merge(a: argparse.Namespace) -> int:
     outs = Outputs()
     out = outs.file(a.out, "-o")
-    merged = store.load(a.results[0])
-    for path in a.results[1:]:
-        merged.merge(store.load(path))
+    merged, *rest = store.load_same_kind(a.results)
+    for part in rest:
+        merged.merge(part)
     outs.make()  # once every result was read: a refused merge creates nothing
     saved = save(
         lambda: store.save(merged, out), merged.to_dict, command="merge", flag="-o", path=a.out
     )
     if not saved:
         merged.flag(NOT_SAVED)
-    hey.write_text(merged, sys.stdout)
+    if isinstance(merged, LlmStats):
+        llm_text.write_text(merged.summary(), sys.stdout)
+    else:
+        hey.write_text(merged, sys.stdout)
     return 0 if saved else EXIT_NOT_SAVED

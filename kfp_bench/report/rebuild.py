@@ -105,19 +105,34 @@ def _history(res: Results, store, baseline: str) -> hist.History | None:
 def rebuild_all(
     paths: list[str], out: TextIO, *, out_dir: str = "", results_uri: str = "", baseline: str = ""
 ) -> list[Outcome]:
-    """``kfp-bench report``: a load result file is printed in hey's layout; each results
-    directory gets its bundle (oldest first, so a batch builds the history in order)."""
+    """``kfp-bench report``: a load result file is printed in hey's layout; an LLM result file
+    is printed and gets its bundle (``report.llm_bundle``); each results directory gets its
+    bundle (oldest first, so a batch builds the history in order). Every input is read before
+    anything is written."""
     from kfp_bench.report import hey
     from kfp_bench.stats import store
+    from kfp_bench.stats.llm import LlmStats
 
-    dirs = []
+    dirs, files = [], []
     for p in paths:
         if Path(p).is_file() or (p.endswith(".json") and not Path(p).exists()):
-            hey.write_text(store.load(p), out)
+            files.append((p, store.load(p)))
         else:
             dirs.append(read_results(p))
-    dirs.sort(key=hist.started_at)
+    llm = [(p, s) for p, s in files if isinstance(s, LlmStats)]
+    if llm and (results_uri or baseline):
+        flag = "--results-uri" if results_uri else "--baseline"
+        raise ConfigError(
+            f"{flag}: {llm[0][0]} is an LLM result, and the results history holds benchmark "
+            f"directories only; report it without {flag}"
+        )
     outcomes = []
+    for p, stats in files:
+        if isinstance(stats, LlmStats):
+            outcomes.append(_llm_report(p, stats, out, out_dir, len(paths) > 1))
+        else:
+            hey.write_text(stats, out)
+    dirs.sort(key=hist.started_at)
     for res in dirs:
         if not out_dir:
             target = res.path / "report"
@@ -133,6 +148,23 @@ def rebuild_all(
             out.write(f"  {done} {o.key} in {results_uri}\n")
         outcomes.append(o)
     return outcomes
+
+
+def _llm_report(path: str, stats, out: TextIO, out_dir: str, several: bool) -> Outcome:
+    """An LLM result's text summary, and its bundle in ``out_dir`` (OUT/STEM for one of several
+    inputs), by default STEM-report beside the file."""
+    from kfp_bench.report import llm_text
+    from kfp_bench.report.llm_bundle import write_llm_bundle
+
+    p = Path(path)
+    if not out_dir:
+        target = p.with_name(f"{p.stem}-report")
+    else:
+        target = Path(out_dir) / p.stem if several else Path(out_dir)
+    llm_text.write_text(stats.summary(), out)
+    files = write_llm_bundle(stats, target, source=p.name)
+    out.write(f"{p}: wrote {', '.join(files)} in {target}\n")
+    return Outcome(files)
 
 
 def load_either(spec: str, results_uri: str, tmp: Path) -> Results:

@@ -1,4 +1,5 @@
-"""Saved load results: the JSON document of ``LoadStats``, written atomically and read back."""
+"""Saved results: the JSON documents of ``LoadStats`` (``kfp-bench load``) and ``LlmStats``
+(``kfp-bench llm``, ``kind: "llm"``), written atomically and read back by their kind."""
 
 from __future__ import annotations
 
@@ -8,28 +9,58 @@ from pathlib import Path
 
 from kfp_bench.errors import ResultsError
 from kfp_bench.jsonl import write_json_atomic
+from kfp_bench.stats.llm import KIND as LLM_KIND
+from kfp_bench.stats.llm import LlmStats
 from kfp_bench.stats.load import LoadStats
 
 
-def save(stats: LoadStats, path: str | os.PathLike) -> Path:
+def save(stats: LoadStats | LlmStats, path: str | os.PathLike) -> Path:
     """Write the results document; a crash mid-write never leaves a half file at ``path``."""
     return write_json_atomic(stats.to_dict(), path)
 
 
-def load(path: str | os.PathLike) -> LoadStats:
-    """Read a results document written by ``save`` (or by ``kfp-bench load --json-out``)."""
+def load(path: str | os.PathLike) -> LoadStats | LlmStats:
+    """Read a results document written by ``save`` (or by ``kfp-bench load`` or ``llm``
+    ``--json-out``): an ``LlmStats`` for ``kind: "llm"``, else a ``LoadStats``."""
     p = Path(path)
     try:
         doc = json.loads(p.read_text())
     except FileNotFoundError:
         raise ResultsError(
             f"{p}: no such results file; give a file written by kfp-bench load --json-out"
+            " or kfp-bench llm --json-out"
+        ) from None
+    except IsADirectoryError:
+        raise ResultsError(
+            f"{p}: a directory, not a results file; give a file written by --json-out"
         ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ResultsError(f"{p}: cannot read it ({exc})") from None
     except ValueError as exc:
         raise ResultsError(f"{p}: not JSON ({exc}); give a file written by --json-out") from None
+    if isinstance(doc, dict) and doc.get("kind") == LLM_KIND:
+        return LlmStats.from_dict(doc, str(p))
     return LoadStats.from_dict(doc, str(p))
+
+
+def kind(stats: LoadStats | LlmStats) -> str:
+    """What a result is, in words for messages: "an LLM result" or "a load result"."""
+    return "an LLM result" if isinstance(stats, LlmStats) else "a load result"
+
+
+def load_same_kind(paths: list[str]) -> list[LoadStats | LlmStats]:
+    """Read results that must all be of one kind (to merge them): the first one of another kind
+    than ``paths[0]``'s is refused, naming both files."""
+    parts = [load(paths[0])]
+    for path in paths[1:]:
+        part = load(path)
+        if type(part) is not type(parts[0]):
+            raise ResultsError(
+                f"{path} is {kind(part)} and {paths[0]} is {kind(parts[0])}: results of "
+                "different kinds cannot be merged; merge the files of one command"
+            )
+        parts.append(part)
+    return parts
 
 
 def merge_workers(paths: list[str], expected: int) -> tuple[LoadStats | None, list[int], list[str]]:
@@ -49,6 +80,9 @@ def merge_workers(paths: list[str], expected: int) -> tuple[LoadStats | None, li
                 part = load(paths[i])
             except ResultsError as exc:
                 notes.append(f"load worker {i}: unreadable result ({exc})")
+        if part is not None and merged is not None and type(part) is not type(merged):
+            notes.append(f"load worker {i}: {kind(part)}, not {kind(merged)}; left out")
+            part = None
         if part is None:
             missing.append(i)
         elif merged is None:

@@ -22,3 +22,12 @@ def results_dir(tmp_path_factory):
 def bundle(results_dir, tmp_path_factory):
     out = tmp_path_factory.mktemp("bundle")
     return write_bundle(read_results(results_dir), out)
+
+
+@pytest.fixture(scope="session")
+def llm_bundle(tmp_path_factory):
+    """The bundle of two pods' LLM results merged (tests/report/llm_results.py)."""
+    from kfp_bench.report.llm_bundle import write_llm_bundle
+    from tests.report.llm_results import merged
+
+    return write_llm_bundle(merged(), tmp_path_factory.mktemp("llm-bundle"), source="merged.json")

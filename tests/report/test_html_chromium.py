@@ -78,3 +78,10 @@ def test_report_renders_in_a_sandboxed_iframe(bundle, tmp_path):
         _check(screenshot(host.as_uri(), tmp_path / "iframe.png"))
     finally:
         host.unlink()
+
+
+def test_llm_report_renders_in_chromium(llm_bundle, tmp_path):
+    """The LLM report's page: its three charts (TTFT, ITL, tokens and requests over time)."""
+    page = llm_bundle["report.html"].read_text()
+    assert len(re.findall(r"<img ", page)) == 3
+    _check(screenshot(llm_bundle["report.html"].as_uri(), tmp_path / "llm.png"))

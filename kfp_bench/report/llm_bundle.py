@@ -1,0 +1,291 @@
+"""The report bundle of a saved LLM result (``kfp-bench llm --json-out``, or a merge of them).
+
+``write_llm_bundle(stats, out_dir)`` writes, whole or not at all (``kfp_bench.atomic.folder``, as
+``report.bundle`` does)::
+
+    report.html        the page: TTFT and ITL distributions, tokens/s and requests/s over time,
+                       the tables below; self-contained (inline CSS and PNGs, no script)
+    summary.md         the same tables as Markdown, without images
+    metrics.json       ``kfp_bench.stats.llm.metric_values``: the stable flat names
+    llm_latency.csv    the percentiles of every histogram (ms)
+    llm_series.csv     one row per second (``kfp_bench.stats.token_series``)
+
+The tables are built once (``sections``) and rendered by both the Markdown and the HTML writer,
+so the two never disagree. Goodput against rate: the LLM sweep does not exist yet; ``sweep``
+is the hook: given its points it adds their table to both pages.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from dataclasses import dataclass, field
+from html import escape
+from pathlib import Path
+
+from kfp_bench import atomic
+from kfp_bench.outcome import describe, describe_warnings
+from kfp_bench.report import fmt, html, llm_plots
+from kfp_bench.report.llm_text import _OPEN_LOOP_ONLY, ROWS
+from kfp_bench.report.markdown import MAX_BYTES
+from kfp_bench.report.markdown import _table as md_table
+from kfp_bench.stats.llm import LlmStats, LlmSummary, metric_values
+from kfp_bench.stats.token_series import COUNTS
+
+FILES = ("report.html", "summary.md", "metrics.json", "llm_latency.csv", "llm_series.csv")
+PCT_COLUMNS = ("p50", "p90", "p95", "p99", "p99_9", "min", "max", "mean")
+#: The headline cards of the page: metric, label, unit.
+CARDS = (
+    ("llm_rps", "requests", "req/s"),
+    ("output_tokens_per_s", "output tokens", "tok/s"),
+    ("ttft_p50_ms", "TTFT p50", "ms"),
+    ("ttft_p99_ms", "TTFT p99", "ms"),
+    ("itl_p99_ms", "ITL p99", "ms"),
+    ("goodput_ratio", "goodput", ""),
+)
+
+
+@dataclass
+class Section:
+    """One titled part of the report: an introduction, the charts shown first, tables, then a
+    bulleted list."""
+
+    title: str
+    intro: str = ""
+    figures: tuple[str, ...] = ()
+    tables: list[tuple[list[str], list[list[str]]]] = field(default_factory=list)
+    items: list[str] = field(default_factory=list)
+
+
+def write_llm_bundle(
+    stats: LlmStats,
+    out_dir: str | os.PathLike,
+    *,
+    source: str = "",
+    sweep: list[dict] | None = None,
+) -> dict[str, Path]:
+    """Write the bundle of ``stats`` into ``out_dir`` (created when missing).
+
+    Args:
+        stats: a finished LLM result (``kfp_bench.stats.store.load``).
+        out_dir: the folder; other files in it are carried over.
+        source: the results file's name, shown in the header.
+        sweep: goodput against rate, one dict per rate (``rate`` first, then any figures);
+            reserved for the LLM sweep, which no command writes yet.
+
+    Returns:
+        Each file's name (``FILES``) mapped to its path in ``out_dir``.
+    """
+    s = stats.summary()
+    metrics = metric_values(s)
+    parts = sections(s, sweep)
+    head = header(s, stats, source)
+    page = render_html(s, head, parts, llm_plots.render(stats), metrics)
+    md = render_markdown(s, head, parts).encode("utf-8")
+    if len(md) >= MAX_BYTES:
+        raise RuntimeError(f"summary.md would be {len(md)} bytes (limit {MAX_BYTES})")
+    out = Path(out_dir)
+    with atomic.folder(out, fresh=FILES) as stage:
+        (stage / "report.html").write_text(page, encoding="utf-8")
+        (stage / "summary.md").write_bytes(md)
+        (stage / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n")
+        (stage / "llm_latency.csv").write_text(_latency_csv(s))
+        (stage / "llm_series.csv").write_text(_series_csv(stats))
+    return {name: out / name for name in FILES}
+
+
+def header(s: LlmSummary, stats: LlmStats, source: str) -> str:
+    loop = "open loop (from the intended send times too)" if s.corrected else "closed loop"
+    target = stats.options.get("url") or stats.options.get("base_url") or ""
+    where = f" against {target}" if target else ""
+    of = f"{source}: " if source else ""
+    return (
+        f"{of}LLM streaming load{where}, started {fmt.when(stats.started_at)}, "
+        f"{fmt.num(s.duration_s)} s, {loop}"
+    )
+
+
+# -- the tables --------------------------------------------------------------------------------
+def sections(s: LlmSummary, sweep: list[dict] | None = None) -> list[Section]:
+    """The report's parts, in order, as plain-text tables."""
+    out = [
+        Section("Summary", tables=[(["summary", "value"], _summary_rows(s))]),
+        Section(
+            "Latency",
+            "Milliseconds, from the HDR histograms. TTFT: from the send to the first content "
+            "chunk; ITL: every gap between content chunks, pooled over requests; TPOT: per "
+            "completed request, the first token excluded (docs/llm-metrics.md).",
+            ("llm_ttft", "llm_itl"),
+            [(["metric", "count", *(c.replace("_", ".") for c in PCT_COLUMNS)], _pct_rows(s))],
+        ),
+        Section(
+            "Throughput over time",
+            "Per second in llm_series.csv; overall: "
+            f"{fmt.num(s.output_tokens_per_s)} output tokens/s, {fmt.num(s.rps)} requests/s.",
+            ("llm_timeline",),
+        ),
+        Section("Goodput", tables=[(["goodput", "value"], _goodput_rows(s))]),
+    ]
+    if sweep:
+        keys = list(dict.fromkeys(k for point in sweep for k in point))
+        body = [[fmt.num(p.get(k)) for k in keys] for p in sweep]
+        out.append(Section("Goodput against rate", tables=[(keys, body)]))
+    out.append(_failures(s))
+    out.append(_usage(s))
+    notes = _notes(s)
+    if notes:
+        out.append(Section("Notes", items=notes))
+    return out
+
+
+def _summary_rows(s: LlmSummary) -> list[list[str]]:
+    return [
+        ["requests", f"{s.requests:,} ({s.completed:,} completed, {s.failed:,} failed)"],
+        ["duration", f"{fmt.num(s.duration_s)} s (measured {fmt.num(s.measured_s)} s)"],
+        ["requests/s", fmt.num(s.rps)],
+        ["output tokens", f"{s.output_tokens:,} ({fmt.num(s.output_tokens_per_s)}/s)"],
+        ["input tokens", f"{s.input_tokens:,} ({fmt.num(s.input_tokens_per_s)}/s)"],
+    ]
+
+
+def _pct_rows(s: LlmSummary) -> list[list[str]]:
+    rows = []
+    for key, label in ROWS.items():
+        if key in _OPEN_LOOP_ONLY and not s.corrected:
+            continue  # equal to the rows from the send in closed loop
+        lat = s.latency_ms[key]
+        cells = [fmt.num(lat[c]) if lat["count"] else fmt.DASH for c in PCT_COLUMNS]
+        rows.append([label, f"{lat['count']:,}", *cells])
+    return rows
+
+
+def _goodput_rows(s: LlmSummary) -> list[list[str]]:
+    return [
+        ["SLO", s.slo or "none: every completed request is good"],
+        ["good requests", f"{s.good:,} of {s.requests:,}"],
+        ["good ratio", fmt.pct(s.good_ratio)],
+        ["goodput", f"{fmt.num(s.goodput_rps)} requests/s"],
+    ]
+
+
+def _failures(s: LlmSummary) -> Section:
+    sec = Section("Failures", f"{s.failed:,} of {s.requests:,} requests failed.")
+    if s.errors:
+        sec.tables.append((["error", "requests"], [[e, f"{n:,}"] for e, n in s.errors.items()]))
+    if s.status_codes:
+        codes = [[str(c), f"{n:,}"] for c, n in s.status_codes.items()]
+        sec.tables.append((["HTTP status", "responses"], codes))
+    return sec
+
+
+def _usage(s: LlmSummary) -> Section:
+    u = s.usage
+    body = [
+        ["usage missing", f"{u['missing']:,}"],
+        ["fewer tokens than content chunks", f"{u['fewer']:,}"],
+        ["more tokens than content chunks", f"{u['more']:,}"],
+    ]
+    sec = Section(
+        "Token usage",
+        "Completed requests whose usage (the server's token counts) disagrees with the "
+        "content chunks.",
+        tables=[(["completed requests", "count"], body)],
+    )
+    sec.items = describe_warnings(s.flags)  # long sentences: a list, not a table's cells
+    return sec
+
+
+def _notes(s: LlmSummary) -> list[str]:
+    notes = []
+    if s.no_content:
+        notes.append(f"{s.no_content:,} requests without a content chunk (no TTFT)")
+    if s.warmup_excluded:
+        notes.append(f"{s.warmup_excluded:,} requests sent in the warm-up, not counted")
+    lost = {k: v for k, v in s.out_of_range.items() if v}
+    if lost:
+        what = ", ".join(f"{ROWS[k]} {v:,}" for k, v in lost.items())
+        notes.append(f"samples out of the histograms' range (below 0 or beyond 1 h): {what}")
+    return notes
+
+
+# -- the writers -------------------------------------------------------------------------------
+def render_markdown(s: LlmSummary, head: str, parts: list[Section]) -> str:
+    buf = io.StringIO()
+    w = buf.write
+    w(f"# kfp-bench LLM report\n\n{head}.\n\n")
+    failed = describe(s.flags)
+    if failed:
+        w("**FAILED**: the benchmark did not do all that was asked; what is below is partial.\n\n")
+        w("".join(f"- {line}\n" for line in failed) + "\n")
+    for sec in parts:
+        w(f"## {sec.title}\n\n")
+        if sec.intro:
+            w(f"{sec.intro}\n\n")
+        for cols, body in sec.tables:
+            md_table(w, cols, body)
+        if sec.items:
+            w("".join(f"- {item}\n" for item in sec.items) + "\n")
+    w(f"Charts: report.html. Records: {', '.join(FILES[3:])}.\n")
+    return buf.getvalue()
+
+
+def render_html(s: LlmSummary, head: str, parts: list[Section], figures, metrics: dict) -> str:
+    figs = {f.name: f for f in figures}
+    out = [
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>kfp-bench LLM report</title><style>{html.CSS}</style></head><body><main>\n",
+        f'<h1>kfp-bench LLM report</h1><p class="sub">{escape(head)}</p>\n',
+    ]
+    failed = describe(s.flags)
+    if failed:
+        items = "".join(f"<li>{escape(line)}</li>" for line in failed)
+        out.append(
+            '<div class="verdict bad" id="failures">FAILED: the benchmark did not do all that '
+            f"was asked; what is below is partial.<ul>{items}</ul></div>\n"
+        )
+    out.append(_cards(metrics))
+    for sec in parts:
+        out.append(f"<h2>{escape(sec.title)}</h2>\n")
+        if sec.intro:
+            out.append(f'<p class="sub">{escape(sec.intro)}</p>\n')
+        out += [html._figure(figs[n]) for n in sec.figures if n in figs]
+        out += [html._table(cols, body) for cols, body in sec.tables]
+        if sec.items:
+            out.append("<ul>" + "".join(f"<li>{escape(i)}</li>" for i in sec.items) + "</ul>\n")
+    out.append("</main></body></html>\n")
+    return "".join(out)
+
+
+def _cards(metrics: dict) -> str:
+    cards = []
+    for key, label, unit in CARDS:
+        if key in metrics:
+            v = metrics[key]
+            text = fmt.pct(v) if key.endswith("_ratio") else fmt.num(v)
+            cards.append(
+                f'<div class="card"><b>{escape(text)} {escape(unit)}</b>'
+                f"<span>{escape(label)}</span></div>"
+            )
+    return f'<div class="cards">{"".join(cards)}</div>\n' if cards else ""
+
+
+def _latency_csv(s: LlmSummary) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["metric", "count", *(f"{c}_ms" for c in PCT_COLUMNS)])
+    for key, lat in s.latency_ms.items():
+        w.writerow([key, lat["count"], *(lat[c] for c in PCT_COLUMNS)])
+    return buf.getvalue()
+
+
+def _series_csv(stats: LlmStats) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["t_s", "t", *COUNTS, "inflight"])
+    rows = stats.series.rows()
+    for r in rows:
+        w.writerow([r["t"] - rows[0]["t"], r["t"], *(r[k] for k in COUNTS), r["inflight"]])
+    return buf.getvalue()

@@ -1,0 +1,110 @@
+"""The LLM report's charts: pure functions of finished ``LlmStats``, rendered as ``plots`` does.
+
+- the TTFT and the ITL distributions, drawn from the HDR histograms (every sample, not a
+  subsample), with p50 and p99 marked;
+- the load over time from the per-second series: output tokens/s and requests/s, failures, and
+  the mean number of streams in flight.
+
+Same sizes, rc settings and PNG metadata as ``kfp_bench.report.plots``, so the same results give
+the same bytes. A chart whose data was not measured is None.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import seaborn as sns
+
+from kfp_bench.report.plots import _RC, Figure, _figure, _png
+from kfp_bench.stats.llm import LlmStats
+
+#: Histogram name -> (chart name, title, what a sample is).
+DISTRIBUTIONS = {
+    "ttft": ("llm_ttft", "Time to first token", "from the send to the first content chunk"),
+    "itl": ("llm_itl", "Inter-token latency", "one sample per gap between content chunks"),
+}
+BINS = 40
+
+
+def render(stats: LlmStats) -> list[Figure]:
+    """Every chart the data allows, in report order."""
+    out = []
+    with plt.rc_context(_RC), sns.axes_style("whitegrid"):
+        for fig in (
+            distribution(stats, "ttft"),
+            distribution(stats, "itl"),
+            timeline(stats),
+        ):
+            if fig is not None:
+                out.append(fig)
+    return out
+
+
+def distribution(stats: LlmStats, key: str) -> Figure | None:
+    """The histogram ``key`` (``DISTRIBUTIONS``) as bars from its minimum to its p99.9 (the
+    samples above it in the last bar: ``Histogram.buckets`` clips them there), p50 and p99
+    marked."""
+    h = stats.hists[key]
+    if not h.count:
+        return None
+    name, title, what = DISTRIBUTIONS[key]
+    pct = h.percentiles_us((50.0, 99.0, 99.9))
+    lo, hi = h.min_us, max(pct[99.9], h.min_us + BINS)
+    marks = h.buckets(lo, hi, BINS)
+    edges = np.array([m for m, _ in marks]) / 1000
+    counts = np.array([c for _, c in marks])
+    fig, ax = _figure(3.0)
+    width = (edges[1] - edges[0]) if len(edges) > 1 else 1.0
+    # A mark's count is of the samples up to it (above the previous mark): the bar ends there.
+    ax.bar(edges, counts, width=-width * 0.9, align="edge", color="#6a1b9a")
+    for q, style in ((50.0, "--"), (99.0, ":")):
+        v = pct[q] / 1000
+        ax.axvline(v, color="#37474f", linestyle=style, linewidth=1, label=f"p{q:g} {v:.3g} ms")
+    ax.legend(loc="upper right", frameon=True)
+    ax.set(title=f"{title} ({h.count:,} samples)", xlabel=f"{key.upper()} (ms)", ylabel="samples")
+    return Figure(
+        name,
+        f"{title} distribution",
+        f"{title}, {what}, from the HDR histogram (µs resolution); the last bar holds every "
+        "sample above p99.9.",
+        _png(fig),
+    )
+
+
+def timeline(stats: LlmStats) -> Figure | None:
+    """Output tokens/s and requests/s per second, failures, and streams in flight."""
+    rows = stats.series.rows()
+    if len(rows) < 2:
+        return None
+    t0 = rows[0]["t"]
+    t = np.array([r["t"] - t0 for r in rows])
+
+    def col(k):
+        return np.array([r[k] for r in rows])
+
+    fig, axes = _figure(5.0, 2, 1, sharex=True)
+    ax = axes[0]
+    tokens = col("output_tokens")
+    ax.fill_between(t, tokens, color="#1565c0", alpha=0.5, linewidth=0)
+    ax.plot(t, tokens, color="#1565c0", label="output tokens/s (requests ended)")
+    ax.plot(t, col("chunks"), color="#64b5f6", linestyle="--", label="content chunks/s")
+    ax.set(title="Output tokens per second", ylabel="tokens per second")
+    ax.legend(loc="lower right")
+    ax = axes[1]
+    requests = col("requests")
+    ax.fill_between(t, requests, color="#2e7d32", alpha=0.5, linewidth=0)
+    ax.plot(t, requests, color="#2e7d32", label="requests/s (ended)")
+    ax.bar(t, col("failures"), width=0.8, color="#c62828", label="failed/s")
+    ax.plot(t, col("inflight"), color="#9e9e9e", linestyle=":", label="streams in flight")
+    ax.set(title="Requests per second", ylabel="requests per second")
+    ax.legend(loc="lower right")
+    axes[-1].set_xlabel("time since the first second of the load (s)")
+    fig.suptitle("LLM load over time")
+    return Figure(
+        "llm_timeline",
+        "LLM load over time",
+        "Per wall-clock second (merged over every pod): output tokens of the requests that "
+        "ended, content chunks as they streamed, requests ended and failed, and the mean "
+        "number of streams open.",
+        _png(fig),
+    )
