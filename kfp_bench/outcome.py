@@ -12,7 +12,7 @@ Exit codes (also in the README's reliability section):
 ====  ==========================================================================================
 0     everything asked was done, and everything created was cleaned up (or kept, as asked)
 1     the benchmark ran but did not do all that was asked (timeout, failed creates, nothing
-      created, a lost load worker or helper step, an engine error)
+      created, a lost load worker or helper step, an engine error, no LLM stream completed)
 2     bad input: nothing was sent or created
 3     a regression verdict (``report --fail-on-regression``)
 4     something the benchmark created is left behind (cleanup failed, or a LIST that could not be
@@ -50,6 +50,10 @@ FAILURES: dict[str, tuple[int, str]] = {
     "no-load": (EXIT_FAILED, "no load worker's result could be read"),
     "step-failed": (EXIT_FAILED, "a helper step failed to measure; its error is in the report"),
     "engine-error": (EXIT_FAILED, "the load engine hit a bug of its own"),
+    "none-completed": (
+        EXIT_FAILED,
+        "no measured LLM stream completed: no token timing stands (the errors say why)",
+    ),
 }
 #: Warning flag -> what it means: worth a reader's attention, never a failure (exit code 0). The
 #: LLM load's usage checks (``kfp_bench.stats.llm``) are warnings: the stream was measured; what

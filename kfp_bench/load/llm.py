@@ -4,7 +4,8 @@
 worker process aggregates its own ``StreamBatch``es into an ``LlmStats`` (``LlmSink``), the
 attack's own record (duration, requests not sent, CPU, late start, flags) is applied to it, and
 the processes' stats are merged. A worker that died is named in ``workers.missing`` and flagged
-``workers-lost`` (``kfp_bench.outcome``: exit 1).
+``workers-lost``; a load in which no measured stream completed is flagged ``none-completed``
+(its errors are the measurement, but no token timing stands): ``kfp_bench.outcome``, exit 1.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from kfp_bench.stats.load import warm_up
 from kfp_bench.stats.slo import Slo
 
 WORKERS_LOST = "workers-lost"
+NONE_COMPLETED = "none-completed"
 
 
 class LlmSink:
@@ -103,6 +105,8 @@ def _merged(opts: LlmOptions, out: list) -> LlmStats:
     merged.workers["missing"] = sorted(merged.workers["missing"] + missing)
     if missing:
         merged.flag(WORKERS_LOST)
+    if not merged.counts["completed"]:  # every stream failed, or none was measured
+        merged.flag(NONE_COMPLETED)
     merged.options = opts.redacted()
     if opts.insecure:
         merged.flag("insecure")

@@ -30,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import secrets
 from array import array
 
 from httptools import HttpParserCallbackError, HttpParserError
@@ -225,7 +226,7 @@ class StreamAttack(Attack):
         prompts: objects with ``.text`` and ``.output_tokens``; requests cycle through them.
         sink: where the ``StreamBatch``es go (``engine.Sink``).
         start_at, phase: as ``Attack``'s.
-        source: the request id prefix; ``kfpb-<pid>`` when not given.
+        source: the request id prefix; ``kfpb-<pid>.<6 random hex digits>`` when not given.
     """
 
     ncols = NCOLS
@@ -241,7 +242,8 @@ class StreamAttack(Attack):
         source: str | None = None,
     ):
         super().__init__(opts, sink, start_at=start_at, phase=phase)
-        self.source = source or f"kfpb-{os.getpid()}"
+        # pid and a random tag: one process's successive attacks never reuse an id
+        self.source = source or f"kfpb-{os.getpid()}.{secrets.token_hex(3)}"
         self.parts = render(opts, prompts, self.source)  # before the attack: no encoding later
         self.chat = opts.endpoint == "chat"
         self.content = _CONTENT[opts.endpoint]

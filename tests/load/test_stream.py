@@ -108,7 +108,9 @@ def test_closed_loop_q_paces_each_connection(sse):
     rows, _ = _run(sse.url, sse_log=sse, prompts=["ok:1"], requests=4, qps=10)
     sent = sorted(r[0]["sent"] for r in rows)
     # (the engine paces a connection from its first reuse: request 1 follows request 0 at once)
-    assert all(b - a >= 0.099 for a, b in zip(sent[1:], sent[2:], strict=False)), sent
+    # libuv's timers count whole milliseconds (uv_now): one may fire up to 1 ms early, as
+    # perf_counter sees it
+    assert all(b - a >= 0.098 for a, b in zip(sent[1:], sent[2:], strict=False)), sent
     assert all(r[0]["intended"] == r[0]["sent"] and r[0]["outcome"] == 0 for r in rows)
 
 

@@ -1,0 +1,157 @@
+"""The streaming LLM load against the real local LLM server (``kfp-bench llm-server``), every
+figure checked against the server's truth log: when each request arrived and each token was
+written (``perf_counter``, the same clock in both processes).
+
+Timing bounds here say that each figure is the right one (a chunk is its own token's, TTFT is
+to the first content token, not the head), not how precise the client is: that is the bench's
+(bench/llm_peers.py, BENCHMARKS.md). Half a token gap tells a token from its neighbours and
+leaves room for a loaded 2-core machine.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from kfp_bench.load.llm import LlmSink, run_llm
+from kfp_bench.load.openai import LlmOptions
+from kfp_bench.load.prompts import Dist, synthetic
+from kfp_bench.load.workers import run_stream
+from kfp_bench.records import STREAM_COLUMNS
+from kfp_bench.sandbox.llm_server import start_llm_server
+from kfp_bench.stats.llm import LlmStats
+from kfp_bench.stats.slo import Slo
+
+FIRST_MS, GAP_MS, TOKENS = 60.0, 20.0, 12
+WITHIN_S = GAP_MS / 2 / 1000
+COL = {name: i for i, name in enumerate(STREAM_COLUMNS)}
+
+
+@pytest.fixture(scope="module")
+def llm(tmp_path_factory):
+    truth = tmp_path_factory.mktemp("llm") / "truth.jsonl"
+    with start_llm_server(
+        truth_log=truth, first_token_ms=FIRST_MS, token_gap_ms=GAP_MS, max_tokens=TOKENS
+    ) as server:
+        yield server
+
+
+def _opts(server, **kw) -> LlmOptions:
+    base = dict(url=server.url + "/openai", model="m", requests=8, concurrency=4)
+    return LlmOptions(**{**base, **kw}).validate()
+
+
+def _prompts(n: int = 4):
+    return synthetic(n, Dist.parse("uniform:5,40"), Dist.parse(f"fixed:{TOKENS}"), seed=3)
+
+
+class _Tee(LlmSink):
+    """An LlmSink that also keeps its batches, to pair each row with the truth (one process)."""
+
+    def __init__(self, stats):
+        super().__init__(stats)
+        self.batches = []
+
+    def add_batch(self, batch) -> None:
+        super().add_batch(batch)
+        self.batches.append(batch)
+
+
+@pytest.mark.parametrize("endpoint", ["completions", "chat"])
+def test_every_figure_is_the_truth_logs(llm, endpoint):
+    prompts = _prompts()
+    [(_, sink, record)] = run_stream(
+        _opts(llm, endpoint=endpoint), prompts, lambda i: _Tee(LlmStats())
+    )
+    rows = [(b.source, row, times) for b in sink.batches for row, times in _rows(b)]
+    assert len(rows) == 8
+    truth = llm.truth(wait_for=tuple(f"{src}-{int(r[COL['seq']])}" for src, r, _ in rows))
+    ttft_err, gaps, want_gaps, errors, want_tpot, want_ttft = [], [], [], [], [], []
+    for src, r, times in rows:
+        t = truth.requests[f"{src}-{int(r[COL['seq']])}"]
+        assert r[COL["outcome"]] == 0 and r[COL["status"]] == 200
+        # one content chunk per token the server wrote, the role chunk (chat) not among them
+        assert r[COL["content_chunks"]] == len(t["tokens"]) == TOKENS == r[COL["completion_tokens"]]
+        assert r[COL["chunks"]] > r[COL["content_chunks"]]  # role / finish / usage chunks
+        assert r[COL["prompt_tokens"]] == t["prompt_tokens"]
+        # Each chunk is its own token's: never seen before the server wrote it (less the
+        # longest write, which the server logs after it returns), and mostly within half a gap
+        # (a client descheduled on a loaded machine reads several late, never early).
+        late = np.subtract(times, t["tokens"])
+        assert late.min() > -0.002 - t["write_max_ms"] / 1000, late
+        errors += late.tolist()
+        want_tpot.append((t["tokens"][-1] - t["tokens"][0]) / (TOKENS - 1))
+        want_ttft.append(t["tokens"][0] - t["arrived"])
+        # TTFT is to the first token, not to the head (written FIRST_MS earlier)
+        assert r[COL["first"]] - r[COL["headers"]] > FIRST_MS / 1000 - WITHIN_S
+        ttft_err.append((r[COL["first"]] - r[COL["sent"]]) - (t["tokens"][0] - t["arrived"]))
+        gaps += np.diff(times).tolist()
+        want_gaps += np.diff(t["tokens"]).tolist()
+    assert np.median(errors) < WITHIN_S, errors
+    assert min(ttft_err) > -0.002 and np.median(ttft_err) < WITHIN_S, ttft_err
+    # The aggregate of those same rows: one ITL sample per gap, pooled; TPOT without the first
+    s = sink.stats.close(record.duration_s).summary()
+    lat = s.latency_ms
+    assert lat["ttft"]["count"] == 8 and lat["itl"]["count"] == len(want_gaps) == 8 * (TOKENS - 1)
+    assert abs(lat["itl"]["p50"] - np.median(want_gaps) * 1000) < WITHIN_S * 1000
+    assert abs(lat["tpot"]["p50"] - np.median(want_tpot) * 1000) < 1.0
+    assert lat["tpot"]["count"] == 8
+    assert abs(lat["ttft"]["p50"] - np.median(want_ttft) * 1000) < WITHIN_S * 1000
+    assert s.output_tokens == 8 * TOKENS
+    assert s.input_tokens == sum(
+        truth.requests[f"{a}-{int(r[0])}"]["prompt_tokens"] for a, r, _ in rows
+    )
+    assert s.completed == 8 and not s.failed and s.flags == []
+
+
+def _rows(batch):
+    return zip(batch.rows(), batch.token_times(), strict=True)
+
+
+def test_two_worker_processes_merge_to_the_truths_totals(llm):
+    since = time.perf_counter()  # the truth log's clock: this run's requests arrived after it
+    stats = run_llm(_opts(llm, workers=2, requests=12), _prompts(), slo=Slo.parse("ttft=1s"))
+    s = stats.summary()
+    mine = [r for r in llm.truth().requests.values() if r["arrived"] >= since]
+    assert s.requests == s.completed == 12 == len(mine)
+    assert len({r["id"].rsplit("-", 1)[0] for r in mine}) == 2  # two processes sent them
+    assert s.latency_ms["itl"]["count"] == sum(len(r["tokens"]) - 1 for r in mine)
+    assert s.output_tokens == sum(r["completion_tokens"] for r in mine)
+    assert stats.workers == {"expected": 2, "reported": 2, "missing": []}
+    assert stats.client_cpu["processes"] == 2 and s.good == 12 and stats.flags == []
+
+
+#: A fault of the server (``X-Llm-Fault``) -> what the load must make of it: failed streams and
+#: the text their error starts with, or the completed streams' warning flag.
+FAULTS = {
+    "stall:after=2": ("failed", "stall: no byte for 0.5s"),
+    "drop:after=2": ("failed", "stream: "),
+    "429": ("failed", "http 429"),
+    "error:after=2": ("failed", "stream: error event"),
+    "no-usage": ("usage-mismatch", ""),
+    "wrong-usage:by=-2": ("usage-mismatch", ""),
+    "wrong-usage:by=3": ("multi-token-chunks", ""),
+    "empty:every=1": ("ok", ""),
+}
+
+
+@pytest.mark.parametrize("fault", FAULTS)
+def test_a_fault_of_the_server_is_a_measurement(llm, fault):
+    want, error = FAULTS[fault]
+    opts = _opts(llm, requests=4, concurrency=2, headers=(f"X-Llm-Fault: {fault}",))
+    s = run_llm(replace(opts, stall_timeout=0.5), _prompts()).summary()
+    assert s.requests == 4
+    if want == "failed":
+        assert s.failed == 4 and s.completed == 0 and "none-completed" in s.flags, s
+        assert all(e.startswith(error) for e in s.errors), s.errors
+        return
+    assert s.completed == 4 and not s.errors, s.errors
+    # tokens: the content chunks (an empty chunk is none), usage where it is believable
+    assert s.latency_ms["itl"]["count"] == 4 * (TOKENS - 1)
+    if want == "ok":
+        assert s.flags == [] and s.output_tokens == 4 * TOKENS
+    else:
+        assert s.flags == [want]

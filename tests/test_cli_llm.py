@@ -1,0 +1,78 @@
+"""``kfp-bench llm`` against the real local LLM server: its summary, its results file, its exit
+codes, and bad input (one line, exit 2, nothing created)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kfp_bench.cli import main
+from kfp_bench.sandbox.llm_server import start_llm_server
+from kfp_bench.stats import store
+from kfp_bench.stats.llm import LlmStats
+
+
+@pytest.fixture(scope="module")
+def llm():
+    with start_llm_server(first_token_ms=30, token_gap_ms=5, max_tokens=8) as server:
+        yield server
+
+
+def test_a_load_prints_the_summary_and_saves_a_result_that_reads_back(llm, tmp_path, capsys):
+    out = tmp_path / "new" / "r.json"
+    code = main(
+        [
+            "llm", llm.url + "/openai", "-n", "12", "-c", "3", "--endpoint", "chat",
+            "--output-tokens", "fixed:6", "--slo", "ttft=2s", "--json-out", str(out),
+        ]
+    )  # fmt: skip
+    text = capsys.readouterr().out
+    assert code == 0, text
+    assert "Requests:\t12 (12 completed, 0 failed)" in text and "TTFT:\t12\t" in text
+    assert "Good:\t12 of 12" in text
+    stats = store.load(out)
+    assert isinstance(stats, LlmStats) and stats.summary().output_tokens == 12 * 6
+    # the model was the one /v1/models lists; the prompts are described, never their text
+    assert stats.options["model"] == llm.models()["data"][0]["id"]
+    assert stats.options["prompts"] == {
+        "input_tokens": "fixed:128", "output_tokens": "fixed:6", "count": 256, "seed": 0,
+    }  # fmt: skip
+    assert "headers" in stats.options and json.loads(out.read_text())["kind"] == "llm"
+
+
+def test_a_load_whose_streams_all_failed_exits_1_with_its_errors(llm, capsys):
+    code = main(
+        ["llm", llm.url + "/openai", "-n", "4", "-c", "2", "--model", "m", "-H", "X-Llm-Fault: 429"]
+    )
+    text = capsys.readouterr()
+    assert code == 1
+    assert "[429]\t4 responses" in text.out and "none-completed" in text.out
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--slo", "ttft=soon"], "--slo 'ttft=soon'"),
+        (["--input-tokens", "gauss:3"], "length distribution 'gauss:3'"),
+        (["--prompts-file", "missing.jsonl"], "prompts file missing.jsonl: not found"),
+        (["--endpoint", "embeddings"], "--endpoint: invalid choice"),
+        (["-z", "2s", "--warmup", "2s"], "--warmup 2s: give a duration shorter than -z (2s)"),
+        (["--stall-timeout", "-1"], "--stall-timeout -1.0"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2_with_nothing_created(
+    llm, tmp_path, capsys, args, message
+):
+    out = tmp_path / "never" / "r.json"
+    code = main(["llm", llm.url + "/openai", "-n", "4", "-c", "2", "--json-out", str(out), *args])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+    assert not out.parent.exists()
+
+
+def test_an_unreachable_server_without_model_names_the_url(tmp_path, capsys):
+    code = main(["llm", "http://127.0.0.1:9/openai", "-n", "1", "-c", "1"])
+    err = capsys.readouterr().err
+    assert code == 2 and "http://127.0.0.1:9/openai/v1/models could not be read" in err
+    assert "give --model" in err
