@@ -15,13 +15,15 @@ from kfp_bench.cli.common import Progress, duration
 from kfp_bench.cli.outputs import NOT_SAVED, Outputs, save
 from kfp_bench.errors import ConfigError, EngineError
 from kfp_bench.load import prompts as prompt_source
-from kfp_bench.load.llm import run_llm
+from kfp_bench.load.llm import NONE_COMPLETED, run_llm
+from kfp_bench.load.llm_sweep import parse_concurrencies, run_llm_sweep
 from kfp_bench.load.openai import ENDPOINTS, LlmOptions
-from kfp_bench.load.options import LoadOptions
+from kfp_bench.load.options import LoadOptions, parse_rates
 from kfp_bench.outcome import exit_code
 from kfp_bench.redact import public_url
 from kfp_bench.report import llm_text
 from kfp_bench.stats import store
+from kfp_bench.stats.llm_sweep import KNEE_FACTOR, KNEE_MIN_GOOD
 from kfp_bench.stats.slo import Slo
 
 #: The synthetic prompts when no --prompts-file is given: distinct prompts, cycled.
@@ -123,6 +125,24 @@ def _add_flags(p: argparse.ArgumentParser) -> None:
         help="Goodput bounds, e.g. ttft=500ms,itl=50ms,tpot=30ms,e2e=10s: a good request "
         "completed within every one (itl: its longest gap).",
     )  # fmt: skip
+    g.add_argument(
+        "--sweep-rates", default="", metavar="R,R,...",
+        help="A sweep: one open-loop step of -z per rate (requests/s, increasing), goodput and "
+        "token timing against rate, and the knee.",
+    )  # fmt: skip
+    g.add_argument(
+        "--sweep-concurrency", default="", metavar="C,C,...",
+        help="A sweep: one closed-loop step of -z per number of streams (increasing).",
+    )  # fmt: skip
+    g.add_argument(
+        "--knee-factor", type=float, default=KNEE_FACTOR,
+        help="A sweep's knee: the first step whose TTFT p99 exceeds this multiple of the first "
+        "step's.",
+    )  # fmt: skip
+    g.add_argument(
+        "--knee-good", type=float, default=KNEE_MIN_GOOD,
+        help="... or whose good share (completed, or within --slo) is below this ratio.",
+    )  # fmt: skip
     g.add_argument("--seed", type=int, default=None, help=_h("seed"))
     g.add_argument("--insecure", action="store_true", help=_h("insecure"))
     g.add_argument("--cacert", default="", metavar="FILE", help=_h("cacert"))
@@ -212,6 +232,8 @@ def cmd_llm(a: argparse.Namespace) -> int:
     prompts = _prompts(a)
     if not a.model:
         opts = replace(opts, model=_served_model(opts))
+    if a.sweep_rates or a.sweep_concurrency:
+        return _sweep(a, opts, prompts, slo, outs, json_out)
     progress = Progress(a.progress or sys.stderr.isatty())
     failure = None
     with outs.made():
@@ -237,6 +259,50 @@ def cmd_llm(a: argparse.Namespace) -> int:
     if failure is not None:
         print(f"kfp-bench: {failure}", file=sys.stderr)
     code = exit_code(stats.flags)
+    return code if code or failure is None else 1
+
+
+def _sweep(a, opts: LlmOptions, prompts: list, slo: Slo, outs: Outputs, json_out) -> int:
+    """``--sweep-rates`` / ``--sweep-concurrency``: a step of -z per level, the table and knee.
+    A step in which no stream completed is a measurement of overload, not a failure: only a
+    sweep none of whose steps completed a stream is flagged so (exit 1)."""
+    rates = parse_rates(a.sweep_rates, "--sweep-rates") if a.sweep_rates else ()
+    streams = parse_concurrencies(a.sweep_concurrency) if a.sweep_concurrency else ()
+    if not a.duration:
+        raise ConfigError("a sweep needs -z, the length of each step (e.g. -z 30s)")
+    by = "rate" if rates else "concurrency"
+
+    def on_step(level: float, stats) -> None:
+        s = stats.summary()
+        print(
+            f"  {by} {level:g}: {s.completed}/{s.requests} completed, TTFT p99 "
+            f"{s.latency_ms['ttft']['p99']:.1f} ms, {s.output_tokens_per_s:.0f} tok/s",
+            file=sys.stderr,
+        )
+
+    failure = None
+    with outs.made():
+        try:
+            sweep = run_llm_sweep(
+                opts, prompts, rates=rates, concurrencies=streams, step_s=a.duration, slo=slo,
+                warmup_s=a.warmup, factor=a.knee_factor, min_good=a.knee_good, on_step=on_step,
+            )  # fmt: skip
+        except EngineError as exc:
+            sweep, failure = exc.partial, exc
+    for st in sweep.steps:
+        st.options["prompts"] = _described(a, prompts)
+    flags = [f for f in sweep.flags if f != NONE_COMPLETED]
+    if sweep.steps and all(NONE_COMPLETED in st.flags for st in sweep.steps):
+        flags.append(NONE_COMPLETED)
+    if json_out and not save(
+        lambda: store.save(sweep, json_out), sweep.to_dict, command="llm", flag="--json-out",
+        path=a.json_out,
+    ):  # fmt: skip
+        flags.append(NOT_SAVED)
+    llm_text.write_sweep(sweep.rows(), sweep.knee.as_dict(), sweep.by, sys.stdout)
+    if failure is not None:
+        print(f"kfp-bench: {failure}", file=sys.stderr)
+    code = exit_code(flags)
     return code if code or failure is None else 1
 
 

@@ -11,7 +11,7 @@
     llm_series.csv     one row per second (``kfp_bench.stats.token_series``)
 
 The tables are built once (``sections``) and rendered by both the Markdown and the HTML writer,
-so the two never disagree. Goodput against rate: the LLM sweep does not exist yet; ``sweep``
+so the two never disagree. Goodput against load: an LLM sweep's rows (``sweep``)
 is the hook: given its points it adds their table to both pages.
 """
 
@@ -72,8 +72,8 @@ def write_llm_bundle(
         stats: a finished LLM result (``kfp_bench.stats.store.load``).
         out_dir: the folder; other files in it are carried over.
         source: the results file's name, shown in the header.
-        sweep: goodput against rate, one dict per rate (``rate`` first, then any figures);
-            reserved for the LLM sweep, which no command writes yet.
+        sweep: goodput against load, one dict per step of an LLM sweep (``level`` first, then
+            its figures: ``stats.llm_sweep.LlmSweep.rows``).
 
     Returns:
         Each file's name (``FILES``) mapped to its path in ``out_dir``.
@@ -82,7 +82,7 @@ def write_llm_bundle(
     metrics = metric_values(s)
     parts = sections(s, sweep)
     head = header(s, stats, source)
-    page = render_html(s, head, parts, llm_plots.render(stats), metrics)
+    page = render_html(s, head, parts, llm_plots.render(stats, sweep), metrics)
     md = render_markdown(s, head, parts).encode("utf-8")
     if len(md) >= MAX_BYTES:
         raise RuntimeError(f"summary.md would be {len(md)} bytes (limit {MAX_BYTES})")
@@ -94,6 +94,13 @@ def write_llm_bundle(
         (stage / "llm_latency.csv").write_text(_latency_csv(s))
         (stage / "llm_series.csv").write_text(_series_csv(stats))
     return {name: out / name for name in FILES}
+
+
+def _cell(v) -> str:
+    """A sweep table's cell: a number as the report prints numbers, a list (failures) joined."""
+    if isinstance(v, list | tuple):
+        return ", ".join(map(str, v)) or fmt.DASH
+    return v if isinstance(v, str) else fmt.num(v)
 
 
 def header(s: LlmSummary, stats: LlmStats, source: str) -> str:
@@ -130,8 +137,8 @@ def sections(s: LlmSummary, sweep: list[dict] | None = None) -> list[Section]:
     ]
     if sweep:
         keys = list(dict.fromkeys(k for point in sweep for k in point))
-        body = [[fmt.num(p.get(k)) for k in keys] for p in sweep]
-        out.append(Section("Goodput against rate", tables=[(keys, body)]))
+        body = [[_cell(p.get(k)) for k in keys] for p in sweep]
+        out.append(Section("Goodput against load", figures=("llm_sweep",), tables=[(keys, body)]))
     out.append(_failures(s))
     out.append(_usage(s))
     notes = _notes(s)

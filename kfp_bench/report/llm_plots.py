@@ -3,7 +3,8 @@
 - the TTFT and the ITL distributions, drawn from the HDR histograms (every sample, not a
   subsample), with p50 and p99 marked;
 - the load over time from the per-second series: output tokens/s and requests/s, failures, and
-  the mean number of streams in flight.
+  the mean number of streams in flight;
+- an LLM sweep's goodput and requests/s against load, TTFT p99 beside them, the knee marked.
 
 Same sizes, rc settings and PNG metadata as ``kfp_bench.report.plots``, so the same results give
 the same bytes. A chart whose data was not measured is None.
@@ -26,14 +27,15 @@ DISTRIBUTIONS = {
 BINS = 40
 
 
-def render(stats: LlmStats) -> list[Figure]:
-    """Every chart the data allows, in report order."""
+def render(stats: LlmStats, sweep: list[dict] | None = None) -> list[Figure]:
+    """Every chart the data allows, in report order (``sweep``: an LLM sweep's rows)."""
     out = []
     with plt.rc_context(_RC), sns.axes_style("whitegrid"):
         for fig in (
             distribution(stats, "ttft"),
             distribution(stats, "itl"),
             timeline(stats),
+            against_load(sweep or []),
         ):
             if fig is not None:
                 out.append(fig)
@@ -106,5 +108,34 @@ def timeline(stats: LlmStats) -> Figure | None:
         "Per wall-clock second (merged over every pod): output tokens of the requests that "
         "ended, content chunks as they streamed, requests ended and failed, and the mean "
         "number of streams open.",
+        _png(fig),
+    )
+
+
+def against_load(rows: list[dict]) -> Figure | None:
+    """An LLM sweep (``stats.llm_sweep.LlmSweep.rows``): goodput and requests/s per step, the
+    TTFT p99 on a second axis, the knee's step marked."""
+    if len(rows) < 2:
+        return None
+    level = np.array([r["level"] for r in rows], dtype=float)
+    fig, ax = _figure(3.2)
+    ax.plot(level, [r["rps"] for r in rows], "o-", color="#2e7d32", label="requests/s")
+    ax.plot(level, [r["goodput_rps"] for r in rows], "s-", color="#1565c0", label="goodput/s")
+    ax.set(xlabel="load (the sweep's level)", ylabel="per second", title="Goodput against load")
+    ttft = ax.twinx()
+    ttft.plot(level, [r["ttft_p99_ms"] for r in rows], "^:", color="#c62828", label="TTFT p99")
+    ttft.set_ylabel("TTFT p99 (ms)")
+    ttft.grid(False)
+    for r in rows:
+        if r.get("knee"):
+            ax.axvline(r["level"], color="#37474f", linestyle="--", linewidth=1, label="knee")
+    lines = ax.get_legend_handles_labels()
+    more = ttft.get_legend_handles_labels()
+    ax.legend(lines[0] + more[0], lines[1] + more[1], loc="upper left", frameon=True)
+    return Figure(
+        "llm_sweep",
+        "Goodput against load",
+        "One point per step of the sweep: requests and good requests (within the SLO) per "
+        "second, and the TTFT p99 (right axis); the first step past the knee is marked.",
         _png(fig),
     )

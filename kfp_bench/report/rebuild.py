@@ -112,6 +112,7 @@ def rebuild_all(
     from kfp_bench.report import hey
     from kfp_bench.stats import store
     from kfp_bench.stats.llm import LlmStats
+    from kfp_bench.stats.llm_sweep import LlmSweep
 
     dirs, files = [], []
     for p in paths:
@@ -119,7 +120,7 @@ def rebuild_all(
             files.append((p, store.load(p)))
         else:
             dirs.append(read_results(p))
-    llm = [(p, s) for p, s in files if isinstance(s, LlmStats)]
+    llm = [(p, s) for p, s in files if isinstance(s, LlmStats | LlmSweep)]
     if llm and (results_uri or baseline):
         flag = "--results-uri" if results_uri else "--baseline"
         raise ConfigError(
@@ -128,7 +129,7 @@ def rebuild_all(
         )
     outcomes = []
     for p, stats in files:
-        if isinstance(stats, LlmStats):
+        if isinstance(stats, LlmStats | LlmSweep):
             outcomes.append(_llm_report(p, stats, out, out_dir, len(paths) > 1))
         else:
             hey.write_text(stats, out)
@@ -155,14 +156,21 @@ def _llm_report(path: str, stats, out: TextIO, out_dir: str, several: bool) -> O
     inputs), by default STEM-report beside the file."""
     from kfp_bench.report import llm_text
     from kfp_bench.report.llm_bundle import write_llm_bundle
+    from kfp_bench.stats.llm_sweep import LlmSweep
 
     p = Path(path)
     if not out_dir:
         target = p.with_name(f"{p.stem}-report")
     else:
         target = Path(out_dir) / p.stem if several else Path(out_dir)
+    sweep = None
+    if isinstance(stats, LlmSweep):  # the highest level before the knee, and the sweep's table
+        level, sweep = stats.sustained()[0], stats
+        stats = stats.sustained()[1]
+        llm_text.write_sweep(sweep.rows(), sweep.knee.as_dict(), sweep.by, out)
+        out.write(f"The report's figures are the step at {sweep.by} {level:g}.\n")
     llm_text.write_text(stats.summary(), out)
-    files = write_llm_bundle(stats, target, source=p.name)
+    files = write_llm_bundle(stats, target, source=p.name, sweep=sweep and sweep.rows())
     out.write(f"{p}: wrote {', '.join(files)} in {target}\n")
     return Outcome(files)
 

@@ -11,6 +11,8 @@ from kfp_bench.errors import ResultsError
 from kfp_bench.jsonl import write_json_atomic
 from kfp_bench.stats.llm import KIND as LLM_KIND
 from kfp_bench.stats.llm import LlmStats
+from kfp_bench.stats.llm_sweep import KIND as LLM_SWEEP_KIND
+from kfp_bench.stats.llm_sweep import LlmSweep
 from kfp_bench.stats.load import LoadStats
 
 
@@ -21,7 +23,8 @@ def save(stats: LoadStats | LlmStats, path: str | os.PathLike) -> Path:
 
 def load(path: str | os.PathLike) -> LoadStats | LlmStats:
     """Read a results document written by ``save`` (or by ``kfp-bench load`` or ``llm``
-    ``--json-out``): an ``LlmStats`` for ``kind: "llm"``, else a ``LoadStats``."""
+    ``--json-out``): an ``LlmStats`` for ``kind: "llm"``, an ``LlmSweep`` for ``"llm-sweep"``
+    (``kfp-bench llm --sweep-...``), else a ``LoadStats``."""
     p = Path(path)
     try:
         doc = json.loads(p.read_text())
@@ -40,11 +43,16 @@ def load(path: str | os.PathLike) -> LoadStats | LlmStats:
         raise ResultsError(f"{p}: not JSON ({exc}); give a file written by --json-out") from None
     if isinstance(doc, dict) and doc.get("kind") == LLM_KIND:
         return LlmStats.from_dict(doc, str(p))
+    if isinstance(doc, dict) and doc.get("kind") == LLM_SWEEP_KIND:
+        return LlmSweep.from_dict(doc, str(p))
     return LoadStats.from_dict(doc, str(p))
 
 
-def kind(stats: LoadStats | LlmStats) -> str:
-    """What a result is, in words for messages: "an LLM result" or "a load result"."""
+def kind(stats: LoadStats | LlmStats | LlmSweep) -> str:
+    """What a result is, in words for messages: "an LLM result", "an LLM sweep" or "a load
+    result"."""
+    if isinstance(stats, LlmSweep):
+        return "an LLM sweep"
     return "an LLM result" if isinstance(stats, LlmStats) else "a load result"
 
 

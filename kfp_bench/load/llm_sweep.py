@@ -1,0 +1,110 @@
+"""The LLM sweep's run: one ``load.llm.run_llm`` step per rate (open loop) or concurrency
+(closed loop), for ``step_s`` seconds each; the steps and the knee are ``stats.llm_sweep``'s.
+The module never prints; ``on_step`` hears each step.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from kfp_bench.errors import ConfigError, EngineError
+from kfp_bench.load.llm import run_llm
+from kfp_bench.load.openai import LlmOptions
+from kfp_bench.load.options import check_rates
+from kfp_bench.stats.llm import LlmStats
+from kfp_bench.stats.llm_sweep import KNEE_FACTOR, KNEE_MIN_GOOD, LlmSweep, find_llm_knee
+from kfp_bench.stats.slo import Slo
+
+
+def run_llm_sweep(
+    base: LlmOptions,
+    prompts: list,
+    *,
+    rates: Sequence[float] = (),
+    concurrencies: Sequence[int] = (),
+    step_s: float,
+    slo: Slo | None = None,
+    warmup_s: float = 0.0,
+    factor: float = KNEE_FACTOR,
+    min_good: float = KNEE_MIN_GOOD,
+    on_step: Callable[[float, LlmStats], None] | None = None,
+) -> LlmSweep:
+    """Run one step of ``step_s`` seconds per rate (open loop) or per concurrency (closed
+    loop), each with its own warm-up; return the steps and the knee.
+
+    Raises:
+        ConfigError: bad levels, step length or knee settings, before anything is sent.
+        EngineError: a bug in the engine ended a step; its ``partial`` holds the steps before.
+    """
+    plans = _plans(base, rates, concurrencies, step_s, warmup_s, factor, min_good)
+    by = "rate" if rates else "concurrency"
+    levels, steps = [], []
+    for level, opts in plans:
+        try:
+            stats = run_llm(opts, prompts, slo=slo, warmup_s=warmup_s)
+        except EngineError as exc:
+            done = LlmSweep(by, levels, steps, find_llm_knee(levels, steps, factor, min_good))
+            raise EngineError(
+                f"the sweep's step at {by} {level:g}: {exc}; the {len(steps)} step(s) before "
+                "it are kept",
+                exc.stats,
+                partial=done,
+            ) from exc
+        levels.append(level)
+        steps.append(stats)
+        if on_step is not None:
+            on_step(level, stats)
+        if "interrupted" in stats.flags:
+            break
+    return LlmSweep(by, levels, steps, find_llm_knee(levels, steps, factor, min_good))
+
+
+def _plans(base, rates, concurrencies, step_s, warmup_s, factor, min_good) -> list:
+    if bool(rates) == bool(concurrencies):
+        raise ConfigError(
+            "sweep: give one of --sweep-rates (open loop) and --sweep-concurrency (closed loop)"
+        )
+    if not (step_s > 0 and math.isfinite(step_s)):
+        raise ConfigError(f"-z {step_s}: each step needs a duration above 0, e.g. -z 30s")
+    if not 0 <= warmup_s < step_s:
+        raise ConfigError(f"--warmup {warmup_s:g}s: give less than each step's -z ({step_s:g}s)")
+    if not factor > 1:
+        raise ConfigError(f"--knee-factor {factor}: give a TTFT p99 multiple above 1, e.g. 3")
+    if not 0 < min_good <= 1:
+        raise ConfigError(f"--knee-good {min_good}: give a ratio in (0, 1], e.g. 0.9")
+    if rates:
+        check_rates(rates, "--sweep-rates")
+        plans = [(float(r), replace(base, rate=float(r), duration=step_s, qps=0.0)) for r in rates]
+    else:
+        _check_concurrencies(concurrencies)
+        plans = [
+            (float(c), replace(base, concurrency=int(c), rate=0.0, duration=step_s))
+            for c in concurrencies
+        ]
+    for _, opts in plans:
+        opts.validate()
+    return plans
+
+
+def parse_concurrencies(text: str, flag: str = "--sweep-concurrency") -> tuple[int, ...]:
+    """Stream counts from ``"1,4,16"``: whole, positive, increasing."""
+    try:
+        levels = tuple(int(p) for p in str(text).split(",") if p.strip())
+    except ValueError:
+        raise ConfigError(
+            f"{flag} {text!r}: not a list of whole numbers; give stream counts, e.g. 1,4,16"
+        ) from None
+    _check_concurrencies(levels, flag)
+    return levels
+
+
+def _check_concurrencies(levels: Sequence[int], flag: str = "--sweep-concurrency") -> None:
+    shown = ",".join(str(c) for c in levels)
+    if not levels or any(c < 1 for c in levels):
+        raise ConfigError(f"{flag} {shown!r}: give stream counts of 1 or more, e.g. 1,4,16")
+    if any(b <= a for a, b in zip(levels, levels[1:], strict=False)):
+        raise ConfigError(
+            f"{flag} {shown}: give them in increasing order (the first is the knee's baseline)"
+        )

@@ -1,0 +1,159 @@
+"""An LLM sweep's steps, their rows of goodput and token timing against load, and the knee.
+
+One step per rate (open loop) or per concurrency (closed loop), each an ``LlmStats``
+(``kfp_bench.load.llm_sweep`` runs them). ``find_llm_knee`` names the saturation knee as
+``load.sweep`` does for the predict load: the first level whose TTFT p99 exceeds ``factor``
+times the first level's, or whose completed (or, with an SLO, good) share falls below
+``min_good``. ``LlmSweep`` round-trips through a JSON document (``kind: "llm-sweep"``) that
+``kfp-bench report`` reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kfp_bench.errors import ResultsError
+from kfp_bench.outcome import failures
+from kfp_bench.stats.llm import LlmStats
+
+#: The knee's TTFT p99 multiple (as the predict load's sweep: ``load.sweep.KNEE_FACTOR``).
+KNEE_FACTOR = 3.0
+FORMAT = "kfp-bench/llm-sweep"
+KIND = "llm-sweep"
+FORMAT_VERSION = 1
+#: A step whose completed (or good, under an SLO) share is below this is past the knee.
+KNEE_MIN_GOOD = 0.9
+#: The row of a step: the figures of goodput against load.
+ROW_KEYS = (
+    "level", "rps", "output_tokens_per_s", "ttft_p50_ms", "ttft_p99_ms", "itl_p50_ms",
+    "itl_p99_ms", "tpot_p50_ms", "e2e_p99_ms", "goodput_rps", "good_ratio", "failed",
+)  # fmt: skip
+
+
+def row(level: float, stats: LlmStats) -> dict:
+    """One step's figures (``ROW_KEYS``); the latencies from the intended send in open loop."""
+    s = stats.summary()
+    lat = s.latency_ms
+    ttft = lat["ttft_intended" if s.corrected else "ttft"]
+    e2e = lat["e2e_intended" if s.corrected else "e2e"]
+    out = {
+        "level": level,
+        "rps": round(s.rps, 3),
+        "output_tokens_per_s": round(s.output_tokens_per_s, 1),
+        "ttft_p50_ms": ttft["p50"],
+        "ttft_p99_ms": ttft["p99"],
+        "itl_p50_ms": lat["itl"]["p50"],
+        "itl_p99_ms": lat["itl"]["p99"],
+        "tpot_p50_ms": lat["tpot"]["p50"],
+        "e2e_p99_ms": e2e["p99"],
+        "goodput_rps": round(s.goodput_rps, 3),
+        "good_ratio": round(s.good_ratio, 4),
+        "failed": s.failed,
+    }
+    fails = [f for f in failures(stats.flags) if f != "interrupted"]
+    if fails:
+        out["failures"] = fails
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class LlmKnee:
+    """Where the sweep saturates: ``level`` the first one past the knee (None: none did)."""
+
+    level: float | None
+    reason: str
+    baseline_ttft_p99_ms: float
+    factor: float
+    min_good: float
+
+    def as_dict(self) -> dict:
+        return {
+            "level": self.level,
+            "reason": self.reason,
+            "baseline_ttft_p99_ms": round(self.baseline_ttft_p99_ms, 3),
+            "factor": self.factor,
+            "min_good": self.min_good,
+        }
+
+
+@dataclass
+class LlmSweep:
+    """Every step of an LLM sweep: ``by`` "rate" or "concurrency", the levels, each step's
+    stats, and the knee."""
+
+    by: str
+    levels: list
+    steps: list
+    knee: LlmKnee
+
+    def rows(self) -> list[dict]:
+        return [{**row(lv, st), "knee": lv == self.knee.level} for lv, st in self.zipped()]
+
+    def zipped(self):
+        return zip(self.levels, self.steps, strict=True)
+
+    def sustained(self) -> tuple[float, LlmStats]:
+        """The highest level before the knee (the first step when the first is past it)."""
+        before = [
+            (lv, st) for lv, st in self.zipped() if self.knee.level is None or lv < self.knee.level
+        ]
+        return before[-1] if before else (self.levels[0], self.steps[0])
+
+    @property
+    def flags(self) -> list[str]:
+        return sorted({f for st in self.steps for f in st.flags})
+
+    def to_dict(self) -> dict:
+        return {
+            "format": FORMAT,
+            "kind": KIND,
+            "format_version": FORMAT_VERSION,
+            "by": self.by,
+            "rows": self.rows(),
+            "knee": self.knee.as_dict(),
+            "steps": [st.to_dict() for st in self.steps],
+        }
+
+    @classmethod
+    def from_dict(cls, doc: dict, source: str = "results") -> LlmSweep:
+        if doc.get("format") != FORMAT or doc.get("format_version") != FORMAT_VERSION:
+            raise ResultsError(
+                f"{source}: not a kfp-bench LLM sweep of version {FORMAT_VERSION}; give a file "
+                "written by kfp-bench llm --sweep-... --json-out"
+            )
+        try:
+            steps = [
+                LlmStats.from_dict(d, f"{source} step {i}") for i, d in enumerate(doc["steps"])
+            ]
+            levels = [r["level"] for r in doc["rows"]]
+            k = doc["knee"]
+            knee = LlmKnee(
+                k["level"], k["reason"], k["baseline_ttft_p99_ms"], k["factor"], k["min_good"]
+            )
+            return cls(str(doc["by"]), levels, steps, knee)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ResultsError(f"{source}: malformed LLM sweep ({exc!r})") from None
+
+
+def find_llm_knee(
+    levels: Sequence[float],
+    steps: Sequence[LlmStats],
+    factor: float = KNEE_FACTOR,
+    min_good: float = KNEE_MIN_GOOD,
+) -> LlmKnee:
+    """The first level whose TTFT p99 exceeds ``factor`` x the first level's, or whose good
+    share (completed, or within the SLO when one is given) is below ``min_good``."""
+    rows = [row(lv, st) for lv, st in zip(levels, steps, strict=True)]
+    if not rows:
+        return LlmKnee(None, "no steps", 0.0, factor, min_good)
+    base = rows[0]["ttft_p99_ms"]
+    for r in rows:
+        if r["good_ratio"] < min_good:
+            why = f"good {r['good_ratio']:.1%} < {min_good:.0%}"
+            return LlmKnee(r["level"], why, base, factor, min_good)
+        if r is not rows[0] and r["ttft_p99_ms"] > factor * base:
+            why = f"TTFT p99 {r['ttft_p99_ms']:.1f} ms > {factor:g}x the first step's {base:.1f} ms"
+            return LlmKnee(r["level"], why, base, factor, min_good)
+    why = f"no step past {factor:g}x TTFT p99 or under {min_good:.0%} good"
+    return LlmKnee(None, why, base, factor, min_good)
