@@ -121,6 +121,52 @@ CASES = [
         ("load", "-d", "{}", "--v2-shape", "1,4", DEAD + "/"),
         ("give one body: -d, -D, --v1-shape or --v2-shape",),
     ),
+    # -- llm and llm-server -------------------------------------------------------------------
+    Case(
+        "llm-url-with-v1",
+        ("llm", "--model", "m", DEAD + "/openai/v1"),
+        ("URL 'http://127.0.0.1:1/openai/v1': give the base URL without /v1", "--endpoint"),
+    ),
+    Case(
+        "llm-no-model-and-no-server",
+        ("llm", "-n", "1", "-c", "1", DEAD + "/openai"),
+        (
+            "--model not given and http://127.0.0.1:1/openai/v1/models could not be read",
+            "give --model",
+        ),
+    ),  # fmt: skip
+    Case(
+        "llm-bad-slo",
+        ("llm", "--model", "m", "--slo", "ttft=500", DEAD + "/openai"),
+        ("--slo 'ttft=500'", "e.g. ttft=500ms"),
+    ),
+    Case(
+        "llm-bad-length-distribution",
+        ("llm", "--model", "m", "--input-tokens", "normal:128", DEAD + "/openai"),
+        ("normal:128", "normal:MEAN,SD"),
+    ),
+    Case(
+        "llm-prompts-file-bad-line",
+        ("llm", "--model", "m", "--prompts-file", "p.jsonl", DEAD + "/openai"),
+        ("prompts file p.jsonl line 2", "p.jsonl"),
+        files={"p.jsonl": '{"prompt": "hi"}\nnot json\n'},
+    ),
+    Case(
+        "llm-sweep-without-z",
+        ("llm", "--model", "m", "--sweep-rates", "1,2", DEAD + "/openai"),
+        ("a sweep needs -z", "-z 30s"),
+    ),
+    Case(
+        "llm-json-out-under-a-file",
+        ("llm", "--model", "m", "-n", "1", "-c", "1", "--json-out", "f/r.json", DEAD + "/openai"),
+        ("--json-out f/r.json: f is a file, not a folder", "give another path"),
+        files={"f": "x"},
+    ),
+    Case(
+        "llm-server-bad-fault",
+        ("llm-server", "--fault", "melt:after=2"),
+        ("melt", "stall"),
+    ),
     # -- merge --------------------------------------------------------------------------------
     Case(
         "merge-missing-file",
