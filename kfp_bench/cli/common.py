@@ -93,3 +93,37 @@ class Progress:
     def done(self) -> None:
         if self.enabled and self.last:
             sys.stderr.write("\n")
+
+
+def add_hey_flags(p: argparse.ArgumentParser, h, *, concurrency: int, timeout: float) -> None:
+    """The flags ``load`` and ``llm`` share with hey's meaning (single dash, as hey spells
+    them): URL, -n, -c, -q, -z, -H, -t and -host; ``h(name)`` gives an option's help text."""
+    p.add_argument("url", help=h("url"))
+    p.add_argument("-n", type=int, default=200, dest="requests", help=h("requests"))
+    p.add_argument("-c", type=int, default=concurrency, dest="concurrency", help=h("concurrency"))
+    p.add_argument("-q", type=float, default=0.0, dest="qps", help=h("qps"))
+    p.add_argument("-z", type=duration, default=0.0, dest="duration", help=h("duration"))
+    p.add_argument(
+        "-H", action="append", default=[], dest="headers", metavar="HEADER", help=h("headers")
+    )
+    p.add_argument("-t", type=float, default=timeout, dest="timeout", help=h("timeout"))
+    p.add_argument("-host", "--host", default="", dest="host", help=h("host"))
+
+
+def add_open_loop_flags(g, h) -> None:
+    """kfp-bench's own pacing and process flags, shared by ``load`` and ``llm``: --rate,
+    --arrival, --max-inflight and --workers."""
+    g.add_argument("--rate", type=float, default=0.0, help=h("rate"))
+    g.add_argument(
+        "--arrival", default="constant", choices=["constant", "poisson"], help=h("arrival")
+    )
+    g.add_argument("--max-inflight", type=int, default=1000, help=h("max_inflight"))
+    g.add_argument("--workers", type=int, default=1, help=h("workers"))
+
+
+def add_tls_flags(g, h) -> None:
+    """--insecure, --cacert, --seed and --i-know, shared by ``load`` and ``llm``."""
+    g.add_argument("--insecure", action="store_true", help=h("insecure"))
+    g.add_argument("--cacert", default="", metavar="FILE", help=h("cacert"))
+    g.add_argument("--seed", type=int, default=None, help=h("seed"))
+    g.add_argument("--i-know", action="store_true", help=h("i_know"))

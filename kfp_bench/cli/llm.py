@@ -11,7 +11,13 @@ import urllib.request
 from dataclasses import replace
 
 from kfp_bench._doc import field_help
-from kfp_bench.cli.common import Progress, duration
+from kfp_bench.cli.common import (
+    Progress,
+    add_hey_flags,
+    add_open_loop_flags,
+    add_tls_flags,
+    duration,
+)
 from kfp_bench.cli.outputs import NOT_SAVED, Outputs, save
 from kfp_bench.errors import ConfigError, EngineError
 from kfp_bench.load import prompts as prompt_source
@@ -54,16 +60,7 @@ def _h(name: str) -> str:
 
 
 def _add_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("url", help=_h("url"))
-    p.add_argument("-n", type=int, default=200, dest="requests", help=_h("requests"))
-    p.add_argument("-c", type=int, default=16, dest="concurrency", help=_h("concurrency"))
-    p.add_argument("-q", type=float, default=0.0, dest="qps", help=_h("qps"))
-    p.add_argument("-z", type=duration, default=0.0, dest="duration", help=_h("duration"))
-    p.add_argument(
-        "-H", action="append", default=[], dest="headers", metavar="HEADER", help=_h("headers")
-    )
-    p.add_argument("-t", type=float, default=600.0, dest="timeout", help=_h("timeout"))
-    p.add_argument("-host", "--host", default="", dest="host", help=_h("host"))
+    add_hey_flags(p, _h, concurrency=16, timeout=600.0)
     g = p.add_argument_group("the requests")
     g.add_argument(
         "--endpoint", default="completions", choices=list(ENDPOINTS), help=_h("endpoint")
@@ -110,12 +107,7 @@ def _add_flags(p: argparse.ArgumentParser) -> None:
         help="A local tokenizer.json (the tokenizers package) to count prompt tokens with.",
     )
     g = p.add_argument_group("pacing and figures")
-    g.add_argument("--rate", type=float, default=0.0, help=_h("rate"))
-    g.add_argument(
-        "--arrival", default="constant", choices=["constant", "poisson"], help=_h("arrival")
-    )
-    g.add_argument("--max-inflight", type=int, default=1000, help=_h("max_inflight"))
-    g.add_argument("--workers", type=int, default=1, help=_h("workers"))
+    add_open_loop_flags(g, _h)
     g.add_argument(
         "--warmup", type=duration, default=0.0, metavar="DURATION",
         help="Requests sent in this first part of the run count in no figure (e.g. 5s).",
@@ -143,10 +135,7 @@ def _add_flags(p: argparse.ArgumentParser) -> None:
         "--knee-good", type=float, default=KNEE_MIN_GOOD,
         help="... or whose good share (completed, or within --slo) is below this ratio.",
     )  # fmt: skip
-    g.add_argument("--seed", type=int, default=None, help=_h("seed"))
-    g.add_argument("--insecure", action="store_true", help=_h("insecure"))
-    g.add_argument("--cacert", default="", metavar="FILE", help=_h("cacert"))
-    g.add_argument("--i-know", action="store_true", help=_h("i_know"))
+    add_tls_flags(g, _h)
     g.add_argument(
         "--json-out", metavar="FILE",
         help="Write the full result (histograms, series, options) as JSON to FILE, for "

@@ -9,7 +9,13 @@ import tempfile
 from pathlib import Path
 
 from kfp_bench._doc import field_help
-from kfp_bench.cli.common import EXIT_NOT_SAVED, Progress, duration
+from kfp_bench.cli.common import (
+    EXIT_NOT_SAVED,
+    Progress,
+    add_hey_flags,
+    add_open_loop_flags,
+    add_tls_flags,
+)
 from kfp_bench.cli.outputs import NOT_SAVED, Outputs, save
 from kfp_bench.errors import ConfigError, EngineError
 from kfp_bench.jsonl import whole_lines_end
@@ -55,23 +61,14 @@ def _h(name: str) -> str:
 
 def _add_load_flags(p: argparse.ArgumentParser) -> None:
     """hey's flags with hey's meaning (single dash, as hey spells them), then kfp-bench's own."""
-    p.add_argument("url", help=_h("url"))
-    p.add_argument("-n", type=int, default=200, dest="requests", help=_h("requests"))
-    p.add_argument("-c", type=int, default=50, dest="concurrency", help=_h("concurrency"))
-    p.add_argument("-q", type=float, default=0.0, dest="qps", help=_h("qps"))
-    p.add_argument("-z", type=duration, default=0.0, dest="duration", help=_h("duration"))
+    add_hey_flags(p, _h, concurrency=50, timeout=20.0)
     p.add_argument("-m", default="GET", dest="method", help=_h("method"))
-    p.add_argument(
-        "-H", action="append", default=[], dest="headers", metavar="HEADER", help=_h("headers")
-    )
     p.add_argument("-d", dest="data", help="HTTP request body.")
     p.add_argument("-D", dest="data_file", metavar="FILE", help="HTTP request body from a file.")
     p.add_argument("-T", default="text/html", dest="content_type", help=_h("content_type"))
     p.add_argument("-A", default="", dest="accept", help=_h("accept"))
     p.add_argument("-a", default="", dest="basic_auth", metavar="USER:PASS", help=_h("basic_auth"))
     p.add_argument("-U", default="", dest="user_agent", help=_h("user_agent"))
-    p.add_argument("-t", type=float, default=20.0, dest="timeout", help=_h("timeout"))
-    p.add_argument("-host", "--host", default="", dest="host", help=_h("host"))
     p.add_argument(
         "-disable-keepalive",
         "--disable-keepalive",
@@ -91,16 +88,8 @@ def _add_load_flags(p: argparse.ArgumentParser) -> None:
         help="Output type: csv prints one row per request instead of the summary.",
     )
     g = p.add_argument_group("beyond hey")
-    g.add_argument("--rate", type=float, default=0.0, help=_h("rate"))
-    g.add_argument(
-        "--arrival", default="constant", choices=["constant", "poisson"], help=_h("arrival")
-    )
-    g.add_argument("--max-inflight", type=int, default=1000, help=_h("max_inflight"))
-    g.add_argument("--workers", type=int, default=1, help=_h("workers"))
-    g.add_argument("--insecure", action="store_true", help=_h("insecure"))
-    g.add_argument("--cacert", default="", metavar="FILE", help=_h("cacert"))
-    g.add_argument("--seed", type=int, default=None, help=_h("seed"))
-    g.add_argument("--i-know", action="store_true", help=_h("i_know"))
+    add_open_loop_flags(g, _h)
+    add_tls_flags(g, _h)
     g.add_argument(
         "--json-out",
         metavar="FILE",

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from kfp_bench.errors import EngineError
 from kfp_bench.load.openai import LlmOptions
-from kfp_bench.load.workers import LATE_AFTER_S, LATE_START, run_stream
+from kfp_bench.load.workers import note_late, run_stream
 from kfp_bench.records import AttackRecord
 from kfp_bench.stats.llm import LlmStats
 from kfp_bench.stats.load import warm_up
@@ -119,8 +119,5 @@ def _apply(stats: LlmStats, record: AttackRecord, index: int) -> LlmStats:
     stats.started_at = record.started_at
     stats.close(record.duration_s)
     stats.client_cpu = record.client_cpu
-    stats.flag(*record.flags)
-    if record.late_s > LATE_AFTER_S:
-        stats.flag(LATE_START)
-        stats.workers["late"] = [[index, round(record.late_s, 3)]]
+    note_late(stats, record, index)
     return stats

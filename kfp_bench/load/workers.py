@@ -121,11 +121,17 @@ def apply_record(stats: LoadStats, record: AttackRecord, index: int = 0) -> Load
     stats.not_sent += record.not_sent
     stats.close(record.duration_s)
     stats.client_cpu = record.client_cpu
+    note_late(stats, record, index)
+    return stats
+
+
+def note_late(stats, record: AttackRecord, index: int) -> None:
+    """Give ``stats`` (a LoadStats or LlmStats) the attack's flags, and ``late-start`` with
+    ``workers.late`` for a process that began past the common start."""
     stats.flag(*record.flags)
     if record.late_s > LATE_AFTER_S:
         stats.flag(LATE_START)
         stats.workers["late"] = [[index, round(record.late_s, 3)]]
-    return stats
 
 
 def run_attack(attack: Attack) -> AttackRecord:

@@ -39,7 +39,7 @@ import numpy as np
 from kfp_bench.errors import ResultsError
 from kfp_bench.records import STREAM_COLUMNS, StreamBatch
 from kfp_bench.stats.hdr import Histogram
-from kfp_bench.stats.load import _read_client_cpu, merge_client_cpu
+from kfp_bench.stats.load import _read_client_cpu, merge_client_cpu, merge_workers
 from kfp_bench.stats.slo import Slo
 from kfp_bench.stats.token_series import TokenSeries
 
@@ -235,11 +235,7 @@ class LlmStats:
         for name in HISTOGRAMS:
             self.hists[name].merge(other.hists[name])
         self.series.merge(other.series)
-        for k in ("expected", "reported"):
-            self.workers[k] += other.workers[k]
-        for k in ("missing", "partial", "late"):
-            if other.workers.get(k):
-                self.workers[k] = self.workers.get(k, []) + other.workers[k]
+        self.workers = merge_workers(self.workers, other.workers)
         self.flag(*other.flags)
 
     def flag(self, *names: str) -> None:

@@ -185,13 +185,7 @@ class LoadStats:
         for p in PHASES:
             self.phases[p].merge(other.phases[p])
         self.series.merge(other.series)
-        for k in ("expected", "reported"):
-            self.workers[k] += other.workers[k]
-        # "partial": died, but what it measured is in; "late": [index, s] started past the
-        # common start
-        for k in ("missing", "partial", "late"):
-            if other.workers.get(k):
-                self.workers[k] = self.workers.get(k, []) + other.workers[k]
+        self.workers = merge_workers(self.workers, other.workers)
         self.flag(*other.flags)
         self.client_cpu = merge_client_cpu(self.client_cpu, other.client_cpu)
 
@@ -323,6 +317,21 @@ def client_cpu(user_s: float, system_s: float, wall_s: float, before=None, after
         out["cpu_limit"] = after.limit
         out["throttled_s"] = max(after.throttled_s - before.throttled_s, 0.0)
         out["throttled_periods"] = max(after.throttled_periods - before.throttled_periods, 0)
+    return out
+
+
+def merge_workers(a: dict, b: dict) -> dict:
+    """Two results' ``workers``: the counts add up; the lists of worker indexes ("missing";
+    "partial": died, but what it measured is in; "late": [index, s] started past the common
+    start) join."""
+    out = {
+        **a,
+        "expected": a["expected"] + b["expected"],
+        "reported": a["reported"] + b["reported"],
+    }
+    for k in ("missing", "partial", "late"):
+        if b.get(k):
+            out[k] = a.get(k, []) + b[k]
     return out
 
 
