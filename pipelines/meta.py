@@ -7,14 +7,17 @@ Wiring only; each step is a component over the engine, each parameter is documen
     │              InferenceService of isvc, always)
     └─ check_params ─┬─ stage_manifest ─ upload_manifest ─ spawn_runs ─ poll_runs ─┐
                      └─ deploy_isvc ─┬─ rate_sweep ─ ParallelFor: load ────────────┼─ aggregate
+                                     │       └─ If run_llm: ParallelFor: llm_load  │    │
+                                     │           ─ report_llm ─ check_outcome      │  report
                                      └─ watch_replicas ────────────────────────────┘    │
-                                                                                      report
-                                                                                        │
                                                                                   check_outcome
 
 check_params checks every parameter before anything is created and hands them on, the benchmark
 id filled in, as one object that every later step reads. The runs branch and the load branch run
 in parallel; either is switched off with run_benchmark or run_load (its steps then only say so).
+The LLM load (run_llm, off by default) runs only when asked: its workers stream from llm_url (or
+the deployed LLM InferenceService's /openai) beside the predict load, and report_llm publishes
+the LLM report and metrics.
 The runs branch is three steps over the engine's three phases (kfp_bench.kfp.phases.upload,
 spawn, poll), handing on the benchmark handle and a directory of records that each step extends;
 the run figures come from the server's timestamps, so the pod start-up between the steps costs the
@@ -48,10 +51,12 @@ from kfp_bench.components import (
     cleanup,
     deploy_isvc,
     inference_load,
+    llm_load,
     poll_runs,
     rate_sweep,
     report,
     report_history,
+    report_llm,
     spawn_runs,
     stage_manifest,
     upload_manifest,
@@ -97,7 +102,7 @@ def _benchmark(p: dict, job_id):
     checked = _kfp_caller(_step(check_params(**p, job_id=job_id)), p["token_secret"])
     params = checked.output
     target = _step(deploy_isvc(params=params, timeout_sec=float(_SHORT)), 2 * _SHORT)
-    sweep = rate_sweep(targets=target.output)
+    sweep = rate_sweep(targets=target.outputs["workers"])
     _load_pod(_step(sweep, MAX_DURATION_S + _SHORT), p["load_node_selector"])
     watch = _step(watch_replicas(params=params).after(target), 2 * MAX_DURATION_S + _SHORT)
     manifest = _step(stage_manifest(params=params))
@@ -109,7 +114,7 @@ def _benchmark(p: dict, job_id):
     runs = poll_runs(params=params, handle=handle, spawned=spawned.outputs["runs"])
     _kfp_caller(_step(runs, MAX_RUN_TIMEOUT_S + _SHORT), p["token_secret"])
     # Unnamed: a named loop's collected outputs need a KFP backend of 2.16.0 (kfp/backend.py).
-    with dsl.ParallelFor(target.output) as worker:
+    with dsl.ParallelFor(target.outputs["workers"]) as worker:
         load = inference_load(params=worker.params, worker=worker.worker)
         _load_pod(_step(load.after(sweep), MAX_DURATION_S + _SHORT), p["load_node_selector"])
     merged = _step(
@@ -129,6 +134,20 @@ def _benchmark(p: dict, job_id):
     # publishes only its logs (kfp backend/src/v2/component/launcher_v2.go,
     # uploadOutputArtifacts), so report itself must succeed for its HTML and metrics to show.
     _step(check_outcome(results=merged.outputs["results"]).after(shown))
+    _llm(p, params, target, sweep)
+
+
+def _llm(p: dict, params, target, sweep) -> None:
+    """The LLM load's steps, only with run_llm: a default run starts no more pods (its start-up
+    budget, BENCHMARKS.md). Beside the predict load, after the sweep (so the sweep's steps are
+    never disturbed); report_llm merges and publishes, and its check_outcome fails a flagged
+    LLM load once the LLM report is published."""
+    with dsl.If(p["run_llm"] == True):  # noqa: E712 - a pipeline condition, not a Python test
+        with dsl.ParallelFor(target.outputs["llm_workers"]) as worker:
+            load = llm_load(params=worker.params, worker=worker.worker)
+            _load_pod(_step(load.after(sweep), MAX_DURATION_S + _SHORT), p["load_node_selector"])
+        shown = _step(report_llm(params=params, loads=dsl.Collected(load.outputs["result"])))
+        _step(check_outcome(results=shown.outputs["results"]).after(shown))
 
 
 def _kfp_bench(*values):
