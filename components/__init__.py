@@ -5,7 +5,7 @@ body is one call into ``kfp_bench.steps``. The steps, in pipeline order: check_p
 deploy_isvc, stage_manifest, upload_manifest, spawn_runs, poll_runs, rate_sweep, inference_load
 (one per load worker) beside watch_replicas, aggregate, report (and report_history with a
 results_uri), check_outcome (fails a flagged run once the report is published); with run_llm,
-llm_load (one per LLM load worker; ``kfp_bench.llm_steps``), report_llm and its own
+llm_targets, llm_load (one per LLM load worker; ``kfp_bench.llm_steps``), report_llm and its own
 check_outcome; and cleanup (the exit handler, which also deletes the InferenceService and sweeps
 the KFP resources the runs phases made).
 """
@@ -17,6 +17,7 @@ from kfp_bench.components.cleanup import cleanup
 from kfp_bench.components.deploy_isvc import deploy_isvc
 from kfp_bench.components.inference_load import inference_load
 from kfp_bench.components.llm_load import llm_load
+from kfp_bench.components.llm_targets import llm_targets
 from kfp_bench.components.poll_runs import poll_runs
 from kfp_bench.components.rate_sweep import rate_sweep
 from kfp_bench.components.report import report
@@ -35,6 +36,7 @@ __all__ = [
     "deploy_isvc",
     "inference_load",
     "llm_load",
+    "llm_targets",
     "poll_runs",
     "rate_sweep",
     "report",

@@ -7,10 +7,12 @@ Wiring only; each step is a component over the engine, each parameter is documen
     │              InferenceService of isvc, always)
     └─ check_params ─┬─ stage_manifest ─ upload_manifest ─ spawn_runs ─ poll_runs ─┐
                      └─ deploy_isvc ─┬─ rate_sweep ─ ParallelFor: load ────────────┼─ aggregate
-                                     │       └─ If run_llm: ParallelFor: llm_load  │    │
-                                     │           ─ report_llm ─ check_outcome      │  report
                                      └─ watch_replicas ────────────────────────────┘    │
+                                                                                      report
+                                                                                        │
                                                                                   check_outcome
+    If run_llm:  deploy_isvc ─ llm_targets ─ ParallelFor: llm_load (after rate_sweep)
+                 ─ report_llm ─ check_outcome
 
 check_params checks every parameter before anything is created and hands them on, the benchmark
 id filled in, as one object that every later step reads. The runs branch and the load branch run
@@ -52,6 +54,7 @@ from kfp_bench.components import (
     deploy_isvc,
     inference_load,
     llm_load,
+    llm_targets,
     poll_runs,
     rate_sweep,
     report,
@@ -102,7 +105,7 @@ def _benchmark(p: dict, job_id):
     checked = _kfp_caller(_step(check_params(**p, job_id=job_id)), p["token_secret"])
     params = checked.output
     target = _step(deploy_isvc(params=params, timeout_sec=float(_SHORT)), 2 * _SHORT)
-    sweep = rate_sweep(targets=target.outputs["workers"])
+    sweep = rate_sweep(targets=target.output)
     _load_pod(_step(sweep, MAX_DURATION_S + _SHORT), p["load_node_selector"])
     watch = _step(watch_replicas(params=params).after(target), 2 * MAX_DURATION_S + _SHORT)
     manifest = _step(stage_manifest(params=params))
@@ -114,7 +117,7 @@ def _benchmark(p: dict, job_id):
     runs = poll_runs(params=params, handle=handle, spawned=spawned.outputs["runs"])
     _kfp_caller(_step(runs, MAX_RUN_TIMEOUT_S + _SHORT), p["token_secret"])
     # Unnamed: a named loop's collected outputs need a KFP backend of 2.16.0 (kfp/backend.py).
-    with dsl.ParallelFor(target.outputs["workers"]) as worker:
+    with dsl.ParallelFor(target.output) as worker:
         load = inference_load(params=worker.params, worker=worker.worker)
         _load_pod(_step(load.after(sweep), MAX_DURATION_S + _SHORT), p["load_node_selector"])
     merged = _step(
@@ -143,7 +146,8 @@ def _llm(p: dict, params, target, sweep) -> None:
     never disturbed); report_llm merges and publishes, and its check_outcome fails a flagged
     LLM load once the LLM report is published."""
     with dsl.If(p["run_llm"] == True):  # noqa: E712 - a pipeline condition, not a Python test
-        with dsl.ParallelFor(target.outputs["llm_workers"]) as worker:
+        fan = _step(llm_targets(targets=target.output))
+        with dsl.ParallelFor(fan.output) as worker:
             load = llm_load(params=worker.params, worker=worker.worker)
             _load_pod(_step(load.after(sweep), MAX_DURATION_S + _SHORT), p["load_node_selector"])
         shown = _step(report_llm(params=params, loads=dsl.Collected(load.outputs["result"])))
