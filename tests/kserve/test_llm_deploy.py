@@ -24,10 +24,11 @@ def _params(**kw) -> BenchParams:
                        llm_concurrency=6, benchmark_id="llm-1", isvc=LLM_ISVC, **kw)  # fmt: skip
 
 
-def test_the_llm_load_targets_the_deployed_llm_isvc(fake_cluster, capfd):
+def test_the_llm_load_targets_the_deployed_llm_isvc(fake_cluster, schema, capfd):
     s = fake_cluster.play(Scenario(conditions=[READY]))
     items = steps.deploy_isvc(_params().check(fetch=False), 5.0)
     (created,) = s.created
+    schema.validate(created)  # KServe's CRD (tests/kserve/conftest.py)
     model = created["spec"]["predictor"]["model"]
     assert model["modelFormat"] == {"name": "huggingface"}
     assert created["spec"]["predictor"]["model"]["resources"]["limits"]["nvidia.com/gpu"] == "1"
