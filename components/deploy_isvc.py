@@ -14,6 +14,9 @@ def deploy_isvc(params: dict, timeout_sec: float) -> list:
         params: the checked parameters, from check_params.
         timeout_sec: seconds to wait for Ready.
 
+    With run_llm, an isvc and no llm_url, the items' llm_url is the InferenceService's /openai
+    and llm_model the name it serves (llm_targets fans the LLM load out from the first item).
+
     Returns:
         One item per load worker, {"worker": index, "params": the parameters, inference_url
         the URL to POST to}, over which the pipeline fans out; the sweep takes the first.

@@ -83,6 +83,25 @@ class BenchParams:
             end, a JSON object of kfp_bench.kserve.IsvcSpec fields (name, model_format,
             storage_uri, deployment_mode, predictor: {scale_target, scale_metric, min_replicas,
             ...}); its URL replaces inference_url. Empty (the default): none, no cluster needed.
+        run_llm: run the streaming LLM load (kfp-bench llm) on llm_url, instead of or beside the
+            inference load; its steps (llm_load per worker, report_llm) run only when on.
+        llm_url: the OpenAI-compatible base URL to stream from, without /v1 (KServe:
+            http://NAME-predictor.NAMESPACE.svc.cluster.local/openai; vLLM: http://host:8000);
+            empty with an isvc: the deployed InferenceService's /openai.
+        llm_endpoint: completions (/v1/completions) or chat (/v1/chat/completions).
+        llm_model: the model name requests ask for; empty: the one model llm_url's /v1/models
+            lists, or with an isvc the name it serves.
+        llm_concurrency: streams at once across all LLM load workers (closed loop).
+        llm_rate: open-loop total requests/s across the LLM load workers, TTFT also from the
+            intended send; 0 for closed loop at llm_concurrency.
+        llm_duration_sec: seconds of LLM load.
+        llm_input_tokens: the synthetic prompts' length in words: fixed:N, uniform:LO,HI,
+            normal:MEAN,SD or lognormal:MEDIAN,SIGMA.
+        llm_output_tokens: the requests' max_tokens, drawn as llm_input_tokens is.
+        llm_slo: goodput bounds, e.g. ttft=500ms,itl=50ms,tpot=30ms,e2e=10s; empty: every
+            completed request is good.
+        llm_warmup_sec: requests sent in this first part of the LLM load count in no figure.
+        llm_workers: pods streaming the LLM load in parallel; their histograms are merged.
         token_secret: a Secret whose key "token" is a KFP API bearer token, mounted into the
             steps that call KFP when it exists; they use it only when the projected
             service-account token of multi-user KFP (pods labelled access-ml-pipeline) is absent
@@ -130,6 +149,18 @@ class BenchParams:
     sweep_rates: str = ""
     sweep_step_sec: float = 30.0
     isvc: dict = field(default_factory=dict)
+    run_llm: bool = False
+    llm_url: str = ""
+    llm_endpoint: str = "completions"
+    llm_model: str = ""
+    llm_concurrency: int = 16
+    llm_rate: float = 0.0
+    llm_duration_sec: float = 30.0
+    llm_input_tokens: str = "fixed:128"
+    llm_output_tokens: str = "fixed:64"
+    llm_slo: str = ""
+    llm_warmup_sec: float = 0.0
+    llm_workers: int = 1
     token_secret: str = "kfp-bench-token"
     benchmark_id: str = ""
     lease_wait_sec: float = 0.0
@@ -161,10 +192,10 @@ class BenchParams:
         Args:
             fetch: also read the child manifest and check run_parameters against it.
         """
-        if not (self.run_benchmark or self.run_load or self.sweep_rates):
+        if not (self.run_benchmark or self.run_load or self.sweep_rates or self.run_llm):
             raise ConfigError(
-                "pipeline parameters run_benchmark and run_load are both false and sweep_rates "
-                "is empty: nothing to measure; set one of them"
+                "pipeline parameters run_benchmark, run_load and run_llm are all false and "
+                "sweep_rates is empty: nothing to measure; set one of them"
             )
         _check_id(self.benchmark_id)
         w = self.lease_wait_sec
@@ -193,6 +224,10 @@ class BenchParams:
             _positive("sweep_step_sec", self.sweep_step_sec, MAX_DURATION_S)
         if self.isvc:
             self.isvc_spec()
+        if self.run_llm:
+            from kfp_bench.llm_params import check_llm
+
+            check_llm(self)
         _check_history(self.results_uri, self.baseline)
         return self
 

@@ -1,8 +1,10 @@
 """The pipeline's first look at its targets: one request to each, before anything is created.
 
 ``probe(p)`` sends one request to the inference URL (when the load or the sweep will run and no
-InferenceService is deployed by the benchmark: with ``isvc`` the URL is known only later) and
-reads the KFP API's healthz (when the runs benchmark will run). A target that cannot be used
+InferenceService is deployed by the benchmark: with ``isvc`` the URL is known only later), and
+reads the KFP API's healthz (when the runs benchmark will run). ``probe_llm`` reads the LLM
+server's ``/v1/models`` (the first step calls it with run_llm and an llm_url) and says which
+model the LLM load asks for. A target that cannot be used
 raises one ``ConfigError`` naming the parameter and the fix; otherwise it returns one line per
 target saying what was checked. It prints nothing.
 
@@ -206,3 +208,47 @@ def _probe_kfp(p: BenchParams) -> str:
         # server_version follows redirects: a gateway's login page is HTML, not healthz's JSON.
         raise ConfigError(f"{where}: GET {url} answered no JSON (a sign-in page?); {fix}") from None
     return f"kfp_host {p.kfp_host}: healthz answered, KFP {tag or 'release unknown'}"
+
+
+def probe_llm(p: BenchParams) -> tuple[str, str]:
+    """GET ``<llm_url>/v1/models``, the list every OpenAI-compatible server serves (KServe:
+    python/kserve/kserve/protocol/rest/openai/endpoints.py at aaac4e29, under its /openai
+    prefix); return what was checked, in a line, and the model the load is to ask for
+    (llm_model, else the one model listed).
+
+    Raises:
+        ConfigError: unreachable, 404, refusing, no JSON list, or llm_model not among the
+            models listed (or, llm_model empty, none or several listed): naming the parameter.
+    """
+    import json
+
+    url = p.llm_url.rstrip("/") + "/v1/models"
+    where = f"pipeline parameter llm_url={p.llm_url!r}"
+    fix = "give the server's OpenAI base URL, without /v1 (KServe: http://NAME-predictor.NS/openai)"
+    req = urllib.request.Request(url, headers={"User-Agent": "kfp-bench probe"})
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
+    try:
+        with _retrying_refused(lambda: opener.open(req, timeout=TIMEOUT_S)) as resp:
+            names = [m["id"] for m in json.loads(resp.read(1 << 20))["data"]]
+    except urllib.error.HTTPError as exc:
+        raise ConfigError(
+            f"{where}: GET {url} answered HTTP {exc.code} {exc.reason}; {fix}"
+        ) from None
+    except urllib.error.URLError as exc:
+        raise ConfigError(f"{where}: cannot reach {url} ({_why(exc)}); {fix}") from None
+    except TimeoutError:
+        raise ConfigError(f"{where}: {url} answered nothing in {TIMEOUT_S:g} s; {fix}") from None
+    except (ValueError, KeyError, TypeError):
+        raise ConfigError(f"{where}: GET {url} answered no OpenAI model list; {fix}") from None
+    listed = ", ".join(names) or "none"
+    if p.llm_model and p.llm_model not in names:
+        raise ConfigError(
+            f"pipeline parameter llm_model={p.llm_model!r}: {url} serves {listed}; give one of "
+            "them, or leave llm_model empty for the one model listed"
+        )
+    if not p.llm_model and len(names) != 1:
+        raise ConfigError(
+            f"pipeline parameter llm_model is empty and {url} lists {listed}; give llm_model"
+        )
+    model = p.llm_model or names[0]
+    return f"llm_url {p.llm_url}: /v1/models lists {listed}; the LLM load asks for {model}", model

@@ -59,6 +59,14 @@ def check_params(p: BenchParams, job_id: str) -> dict:
 
     for line in probe(p):
         print(line)
+    if p.run_llm and p.llm_url:
+        import dataclasses
+
+        from kfp_bench.probe import probe_llm
+
+        line, model = probe_llm(p)
+        print(line)
+        p = dataclasses.replace(p, llm_model=model)  # the later steps ask for the model found
     if p.run_benchmark:
         print(take_lease(p, bid, job_id))
     return {**p.as_dict(), "benchmark_id": bid}
@@ -140,6 +148,10 @@ def deploy_isvc(p: BenchParams, timeout_s: float) -> list[dict]:
         print(f"InferenceService {done.name} ready in {done.ready_s:.0f}s at {done.url}; "
               f"{done.mode.said()}")  # fmt: skip
         url = done.predict_url
+        if p.run_llm and not p.llm_url:
+            from kfp_bench.llm_steps import deployed_llm_target
+
+            p = deployed_llm_target(p, spec, done.url)
     fail_point("deploy_isvc")
     params = {**p.as_dict(), "inference_url": url}
     return [{"worker": i, "params": params} for i in range(p.load_workers if p.run_load else 1)]

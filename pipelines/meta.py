@@ -11,10 +11,15 @@ Wiring only; each step is a component over the engine, each parameter is documen
                                                                                       report
                                                                                         │
                                                                                   check_outcome
+    If run_llm:  deploy_isvc ─ llm_targets ─ ParallelFor: llm_load (after rate_sweep)
+                 ─ report_llm ─ check_outcome
 
 check_params checks every parameter before anything is created and hands them on, the benchmark
 id filled in, as one object that every later step reads. The runs branch and the load branch run
 in parallel; either is switched off with run_benchmark or run_load (its steps then only say so).
+The LLM load (run_llm, off by default) runs only when asked: its workers stream from llm_url (or
+the deployed LLM InferenceService's /openai) beside the predict load, and report_llm publishes
+the LLM report and metrics.
 The runs branch is three steps over the engine's three phases (kfp_bench.kfp.phases.upload,
 spawn, poll), handing on the benchmark handle and a directory of records that each step extends;
 the run figures come from the server's timestamps, so the pod start-up between the steps costs the
@@ -48,10 +53,13 @@ from kfp_bench.components import (
     cleanup,
     deploy_isvc,
     inference_load,
+    llm_load,
+    llm_targets,
     poll_runs,
     rate_sweep,
     report,
     report_history,
+    report_llm,
     spawn_runs,
     stage_manifest,
     upload_manifest,
@@ -129,6 +137,21 @@ def _benchmark(p: dict, job_id):
     # publishes only its logs (kfp backend/src/v2/component/launcher_v2.go,
     # uploadOutputArtifacts), so report itself must succeed for its HTML and metrics to show.
     _step(check_outcome(results=merged.outputs["results"]).after(shown))
+    _llm(p, params, target, sweep)
+
+
+def _llm(p: dict, params, target, sweep) -> None:
+    """The LLM load's steps, only with run_llm: a default run starts no more pods (its start-up
+    budget, BENCHMARKS.md). Beside the predict load, after the sweep (so the sweep's steps are
+    never disturbed); report_llm merges and publishes, and its check_outcome fails a flagged
+    LLM load once the LLM report is published."""
+    with dsl.If(p["run_llm"] == True):  # noqa: E712 - a pipeline condition, not a Python test
+        fan = _step(llm_targets(targets=target.output))
+        with dsl.ParallelFor(fan.output) as worker:
+            load = llm_load(params=worker.params, worker=worker.worker)
+            _load_pod(_step(load.after(sweep), MAX_DURATION_S + _SHORT), p["load_node_selector"])
+        shown = _step(report_llm(params=params, loads=dsl.Collected(load.outputs["result"])))
+        _step(check_outcome(results=shown.outputs["results"]).after(shown))
 
 
 def _kfp_bench(*values):

@@ -617,7 +617,7 @@ BAD_PARAMS = [
     ({"isvc": {"name": "i" * 52}}, ("isvc name='iii", "at most 51")),
     (
         {"run_benchmark": False, "run_load": False},
-        ("run_benchmark and run_load are both false", "set one of them"),
+        ("run_benchmark, run_load and run_llm are all false", "set one of them"),
     ),
     ({"results_uri": "ftp://h/p"}, ("results_uri='ftp://h/p'", "ftp:// is not supported")),
     ({"results_uri": "gs:///p"}, ("results_uri='gs:///p'", "no bucket; give gs://BUCKET")),

@@ -1,14 +1,15 @@
 """``kfp-bench demo``: the embedded default, the kfp_bench pipeline run end to end on one machine.
 
-It starts, on loopback, the sandbox KServe model server (iris) and the local KFP API server, then
-runs compiled/kfp_bench.yaml, the file a cluster receives, with kfp.local, each step in a fresh
-Python environment that installs only what the step's command says, as a pod does
-(``kfp_bench.sandbox.pods``; kfp-bench's own wheel is built from this checkout):
-the runs benchmark spawns noop child runs on the local KFP server while a short rate sweep
-(``SWEEP_RATES``), then the load workers, load the model server. It shows each step as it
-finishes, prints the summary, and writes the report bundle
-and the results into the output directory. Everything it starts is stopped on the way out, Ctrl-C
-included. kfp.local's own, verbose, output goes to DIR/pipeline.log.
+It starts, on loopback, the sandbox KServe model server (iris), the local streaming LLM server
+(``kfp-bench llm-server``) and the local KFP API server, then runs compiled/kfp_bench.yaml, the
+file a cluster receives, with kfp.local, each step in a fresh Python environment that installs
+only what the step's command says, as a pod does (``kfp_bench.sandbox.pods``; kfp-bench's own
+wheel is built from this checkout): the runs benchmark spawns noop child runs on the local KFP
+server while a short rate sweep (``SWEEP_RATES``), then the load workers, load the model server,
+and the LLM load (run_llm) streams from the LLM server. It shows each step as it finishes,
+prints the summary, and writes the report bundle and the results into the output directory, the
+LLM load's into ``llm/``. Everything it starts is stopped on the way out, Ctrl-C included.
+kfp.local's own, verbose, output goes to DIR/pipeline.log.
 """
 
 from __future__ import annotations
@@ -33,6 +34,11 @@ SWEEP_STEP_S = 2.0
 _OUTPUTS = (("aggregate", "results"), ("report", "records"))
 _BUNDLE = ("report.html", "summary.md", "metrics.json")
 _RECORDS = ("summary.json", "load.json", "runs.jsonl", "api_calls.jsonl")
+#: Where the LLM load's results and report go, inside the output directory: report_llm's.
+LLM_DIR = "llm"
+#: The demo's LLM load: the LLM server's defaults (first token at 200 ms, then a token every
+#: 20 ms, 64 tokens), so each stream takes about 1.5 s.
+LLM_ARGS = dict(llm_duration_sec=5.0, llm_concurrency=8, llm_workers=1, llm_slo="ttft=500ms")
 #: The folder of wheels the demo's steps install from, in the running environment.
 WHEELS = "kfp-bench-pod-wheels"
 _TASK_DONE = re.compile(r"Task \S*?'(\S+?)'\S* finished with status \S*?(SUCCESS|FAILURE)")
@@ -51,6 +57,7 @@ def run_demo(
 ) -> int:
     """Run the demo; return the process exit code (130 when interrupted)."""
     from kfp_bench.sandbox.kfp_server import start_kfp_server
+    from kfp_bench.sandbox.llm_server import start_llm_server
     from kfp_bench.sandbox.pods import wheelhouse
 
     out.mkdir(parents=True, exist_ok=True)
@@ -60,10 +67,15 @@ def run_demo(
     wheelhouse(wheels)
     root = Path(tempfile.mkdtemp(prefix="kfp-bench-demo-"))
     try:
-        _say("starting the KServe model server (iris) and the local KFP API on 127.0.0.1")
-        with start_model_server() as model, start_kfp_server() as kfp_api:
+        _say("starting the KServe model server (iris), the LLM server and the local KFP API on "
+             "127.0.0.1")  # fmt: skip
+        with (
+            start_model_server() as model,
+            start_kfp_server() as kfp_api,
+            start_llm_server() as llm,
+        ):
             _say(f"ready in {time.monotonic() - started:.0f}s: KFP API {kfp_api.url}, "
-                 f"model {model.v1_predict_url}")  # fmt: skip
+                 f"model {model.v1_predict_url}, LLM {llm.url}/openai")  # fmt: skip
             args = dict(
                 kfp_host=kfp_api.url,
                 num_runs=num_runs,
@@ -76,10 +88,14 @@ def run_demo(
                 load_workers=load_workers,
                 sweep_rates=SWEEP_RATES,
                 sweep_step_sec=SWEEP_STEP_S,
+                run_llm=True,
+                llm_url=llm.url + "/openai",
+                **LLM_ARGS,
             )
             what = (
                 f"{num_runs} noop runs, a rate sweep ({SWEEP_RATES} req/s, {SWEEP_STEP_S:g}s "
-                f"each), {load_workers} load workers x {duration_s:g}s"
+                f"each), {load_workers} load workers x {duration_s:g}s, "
+                f"{LLM_ARGS['llm_concurrency']} LLM streams x {LLM_ARGS['llm_duration_sec']:g}s"
             )
             _say(f"running the kfp_bench pipeline with kfp.local: {what} ({out}/pipeline.log)")
             ok = _run_pipeline(args, root, out / "pipeline.log", wheels)
@@ -93,7 +109,8 @@ def run_demo(
         _say(f"the pipeline failed: see {out}/pipeline.log")
         return 1
     _print_summary(out)
-    _say(f"done in {time.monotonic() - started:.0f}s: {', '.join(_BUNDLE)}, the records and "
+    _say(f"done in {time.monotonic() - started:.0f}s: {', '.join(_BUNDLE)}, the records, "
+         f"{LLM_DIR}/ (the LLM load's report and llm.json) and "
          f"summary.json are in {out}/")  # fmt: skip
     return 0
 
@@ -162,12 +179,17 @@ def _follow(log: Path, stream, stop: threading.Event) -> None:
 
 
 def _collect(root: Path, out: Path) -> None:
-    """Copy the results and the report bundle from kfp.local's pipeline root into ``out``."""
-    for task, output in _OUTPUTS:
+    """Copy the results and the report bundles from kfp.local's pipeline root into ``out`` (the
+    LLM load's into ``out/llm``)."""
+    for task, output, into in (
+        *((t, o, out) for t, o in _OUTPUTS),
+        ("report-llm", "results", out / LLM_DIR),
+    ):
         for src in sorted(root.glob(f"*/{task}/{output}")):
+            into.mkdir(exist_ok=True)
             for item in src.iterdir():
                 if item.is_file():
-                    shutil.copyfile(item, out / item.name)
+                    shutil.copyfile(item, into / item.name)
 
 
 def _print_summary(out: Path) -> None:
@@ -186,3 +208,10 @@ def _print_summary(out: Path) -> None:
     if res.load is not None:
         print("\n=== inference load (KServe iris model, V1 predict)")
         hey.write_text(res.load, sys.stdout)
+    llm = out / LLM_DIR / "llm.json"
+    if llm.exists():
+        from kfp_bench.report import llm_text
+        from kfp_bench.stats import store
+
+        print(f"\n=== LLM load (the local streaming server, /openai; report in {out / LLM_DIR})")
+        llm_text.write_text(store.load(llm).summary(), sys.stdout)

@@ -5,12 +5,14 @@ with no system site-packages, in which the step's own ``pip install`` lines from
 from a folder of wheels with the index off (``kfp_bench.sandbox.pods``); kfp-bench's wheel is
 built from this checkout. The working directory is not the checkout, so no step can import the
 checkout's sources. The first test runs the whole pipeline against the local KFP API and the
-KServe model server; the second shows the check can fail: a kfp-bench wheel whose ``kfp`` extra
-lacks PyYAML fails the first step with the missing module named.
+KServe model server, with the LLM load beside it against the local streaming server; the second
+shows the check can fail: a kfp-bench wheel whose ``kfp`` extra lacks PyYAML fails the first
+step with the missing module named.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -23,18 +25,21 @@ from kfp import components
 from kfp_bench.params import compiled_file
 from kfp_bench.results import read_results
 from kfp_bench.sandbox.kfp_server import start_kfp_server
+from kfp_bench.sandbox.llm_server import start_llm_server
 from kfp_bench.sandbox.pods import as_pods, build_wheel, wheelhouse
+from kfp_bench.stats import store
 from tests.components.conftest import leftovers
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
 #: Where the steps' wheels are kept between runs: in this environment, as the demo keeps them.
 WHEELS = Path(sys.prefix) / "kfp-bench-pod-wheels"
-#: Every task of the pipeline (inference-load once per load worker).
+#: Every task of the pipeline (inference-load once per load worker, llm-load once per LLM load
+#: worker; check-outcome-2 checks the LLM load's flags).
 STEPS = {
     "check-params", "deploy-isvc", "stage-manifest", "upload-manifest", "spawn-runs", "poll-runs",
     "rate-sweep", "inference-load", "watch-replicas", "aggregate", "report", "check-outcome",
-    "cleanup",
+    "llm-targets", "llm-load", "report-llm", "check-outcome-2", "cleanup",
 }  # fmt: skip
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _DONE = re.compile(r"Task '(\S+)' finished with status (\w+)")
@@ -65,20 +70,37 @@ def e2e_args(kfp_url: str, model_url: str, benchmark_id: str) -> dict:
     )
 
 
+def llm_args(llm_url: str) -> dict:
+    """A short LLM load beside it: 2 LLM workers, 1 s, the model from /v1/models."""
+    return dict(
+        run_llm=True,
+        llm_url=llm_url,
+        llm_duration_sec=1.0,
+        llm_concurrency=4,
+        llm_workers=2,
+        llm_input_tokens="fixed:8",
+        llm_output_tokens="fixed:16",
+        llm_slo="ttft=1s",
+    )
+
+
 def test_every_step_succeeds_in_a_fresh_environment(wheels, tmp_path, model_server, capfd):
     root = tmp_path / "root"
     pipeline = components.load_component_from_file(str(compiled_file("kfp_bench")))
     with (
         start_kfp_server(simulate="all:fixed(0.2)", max_parallel_runs=8) as kfp_api,
+        start_llm_server(first_token_ms=20, token_gap_ms=5, max_tokens=16) as llm,
         as_pods(wheels, root),
     ):
-        pipeline(**e2e_args(kfp_api.url, model_server.v1_predict_url, "pods-e2e"))
+        args = e2e_args(kfp_api.url, model_server.v1_predict_url, "pods-e2e")
+        pipeline(**args, **llm_args(llm.url + "/openai"))
         left = leftovers(kfp_api.url, "pods-e2e")
     out = capfd.readouterr()
     text = out.out + out.err
     done = _finished(text)
     assert {name for name, _ in done} == STEPS, done
     assert _ANSI.sub("", text).count("Executing task 'inference-load'") == 2  # a task per worker
+    assert _ANSI.sub("", text).count("Executing task 'llm-load'") == 2
     assert {state for _, state in done} == {"SUCCESS"}, done
     # each step ran the installed wheel, not this checkout
     (where,) = re.findall(r"kfp-bench \S+ from (\S+)", text)
@@ -89,6 +111,14 @@ def test_every_step_succeeds_in_a_fresh_environment(wheels, tmp_path, model_serv
     assert res.load.workers["reported"] == 2 and not res.load.workers["missing"]
     assert [row["rate"] for row in res.summary["sweep"]] == [5, 20]
     assert left == 0
+    # the LLM load: both workers merged into llm.json, its metrics published by their names
+    (llm_dir,) = root.glob("kfp-bench-*/report-llm/results")
+    merged = store.load(llm_dir / "llm.json")
+    assert merged.workers["reported"] == 2 and not merged.workers["missing"]
+    assert merged.options["model"] == "kfp-bench-llm" and merged.summary().requests > 0
+    (out,) = root.glob("kfp-bench-*/report-llm/executor_output.json")
+    published = json.loads(out.read_text())["artifacts"]["metrics"]["artifacts"][0]["metadata"]
+    assert published["ttft_p50_ms"] >= 20 and published["goodput_ratio"] > 0
 
 
 def _without_yaml_in_kfp_extra(wheels: Path, out: Path) -> Path:

@@ -1,0 +1,21 @@
+"""One LLM load worker: its share of the streaming LLM load, as a mergeable LLM result."""
+
+from kfp.dsl import Dataset, Output
+from kfp_bench.components._step import step
+
+
+@step("load")
+def llm_load(params: dict, worker: int, result: Output[Dataset]):
+    """Stream this worker's share of the LLM load (kfp_bench.llm_steps.llm_load: TTFT, ITL,
+    TPOT, tokens/s, goodput) and save its histograms.
+
+    Args:
+        params: the checked parameters, llm_url and llm_model the target (deploy_isvc's
+            llm_workers item for this worker).
+        worker: this worker's index, 0 to llm_workers - 1.
+        result: the LLM result JSON (kfp_bench.stats.store), merged by report_llm.
+    """
+    from kfp_bench import llm_steps
+    from kfp_bench.params import BenchParams
+
+    llm_steps.llm_load(BenchParams.from_dict(params), int(worker), result.path)

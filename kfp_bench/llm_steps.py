@@ -1,0 +1,126 @@
+"""The work of the meta-pipeline's LLM load steps (run_llm), as functions of parameters and paths.
+
+Beside ``kfp_bench.steps`` and under the same rules: a component is one call in here, each
+function imports what it uses, and a step that fails to measure saves its error and succeeds.
+
+- ``deployed_llm_target``: deploy_isvc's part: with an isvc and no llm_url, the LLM load streams
+  from the deployed InferenceService's ``/openai`` and asks for the model it serves;
+- ``llm_items``: the items the LLM load fans out over, one per llm_workers;
+- ``llm_load``: one LLM load worker's share of the streaming load (``kfp_bench.load.llm``),
+  saved as a mergeable LLM result;
+- ``report_llm``: the workers' results merged exactly (``stats.store.merge_workers``), flagged
+  as ``aggregate`` flags the predict load's (``workers-lost``, ``no-load``, ``step-failed``),
+  and the LLM report bundle (``report.llm_bundle``) with its metrics by their stable names
+  (``stats.llm.metric_values``). check_outcome then reads the flags from its summary.json.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import shutil
+
+from kfp_bench.failpoint import fail_point
+from kfp_bench.params import BenchParams
+from kfp_bench.steps import _error_of, _failed, _write_json
+
+#: The merged LLM result in report_llm's results directory (a ``kfp-bench llm --json-out`` file).
+LLM_RESULT = "llm.json"
+
+
+def deployed_llm_target(p: BenchParams, spec, url: str) -> BenchParams:
+    """``p`` with llm_url the OpenAI base of the InferenceService at ``url`` (its address) and
+    llm_model, when empty, the name it serves (``kserve.llm.openai_base``, ``served_model``)."""
+    from kfp_bench.kserve.llm import openai_base, served_model
+
+    model = p.llm_model or served_model(spec)
+    p = dataclasses.replace(p, llm_url=openai_base(url), llm_model=model)
+    print(f"LLM load: {p.llm_url}, model {model}")
+    return p
+
+
+def llm_items(params: dict) -> list[dict]:
+    """One item per LLM load worker, ``{"worker": index, "params": params}``; none with run_llm
+    off (its steps are then skipped by the pipeline's condition)."""
+    p = BenchParams.from_dict(params)
+    return [{"worker": i, "params": params} for i in range(p.llm_workers if p.run_llm else 0)]
+
+
+def llm_load(p: BenchParams, worker: int, out: str) -> None:
+    """Stream LLM load worker ``worker``'s share and save its LLM result at ``out`` (with its
+    error, when it failed to measure: what was measured before it stays)."""
+    from kfp_bench.errors import BenchError
+    from kfp_bench.jsonl import write_json_atomic
+    from kfp_bench.llm_params import llm_options, llm_prompts
+    from kfp_bench.load.llm import run_llm
+    from kfp_bench.stats.slo import Slo
+
+    opts = llm_options(p).share(worker, p.llm_workers).validate()
+    prompts = llm_prompts(p, worker)
+    error, stats = "", None
+    try:
+        stats = run_llm(opts, prompts, slo=Slo.parse(p.llm_slo), warmup_s=p.llm_warmup_sec)
+    except (BenchError, OSError) as exc:
+        stats = getattr(exc, "stats", None)  # an EngineError's: what was measured before it
+        error = _failed("llm_load", exc, f"LLM worker {worker}: ")
+    doc = stats.to_dict() if stats is not None else {}
+    write_json_atomic({**doc, "error": error} if error else doc, out)
+    if stats is not None:
+        s = stats.summary()
+        print(f"LLM worker {worker}: {s.requests} requests, {s.output_tokens_per_s:.1f} output "
+              f"tokens/s, flags {stats.flags or 'none'}")  # fmt: skip
+    fail_point("llm_load")
+
+
+def report_llm(p: BenchParams, loads: list[str], out: str, html: str, summary: str) -> dict:
+    """Merge the LLM workers' results into ``out`` (llm.json, summary.json with the pipeline's
+    flags, and the bundle's files), copy the bundle's HTML and Markdown out, and return its
+    finite metrics by name."""
+    from kfp_bench.stats.store import merge_workers
+
+    os.makedirs(out, exist_ok=True)
+    merged, lost, notes = merge_workers(loads, p.llm_workers)
+    for note in notes:
+        print(note)
+    errors = {}
+    for i, path in enumerate(loads[: p.llm_workers]):
+        if (error := _error_of(path)) is not None:
+            errors[f"llm_load {i}"] = error
+    flags = ["workers-lost"] if lost else []
+    flags += ["no-load"] if merged is None else []
+    flags += ["step-failed"] if errors else []
+    for step, error in errors.items():
+        print(f"step-failed: {step}: {error}")
+    doc = {"pipeline": {"flags": flags, "errors": errors, "workers_lost": lost}}
+    metrics: dict = {}
+    if merged is None:
+        text = f"# LLM load\n\nNo LLM load worker's result could be read: {', '.join(flags)}.\n"
+        for path in (html, summary):
+            with open(path, "w") as f:
+                f.write(text)
+    else:
+        metrics = _bundle(merged, flags, out, html, summary)
+        doc.update(flags=merged.flags, llm=merged.summary().as_dict())
+    _write_json(os.path.join(out, "summary.json"), doc)
+    print(f"LLM results: {sorted(os.listdir(out))}" + (f"; flags {flags}" if flags else ""))
+    fail_point("report_llm")
+    return metrics
+
+
+def _bundle(merged, flags: list[str], out: str, html: str, summary: str) -> dict:
+    from kfp_bench.report.llm_bundle import write_llm_bundle
+    from kfp_bench.stats import store
+
+    merged.flag(*flags)  # the report shows what the pipeline found missing
+    store.save(merged, os.path.join(out, LLM_RESULT))
+    files = write_llm_bundle(merged, out, source=LLM_RESULT)
+    shutil.copyfile(files["report.html"], html)
+    shutil.copyfile(files["summary.md"], summary)  # the bundle keeps it under the UI's limit
+    metrics = json.loads(files["metrics.json"].read_text())
+    return {
+        k: v
+        for k, v in sorted(metrics.items())
+        if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+    }

@@ -1,0 +1,125 @@
+"""The meta-pipeline's LLM load, step by step (kfp_bench.llm_params, kfp_bench.llm_steps and the
+first step's probe), against the real local streaming server (``start_llm_server``). The whole
+pipeline with the LLM load runs as pods run it in tests/pipelines/test_pods.py."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kfp_bench import llm_steps, steps
+from kfp_bench.errors import BenchError, ConfigError
+from kfp_bench.llm_params import check_dist
+from kfp_bench.load.prompts import Dist
+from kfp_bench.params import BenchParams
+from kfp_bench.sandbox.llm_server import start_llm_server
+from kfp_bench.stats import store
+
+LLM = dict(run_benchmark=False, run_load=False, run_llm=True, llm_url="http://127.0.0.1:9/openai")
+
+
+@pytest.fixture(scope="module")
+def llm_server():
+    with start_llm_server(first_token_ms=20, token_gap_ms=5, max_tokens=16) as server:
+        yield server
+
+
+BAD_LLM = [
+    ({"llm_url": ""}, ("pipeline parameter llm_url=''", "give an OpenAI base URL", "LLM isvc")),
+    ({"llm_url": "host:8000/openai"}, ("llm_url='host:8000/openai'", "http(s) OpenAI base URL")),
+    ({"llm_url": "http://h/openai/v1"}, ("llm_url='http://h/openai/v1'", "without /v1")),
+    ({"llm_endpoint": "embeddings"}, ("llm_endpoint='embeddings'", "completions or chat")),
+    ({"llm_duration_sec": 0.0}, ("llm_duration_sec=0.0", "above 0 and at most 3600")),
+    ({"llm_workers": 0}, ("llm_workers=0", "from 1 to 64")),
+    ({"llm_concurrency": 2, "llm_workers": 4}, ("llm_concurrency=2", "one stream per LLM")),
+    ({"llm_rate": -1.0}, ("llm_rate=-1.0", "requests/s >= 0")),
+    ({"llm_warmup_sec": 30.0}, ("llm_warmup_sec=30.0", "below llm_duration_sec (30)")),
+    ({"llm_input_tokens": "gauss:5"}, ("llm_input_tokens='gauss:5'", "fixed:N, uniform:LO,HI")),
+    ({"llm_output_tokens": "uniform:9,3"}, ("llm_output_tokens='uniform:9,3'", "HI not below")),
+    ({"llm_slo": "ttft=fast"}, ("pipeline parameter llm_slo", "ttft='fast'", "e.g. ttft=500ms")),
+]
+
+
+@pytest.mark.parametrize("bad, expect", BAD_LLM, ids=[",".join(b) for b, _ in BAD_LLM])
+def test_a_bad_llm_parameter_is_refused_naming_it_and_the_fix(bad, expect):
+    with pytest.raises(ConfigError) as err:
+        BenchParams(**{**LLM, **bad}).check(fetch=False)
+    for words in expect:
+        assert words in str(err.value), str(err.value)
+
+
+def test_llm_parameters_are_checked_only_with_run_llm():
+    assert BenchParams(run_benchmark=False, llm_workers=0, llm_slo="x").check(fetch=False)
+    assert BenchParams(**LLM).check(fetch=False)
+    # an LLM isvc to deploy stands in for llm_url (its address is known once it is ready)
+    isvc = {"name": "bench-llm", "model_format": "huggingface", "model_args": ["--model_id=m"]}
+    assert BenchParams(**{**LLM, "llm_url": ""}, isvc=isvc).check(fetch=False)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["fixed:128", "64", " uniform:8, 16", "normal:100,20", "lognormal:128,0.5", "uniform:4,4",
+     "fixed:0", "fixed:1.5", "uniform:9,3", "normal:0.5,1", "gauss:5", "uniform:5", "fixed:1,2",
+     "1,2", "", "normal:-1,2", "lognormal:a,b"],
+)  # fmt: skip
+def test_the_first_steps_distribution_check_agrees_with_the_prompts(text):
+    """The first step (the kfp extra: no numpy) checks the text as the load's Dist.parse will."""
+    try:
+        Dist.parse(text)
+        accepted = True
+    except ConfigError:
+        accepted = False
+    try:
+        check_dist("llm_input_tokens", text)
+        assert accepted, f"{text!r} passes the first step but the load refuses it"
+    except ConfigError:
+        assert not accepted, f"{text!r} is refused by the first step but the load takes it"
+
+
+def test_first_step_probes_v1_models_and_hands_on_the_served_model(llm_server, capfd):
+    p = BenchParams(**{**LLM, "llm_url": llm_server.url + "/openai"})
+    checked = steps.check_params(p, "job-llm")
+    assert checked["llm_model"] == "kfp-bench-llm"
+    assert (
+        "/v1/models lists kfp-bench-llm; the LLM load asks for kfp-bench-llm"
+        in capfd.readouterr().out
+    )
+    with pytest.raises(ConfigError, match=r"llm_model='gpt-4': .* serves kfp-bench-llm; give one"):
+        steps.check_params(BenchParams(**{**LLM, "llm_url": p.llm_url, "llm_model": "gpt-4"}), "j")
+    wrong = BenchParams(**{**LLM, "llm_url": llm_server.url + "/nothing"})
+    with pytest.raises(ConfigError, match=r"llm_url='.*/nothing': GET .* answered HTTP 404"):
+        steps.check_params(wrong, "j")
+    gone = BenchParams(**LLM)  # port 9: nothing listens
+    with pytest.raises(ConfigError, match=r"llm_url='http://127.0.0.1:9/openai': cannot reach"):
+        steps.check_params(gone, "j")
+
+
+def test_llm_workers_merge_exactly_and_a_lost_or_failed_one_is_flagged(llm_server, tmp_path):
+    """Two workers stream from the server, a third's target does not resolve (its error
+    saved, the step succeeds), a fourth left no result: report_llm merges the two exactly (the
+    HDR counts add up), flags the rest as aggregate does for the predict load, publishes the
+    bundle and the metrics, and check_outcome fails the run."""
+    base = dict(LLM, llm_url=llm_server.url + "/openai", llm_model="kfp-bench-llm")
+    p = BenchParams(**base, llm_duration_sec=1.0, llm_concurrency=4, llm_workers=4,
+                    llm_input_tokens="fixed:8", llm_output_tokens="fixed:16")  # fmt: skip
+    paths = [str(tmp_path / f"w{i}.json") for i in range(4)]
+    for i in (0, 1):
+        llm_steps.llm_load(p, i, paths[i])
+    unresolvable = BenchParams(**{**p.as_dict(), "llm_url": "http://no-such-host.invalid/openai"})
+    llm_steps.llm_load(unresolvable, 2, paths[2])
+    parts = [store.load(paths[i]) for i in (0, 1)]
+    out, html, md = tmp_path / "results", tmp_path / "r.html", tmp_path / "s.md"
+    metrics = llm_steps.report_llm(p, paths, str(out), str(html), str(md))
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["pipeline"]["workers_lost"] == [2, 3]  # 2 saved its error alone
+    assert set(summary["pipeline"]["flags"]) == {"workers-lost", "step-failed"}
+    assert "llm_load 2" in summary["pipeline"]["errors"]
+    merged = store.load(out / llm_steps.LLM_RESULT)
+    assert merged.counts["requests"] == sum(s.counts["requests"] for s in parts)
+    assert merged.hists["ttft"].count == sum(s.hists["ttft"].count for s in parts) > 0
+    assert metrics["llm_requests"] == merged.summary().requests > 0
+    assert metrics["ttft_p50_ms"] >= 20 and metrics["itl_p50_ms"] >= 5
+    assert "TTFT" in html.read_text() and md.read_text()
+    with pytest.raises(BenchError, match="flagged workers-lost, step-failed"):
+        steps.check_outcome(str(out))
