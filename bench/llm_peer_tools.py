@@ -42,6 +42,7 @@ class Seen:
     requests: int = 0
     sends: list = field(default_factory=list)  # (send time s, ttft s) per request
     clock: str = "perf_counter"  # the clock of sends: perf_counter or epoch
+    by_id: dict = field(default_factory=dict)  # X-Request-Id: (sent, first), perf_counter
     ttfts: list = field(default_factory=list)  # ttft s per request, send times unknown
     ttft_ms: dict = field(default_factory=dict)  # its own {"p50": ms, "p99": ms}
     itls: list = field(default_factory=list)  # its ITL samples (s), pooled
@@ -154,6 +155,29 @@ class KfpBench(Peer):
             itl_per_gap="yes (every gap between content chunks, pooled)",
             own_lag=pq("lag") if plan.rate else None,
             note="HDR histograms (3 significant digits): percentiles only, no per-request rows",
+        )
+
+
+class KfpRows(KfpBench):
+    """kfp-bench's engine (one process, as ``kfp-bench llm`` runs it) with its rows kept
+    (``bench/llm_kfp_rows.py``): each request pairs with the truth by its X-Request-Id."""
+
+    name = "kfp-bench-rows"
+
+    def command(self, plan: Plan) -> list[str]:
+        script = ROOT / "bench" / "llm_kfp_rows.py"
+        args = [plan.url + "/openai", plan.model, plan.concurrency or 1, plan.rate, plan.seconds]
+        return [sys.executable, str(script), *map(str, args), str(plan.work / "rows.jsonl")]
+
+    def parse(self, plan: Plan) -> Seen:
+        rows = [json.loads(x) for x in (plan.work / "rows.jsonl").read_text().splitlines()]
+        ok = {r["id"]: (r["sent"], r["first"]) for r in rows if r["outcome"] == 0 and r["first"]}
+        lag = [r["sent"] - r["intended"] for r in rows] if plan.rate else None
+        return Seen(
+            requests=len(ok),
+            by_id=ok,
+            itl_per_gap="yes (every gap between content chunks, pooled)",
+            own_lag={"p50": quantile_ms(lag, 0.5), "p99": quantile_ms(lag, 0.99)} if lag else None,
         )
 
 
@@ -379,7 +403,9 @@ def quantile_ms(values: list[float], q: float) -> float | None:
     return None if v is None else v * 1e3
 
 
-PEERS: dict[str, Peer] = {p.name: p for p in (KfpBench(), GuideLlm(), InferencePerf(), VllmBench())}
+PEERS: dict[str, Peer] = {
+    p.name: p for p in (KfpBench(), KfpRows(), GuideLlm(), InferencePerf(), VllmBench())
+}
 
 
 def which(name: str) -> str | None:

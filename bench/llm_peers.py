@@ -207,7 +207,9 @@ def figures(case: str, seen: tools.Seen, reqs: list[dict], t, run: dict, line: l
         out["arrival_note"] = seen.note
         return out
     tt = truth.truth_ttfts(reqs)
-    if seen.sends:
+    if seen.by_id:
+        out["ttft_err"] = by_id(seen.by_id, t.requests)
+    elif seen.sends:
         sends = seen.sends
         if seen.clock == "epoch":
             sends = [(truth.epoch_to_log(a, t.header), b) for a, b in sends]
@@ -234,6 +236,25 @@ def figures(case: str, seen: tools.Seen, reqs: list[dict], t, run: dict, line: l
         out["itl"].update(truth_gaps=len(gaps), **own)
     if case == "c200":
         out["server_send_err_ms"] = server_send_error(reqs)
+    return out
+
+
+def by_id(seen: dict, requests: dict) -> dict:
+    """TTFT errors of requests paired by id, and their two legs: the send (client's send to the
+    server's parse of the last byte) and the receipt (first token's send to the client's read)."""
+    errors, send_leg, recv_leg = [], [], []
+    for rid, (sent, first) in seen.items():
+        r = requests.get(rid)
+        if not r or r.get("outcome") != "ok" or not r.get("tokens"):
+            continue
+        errors.append((first - sent) - (r["tokens"][0] - r["arrived"]))
+        send_leg.append(r["arrived"] - sent)
+        recv_leg.append(first - r["tokens"][0])
+    out = {"how": "paired by X-Request-Id", **truth.abs_quantiles_ms(errors)}
+    out["signed_p50"] = round(truth.quantile(errors, 0.5) * 1e3, 3)
+    out["send_leg_ms"] = truth.abs_quantiles_ms(send_leg)
+    out["receive_leg_ms"] = truth.abs_quantiles_ms(recv_leg)
+    out["paired"] = len(errors)
     return out
 
 
@@ -304,7 +325,7 @@ def main(argv: list[str] | None = None) -> dict:
         tok = truth.build_tokenizer(Path(tmp) / "tokenizer")
         for case in a.cases.split(","):
             for peer in peers:
-                if case == "c200" and peer.name != "kfp-bench":
+                if case == "c200" and not peer.name.startswith("kfp-bench"):
                     continue
                 print(f"== {peer.name} {case}", flush=True)
                 r = run_case(peer, case, a.seconds, tok, Path(tmp))
@@ -317,6 +338,7 @@ def main(argv: list[str] | None = None) -> dict:
     report["measured"] = [p.name for p in peers]
     Path(a.out).write_text(json.dumps(report, indent=1))
     print(table(report))
+    print(table_c200(report))
     print(f"measured: {', '.join(report['measured']) or 'none'}")
     for name, why in skipped.items():
         print(f"skipped: {name}: {why}")
@@ -358,6 +380,27 @@ def table(report: dict) -> str:
             f"| {_v(row.get('cpu'))} / {_v(row.get('cpu_s'))} "
             f"| {_v(row.get('rss'))} | {_v(lag.get('p99'))} | {_v(own)} "
             f"| {_v(report['installs_mb'].get(tool))} |"
+        )
+    return "\n".join(lines)
+
+
+def table_c200(report: dict) -> str:
+    """kfp-bench at 200 streams: its errors beside the server's own send error at that load."""
+    lines = [
+        "| tool (200 streams) | requests | TTFT err p50 / p99 ms (how) | ITL p99 err ms "
+        "| server send late p50 / p99 ms | CPU µs/token (run / streaming) | peak RSS MB |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in report["results"]:
+        if r["case"] != "c200" or "itl" not in r:
+            continue
+        t, srv = r.get("ttft_err") or {}, r.get("server_send_err_ms") or {}
+        lines.append(
+            f"| {r['tool']} | {r['truth_requests']} | {_v(t.get('p50'))} / {_v(t.get('p99'))} "
+            f"({t.get('how', '-')}) | {_v(r['itl'].get('p99'))} "
+            f"| {_v(srv.get('p50'))} / {_v(srv.get('p99'))} "
+            f"| {_v(r.get('cpu_us_per_token'))} / {_v(r.get('cpu_us_per_token_streaming'))} "
+            f"| {_v(r.get('rss_mb'))} |"
         )
     return "\n".join(lines)
 

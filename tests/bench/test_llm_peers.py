@@ -136,3 +136,18 @@ def test_a_missing_peer_is_skipped_with_its_install_command(bench, tmp_path, mon
     assert chosen == []
     assert "pass --install" in skipped["absent"] and "pip install absent==1" in skipped["absent"]
     assert skipped["nosuch"].startswith("unknown")
+
+
+def test_kfp_bench_rows_pair_by_request_id_with_both_legs(bench):
+    _, _, peers = bench
+    # ids as kfp-bench sends them (X-Request-Id: <source>-<seq>) and the server logs them
+    requests = {
+        "kfpb-1-0": _req(5.0005, 0.2),  # sent at 5.0: 0.5 ms to arrive, first read 1 ms late
+        "kfpb-1-1": _req(5.0002, 0.2, outcome="client-gone"),  # cut: not a completed request
+    }
+    seen = {"kfpb-1-0": (5.0, 5.2015), "kfpb-1-1": (5.0, 5.2003), "kfpb-1-9": (6.0, 6.2)}
+    out = peers.by_id(seen, requests)
+    assert out["paired"] == 1
+    assert out["p50"] == pytest.approx(1.5) and out["signed_p50"] == pytest.approx(1.5)
+    assert out["send_leg_ms"]["p50"] == pytest.approx(0.5)
+    assert out["receive_leg_ms"]["p50"] == pytest.approx(1.0)
