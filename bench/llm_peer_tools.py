@@ -176,7 +176,7 @@ class KfpRows(KfpBench):
         return Seen(
             requests=len(ok),
             by_id=ok,
-            itl_per_gap="yes (every gap between content chunks, pooled)",
+            itl_per_gap="(rows keep no token times: see kfp-bench)",
             own_lag={"p50": quantile_ms(lag, 0.5), "p99": quantile_ms(lag, 0.99)} if lag else None,
         )
 
