@@ -6,22 +6,25 @@ Every tool runs alone (2 shared cores), against a fresh server in its own proces
 
 - ``c16``: 16 concurrent streams for about 15 s. TTFT error against the truth (the log's first
   token send minus the request's arrival): per request where the tool exports each request's send
-  time (paired in order of send and arrival), else the tool's p50/p99 minus the truth's; ITL: one
-  sample per gap or not, and its p99 minus the truth gaps' p99; the client's CPU per streamed
-  token (the whole process tree: ``getrusage(RUSAGE_CHILDREN)`` of the finished tool) and its
-  peak RSS (the tree's sum, sampled every 0.1 s with psutil).
+  time (``llm_truth.pair``: by arrival and first token; kfp-bench-rows by X-Request-Id), else
+  the tool's p50/p99 minus the truth's; ITL: one sample per gap or not, and its p99 minus the
+  truth gaps' p99; the client's CPU per streamed token (the whole process tree: the whole run,
+  ``getrusage(RUSAGE_CHILDREN)`` of the finished tool, and while streaming, from psutil samples)
+  and its peak RSS (the tree's sum, sampled every 0.1 s with psutil).
 - ``rate8``: a constant 8 requests/s for 15 s: scheduling lag from the truth log,
   ``arrival_i - (arrival_0 + i / 8)``, for every tool alike, and the tool's own figure if any.
-- ``c200`` (kfp-bench only): 200 streams from one process, ITL error against the truth gaps, and
-  the server's own send error at that load (its token sends against their deadlines).
+- ``c200`` (kfp-bench and kfp-bench-rows only): 200 streams from one process, ITL error against
+  the truth gaps, and the server's own send error at that load (its token sends against their
+  deadlines).
 
 Peers live in their own virtualenvs under ``bench/.peers/`` (git ignores it), pinned
 (``llm_peer_tools.PEERS``); ``--install`` makes them (minutes, GBs); without it a missing peer is
 skipped with the command that installs it. The tools load a word-level Hugging Face tokenizer
 built here over the prompts' vocabulary (``llm_truth.build_tokenizer``), offline.
 
-Usage: ``.venv/bin/python bench/llm_peers.py [--peers kfp-bench,guidellm,inference-perf,vllm]
-[--install] [--seconds 15] [--out bench/llm_peers.json]``
+Usage: ``.venv/bin/python bench/llm_peers.py [--peers kfp-bench,kfp-bench-rows,guidellm,
+inference-perf,vllm] [--cases c16,rate8,c200] [--install] [--seconds 15] [--keep DIR]
+[--out bench/llm_peers.json]``
 """
 
 from __future__ import annotations
