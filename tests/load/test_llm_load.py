@@ -69,7 +69,7 @@ def test_every_figure_is_the_truth_logs(llm, endpoint):
     rows = [(b.source, row, times) for b in sink.batches for row, times in _rows(b)]
     assert len(rows) == 8
     truth = llm.truth(wait_for=tuple(f"{src}-{int(r[COL['seq']])}" for src, r, _ in rows))
-    ttft_err, gaps, want_gaps, errors, want_tpot, want_ttft = [], [], [], [], [], []
+    ttft_err, gaps, want_gaps, errors, want_tpot, want_ttft, want_e2e = ([] for _ in range(7))
     for src, r, times in rows:
         t = truth.requests[f"{src}-{int(r[COL['seq']])}"]
         assert r[COL["outcome"]] == 0 and r[COL["status"]] == 200
@@ -85,6 +85,7 @@ def test_every_figure_is_the_truth_logs(llm, endpoint):
         errors += late.tolist()
         want_tpot.append((t["tokens"][-1] - t["tokens"][0]) / (TOKENS - 1))
         want_ttft.append(t["tokens"][0] - t["arrived"])
+        want_e2e.append(t["done"] - t["arrived"])
         # TTFT is to the first token, not to the head (written FIRST_MS earlier)
         assert r[COL["first"]] - r[COL["headers"]] > FIRST_MS / 1000 - WITHIN_S
         ttft_err.append((r[COL["first"]] - r[COL["sent"]]) - (t["tokens"][0] - t["arrived"]))
@@ -100,6 +101,7 @@ def test_every_figure_is_the_truth_logs(llm, endpoint):
     assert abs(lat["tpot"]["p50"] - np.median(want_tpot) * 1000) < 1.0
     assert lat["tpot"]["count"] == 8
     assert abs(lat["ttft"]["p50"] - np.median(want_ttft) * 1000) < WITHIN_S * 1000
+    assert abs(lat["e2e"]["p50"] - np.median(want_e2e) * 1000) < WITHIN_S * 1000
     assert s.output_tokens == 8 * TOKENS
     assert s.input_tokens == sum(
         truth.requests[f"{a}-{int(r[0])}"]["prompt_tokens"] for a, r, _ in rows
@@ -155,3 +157,17 @@ def test_a_fault_of_the_server_is_a_measurement(llm, fault):
         assert s.flags == [] and s.output_tokens == 4 * TOKENS
     else:
         assert s.flags == [want]
+
+
+def test_open_loop_requests_arrive_on_schedule_and_their_lag_is_measured(llm):
+    """At a constant rate the server sees one arrival every 1/rate s (the truth), and the
+    figures from the intended send differ from those from the send by the measured lag."""
+    since = time.perf_counter()
+    stats = run_llm(_opts(llm, rate=20.0, duration=1.0, concurrency=2), _prompts())
+    s = stats.summary()
+    arrived = sorted(r["arrived"] for r in llm.truth().requests.values() if r["arrived"] >= since)
+    assert s.requests == len(arrived) == 20 and s.corrected
+    assert abs(np.median(np.diff(arrived)) - 0.05) < 0.005
+    lag, ttft, ttft_i = (s.latency_ms[k] for k in ("lag", "ttft", "ttft_intended"))
+    assert lag["count"] == 20 and 0 <= lag["p50"] < 5.0
+    assert ttft_i["p50"] >= ttft["p50"] and ttft_i["p50"] - ttft["p50"] < lag["max"] + 0.01
