@@ -8,13 +8,14 @@ from kfp_bench.stats.hdr import HIGHEST_US, Histogram
 
 
 @pytest.mark.parametrize("digits", [2, 3])
-def test_record_many_matches_record_value(digits):
+@pytest.mark.parametrize("n", [5000, 3])  # a bincount over every bucket, or a few added in place
+def test_record_many_matches_record_value(digits, n):
     rng = np.random.default_rng(7)
     values = np.concatenate(
         [
-            rng.integers(0, 3000, 5000),  # exact region
-            rng.lognormal(10, 2, 5000).astype(np.int64),  # spread over many buckets
-            [0, 1, 2047, 2048, 2049, HIGHEST_US],
+            rng.integers(0, 3000, n),  # exact region
+            rng.lognormal(10, 2, n).astype(np.int64),  # spread over many buckets
+            [0, 1, 2047, 2048, 2049, HIGHEST_US, 2048],
         ]
     )
     bulk, one = Histogram(digits), Histogram(digits)
