@@ -22,9 +22,10 @@ import pytest
 
 from kfp_bench.compile import compile_all, delivery_for
 from kfp_bench.sandbox.kfp_server import start_kfp_server
+from kfp_bench.sandbox.llm_server import start_llm_server
 from kfp_bench.sandbox.pods import build_wheel
 from tests.components.conftest import leftovers
-from tests.pipelines.test_pods import STEPS, e2e_args
+from tests.pipelines.test_pods import STEPS, e2e_args, llm_args
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,8 +74,12 @@ def test_every_step_runs_in_the_image_with_no_index(image_env, tmp_path, model_s
     before = _freeze(python)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
     env.update(PIP_NO_INDEX="1", PIP_CONFIG_FILE=os.devnull)
-    with start_kfp_server(simulate="all:fixed(0.2)", max_parallel_runs=8) as kfp_api:
+    with (
+        start_kfp_server(simulate="all:fixed(0.2)", max_parallel_runs=8) as kfp_api,
+        start_llm_server(first_token_ms=20, token_gap_ms=5, max_tokens=16) as llm,
+    ):
         args = e2e_args(kfp_api.url, model_server.v1_predict_url, "image-e2e")
+        args.update(llm_args(llm.url + "/openai"))  # the LLM load's steps run in it too
         done = subprocess.run(
             [str(python), "-c", _RUN, str(yaml_file["kfp_bench"]), json.dumps(args),
              str(tmp_path / "root")],
