@@ -95,7 +95,7 @@ def render(
         f'<p class="sub">{escape(fmt.header(tables.summary, load_options))}</p>\n',
         _failures(tables),
         _verdict(history),
-        _cards(metrics),
+        cards(metrics),
     ]
     if tables.has_runs:
         parts.append(_runs(tables, figs))
@@ -140,9 +140,10 @@ def _verdict(history) -> str:
     return f'<div class="verdict {cls}" id="verdict">{escape(v.headline())}</div>\n'
 
 
-def _cards(metrics: dict) -> str:
+def cards(metrics: dict, which=CARDS) -> str:
+    """The headline cards: (metric key, label, unit) of ``which``, those ``metrics`` has."""
     cards = []
-    for key, label, unit in CARDS:
+    for key, label, unit in which:
         if key in metrics:
             v = metrics[key]
             text = fmt.pct(v) if key.endswith("_ratio") else fmt.num(v)

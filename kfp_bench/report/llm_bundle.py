@@ -253,7 +253,7 @@ def render_html(s: LlmSummary, head: str, parts: list[Section], figures, metrics
             '<div class="verdict bad" id="failures">FAILED: the benchmark did not do all that '
             f"was asked; what is below is partial.<ul>{items}</ul></div>\n"
         )
-    out.append(_cards(metrics))
+    out.append(html.cards(metrics, CARDS))
     for sec in parts:
         out.append(f"<h2>{escape(sec.title)}</h2>\n")
         if sec.intro:
@@ -264,19 +264,6 @@ def render_html(s: LlmSummary, head: str, parts: list[Section], figures, metrics
             out.append("<ul>" + "".join(f"<li>{escape(i)}</li>" for i in sec.items) + "</ul>\n")
     out.append("</main></body></html>\n")
     return "".join(out)
-
-
-def _cards(metrics: dict) -> str:
-    cards = []
-    for key, label, unit in CARDS:
-        if key in metrics:
-            v = metrics[key]
-            text = fmt.pct(v) if key.endswith("_ratio") else fmt.num(v)
-            cards.append(
-                f'<div class="card"><b>{escape(text)} {escape(unit)}</b>'
-                f"<span>{escape(label)}</span></div>"
-            )
-    return f'<div class="cards">{"".join(cards)}</div>\n' if cards else ""
 
 
 def _latency_csv(s: LlmSummary) -> str:
