@@ -27,7 +27,7 @@ from pathlib import Path
 
 from kfp_bench import atomic
 from kfp_bench.outcome import describe, describe_warnings
-from kfp_bench.report import fmt, html, llm_plots
+from kfp_bench.report import fmt, html, llm_plots, llm_text
 from kfp_bench.report.llm_text import _OPEN_LOOP_ONLY, ROWS
 from kfp_bench.report.markdown import MAX_BYTES
 from kfp_bench.report.markdown import _table as md_table
@@ -205,16 +205,7 @@ def _usage(s: LlmSummary) -> Section:
 
 
 def _notes(s: LlmSummary) -> list[str]:
-    notes = []
-    if s.no_content:
-        notes.append(f"{s.no_content:,} requests without a content chunk (no TTFT)")
-    if s.warmup_excluded:
-        notes.append(f"{s.warmup_excluded:,} requests sent in the warm-up, not counted")
-    lost = {k: v for k, v in s.out_of_range.items() if v}
-    if lost:
-        what = ", ".join(f"{ROWS[k]} {v:,}" for k, v in lost.items())
-        notes.append(f"samples out of the histograms' range (below 0 or beyond 1 h): {what}")
-    return notes
+    return llm_text.measured_notes(s, count=lambda v: f"{v:,}")
 
 
 # -- the writers -------------------------------------------------------------------------------

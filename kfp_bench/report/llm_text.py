@@ -56,6 +56,21 @@ def write_text(s: LlmSummary, out: TextIO) -> None:
     w("\n")
 
 
+def measured_notes(s: LlmSummary, count=str) -> list[str]:
+    """What a reader must know of the figures' samples: requests with no content chunk, the
+    warm-up left out, samples out of the histograms' range (``count`` formats a number)."""
+    notes = []
+    if s.no_content:
+        notes.append(f"{count(s.no_content)} requests without a content chunk (no TTFT)")
+    if s.warmup_excluded:
+        notes.append(f"{count(s.warmup_excluded)} requests sent in the warm-up, not counted")
+    lost = {k: v for k, v in s.out_of_range.items() if v}
+    if lost:
+        what = ", ".join(f"{ROWS[k]} {count(v)}" for k, v in lost.items())
+        notes.append(f"samples out of the histograms' range (below 0 or beyond 1 h): {what}")
+    return notes
+
+
 def _write_notes(s: LlmSummary, w) -> None:
     notes = [*describe(s.flags), *describe_warnings(s.flags)]
     u = s.usage
@@ -64,14 +79,7 @@ def _write_notes(s: LlmSummary, w) -> None:
         notes[-1] += " tokens than content chunks"
     if u["more"]:
         notes.append(f"usage: {u['more']} completed with more tokens than content chunks")
-    if s.no_content:
-        notes.append(f"{s.no_content} requests without a content chunk (no TTFT)")
-    if s.warmup_excluded:
-        notes.append(f"{s.warmup_excluded} requests sent in the warm-up, not counted")
-    lost = {k: v for k, v in s.out_of_range.items() if v}
-    if lost:
-        what = ", ".join(f"{ROWS[k]} {v}" for k, v in lost.items())
-        notes.append(f"samples out of the histograms' range (below 0 or beyond 1 h): {what}")
+    notes += measured_notes(s)
     if notes:
         w("\nNotes:\n")
         for note in notes:
