@@ -127,3 +127,26 @@ def add_tls_flags(g, h) -> None:
     g.add_argument("--cacert", default="", metavar="FILE", help=h("cacert"))
     g.add_argument("--seed", type=int, default=None, help=h("seed"))
     g.add_argument("--i-know", action="store_true", help=h("i_know"))
+
+
+def shared_options(a: argparse.Namespace) -> dict:
+    """The ``LoadOptions`` fields of the flags ``add_hey_flags``, ``add_open_loop_flags`` and
+    ``add_tls_flags`` add, from their parsed values."""
+    return dict(
+        url=a.url,
+        headers=tuple(a.headers),
+        host=a.host,
+        requests=a.requests,
+        concurrency=a.concurrency,
+        qps=a.qps,
+        duration=a.duration,
+        timeout=a.timeout,
+        rate=a.rate,
+        arrival=a.arrival,
+        max_inflight=a.max_inflight,
+        workers=a.workers,
+        insecure=a.insecure,
+        cacert=a.cacert,
+        i_know=a.i_know,
+        seed=a.seed,
+    )

@@ -17,6 +17,7 @@ from kfp_bench.cli.common import (
     add_open_loop_flags,
     add_tls_flags,
     duration,
+    shared_options,
 )
 from kfp_bench.cli.outputs import NOT_SAVED, Outputs, save
 from kfp_bench.errors import ConfigError, EngineError
@@ -149,22 +150,7 @@ def _add_flags(p: argparse.ArgumentParser) -> None:
 
 def _options(a: argparse.Namespace) -> LlmOptions:
     return LlmOptions(
-        url=a.url,
-        headers=tuple(a.headers),
-        host=a.host,
-        requests=a.requests,
-        concurrency=a.concurrency,
-        qps=a.qps,
-        duration=a.duration,
-        timeout=a.timeout,
-        rate=a.rate,
-        arrival=a.arrival,
-        max_inflight=a.max_inflight,
-        workers=a.workers,
-        insecure=a.insecure,
-        cacert=a.cacert,
-        i_know=a.i_know,
-        seed=a.seed,
+        **shared_options(a),
         endpoint=a.endpoint,
         # none given: a stand-in through the checks, then the server's own (``_served_model``)
         model=a.model or "(from /v1/models)",

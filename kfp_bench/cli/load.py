@@ -15,6 +15,7 @@ from kfp_bench.cli.common import (
     add_hey_flags,
     add_open_loop_flags,
     add_tls_flags,
+    shared_options,
 )
 from kfp_bench.cli.outputs import NOT_SAVED, Outputs, save
 from kfp_bench.errors import ConfigError, EngineError
@@ -130,30 +131,15 @@ def request_body(a: argparse.Namespace) -> tuple[bytes, str]:
 def _load_options(a: argparse.Namespace) -> LoadOptions:
     body, content_type = request_body(a)
     return LoadOptions(
-        url=a.url,
+        **shared_options(a),
         method=a.method,
-        headers=tuple(a.headers),
         body=body,
         content_type=content_type,
         accept=a.accept,
         basic_auth=a.basic_auth,
-        host=a.host,
         user_agent=a.user_agent,
-        requests=a.requests,
-        concurrency=a.concurrency,
-        qps=a.qps,
-        duration=a.duration,
-        timeout=a.timeout,
         disable_keepalive=a.disable_keepalive,
         disable_compression=a.disable_compression,
-        rate=a.rate,
-        arrival=a.arrival,
-        max_inflight=a.max_inflight,
-        workers=a.workers,
-        insecure=a.insecure,
-        cacert=a.cacert,
-        i_know=a.i_know,
-        seed=a.seed,
     ).validate()
 
 
