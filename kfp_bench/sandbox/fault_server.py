@@ -44,7 +44,6 @@ import contextlib
 import json
 import math
 import random
-import signal
 import socket
 import struct
 import sys
@@ -62,7 +61,13 @@ import httptools
 from kfp_bench._doc import field_help
 from kfp_bench.errors import ConfigError
 from kfp_bench.sandbox.deadlines import TIMERS, Deadlines
-from kfp_bench.sandbox.process import ServerHandle, ServerSpec, start_server, watch_parent
+from kfp_bench.sandbox.process import (
+    ServerHandle,
+    ServerSpec,
+    listen_until_stopped,
+    start_server,
+    watch_parent,
+)
 
 MAX_BODY_BYTES = 64 * 1024 * 1024
 _TRICKLE_STEP = 0.010  # a slow body is sent in pieces about this far apart (s)
@@ -493,24 +498,11 @@ def _param(params: dict[str, str], name: str, kind: type, default, what: str, ok
 
 async def serve(host: str, port: int, modes: FaultModes, timer: str = "auto") -> None:
     """Serve on ``host:port`` until SIGTERM or SIGINT; ``timer`` as for ``Deadlines``."""
-    loop = asyncio.get_running_loop()
-    server = _Server(modes, Deadlines(loop, timer))
-    try:
-        listener = await loop.create_server(
-            lambda: _Connection(server), host, port, backlog=4096, reuse_address=True
-        )
-    except OSError as e:
-        server.close()
-        raise ConfigError(f"fault server: cannot listen on {host}:{port}: {e}") from e
-    bound = listener.sockets[0].getsockname()[1]
-    where = f"http://{host}:{bound} (timer: {server.clock.kind})"
-    print(f"fault server listening on {where}", file=sys.stderr, flush=True)
-    stop = asyncio.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
-    listener.close()
-    server.close()
+    server = _Server(modes, Deadlines(asyncio.get_running_loop(), timer))
+    await listen_until_stopped(
+        "fault server", server, lambda: _Connection(server), host, port,
+        f" (timer: {server.clock.kind})",
+    )  # fmt: skip
 
 
 def _parser() -> argparse.ArgumentParser:

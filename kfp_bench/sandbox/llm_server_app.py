@@ -13,8 +13,6 @@ import math
 import os
 import queue
 import random
-import signal
-import sys
 import threading
 from dataclasses import asdict
 
@@ -23,6 +21,7 @@ from kfp_bench.sandbox.deadlines import Deadlines
 from kfp_bench.sandbox.llm_server import HEALTH_PATH, LlmServerOptions, anchor
 from kfp_bench.sandbox.llm_server_faults import Plan, header_ms, parse_fault
 from kfp_bench.sandbox.llm_server_http import Connection, Stream, error_body
+from kfp_bench.sandbox.process import listen_until_stopped
 
 _ENDPOINTS = ("/v1/completions", "/v1/chat/completions")
 
@@ -166,20 +165,5 @@ class Server:
 
 
 async def serve(host: str, port: int, options: LlmServerOptions) -> None:
-    loop = asyncio.get_running_loop()
-    server = Server(loop, options)
-    try:
-        listener = await loop.create_server(
-            lambda: Connection(server), host, port, backlog=4096, reuse_address=True
-        )
-    except OSError as e:
-        server.close()
-        raise ConfigError(f"llm server: cannot listen on {host}:{port}: {e}") from e
-    bound = listener.sockets[0].getsockname()[1]
-    print(f"llm server listening on http://{host}:{bound}", file=sys.stderr, flush=True)
-    stop = asyncio.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
-    listener.close()
-    server.close()
+    server = Server(asyncio.get_running_loop(), options)
+    await listen_until_stopped("llm server", server, lambda: Connection(server), host, port)

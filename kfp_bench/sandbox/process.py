@@ -346,3 +346,28 @@ def _stop_all() -> None:
     for handle in list(_LIVE):
         with contextlib.suppress(Exception):
             handle.stop()
+
+
+async def listen_until_stopped(name: str, server, protocol, host: str, port: int, note=""):
+    """The child's side: listen on ``host:port`` with ``protocol()`` connections, say where on
+    stderr (the line ``start_server``'s callers see), serve until SIGTERM or SIGINT, then close
+    the listener and ``server``. A port that cannot be had is a ``ConfigError`` naming it, and
+    ``server`` is closed first."""
+    import asyncio
+
+    from kfp_bench.errors import ConfigError
+
+    loop = asyncio.get_running_loop()
+    try:
+        listener = await loop.create_server(protocol, host, port, backlog=4096, reuse_address=True)
+    except OSError as e:
+        server.close()
+        raise ConfigError(f"{name}: cannot listen on {host}:{port}: {e}") from e
+    bound = listener.sockets[0].getsockname()[1]
+    print(f"{name} listening on http://{host}:{bound}{note}", file=sys.stderr, flush=True)
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    listener.close()
+    server.close()
