@@ -67,6 +67,10 @@ WARNINGS: dict[str, str] = {
         "completed streams with more usage tokens than content chunks: the server sends several "
         "tokens a chunk, so ITL is per chunk, not per token"
     ),
+    "read-time-tokens": (
+        "some reads of the LLM streams had no kernel receive time (no SO_TIMESTAMPNS here): "
+        "their tokens were timed when the client read them, which adds the client's own delay"
+    ),
 }
 _ORDER = (EXIT_INTERRUPTED, EXIT_LEFT_BEHIND, EXIT_NOT_SAVED, EXIT_FAILED)
 

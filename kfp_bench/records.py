@@ -129,7 +129,9 @@ class ResultBatch:
 #:   process; the request carried ``X-Request-Id: <source>-<seq>``).
 #: - ``intended``: when the schedule meant it to be sent (= ``sent`` in closed loop).
 #: - ``sent`` / ``written``: the write's start and end (``written`` 0: nothing was written).
-#: - ``headers``: when the response head was complete (0: none came).
+#: - ``headers``: when the response head was complete (0: none came). This and the times below
+#:   are when the bytes were received (the kernel's stamp, ``load.stamped``), so a fast server's
+#:   head can come before ``written``, the end of the client's own write call.
 #: - ``first``: when the first *content* chunk arrived, a chunk whose text (completions) or
 #:   ``delta.content`` (chat) is non-empty; never a role-only, empty or usage chunk (0: none).
 #: - ``done``: when the stream ended (``[DONE]``, or the moment it failed).

@@ -35,11 +35,13 @@ from array import array
 
 from httptools import HttpParserCallbackError, HttpParserError
 
+from kfp_bench.load import stamped
 from kfp_bench.load.engine import Attack, Sink, _Conn, clock
 from kfp_bench.load.openai import LlmOptions, render
 from kfp_bench.records import STREAM_COLUMNS, StreamBatch
 
 NCOLS = len(STREAM_COLUMNS)
+READ_TIME_TOKENS = "read-time-tokens"  # some reads had no kernel stamp: see stamped.py
 ERROR_BODY_CHARS = 200  # of an HTTP error's body, kept in its error text
 # A non-empty string value; compact (vLLM, pydantic) or Python json.dumps spacing.
 _CONTENT = {
@@ -80,7 +82,11 @@ class _StreamConn(_Conn):
         self.written = clock()
 
     def data_received(self, data):
-        self.last = clock()  # the time of every event whose blank line is in ``data``
+        self.data_received_at(data, clock())
+
+    def data_received_at(self, data, t: float):
+        """``data`` was received at ``t`` (``stamped.StampedTransport``: the kernel's time)."""
+        self.last = t  # the time of every event whose blank line is in ``data``
         try:
             self.feed(data)
         except HttpParserCallbackError as exc:
@@ -251,6 +257,25 @@ class StreamAttack(Attack):
         self.fast = False  # the burst path of send_batch writes one shared request
         self.times = array("d")
         self.request_bytes = array("q")
+        self._rx_buf = stamped.reader_buffer()
+        self.rx_counts = [0, 0]  # reads with and without the kernel's receive time
+
+    def _open(self):
+        """A coroutine that opens one connection whose reads carry the kernel's receive time."""
+        return stamped.open_stamped(
+            self.loop,
+            lambda: self.conn_class(self),
+            self._addr,
+            self._rx_buf,
+            self.rx_counts,
+            ssl_context=self.ssl,
+            server_hostname=self.target.server_hostname if self.ssl else None,
+        )
+
+    def _finish(self):
+        if self.rx_counts[1]:
+            self.flags.add(READ_TIME_TOKENS)
+        return super()._finish()
 
     def row(self, c: _StreamConn, done: float, error: str) -> None:
         """Write the row of the request on ``c``, which ended at ``done`` (failed: ``error``)."""

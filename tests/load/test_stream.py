@@ -92,7 +92,9 @@ def test_content_chunks_arrive_when_the_server_sent_them(sse, endpoint, scenario
         truth = sse.sent[rid]
         # the role or empty chunk, 5 content chunks, the finish chunk, the usage chunk
         assert row["chunks"] == 8 and row["content_chunks"] == 5 == len(times)
-        assert row["first"] == times[0] > row["headers"] > row["written"] >= row["sent"]
+        # received times are the kernel's: the head may come before the write call returned
+        assert row["first"] == times[0] > row["headers"] > row["sent"]
+        assert row["written"] >= row["sent"]
         assert all(abs(t - s) < WITHIN_S for t, s in zip(times, truth, strict=True)), (times, truth)
         assert row["prompt_tokens"] == 7 and row["completion_tokens"] == 5
         assert row["done"] >= times[-1]
