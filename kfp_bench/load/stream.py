@@ -8,12 +8,14 @@ the rows.
 
 ``_StreamConn`` parses the response with httptools (which undoes chunked encoding) and its body
 as SSE: events end at a blank line, whatever TCP reads or chunks they span; the time of an event
-is the ``data_received`` reading in which its blank line arrived. A data event is a content
-chunk when ``choices[0].text`` (completions) or ``choices[0].delta.content`` (chat) is a
-non-empty string. That is decided by one regular expression per chunk, not ``json.loads``
-(a third of its CPU on a vLLM-sized chunk): in JSON a quote inside a string is escaped, so
-``"text":"x`` cannot come from inside another value. The rare chunks, those that name
-``finish_reason``, ``usage`` or ``error`` with a value, are read whole with ``json.loads``.
+is the receive time of the read in which its blank line arrived: the kernel's stamp
+(``stamped.py``, the transport of this client's connections), not the time the loop read it.
+A data event is a content chunk when ``choices[0].text`` (completions) or
+``choices[0].delta.content`` (chat) is a non-empty string. That is decided by one regular
+expression per chunk, not ``json.loads`` (a third of its CPU on a vLLM-sized chunk): in JSON a
+quote inside a string is escaped, so ``"text":"x`` cannot come from inside another value. The
+rare chunks, those that name ``finish_reason``, ``usage`` or ``error`` with a value, are read
+whole with ``json.loads``.
 KServe's OpenAI routes write compact pydantic JSON that keeps null fields (``"usage":null``,
 ``"finish_reason":null``), one ``data:`` line and a blank line per chunk, ``data: [DONE]``
 last (python/kserve/kserve/protocol/rest/openai/openai_chat_adapter_model.py:241, kserve

@@ -42,7 +42,10 @@ def _event(doc) -> bytes:
 
 
 class SseServer:
-    def __init__(self):
+    """``ssl``: a server-side ``ssl.SSLContext`` to serve HTTPS with; None for HTTP."""
+
+    def __init__(self, ssl=None):
+        self.ssl = ssl
         self.sent: dict[str, list[float]] = defaultdict(list)  # request id -> content times
         self.requests: list[dict] = []  # (id, body) of every request
         self.loop = asyncio.new_event_loop()
@@ -52,7 +55,7 @@ class SseServer:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self.ssl else 'http'}://127.0.0.1:{self.port}"
 
     def __enter__(self):
         self._thread.start()
@@ -73,7 +76,9 @@ class SseServer:
 
     def _serve(self):
         asyncio.set_event_loop(self.loop)
-        server = self.loop.run_until_complete(asyncio.start_server(self._conn, "127.0.0.1", 0))
+        server = self.loop.run_until_complete(
+            asyncio.start_server(self._conn, "127.0.0.1", 0, ssl=self.ssl)
+        )
         self._server = server
         self.port = server.sockets[0].getsockname()[1]
         self._ready.set()
@@ -90,8 +95,8 @@ class SseServer:
                 self.requests.append({"id": rid, "path": lines[0].split()[1], "body": body})
                 if not await self._answer(writer, rid, body):
                     break
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
+        except (asyncio.IncompleteReadError, ConnectionError, OSError):
+            pass  # OSError: also a TLS handshake the client refused
         writer.close()
 
     async def _answer(self, writer, rid: str, body: dict) -> bool:

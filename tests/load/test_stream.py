@@ -4,16 +4,22 @@ through a minimal sink, since the token statistics are another module's."""
 
 from __future__ import annotations
 
+import contextlib
+import ssl
 import sys
+import time
 from dataclasses import dataclass
 
 import pytest
 
 from kfp_bench.errors import ConfigError
+from kfp_bench.load import stamped
 from kfp_bench.load.openai import LlmOptions, render
+from kfp_bench.load.stream import READ_TIME_TOKENS
 from kfp_bench.load.workers import run_stream
 from kfp_bench.records import STREAM_COLUMNS
 from tests.load.sse_server import GAP_S, SPLIT_S, SseServer
+from tests.load.test_tls import _self_signed
 
 #: How far a chunk's arrival may be from the fixture's send time. The client's precision is the
 #: bench's to measure (bench/, BENCHMARKS.md); here each time must be its own event's: half a gap
@@ -59,25 +65,56 @@ class ListSink:
         return out
 
 
-@pytest.fixture(scope="module")
-def sse():
+class HoldingSink(ListSink):
+    """Holds the loop ``HOLD_S`` at every flush (every 0.2 s), as a slow aggregation would."""
+
+    def add_batch(self, batch):
+        time.sleep(HOLD_S)
+        super().add_batch(batch)
+
+
+HOLD_S = 0.015  # under a gap: a held-up connection has at most one chunk of its stream waiting
+#: How far a chunk's time may be from the fixture's write when the kernel stamped it: the
+#: fixture logs after its write returns and may wait for the GIL (switch interval 0.1 ms).
+KERNEL_WITHIN_S = 0.002
+
+
+@contextlib.contextmanager
+def _fixture_server(**kw):
     # The server is a thread of this process: with the default 5 ms GIL switch interval the
     # client's loop could wait that long to read what it sent, and the times would say so.
     interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-4)
-    with SseServer() as server:
+    try:
+        with SseServer(**kw) as server:
+            yield server
+    finally:
+        sys.setswitchinterval(interval)
+
+
+@pytest.fixture(scope="module")
+def sse():
+    with _fixture_server() as server:
         yield server
-    sys.setswitchinterval(interval)
 
 
-def _run(url, prompts, sse_log=None, **kw):
+@pytest.fixture(scope="module")
+def sse_tls(tmp_path_factory):
+    cert, key = _self_signed(tmp_path_factory.mktemp("tls"))
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ctx.load_cert_chain(cert, key)
+    with _fixture_server(ssl=ctx) as server:
+        yield server, cert
+
+
+def _run(url, prompts, sse_log=None, sink=ListSink, **kw):
     kw.setdefault("requests", len(prompts))
     kw.setdefault("concurrency", 1)
     opts = LlmOptions(url=url, model="m", **kw)
     if sse_log is not None:  # request ids repeat from run to run in one process
         sse_log.sent.clear()
         sse_log.requests.clear()
-    results = run_stream(opts, [P(p) for p in prompts], ListSink)
+    results = run_stream(opts, [P(p) for p in prompts], sink)
     return [r for _, sink, _ in results for r in sink.rows()], results
 
 
@@ -104,6 +141,56 @@ def test_content_chunks_arrive_when_the_server_sent_them(sse, endpoint, scenario
     # keep-alive: the one connection was opened by the first request and reused
     connects = [c for _, sink, _ in results for b in sink.batches for c in b.connects]
     assert [int(c[0]) for c in connects] == [0]
+
+
+def _errors_against_truth(rows, sse):
+    """|client time - fixture's write time| of every content chunk of ``rows``."""
+    out = []
+    for row, times, error, source in rows:
+        assert not error and row["outcome"] == 0, error
+        truth = sse.sent[f"{source}-{int(row['seq'])}"]
+        assert len(times) == len(truth)
+        out += [abs(t - s) for t, s in zip(times, truth, strict=True)]
+    return out
+
+
+def test_token_times_are_the_kernels_while_the_loop_is_held_up(sse):
+    """Each flush holds the loop 15 ms; chunks that arrive meanwhile are read up to 15 ms late,
+    but a chunk's time is when the kernel received it (load/stamped.py), not when it was read."""
+    rows, results = _run(
+        sse.url, sse_log=sse, prompts=["ok:40"], requests=2, concurrency=2, sink=HoldingSink
+    )
+    errors = _errors_against_truth(rows, sse)
+    assert len(errors) == 80
+    assert max(errors) < KERNEL_WITHIN_S, sorted(errors)[-5:]
+    assert READ_TIME_TOKENS not in results[0][2].flags
+
+
+def test_without_kernel_stamps_chunks_take_the_read_time_and_the_run_says_so(sse, monkeypatch):
+    monkeypatch.setattr(stamped, "SO_TIMESTAMPNS", 0)  # as on a system without them
+    rows, results = _run(sse.url, sse_log=sse, prompts=["ok:3"] * 2)
+    assert max(_errors_against_truth(rows, sse)) < WITHIN_S
+    assert READ_TIME_TOKENS in results[0][2].flags
+
+
+def test_tls_streams_are_read_and_timed_as_plain_ones(sse_tls):
+    server, cert = sse_tls
+    rows, results = _run(
+        server.url, sse_log=server, prompts=["ok:5", "split:3", "crlf:4"], cacert=str(cert)
+    )
+    assert [r[0]["content_chunks"] for r in rows] == [5, 3, 4]
+    assert max(_errors_against_truth(rows, server)) < WITHIN_S
+    assert all(r[0]["prompt_tokens"] == 7 for r in rows)
+    assert READ_TIME_TOKENS not in results[0][2].flags
+    connects = [c for _, sink, _ in results for b in sink.batches for c in b.connects]
+    assert [int(c[0]) for c in connects] == [0]  # one TLS connection, kept alive
+
+
+def test_a_certificate_that_fails_verification_is_a_row(sse_tls):
+    server, _ = sse_tls
+    rows, _ = _run(server.url, ["ok:1"], requests=2)
+    assert [r[0]["outcome"] for r in rows] == [1, 1]
+    assert all(r[2].startswith("tls: certificate verify failed") for r in rows), rows[0][2]
 
 
 def test_closed_loop_q_paces_each_connection(sse):
