@@ -38,6 +38,7 @@ import numpy as np
 
 from kfp_bench.errors import ResultsError
 from kfp_bench.records import STREAM_COLUMNS, StreamBatch
+from kfp_bench.stats import document
 from kfp_bench.stats.hdr import Histogram
 from kfp_bench.stats.load import _read_client_cpu, merge_client_cpu, merge_workers
 from kfp_bench.stats.slo import Slo
@@ -271,16 +272,10 @@ class LlmStats:
     @classmethod
     def from_dict(cls, doc: dict, source: str = "results") -> LlmStats:
         """Rebuild stats from a JSON results document; ``source`` names it in errors."""
-        if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("kind") != KIND:
-            raise ResultsError(
-                f"{source}: not a kfp-bench LLM result (no format {FORMAT!r}, kind {KIND!r}); "
-                "give a file written by kfp-bench llm --json-out"
-            )
-        if doc.get("format_version") != FORMAT_VERSION:
-            raise ResultsError(
-                f"{source}: results format version {doc.get('format_version')!r}, this kfp-bench "
-                f"reads version {FORMAT_VERSION}; re-run the load with this version"
-            )
+        document.check(
+            doc, source, fmt=FORMAT, kind=KIND, version=FORMAT_VERSION, what="LLM result",
+            written_by="kfp-bench llm --json-out",
+        )  # fmt: skip
         try:
             stats = cls(
                 corrected=bool(doc["corrected"]),

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from kfp_bench.errors import ResultsError
 from kfp_bench.outcome import failures
+from kfp_bench.stats import document
 from kfp_bench.stats.llm import LlmStats
 
 #: The knee's TTFT p99 multiple (as the predict load's sweep: ``load.sweep.KNEE_FACTOR``).
@@ -117,11 +118,10 @@ class LlmSweep:
 
     @classmethod
     def from_dict(cls, doc: dict, source: str = "results") -> LlmSweep:
-        if doc.get("format") != FORMAT or doc.get("format_version") != FORMAT_VERSION:
-            raise ResultsError(
-                f"{source}: not a kfp-bench LLM sweep of version {FORMAT_VERSION}; give a file "
-                "written by kfp-bench llm --sweep-... --json-out"
-            )
+        document.check(
+            doc, source, fmt=FORMAT, kind=KIND, version=FORMAT_VERSION, what="LLM sweep",
+            written_by="kfp-bench llm --sweep-rates or --sweep-concurrency with --json-out",
+        )  # fmt: skip
         try:
             steps = [
                 LlmStats.from_dict(d, f"{source} step {i}") for i, d in enumerate(doc["steps"])

@@ -21,6 +21,7 @@ import numpy as np
 
 from kfp_bench.errors import ResultsError
 from kfp_bench.records import BATCH_COLUMNS, ResultBatch
+from kfp_bench.stats import document
 from kfp_bench.stats.hdr import Histogram
 from kfp_bench.stats.series import Series
 
@@ -239,16 +240,10 @@ class LoadStats:
     @classmethod
     def from_dict(cls, doc: dict, source: str = "results") -> LoadStats:
         """Rebuild stats from a JSON results document; ``source`` names it in errors."""
-        if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-            raise ResultsError(
-                f"{source}: not a kfp-bench load result (no format {FORMAT!r}); give a file "
-                "written by kfp-bench load --json-out"
-            )
-        if doc.get("format_version") != FORMAT_VERSION:
-            raise ResultsError(
-                f"{source}: results format version {doc.get('format_version')!r}, this kfp-bench "
-                f"reads version {FORMAT_VERSION}; re-run the load with this version"
-            )
+        document.check(
+            doc, source, fmt=FORMAT, version=FORMAT_VERSION, what="load result",
+            written_by="kfp-bench load --json-out",
+        )  # fmt: skip
         try:
             stats = cls(
                 corrected=bool(doc["corrected"]),
