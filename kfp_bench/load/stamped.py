@@ -102,14 +102,13 @@ async def _handshake(loop, sock, context, server_hostname) -> _Tls:
     while True:
         try:
             tls.obj.do_handshake()
+            done = True
         except ssl.SSLWantReadError:
-            pass
-        else:
-            if tls.outgoing.pending:
-                await loop.sock_sendall(sock, tls.outgoing.read())
-            return tls
+            done = False
         if tls.outgoing.pending:
             await loop.sock_sendall(sock, tls.outgoing.read())
+        if done:
+            return tls
         data = await loop.sock_recv(sock, READ_SIZE)
         if not data:
             raise ConnectionResetError("the server closed the connection in the TLS handshake")

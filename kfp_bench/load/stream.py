@@ -83,9 +83,6 @@ class _StreamConn(_Conn):
         self.write(data)
         self.written = clock()
 
-    def data_received(self, data):
-        self.data_received_at(data, clock())
-
     def data_received_at(self, data, t: float):
         """``data`` was received at ``t`` (``stamped.StampedTransport``: the kernel's time)."""
         self.last = t  # the time of every event whose blank line is in ``data``
