@@ -74,8 +74,10 @@ class HoldingSink(ListSink):
 
 
 HOLD_S = 0.015  # under a gap: a held-up connection has at most one chunk of its stream waiting
-#: How far a chunk's time may be from the fixture's write when the kernel stamped it: the
-#: fixture logs after its write returns and may wait for the GIL (switch interval 0.1 ms).
+#: How far a chunk's time may come after the fixture's log of its write when the kernel stamped
+#: it. The stamp is taken inside the write, the log after it returns, so a stamped time is never
+#: later than the log; the other way round, on a loaded machine the log came up to 5.5 ms after
+#: the stamp (the fixture's thread waiting for a core), which says nothing of the client.
 KERNEL_WITHIN_S = 0.002
 
 
@@ -144,13 +146,13 @@ def test_content_chunks_arrive_when_the_server_sent_them(sse, endpoint, scenario
 
 
 def _errors_against_truth(rows, sse):
-    """|client time - fixture's write time| of every content chunk of ``rows``."""
+    """client time - fixture's write time, of every content chunk of ``rows``."""
     out = []
     for row, times, error, source in rows:
         assert not error and row["outcome"] == 0, error
         truth = sse.sent[f"{source}-{int(row['seq'])}"]
         assert len(times) == len(truth)
-        out += [abs(t - s) for t, s in zip(times, truth, strict=True)]
+        out += [t - s for t, s in zip(times, truth, strict=True)]
     return out
 
 
@@ -160,16 +162,17 @@ def test_token_times_are_the_kernels_while_the_loop_is_held_up(sse):
     rows, results = _run(
         sse.url, sse_log=sse, prompts=["ok:40"], requests=2, concurrency=2, sink=HoldingSink
     )
-    errors = _errors_against_truth(rows, sse)
-    assert len(errors) == 80
-    assert max(errors) < KERNEL_WITHIN_S, sorted(errors)[-5:]
+    late = _errors_against_truth(rows, sse)
+    assert len(late) == 80
+    assert max(late) < KERNEL_WITHIN_S, sorted(late)[-5:]  # read up to 15 ms late: not timed so
+    assert min(late) > -WITHIN_S, sorted(late)[:5]  # and each chunk's own time, no neighbour's
     assert READ_TIME_TOKENS not in results[0][2].flags
 
 
 def test_without_kernel_stamps_chunks_take_the_read_time_and_the_run_says_so(sse, monkeypatch):
     monkeypatch.setattr(stamped, "SO_TIMESTAMPNS", 0)  # as on a system without them
     rows, results = _run(sse.url, sse_log=sse, prompts=["ok:3"] * 2)
-    assert max(_errors_against_truth(rows, sse)) < WITHIN_S
+    assert max(map(abs, _errors_against_truth(rows, sse))) < WITHIN_S
     assert READ_TIME_TOKENS in results[0][2].flags
 
 
@@ -179,7 +182,7 @@ def test_tls_streams_are_read_and_timed_as_plain_ones(sse_tls):
         server.url, sse_log=server, prompts=["ok:5", "split:3", "crlf:4"], cacert=str(cert)
     )
     assert [r[0]["content_chunks"] for r in rows] == [5, 3, 4]
-    assert max(_errors_against_truth(rows, server)) < WITHIN_S
+    assert max(map(abs, _errors_against_truth(rows, server))) < WITHIN_S
     assert all(r[0]["prompt_tokens"] == 7 for r in rows)
     assert READ_TIME_TOKENS not in results[0][2].flags
     connects = [c for _, sink, _ in results for b in sink.batches for c in b.connects]
