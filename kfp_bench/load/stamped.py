@@ -124,6 +124,7 @@ class StampedTransport:
         self._fd = sock.fileno()
         self._protocol = protocol
         self._buf = buf
+        self._bufs = [buf]  # recvmsg_into's argument, built once
         self._counts = counts
         self._tls = tls
         self._unsent = bytearray()
@@ -135,7 +136,7 @@ class StampedTransport:
     # -- reading -----------------------------------------------------------------------------
     def _readable(self) -> None:
         try:
-            n, anc, _, _ = self._sock.recvmsg_into([self._buf], _ANC)
+            n, anc, _, _ = self._sock.recvmsg_into(self._bufs, _ANC)
         except (BlockingIOError, InterruptedError):
             return
         except OSError as exc:
