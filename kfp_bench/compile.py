@@ -3,8 +3,10 @@
 ``compile_all(out_dir)`` writes ``<name>.yaml`` for every pipeline in ``kfp_bench.pipelines``;
 the same sources give byte-identical files (the golden test in tests/pipelines/ compares them
 with compiled/). The steps get their code as ``delivery`` says (``kfp_bench.components._step``):
-by default each installs ``kfp-bench[<its extra>]==<this version>`` from PyPI (or from
-``index_url``); with ``image`` every step runs in that image and installs nothing.
+by default each installs kfp-bench's wheel pinned by its sha256 (``kfp_bench.artifact``) from
+the ConfigMap ``kfp-bench install`` writes, or from ``wheel_url``, its dependencies from PyPI
+(or ``index_url``); with ``image``, pinned by digest, every step runs in that image and installs
+nothing.
 """
 
 from __future__ import annotations
@@ -19,31 +21,48 @@ from kfp_bench.errors import ConfigError
 
 #: The checkout's compiled/ (the golden files the tests compare a fresh compile with).
 DEFAULT_OUT = Path(__file__).resolve().parent.parent / "compiled"
-_IMAGE_REF = re.compile(r"^[a-z0-9][a-z0-9._/:@-]*$", re.IGNORECASE)
+#: An image by digest: a tag can be moved to other code, a digest cannot.
+_IMAGE_REF = re.compile(r"^[a-z0-9][a-z0-9._/:-]*@sha256:[0-9a-f]{64}$")
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
-def delivery_for(image: str = "", index_url: str = ""):
-    """The ``Delivery`` of ``--image`` / ``--pip-index-url``, checked.
+def delivery_for(image: str = "", index_url: str = "", wheel_url: str = "", sha256: str = ""):
+    """The ``Delivery`` of ``--image`` / ``--pip-index-url`` / ``--wheel-url`` / ``--sha256``,
+    checked.
 
     Raises:
-        ConfigError: an image reference or index URL that cannot be right, or both given.
+        ConfigError: an image reference, URL or hash that cannot be right, or an image given
+            with a package-mode option.
     """
     from kfp_bench.components._step import Delivery
 
-    if image and index_url:
+    if image and (index_url or wheel_url or sha256):
         raise ConfigError(
-            "--image and --pip-index-url: give one; an image installs nothing at start, so it "
-            "reads no index"
+            "--image with --pip-index-url, --wheel-url or --sha256: give one mode; an image "
+            "installs nothing at start"
         )
     if image and not _IMAGE_REF.match(image):
-        raise ConfigError(f"--image {image!r}: give an image such as ghcr.io/you/kfp-bench:0.1.0")
-    url = urlsplit(index_url)
-    if index_url and (url.scheme not in ("http", "https") or not url.netloc):
         raise ConfigError(
-            f"--pip-index-url {index_url!r}: give the http(s) URL of a package index, e.g. "
-            "https://pypi.example.com/simple"
+            f"--image {image!r}: give the image by its digest, e.g. "
+            "ghcr.io/you/kfp-bench@sha256:<64 hex digits> (docker buildx imagetools inspect "
+            "IMAGE:TAG prints it): a tag can be moved to other code"
         )
-    return Delivery(image=image, index_url=index_url)
+    _url(index_url, "--pip-index-url", "a package index, e.g. https://pypi.example.com/simple")
+    _url(wheel_url, "--wheel-url", "kfp-bench's wheel (kfp_bench-VERSION-py3-none-any.whl)")
+    if sha256 and not _SHA256.match(sha256):
+        raise ConfigError(f"--sha256 {sha256!r}: give the wheel's sha256, 64 hex digits")
+    if wheel_url and not sha256:
+        raise ConfigError(
+            f"--wheel-url {wheel_url!r} needs --sha256: the wheel there is installed only if it "
+            "is the one you pin (sha256sum FILE)"
+        )
+    return Delivery(image=image, index_url=index_url, wheel_url=wheel_url, sha256=sha256)
+
+
+def _url(value: str, flag: str, what: str) -> None:
+    url = urlsplit(value)
+    if value and (url.scheme not in ("http", "https") or not url.netloc):
+        raise ConfigError(f"{flag} {value!r}: give the http(s) URL of {what}")
 
 
 def compile_all(

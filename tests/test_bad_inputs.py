@@ -443,6 +443,21 @@ CASES = [
         files={"f": "x"},
     ),
     Case(
+        "compile-image-by-tag",
+        ("compile", "--image", "ghcr.io/you/kfp-bench:0.1.0"),
+        ("--image 'ghcr.io/you/kfp-bench:0.1.0': give the image by its digest", "@sha256:"),
+    ),
+    Case(
+        "compile-wheel-url-unpinned",
+        ("compile", "--wheel-url", "https://example.com/kfp_bench-0.1.0-py3-none-any.whl"),
+        ("needs --sha256", "sha256sum FILE"),
+    ),
+    Case(
+        "install-namespace-not-a-label",
+        ("install", "--namespace", "Team_A", "--dry-run"),
+        ("--namespace 'Team_A': not a DNS-1123 label", "e.g. team-a"),
+    ),
+    Case(
         "demo-num-runs-0",
         ("demo", "--num-runs", "0"),
         ("--num-runs: '0'", "give a whole number of 1 or more"),

@@ -1,4 +1,5 @@
-"""The kfp_bench pipeline's subcommands: ``compile``, ``submit``, ``schedule`` and ``demo``."""
+"""The kfp_bench pipeline's subcommands: ``compile``, ``install``, ``submit``, ``schedule`` and
+``demo``."""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ def cmd_demo(a: argparse.Namespace) -> int:
 def cmd_compile(a: argparse.Namespace) -> int:
     from kfp_bench.compile import compile_all, delivery_for
 
-    delivery = delivery_for(a.image, a.pip_index_url)
+    delivery = delivery_for(a.image, a.pip_index_url, a.wheel_url, a.sha256)
     writable(a.out, "--out", folder=True)
     try:
         written = compile_all(a.out, delivery=delivery)
@@ -50,6 +51,39 @@ def cmd_compile(a: argparse.Namespace) -> int:
         raise ConfigError(f"--out {a.out}: cannot write the YAML there ({exc.strerror})") from None
     for path in written.values():
         print(f"{path}  {path.stat().st_size / 1000:.0f} kB")
+    return 0
+
+
+def cmd_install(a: argparse.Namespace) -> int:
+    import sys
+
+    import yaml
+
+    from kfp_bench import artifact
+    from kfp_bench.components._step import Delivery
+    from kfp_bench.names import check_dns1123_label
+    from kfp_bench.params import compiled_file
+
+    check_dns1123_label(a.namespace, "--namespace")
+    art = artifact.build()
+    name = Delivery(sha256=art.sha256).config_map()
+    if a.dry_run:
+        yaml.safe_dump(artifact.config_map(art, a.namespace, name), sys.stdout, sort_keys=False)
+        return 0
+    from kfp_bench.kserve.kube import Kube
+
+    done = artifact.install(Kube(a.namespace, kubeconfig=a.kubeconfig or None), art, name)
+    print(
+        f"ConfigMap {name} in namespace {a.namespace}: {done}; it holds {art.filename}, "
+        f"sha256 {art.sha256}"
+    )
+    shipped = compiled_file("kfp_bench")
+    if shipped.exists() and artifact.pins(shipped) != {art.sha256}:
+        print(
+            f"kfp-bench: note: {shipped} is pinned to another wheel than this kfp-bench builds "
+            "(sources changed since it was compiled): run kfp-bench compile and use that YAML",
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -102,23 +136,62 @@ def _add_pipeline_commands(sub) -> None:
         allow_abbrev=False,
     )
     p.add_argument("--out", default="compiled", metavar="DIR", help="Where to write the YAML.")
-    how = p.add_mutually_exclusive_group()
-    how.add_argument(
+    p.add_argument(
         "--image",
         default="",
-        metavar="IMAGE",
-        help="Image mode: every step runs in IMAGE (built by the repository's Dockerfile: "
-        "make image) and installs nothing at start. Default: package mode, each step installs "
-        "kfp-bench[<its extra>] of this version at start.",
+        metavar="IMAGE@sha256:DIGEST",
+        help="Image mode: every step runs in this image, given by its digest (built by the "
+        "repository's Dockerfile: make image), and installs nothing at start. Default: package "
+        "mode, each step installs kfp-bench's wheel pinned by its sha256 from the ConfigMap "
+        "that kfp-bench install writes.",
     )
-    how.add_argument(
+    p.add_argument(
+        "--wheel-url",
+        default="",
+        metavar="URL",
+        help="Package mode: install kfp-bench's wheel from this http(s) URL (a release asset, a "
+        "mirror's file) instead of the ConfigMap; needs --sha256.",
+    )
+    p.add_argument(
+        "--sha256",
+        default="",
+        metavar="HEX",
+        help="Package mode: the wheel's pin. Default: the sha256 of this kfp-bench's own wheel "
+        "(kfp-bench install --dry-run prints it).",
+    )
+    p.add_argument(
         "--pip-index-url",
         default="",
         metavar="URL",
-        help="Package mode: install kfp-bench and its dependencies from this index (a mirror "
-        "of PyPI that holds the kfp-bench release) instead of PyPI.",
+        help="Package mode: install kfp-bench's dependencies and kfp from this index (a mirror "
+        "of PyPI) instead of PyPI. kfp-bench itself never comes from an index.",
     )
     p.set_defaults(func=cmd_compile)
+
+    p = sub.add_parser(
+        "install",
+        help="Put kfp-bench's wheel into a namespace, where the pipeline's steps install it.",
+        description="Build kfp-bench's wheel (reproducibly: the sha256 that compiled/"
+        "kfp_bench.yaml pins) and write it into the ConfigMap kfp-bench-<sha256 prefix> of "
+        "NAMESPACE, which every step of the pipeline mounts and installs from, checking the "
+        "pin. Run it once per namespace (your profile's) and kfp-bench version, from a laptop "
+        "with a kubeconfig that may create ConfigMaps there. No release, index or registry is "
+        "needed. The ConfigMap is immutable; a second run finds it and changes nothing.",
+        allow_abbrev=False,
+    )
+    p.add_argument("--namespace", required=True, help="The namespace the pipeline's runs run in.")
+    p.add_argument(
+        "--kubeconfig",
+        default="",
+        metavar="FILE",
+        help="The kubeconfig to use (its current context). Default: $KUBECONFIG or ~/.kube/config.",
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="Print the ConfigMap as YAML (for kubectl apply -f -) and write nothing.",
+    )
+    p.set_defaults(func=cmd_install)
 
     params = ", ".join(BenchParams.names())
     for name, what in (("submit", "Start one run"), ("schedule", "Create a recurring run")):

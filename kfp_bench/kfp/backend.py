@@ -66,6 +66,14 @@ FEATURES: dict[str, Feature] = {
         "use_secret_as_volume with the secret name from a parameter (secretNameParameter)",
         "#11770 (fd1b48b); CHANGELOG 2.5.0",
     ),
+    # kfp-bench's wheel, mounted into every step from the ConfigMap kfp-bench install writes
+    # (components/_step.py); the name is written as a constant parameter, which the driver reads
+    # from 2.5.0 on (driver/k8s.go, ConfigMapNameParameter).
+    "optional-configmap-volume": Feature(
+        "2.5.0",
+        "kubernetes.use_config_map_as_volume(optional=True), the name as a parameter",
+        "#10550 (a78dc77), #11770 (fd1b48b); CHANGELOG 2.2.0, 2.5.0",
+    ),
     "node-selector-json": Feature(
         "2.5.0",
         "kubernetes.add_node_selector_json (nodeSelectorJson)",

@@ -213,6 +213,26 @@ class Kube:
         )
         return None if found is None else dict(found.data or {})
 
+    def create_config_map(self, body: dict) -> dict | None:
+        """Create the ConfigMap ``body`` in this namespace; return the object created, or None
+        when one of that name exists (409 AlreadyExists: nothing was changed)."""
+        found = self._call(
+            f"create ConfigMap {body['metadata']['name']}",
+            self.core.create_namespaced_config_map,
+            self.namespace,
+            body,
+            answers={409: None},
+        )
+        return None if found is None else self.api.sanitize_for_serialization(found)
+
+    def get_config_map(self, name: str) -> dict | None:
+        """The ConfigMap ``name`` of this namespace as JSON (binaryData base64, as the API
+        sends it), or None when there is none."""
+        found = self._call(
+            f"read ConfigMap {name}", self.core.read_namespaced_config_map, name, self.namespace
+        )
+        return None if found is None else self.api.sanitize_for_serialization(found)
+
 
 def _in_pod() -> bool:
     """Whether a service account is mounted, as kserve's ``utils.is_running_in_k8s``."""

@@ -58,14 +58,17 @@ def run_demo(
     """Run the demo; return the process exit code (130 when interrupted)."""
     from kfp_bench.sandbox.kfp_server import start_kfp_server
     from kfp_bench.sandbox.llm_server import start_llm_server
-    from kfp_bench.sandbox.pods import wheelhouse
+    from kfp_bench.sandbox.pods import installed, wheelhouse
 
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     wheels = Path(sys.prefix) / WHEELS
     _say(f"building kfp-bench's wheel and gathering the steps' packages into {wheels}")
     wheelhouse(wheels)
+    _check_pin()
     root = Path(tempfile.mkdtemp(prefix="kfp-bench-demo-"))
+    # what kfp-bench install would put into the namespace: the steps' pinned wheel
+    mounted = installed(root / "wheel-volume")
     try:
         _say("starting the KServe model server (iris), the LLM server and the local KFP API on "
              "127.0.0.1")  # fmt: skip
@@ -98,7 +101,7 @@ def run_demo(
                 f"{LLM_ARGS['llm_concurrency']} LLM streams x {LLM_ARGS['llm_duration_sec']:g}s"
             )
             _say(f"running the kfp_bench pipeline with kfp.local: {what} ({out}/pipeline.log)")
-            ok = _run_pipeline(args, root, out / "pipeline.log", wheels)
+            ok = _run_pipeline(args, root, out / "pipeline.log", wheels, mounted)
         _collect(root, out)
     except KeyboardInterrupt:
         _say("interrupted: the servers are stopped; what finished is in " + str(out))
@@ -115,9 +118,25 @@ def run_demo(
     return 0
 
 
-def _run_pipeline(args: dict, root: Path, log: Path, wheels: Path) -> bool:
+def _check_pin() -> None:
+    """Refuse, before anything starts, a compiled/kfp_bench.yaml pinned to another wheel than
+    this checkout builds: every step would fail its install."""
+    from kfp_bench import artifact
+    from kfp_bench.errors import ConfigError
+    from kfp_bench.params import compiled_file
+
+    own = artifact.build().sha256
+    if artifact.pins(compiled_file("kfp_bench")) != {own}:
+        raise ConfigError(
+            f"{compiled_file('kfp_bench')} is pinned to another kfp-bench wheel than this "
+            f"checkout builds (sha256 {own}): the sources changed since it was compiled; run "
+            "kfp-bench compile --out compiled"
+        )
+
+
+def _run_pipeline(args: dict, root: Path, log: Path, wheels: Path, mounted: Path) -> bool:
     """Run compiled/kfp_bench.yaml with kfp.local, a fresh environment per step installing from
-    ``wheels``; its output to ``log``, a line per finished step."""
+    ``wheels`` and kfp-bench from ``mounted``; its output to ``log``, a line per finished step."""
     from kfp import components
 
     from kfp_bench.params import compiled_file
@@ -127,7 +146,7 @@ def _run_pipeline(args: dict, root: Path, log: Path, wheels: Path) -> bool:
     kfp_bench = components.load_component_from_file(str(compiled_file("kfp_bench")))
     stderr = os.fdopen(os.dup(2), "w", buffering=1)
     stop = threading.Event()
-    with open(log, "w") as f, _redirected(f.fileno()), as_pods(wheels, root):
+    with open(log, "w") as f, _redirected(f.fileno()), as_pods(wheels, root, mounted):
         tail = threading.Thread(target=_follow, args=(log, stderr, stop), daemon=True)
         tail.start()
         try:

@@ -7,11 +7,14 @@ differs from a cluster is where pip finds the packages: a local folder of wheels
 with the index switched off, so that kfp-bench's own wheel, built from this checkout, is the one
 installed, and nothing outside the folder can hide a missing pin.
 
-``wheelhouse(dest)`` fills the folder: kfp-bench built from the checkout, the pinned dependencies
-of the extras the steps install, ``kfp`` (which the launcher installs with ``--no-deps``) and
-pip, setuptools and wheel (kfp.local upgrades them in each new environment). ``as_pods(wheels,
-root)`` is where the demo and the tests run a pipeline: kfp.local with one environment per task,
-pip pointed at the folder only, and the working directory away from any checkout.
+``wheelhouse(dest)`` fills the folder: the pinned dependencies of the extras the steps install,
+``kfp`` (which the launcher installs with ``--no-deps``) and pip, setuptools and wheel (kfp.local
+upgrades them in each new environment), and never kfp-bench: the steps install kfp-bench only
+from its pinned artifact, the ConfigMap ``kfp-bench install`` writes, whose volume
+``mount_config_map`` lays out as the kubelet does. ``as_pods(wheels, root, mounted)`` is where the
+demo and the tests run a pipeline: kfp.local with one environment per task, pip pointed at the
+folder only, the steps' wheel folder at ``mounted``, and the working directory away from any
+checkout.
 """
 
 from __future__ import annotations
@@ -35,17 +38,18 @@ def project_root() -> Path | None:
 
 
 def wheelhouse(dest: Path, project: Path | None = None) -> Path:
-    """Fill ``dest`` with every wheel the compiled pipeline's steps install; return it.
-
-    Third-party wheels already there are kept (pip downloads only what is missing); kfp-bench's
-    own wheel is rebuilt from ``project`` (default: this checkout) every time.
+    """Fill ``dest`` with every wheel but kfp-bench's that the compiled pipeline's steps
+    install; return it. Wheels already there are kept (pip downloads only what is missing).
 
     Raises:
-        ConfigError: no checkout to build kfp-bench from, or pip failed (its last lines said).
+        ConfigError: no checkout to read kfp-bench's dependencies from, or pip failed (its last
+            lines said).
     """
+    import tempfile
+
     import kfp
 
-    from kfp_bench import __version__
+    from kfp_bench import __version__, artifact
     from kfp_bench.components._step import EXTRAS
 
     project = project or project_root()
@@ -55,13 +59,43 @@ def wheelhouse(dest: Path, project: Path | None = None) -> Path:
             "build the steps' package from; run from a clone (make demo)"
         )
     dest = Path(dest)
-    build_wheel(dest, project)
+    dest.mkdir(parents=True, exist_ok=True)
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
     need = f"kfp-bench[{','.join(EXTRAS)}]=={__version__}"
-    # wheels: a dependency published as an sdist only is built once here, not in every step
-    _pip([*pip, "wheel", "-w", str(dest), "--find-links", str(dest), need, *_VENV_TOOLS])
+    with tempfile.TemporaryDirectory(prefix="kfp-bench-artifact-") as own:
+        artifact.build(project).write(own)
+        # wheels: a dependency published as an sdist only is built once here, not in every step
+        _pip([*pip, "wheel", "-w", str(dest), "--find-links", str(dest), "--find-links", own,
+              need, *_VENV_TOOLS])  # fmt: skip
+    for wheel in dest.glob("kfp_bench-*.whl"):  # kfp-bench never comes from the index
+        wheel.unlink()
     _pip([*pip, "download", "-d", str(dest), "--no-deps", f"kfp=={kfp.__version__}"])
     return dest
+
+
+def mount_config_map(obj: dict, folder: Path) -> Path:
+    """Lay out the ConfigMap ``obj`` (``kfp_bench.artifact.config_map``) in ``folder`` as the
+    kubelet does its volume: a file per key, binaryData decoded; return the folder."""
+    import base64
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    for key, text in (obj.get("data") or {}).items():
+        (folder / key).write_text(text)
+    for key, b64 in (obj.get("binaryData") or {}).items():
+        (folder / key).write_bytes(base64.b64decode(b64))
+    return folder
+
+
+def installed(folder: Path, project: Path | None = None) -> Path:
+    """``folder`` holding what ``kfp-bench install`` puts into a namespace for the checkout
+    ``project`` (default: this one): its ConfigMap's volume, for ``as_pods``."""
+    from kfp_bench import artifact
+    from kfp_bench.components._step import Delivery
+
+    art = artifact.build(project)
+    name = Delivery(sha256=art.sha256).config_map()
+    return mount_config_map(artifact.config_map(art, "kfp-bench", name), folder)
 
 
 def build_wheel(dest: Path, project: Path) -> Path:
@@ -84,9 +118,11 @@ def _pip(cmd: list[str]) -> None:
         raise ConfigError(f"preparing the steps' wheels failed: {' '.join(cmd[3:6])}: {tail}")
 
 
-def pod_env(wheels: Path) -> dict[str, str]:
-    """The environment in which each step's pip installs from ``wheels`` only."""
+def pod_env(wheels: Path, mounted: Path) -> dict[str, str]:
+    """The environment in which each step's pip installs from ``wheels`` only, and its
+    install script finds kfp-bench's wheel in ``mounted`` (the ConfigMap's volume in a pod)."""
     return {
+        "KFP_BENCH_WHEEL_DIR": str(Path(mounted).resolve()),
         "PIP_CONFIG_FILE": os.devnull,  # none of this machine's pip settings: a pod has none
         "PIP_NO_INDEX": "1",
         "PIP_FIND_LINKS": str(Path(wheels).resolve()),
@@ -107,12 +143,13 @@ def init_local(pipeline_root: Path) -> None:
 
 
 @contextlib.contextmanager
-def as_pods(wheels: Path, root: Path):
-    """Run the pipelines called inside as pods would: ``init_local(root)``, ``pod_env(wheels)``
-    in this process's environment (the tasks inherit it; restored after), and ``root`` as the
-    working directory: a step runs ``python3 -m ...``, which puts its working directory first on
-    sys.path, and from a checkout it would import the checkout's kfp_bench instead of the wheel."""
-    env = pod_env(wheels)
+def as_pods(wheels: Path, root: Path, mounted: Path):
+    """Run the pipelines called inside as pods would: ``init_local(root)``, ``pod_env(wheels,
+    mounted)`` in this process's environment (the tasks inherit it; restored after), and
+    ``root`` as the working directory: a step runs ``python3 -m ...``, which puts its working
+    directory first on sys.path, and from a checkout it would import the checkout's kfp_bench
+    instead of the wheel."""
+    env = pod_env(wheels, mounted)
     saved = {k: os.environ.get(k) for k in env}
     root.mkdir(parents=True, exist_ok=True)
     init_local(root)

@@ -57,17 +57,27 @@ def test_compiling_twice_gives_identical_files(fresh, tmp_path):
 
 
 def _installs(executor: dict) -> list[str]:
-    """The pip requirements a step's command installs, in order."""
+    """The pip requirements a step's command installs, in order (quoted either way)."""
     script = " ".join(executor["container"]["command"])
-    return re.findall(r"pip install [^']*((?:'[^']+' ?)+)", script)
+    return re.findall(
+        r"pip install (?:--\S+ )*\\?\n?(?:--index-url \S+ )?((?:['\"][^'\"]+['\"] ?)+)", script
+    )
 
 
-def test_package_mode_installs_the_steps_extra_and_kfp_without_deps():
+def _platform(text: str) -> dict:
+    docs = list(yaml.safe_load_all(text))
+    return docs[1]["platforms"]["kubernetes"]["deploymentSpec"]["executors"]
+
+
+def test_package_mode_installs_the_pinned_wheel_with_the_steps_extra_and_kfp_without_deps():
     import kfp_bench.components as comps
 
-    from kfp_bench import __version__
+    from kfp_bench.artifact import build
 
-    executors = _executors((DEFAULT_OUT / "kfp_bench.yaml").read_text())
+    pin = build().sha256  # the golden file pins this checkout's own wheel
+    text = (DEFAULT_OUT / "kfp_bench.yaml").read_text()
+    executors = _executors(text)
+    platform = _platform(text)
     # a step used twice (check_outcome, once under run_llm's condition) has a second executor,
     # exec-<step>-2
     steps = {re.sub(r"-[0-9]+$", "", name) for name in executors}
@@ -76,15 +86,29 @@ def test_package_mode_installs_the_steps_extra_and_kfp_without_deps():
         assert executor["container"]["image"] == "python:3.11-slim"
         step = getattr(comps, re.sub(r"-[0-9]+$", "", name.removeprefix("exec-")).replace("-", "_"))
         extras = f"[{','.join(step.extras)}]" if step.extras else ""  # none: kfp-bench alone
-        want = f"'KFP-bench{extras}=={__version__}'"
+        want = f'"KFP-bench{extras} @ file://$wheel#sha256={pin}"'
         installs = _installs(executor)
         assert installs[0].strip() == want, (name, installs)
         assert installs[1].startswith("'kfp==2.17.3' '--no-deps'"), (name, installs)
+        assert len(installs) == 2, (name, installs)
+        # the wheel's file is checked against the pin before pip runs, and comes from the volume
+        script = executor["container"]["command"][2]
+        assert f'"$wheel" {pin} || exit 1' in script, name
+        assert "${KFP_BENCH_WHEEL_DIR:-/kfp-bench/wheel}/kfp_bench-" in script, name
+        (volume,) = platform[name]["configMapAsVolume"]
+        assert volume == {
+            "configMapName": f"kfp-bench-{pin[:12]}",
+            "configMapNameParameter": {"runtimeValue": {"constant": f"kfp-bench-{pin[:12]}"}},
+            "mountPath": "/kfp-bench/wheel",
+            "optional": True,
+        }, name
         # pip compiles no bytecode at install: PIP_COMPILE=0 (PIP_NO_COMPILE=1 would compile)
         assert executor["container"]["env"] == [{"name": "PIP_COMPILE", "value": "0"}], name
+    # nothing installs kfp-bench by a name and version that an index could serve
+    assert not re.search(r"kfp-bench(\[[a-z,]*\])?==", text, re.IGNORECASE)
 
 
-def test_a_mirror_is_used_for_every_install(tmp_path):
+def test_a_mirror_serves_the_dependencies_and_kfp_never_kfp_bench(tmp_path):
     out = compile_all(
         tmp_path, delivery=delivery_for(index_url="https://pypi.example.com/simple"),
         names=["kfp_bench"],
@@ -92,29 +116,47 @@ def test_a_mirror_is_used_for_every_install(tmp_path):
     for name, executor in _executors(out["kfp_bench"].read_text()).items():
         script = " ".join(executor["container"]["command"])
         assert script.count("--index-url https://pypi.example.com/simple") == 2, name
+        assert "@ file://$wheel#sha256=" in script, name
+
+
+def test_a_wheel_url_is_installed_by_its_pin_and_mounts_nothing(tmp_path):
+    url = "https://example.com/releases/kfp_bench-0.1.0-py3-none-any.whl"
+    out = compile_all(
+        tmp_path, delivery=delivery_for(wheel_url=url, sha256="ab" * 32), names=["kfp_bench"]
+    )
+    text = out["kfp_bench"].read_text()
+    for name, executor in _executors(text).items():
+        assert f" @ {url}#sha256={'ab' * 32}'" in executor["container"]["command"][2], name
+    assert "configMapAsVolume" not in text
+
+
+DIGEST = "ghcr.io/example/kfp-bench@sha256:" + "0" * 64
 
 
 def test_image_mode_runs_every_step_in_the_image_and_installs_nothing(tmp_path):
-    out = compile_all(
-        tmp_path, delivery=delivery_for(image="ghcr.io/example/kfp-bench:1"), names=["kfp_bench"]
-    )
-    for name, executor in _executors(out["kfp_bench"].read_text()).items():
-        assert executor["container"]["image"] == "ghcr.io/example/kfp-bench:1", name
+    out = compile_all(tmp_path, delivery=delivery_for(image=DIGEST), names=["kfp_bench"])
+    text = out["kfp_bench"].read_text()
+    for name, executor in _executors(text).items():
+        assert executor["container"]["image"] == DIGEST, name
         assert "pip install" not in " ".join(executor["container"]["command"]), name
         assert "env" not in executor["container"], name
+    assert "configMapAsVolume" not in text
 
 
 @pytest.mark.parametrize(
-    "image, index_url, words",
+    "kw, words",
     [
-        ("has space", "", "--image 'has space': give an image"),
-        ("", "ftp://mirror/simple", "--pip-index-url 'ftp://mirror/simple': give the http(s)"),
-        ("img:1", "https://m/simple", "--image and --pip-index-url: give one"),
+        ({"image": "has space"}, "--image 'has space': give the image by its digest"),
+        ({"image": "ghcr.io/x/kfp-bench:1"}, "a tag can be moved to other code"),
+        ({"index_url": "ftp://mirror/simple"}, "--pip-index-url 'ftp://mirror/simple': give"),
+        ({"image": DIGEST, "index_url": "https://m/simple"}, "--image with --pip-index-url"),
+        ({"wheel_url": "https://m/kfp_bench.whl"}, "needs --sha256"),
+        ({"sha256": "abc"}, "--sha256 'abc': give the wheel's sha256"),
     ],
 )
-def test_a_bad_delivery_is_refused(image, index_url, words):
+def test_a_bad_delivery_is_refused(kw, words):
     with pytest.raises(ConfigError, match=re.escape(words)):
-        delivery_for(image, index_url)
+        delivery_for(**kw)
 
 
 def test_meta_pipeline_parameters_have_working_defaults():

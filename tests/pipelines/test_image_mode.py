@@ -29,7 +29,7 @@ from tests.pipelines.test_pods import STEPS, e2e_args, llm_args
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
-IMAGE = "registry.example.com/kfp-bench:test"
+IMAGE = "registry.example.com/kfp-bench@sha256:" + "1" * 64
 _RUN = """
 import json, sys
 from kfp import components, local

@@ -16,24 +16,23 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from kfp import components
 
+from kfp_bench import artifact
+from kfp_bench.compile import compile_all, delivery_for
 from kfp_bench.params import compiled_file
 from kfp_bench.results import read_results
 from kfp_bench.sandbox.kfp_server import start_kfp_server
 from kfp_bench.sandbox.llm_server import start_llm_server
-from kfp_bench.sandbox.pods import as_pods, build_wheel, wheelhouse
+from kfp_bench.sandbox.pods import as_pods
 from kfp_bench.stats import store
 from tests.components.conftest import leftovers
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
-#: Where the steps' wheels are kept between runs: in this environment, as the demo keeps them.
-WHEELS = Path(sys.prefix) / "kfp-bench-pod-wheels"
 #: Every task of the pipeline (inference-load once per load worker, llm-load once per LLM load
 #: worker; check-outcome-2 checks the LLM load's flags).
 STEPS = {
@@ -43,11 +42,6 @@ STEPS = {
 }  # fmt: skip
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _DONE = re.compile(r"Task '(\S+)' finished with status (\w+)")
-
-
-@pytest.fixture(scope="module")
-def wheels() -> Path:
-    return wheelhouse(WHEELS)
 
 
 def _finished(text: str) -> list[tuple[str, str]]:
@@ -84,13 +78,13 @@ def llm_args(llm_url: str) -> dict:
     )
 
 
-def test_every_step_succeeds_in_a_fresh_environment(wheels, tmp_path, model_server, capfd):
+def test_every_step_succeeds_in_a_fresh_environment(wheels, mounted, tmp_path, model_server, capfd):
     root = tmp_path / "root"
     pipeline = components.load_component_from_file(str(compiled_file("kfp_bench")))
     with (
         start_kfp_server(simulate="all:fixed(0.2)", max_parallel_runs=8) as kfp_api,
         start_llm_server(first_token_ms=20, token_gap_ms=5, max_tokens=16) as llm,
-        as_pods(wheels, root),
+        as_pods(wheels, root, mounted),
     ):
         args = e2e_args(kfp_api.url, model_server.v1_predict_url, "pods-e2e")
         pipeline(**args, **llm_args(llm.url + "/openai"))
@@ -121,8 +115,8 @@ def test_every_step_succeeds_in_a_fresh_environment(wheels, tmp_path, model_serv
     assert published["ttft_p50_ms"] >= 20 and published["goodput_ratio"] > 0
 
 
-def _without_yaml_in_kfp_extra(wheels: Path, out: Path) -> Path:
-    """A folder like ``wheels`` whose kfp-bench wheel's kfp extra lacks PyYAML."""
+def _without_yaml_in_kfp_extra(out: Path) -> artifact.Artifact:
+    """kfp-bench's wheel built from a copy of this checkout whose ``kfp`` extra lacks PyYAML."""
     src = out / "src"
     files = subprocess.run(
         ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
@@ -137,21 +131,21 @@ def _without_yaml_in_kfp_extra(wheels: Path, out: Path) -> Path:
     cut = text.index('    "PyYAML==6.0.4",\n', kfp_extra)
     assert cut < text.index("]", kfp_extra)
     pyproject.write_text(text[:cut] + text[cut + len('    "PyYAML==6.0.4",\n') :])
-    broken = out / "wheels"
-    broken.mkdir()
-    for wheel in wheels.iterdir():
-        if not wheel.name.startswith("kfp_bench-"):
-            (broken / wheel.name).hardlink_to(wheel)
-    build_wheel(broken, src)
-    return broken
+    return artifact.build(src)
 
 
 def test_a_dependency_missing_from_an_extra_fails_the_step_naming_the_module(
     wheels, tmp_path, capfd
 ):
-    broken = _without_yaml_in_kfp_extra(wheels, tmp_path)
-    pipeline = components.load_component_from_file(str(compiled_file("kfp_bench")))
-    with start_kfp_server() as kfp_api, as_pods(broken, tmp_path / "root"):
+    broken = _without_yaml_in_kfp_extra(tmp_path)
+    # the pipeline pinned to that wheel, which is the one in the volume
+    yaml_file = compile_all(
+        tmp_path / "compiled", delivery=delivery_for(sha256=broken.sha256), names=["kfp_bench"]
+    )["kfp_bench"]
+    mounted = tmp_path / "volume"
+    broken.write(mounted)
+    pipeline = components.load_component_from_file(str(yaml_file))
+    with start_kfp_server() as kfp_api, as_pods(wheels, tmp_path / "root", mounted):
         with pytest.raises(RuntimeError, match="check-params"):
             pipeline(kfp_host=kfp_api.url, run_load=False, benchmark_id="pods-missing")
     out = capfd.readouterr()
