@@ -232,14 +232,34 @@ class BenchParams:
         return self
 
     def isvc_spec(self):
-        """The checked ``IsvcSpec`` of the isvc parameter (its namespace defaulting to
-        namespace), or None when no InferenceService is to be deployed."""
+        """The checked ``IsvcSpec`` of the isvc parameter, or None when no InferenceService is
+        to be deployed. Its namespace, unless the isvc names one, is ``kube_namespace``'s for
+        namespace (resolved first by ``with_namespace``)."""
         if not self.isvc:
             return None
+        from kfp_bench.kserve.kube import kube_namespace
         from kfp_bench.kserve.spec import IsvcSpec
 
-        doc = {"namespace": self.namespace or "default", **self.isvc}
+        doc = {"namespace": kube_namespace(self.namespace), **self.isvc}
         return self._translated(lambda: IsvcSpec.from_dict(doc).validate())
+
+    def with_namespace(self, log=print) -> BenchParams:
+        """These parameters with namespace decided for every step, KFP calls and Kubernetes
+        objects alike (``kfp.incluster.resolve_namespace``): the parameter when set; else, on
+        multi-user KFP, this pod's own (printed; ``ConfigError`` naming the parameter when the
+        pod has none); else empty (single-user KFP: Kubernetes objects go to "default").
+        Asks the KFP API's healthz only when something needs a namespace: the runs benchmark,
+        or an isvc that names none."""
+        isvc_needs = bool(self.isvc) and "namespace" not in self.isvc
+        if self.namespace or not (self.run_benchmark or isvc_needs):
+            return self
+        import dataclasses
+
+        from kfp_bench.kfp.incluster import resolve_namespace
+
+        host = self.kfp_host.rstrip("/")
+        found = resolve_namespace(host, "", "pipeline parameter namespace", log)
+        return dataclasses.replace(self, namespace=found)
 
     def _check_runs(self, fetch: bool) -> None:
         _url("kfp_host", self.kfp_host, ("http", "https"), "http://ml-pipeline.kubeflow:8888")

@@ -46,11 +46,13 @@ def _failed(step: str, exc: Exception, who: str = "") -> str:
 def check_params(p: BenchParams, job_id: str) -> dict:
     """Check every parameter (``BenchParams.check``), then take the benchmark's lease
     (``take_lease``); return the parameters, as every later step reads them, with this run's
-    own benchmark id (``benchmark_id_for``: the given one is a prefix)."""
+    own benchmark id (``benchmark_id_for``: the given one is a prefix) and namespace
+    (``BenchParams.with_namespace``: an empty one becomes the pod's own on multi-user KFP)."""
     import kfp_bench
 
     print(f"kfp-bench {kfp_bench.__version__} from {os.path.dirname(kfp_bench.__file__)}")
     p.check()
+    p = p.with_namespace()  # decided once: every later step reads it from what this returns
     bid = benchmark_id_for(p.benchmark_id, job_id)
     print(f"parameters OK; benchmark id {bid} (pipeline run {job_id})")
     # The targets answer before anything is created or held (a refused benchmark then holds
@@ -145,8 +147,8 @@ def deploy_isvc(p: BenchParams, timeout_s: float) -> list[dict]:
         spec = p.isvc_spec()
         # labelled with the benchmark id, so that cleanup deletes it and nothing else
         done = deploy(Kube(spec.namespace), spec, benchmark_id=p.benchmark_id, timeout_s=timeout_s)
-        print(f"InferenceService {done.name} ready in {done.ready_s:.0f}s at {done.url}; "
-              f"{done.mode.said()}")  # fmt: skip
+        print(f"InferenceService {done.name} in namespace {done.namespace} ready in "
+              f"{done.ready_s:.0f}s at {done.url}; {done.mode.said()}")  # fmt: skip
         url = done.predict_url
         if p.run_llm and not p.llm_url:
             from kfp_bench.llm_steps import deployed_llm_target
@@ -303,7 +305,7 @@ def watch_replicas(p: BenchParams, out: str) -> None:
         kube = Kube(spec.namespace)
         mode = learn_mode(kube, spec, kube.get_isvc(spec.name))
         if not mode.name:
-            mode = Mode("Serverless", "nowhere: assumed").also(mode.warning)
+            mode = mode.assumed("the InferenceService records no mode, so Serverless is assumed")
         print(mode.said())
         w = ReplicaWatcher(kube, spec.name, autoscaler=KPA if mode.knative else HPA)
         samples = w.watch(window)
@@ -493,6 +495,10 @@ def cleanup(p: BenchParams, job_id: str, state: str, error: str) -> str:
     from kfp_bench.errors import BenchError, ConfigError
 
     print(f"benchmark ended {state}" + (f": {error}" if error else ""))
+    try:  # the exit handler reads the pipeline's own parameters: decided as check_params did
+        p = p.with_namespace()
+    except ConfigError as exc:  # multi-user and no namespace: the first step refused it too
+        return f"nothing to clean up: {exc}"
     isvc_done = ""
     if p.isvc:
         from kfp_bench.kserve.deploy import delete

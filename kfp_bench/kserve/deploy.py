@@ -112,20 +112,16 @@ def _checked(spec: IsvcSpec, mode: Mode, build):
 def _learnt(spec: IsvcSpec, unknown: Mode, isvc: dict, last: bool = False) -> Mode:
     """The mode ``isvc`` (created or ready) records, the spec checked against it (a
     ``ConfigError`` whose caller deletes what it created); when it records none and ``last``,
-    Serverless assumed, with a warning."""
+    Serverless assumed, with a warning (``Mode.assumed``)."""
     found = mode_of(isvc)
     if found is None:
         if not last:
             return unknown
-        return (
-            Mode(SERVERLESS, "nowhere: assumed")
-            .also(
-                "the InferenceService records no mode either, so Serverless is assumed; give isvc "
-                "deployment_mode to be sure"
-            )
-            .also(unknown.warning)
+        return unknown.assumed(
+            "the InferenceService records no mode either, so Serverless is assumed; give isvc "
+            "deployment_mode to be sure"
         )
-    found = found.also(unknown.warning)
+    found = found.after(unknown)
     try:
         _checked(spec, found, lambda: spec.validate(found.name))
     except ConfigError as exc:

@@ -14,6 +14,9 @@ A 404 of a get, delete or list is an answer (None, or GONE for a delete), not an
 409 of the create (the name is taken: None) and of a delete with preconditions (the object of that
 name is not the one read: CHANGED). A 404 of the create (no InferenceService CRD) and any other API
 failure raise ``KubeError`` naming the call, the object and the API's reason.
+
+``kube_namespace`` decides the namespace of every object kfp-bench creates, reads, watches or
+deletes in a benchmark; nothing else picks one.
 """
 
 from __future__ import annotations
@@ -28,6 +31,16 @@ PA_GROUP, PA_VERSION, PA_PLURAL = "autoscaling.internal.knative.dev", "v1alpha1"
 #: What ``Kube.delete_isvc`` found: deleted; none of that name; one, but not the uid and
 #: resourceVersion given (replaced or changed since it was read), so not deleted.
 DELETED, GONE, CHANGED = "deleted", "gone", "changed"
+#: Where an object goes when no namespace is given or found: kubectl's, without -n.
+DEFAULT_NAMESPACE = "default"
+
+
+def kube_namespace(namespace: str) -> str:
+    """The namespace of the benchmark's Kubernetes objects (its InferenceService, their pods and
+    autoscalers) for the pipeline's ``namespace`` once resolved (``BenchParams.with_namespace``:
+    the parameter when set, else on multi-user KFP the pod's own, as the KFP calls take it):
+    that one, else "default" (single-user KFP, or outside a pod)."""
+    return namespace or DEFAULT_NAMESPACE
 
 
 def selector(name: str, component: str = "predictor") -> str:

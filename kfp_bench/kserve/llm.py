@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 
 from kfp_bench.errors import ConfigError
+from kfp_bench.kserve.kube import DEFAULT_NAMESPACE
 from kfp_bench.kserve.spec import IsvcSpec, ScaleSpec
 
 #: Where KServe's model server mounts the OpenAI API: python/kserve/kserve/protocol/rest/openai/
@@ -38,7 +39,7 @@ def llm_isvc(
     gpu: int = 1,
     cpu: str = "",
     memory: str = "",
-    namespace: str = "default",
+    namespace: str = DEFAULT_NAMESPACE,
     deployment_mode: str = "",
     scale: ScaleSpec | None = None,
 ) -> IsvcSpec:

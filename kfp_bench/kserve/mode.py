@@ -12,22 +12,38 @@ onto the annotation, a Knative default not (apis/serving/v1beta1/inference_servi
 DefaultInferenceService).
 
 ``learn_mode`` follows that order from what kfp-bench may read: the isvc parameter's mode, the
-InferenceService when there is one, then the ConfigMap, which a namespaced Role may not reach (a
-403): the ``Mode`` then says so in ``warning`` and has no name. The module never prints.
+InferenceService when there is one, then the ConfigMap: in kserve_namespace when the isvc gives
+one, else in ``KSERVE_NAMESPACES``, whichever holds it. A namespaced Role may not reach it (a 403,
+what a profile's default-editor gets on a standard Kubeflow install): the ``Mode`` then has no
+name and says why in ``unread``, a note beside a mode learnt from the InferenceService, a warning
+only when none is. The module never prints.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kfp_bench.errors import ConfigError, KubeError
 from kfp_bench.kserve.kube import Kube
-from kfp_bench.kserve.spec import DEPLOYMENT_MODES, KNATIVE_MODES, MODE_ANNOTATION, IsvcSpec
+from kfp_bench.kserve.spec import (
+    DEPLOYMENT_MODES,
+    KNATIVE_MODES,
+    MODE_ANNOTATION,
+    SERVERLESS,
+    IsvcSpec,
+)
 
 CONFIG_MAP = "inferenceservice-config"
 DEPLOY_KEY = "deploy"
 DEFAULT_KEY = "defaultDeploymentMode"
+#: Where KServe's ConfigMap is looked for when the isvc gives no kserve_namespace, in this order:
+#: KServe's controller reads it in its own namespace (kserve/kserve aaac4e29,
+#: pkg/constants/constants.go KServeNamespace: $POD_NAMESPACE, else kserve). Kubeflow's manifests
+#: install KServe in kubeflow (kubeflow/manifests 009c8808, applications/kserve/kserve/
+#: kustomization.yaml: kserve_kubeflow.yaml, whose inferenceservice-config has namespace
+#: kubeflow); KServe's own in kserve (config/default/kustomization.yaml, namespace: kserve).
+KSERVE_NAMESPACES = ("kubeflow", "kserve")
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +59,7 @@ class Mode:
     name: str
     source: str = ""
     warning: str = ""
+    unread: str = ""
 
     @property
     def knative(self) -> bool:
@@ -53,12 +70,23 @@ class Mode:
         """The mode and its source as one line for a step's output."""
         text = f"deployment mode {self.name or 'unknown'}"
         text += f" (from {self.source})" if self.source else ""
+        text += f"; {self.unread}" if self.unread else ""
         return text + (f"; WARNING: {self.warning}" if self.warning else "")
 
     def also(self, warning: str) -> Mode:
         """This mode with ``warning`` added before its own."""
         both = "; ".join(w for w in (warning, self.warning) if w)
-        return Mode(self.name, self.source, both)
+        return replace(self, warning=both)
+
+    def after(self, unknown: Mode) -> Mode:
+        """This mode, learnt after ``unknown`` (the cluster's default, not learnt): its warning
+        and its note of why carried over."""
+        return replace(self.also(unknown.warning), unread=unknown.unread)
+
+    def assumed(self, why: str) -> Mode:
+        """Serverless, assumed for want of this (unknown) mode: a warning saying ``why``, and
+        why the cluster's default was not learnt."""
+        return Mode(SERVERLESS, "nowhere: assumed").also(why).also(self.warning).also(self.unread)
 
 
 def learn_mode(kube: Kube, spec: IsvcSpec, isvc: dict | None = None) -> Mode:
@@ -86,17 +114,30 @@ def mode_of(isvc: dict) -> Mode | None:
     return None
 
 
-def cluster_default(kube: Kube, namespace: str) -> Mode:
-    """``defaultDeploymentMode`` of KServe's ConfigMap in ``namespace``; a ``Mode`` without a
-    name whose warning says why when it cannot be read."""
-    where = f"ConfigMap {namespace}/{CONFIG_MAP}"
-    try:
-        data = kube.config_map(CONFIG_MAP, namespace)
-    except KubeError as exc:  # a Role for the benchmark's namespace only: 403
-        return Mode("", warning=f"cannot read the cluster's default deployment mode: {exc}")
-    if data is None:
-        return Mode("", warning=f"no {where} (is KServe installed in namespace {namespace}? "
-                    "set isvc kserve_namespace to its namespace)")  # fmt: skip
+def cluster_default(kube: Kube, namespace: str = "") -> Mode:
+    """``defaultDeploymentMode`` of KServe's ConfigMap in ``namespace``, else in the first of
+    ``KSERVE_NAMESPACES`` that holds it; without a name when it cannot be read: refused (a note
+    in ``unread``) or in none of them (a warning naming kserve_namespace)."""
+    refused = []
+    for ns in (namespace,) if namespace else KSERVE_NAMESPACES:
+        try:
+            data = kube.config_map(CONFIG_MAP, ns)
+        except KubeError as exc:  # a Role for the benchmark's namespace only: 403
+            refused.append(str(exc))
+            continue
+        if data is not None:
+            return _default_in(data, f"ConfigMap {ns}/{CONFIG_MAP}")
+    if refused:
+        return Mode("", unread=f"the cluster's default is not readable here: {'; '.join(refused)}")
+    where = f"namespaces {' or '.join(KSERVE_NAMESPACES)}"
+    where = f"namespace {namespace}" if namespace else where
+    return Mode("", warning=f"no ConfigMap {CONFIG_MAP} in {where}, so the cluster's default "
+                "deployment mode is unknown: set isvc kserve_namespace to the namespace KServe "
+                "is installed in")  # fmt: skip
+
+
+def _default_in(data: dict, where: str) -> Mode:
+    """The mode the ConfigMap's ``data`` (found at ``where``) names."""
     try:
         mode = json.loads(data.get(DEPLOY_KEY) or "{}").get(DEFAULT_KEY) or ""
     except (ValueError, AttributeError):

@@ -25,6 +25,7 @@ import re
 from dataclasses import asdict, dataclass, field, fields
 
 from kfp_bench.errors import ConfigError
+from kfp_bench.kserve.kube import DEFAULT_NAMESPACE
 from kfp_bench.names import check_dns1123_label
 
 #: Model formats of KServe's ClusterServingRuntimes -> whether a GPU image serves them.
@@ -178,7 +179,7 @@ class IsvcSpec:
     Attributes:
         name: the InferenceService's name: lower-case letters, digits and dashes, starting with a
             letter, at most 51 characters (so that NAME-transformer, which KServe derives, fits).
-        namespace: its namespace.
+        namespace: its namespace; the pipeline's is ``kube.kube_namespace``'s.
         model_format: the predictor's model format: sklearn, xgboost, lightgbm, pmml,
             tensorflow, pytorch, onnx, triton or huggingface.
         storage_uri: where the model lives (gs://, s3://, pvc://, https://, hf://).
@@ -193,7 +194,9 @@ class IsvcSpec:
         transformer_image: the transformer's container image; empty for no transformer.
         transformer: the transformer's own scale and resources (a ScaleSpec).
         kserve_namespace: the namespace KServe is installed in, where its
-            inferenceservice-config ConfigMap names the cluster's default deployment mode.
+            inferenceservice-config ConfigMap names the cluster's default deployment mode;
+            empty (the default): kubeflow (Kubeflow's manifests), then kserve (KServe's own),
+            whichever holds it (``mode.KSERVE_NAMESPACES``).
         runtime: the name of a ServingRuntime (or ClusterServingRuntime) to serve the model;
             empty lets KServe pick one supporting model_format.
         model_args: the model server's arguments (predictor.model.args), e.g. for huggingface
@@ -202,7 +205,7 @@ class IsvcSpec:
     """
 
     name: str
-    namespace: str = "default"
+    namespace: str = DEFAULT_NAMESPACE
     model_format: str = "sklearn"
     storage_uri: str = DEFAULT_STORAGE_URI
     runtime_version: str = ""
@@ -212,7 +215,7 @@ class IsvcSpec:
     predictor: ScaleSpec = field(default_factory=ScaleSpec)
     transformer_image: str = ""
     transformer: ScaleSpec = field(default_factory=ScaleSpec)
-    kserve_namespace: str = "kserve"
+    kserve_namespace: str = ""
     runtime: str = ""
     model_args: tuple[str, ...] = ()
 
@@ -253,7 +256,8 @@ class IsvcSpec:
         deployment mode the cluster will use when ``deployment_mode`` is empty (its default, as
         ``deploy.learn_mode`` found it); with neither, the HPA checks wait until it is known."""
         check_dns1123_label(self.namespace, "isvc namespace=")
-        check_dns1123_label(self.kserve_namespace, "isvc kserve_namespace=")
+        if self.kserve_namespace:
+            check_dns1123_label(self.kserve_namespace, "isvc kserve_namespace=")
         check_dns1123_label(self.name, "isvc name=", MAX_NAME)
         if not self.name[0].isalpha():
             raise ConfigError(

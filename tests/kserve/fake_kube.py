@@ -3,7 +3,8 @@
 It stands in for a live Kubernetes API server because none can run on this machine: it is the one
 mock of the kserve tests, a tiny HTTP server that answers the paths the real kubernetes client
 calls (KServe's InferenceService, the pods of a component, Knative's PodAutoscalers or the HPA of
-Standard mode, KServe's inferenceservice-config ConfigMap) with JSON
+Standard mode, KServe's inferenceservice-config ConfigMap, in whichever namespace the scenario
+installs KServe) with JSON
 shaped like what a cluster returns, changing over time as a scripted ``Scenario``. The client
 itself is real: ``kube_config`` points it at the server through an ordinary kubeconfig.
 
@@ -33,7 +34,12 @@ ISVC_PATH = f"/apis/serving.kserve.io/v1beta1/namespaces/{NS}/inferenceservices"
 PODS_PATH = f"/api/v1/namespaces/{NS}/pods"
 PA_PATH = f"/apis/autoscaling.internal.knative.dev/v1alpha1/namespaces/{NS}/podautoscalers"
 HPA_PATH = f"/apis/autoscaling/v2/namespaces/{NS}/horizontalpodautoscalers"
-CM_PATH = "/api/v1/namespaces/kserve/configmaps/inferenceservice-config"
+#: KServe's ConfigMap in a namespace: by default where Kubeflow's manifests install it, kubeflow
+#: (kubeflow/manifests 009c8808, applications/kserve/kserve/kserve_kubeflow.yaml); CM_KSERVE
+#: where KServe's own do.
+CM_AT = "/api/v1/namespaces/{}/configmaps/inferenceservice-config"
+CM_PATH = CM_AT.format("kubeflow")
+CM_KSERVE = CM_AT.format("kserve")
 MODE_ANNOTATION = "serving.kserve.io/deploymentMode"
 T0 = "2025-01-01T00:00:00Z"
 
@@ -70,8 +76,12 @@ class Scenario:
     address: str = ""
     #: the cluster's defaultDeploymentMode, in its inferenceservice-config ConfigMap
     default_mode: str = "Serverless"
-    #: that ConfigMap: "ok", "forbidden" (a GET answered 403) or "absent" (404)
+    #: that ConfigMap: "ok", "forbidden" (a GET answered 403, in any namespace, as RBAC refuses
+    #: before it looks: a Role in the benchmark's namespace only) or "absent" (404)
     config_map: str = "ok"
+    #: the namespace that holds it (KServe's: kubeflow on a standard Kubeflow install); a GET
+    #: in any other answers 404
+    kserve_namespace: str = "kubeflow"
     #: whether the controller records status.deploymentMode (False: a KServe that does not)
     record_mode: bool = True
     created: list[dict] = field(default_factory=list)
@@ -232,12 +242,12 @@ def _hpa(name: str, f: Frame) -> dict:
     }  # fmt: skip
 
 
-def _config_map(default_mode: str) -> dict:
+def _config_map(default_mode: str, namespace: str) -> dict:
     """KServe's inferenceservice-config as config/configmap/inferenceservice.yaml has it (the
     deploy key; the others left out)."""
     deploy = json.dumps({"defaultDeploymentMode": default_mode})
     return {"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": "inferenceservice-config", "namespace": "kserve"},
+            "metadata": {"name": "inferenceservice-config", "namespace": namespace},
             "data": {"deploy": deploy,
                      "ingress": json.dumps({"ingressDomain": "example.com"})}}  # fmt: skip
 
@@ -289,8 +299,9 @@ class _Handler(BaseHTTPRequestHandler):
             stored = s.live[name]
             mode = s.mode_of(stored) if s.record_mode and conds else ""
             return self._send(200, _isvc(stored, conds, s.address, mode))
-        if url.path == CM_PATH:
-            return self._config_map()
+        cm_ns = _config_map_namespace(url.path)
+        if cm_ns is not None:
+            return self._config_map(cm_ns)
         name = _selected(query)
         if url.path == PODS_PATH:
             f = s.frame(advance=True)
@@ -326,16 +337,16 @@ class _Handler(BaseHTTPRequestHandler):
                                     "metadata": {}})  # fmt: skip
         return self._status(404, "NotFound", f"no route {url.path}")
 
-    def _config_map(self) -> None:
+    def _config_map(self, namespace: str) -> None:
         s = self.scenario
         if s.config_map == "forbidden":
             return self._status(403, "Forbidden", 'configmaps "inferenceservice-config" is '
                                 'forbidden: User "system:serviceaccount:bench:default-editor" '
                                 'cannot get resource "configmaps" in API group "" in the '
-                                'namespace "kserve"')  # fmt: skip
-        if s.config_map == "absent":
+                                f'namespace "{namespace}"')  # fmt: skip
+        if s.config_map == "absent" or namespace != s.kserve_namespace:
             return self._status(404, "NotFound", 'configmaps "inferenceservice-config" not found')
-        return self._send(200, _config_map(s.default_mode))
+        return self._send(200, _config_map(s.default_mode, namespace))
 
     def _body(self) -> dict:
         size = int(self.headers.get("Content-Length") or 0)
@@ -368,6 +379,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_DELETE(self):  # noqa: N802
         self._route("DELETE")
+
+
+def _config_map_namespace(path: str) -> str | None:
+    """The namespace of a GET of KServe's ConfigMap at ``path``; None for another path."""
+    head, _, tail = path.partition("/configmaps/")
+    if tail != "inferenceservice-config" or not head.startswith("/api/v1/namespaces/"):
+        return None
+    return head.removeprefix("/api/v1/namespaces/")
 
 
 def _selected(query: dict) -> str:

@@ -38,10 +38,10 @@ def test_deploy_isvc_says_the_mode_and_where_it_was_learnt(fake, capfd):
     fake.play(Scenario(conditions=[READY], default_mode="Standard"))
     steps.deploy_isvc(_params(RAW), 5.0)
     out = capfd.readouterr().out
-    assert "InferenceService bench-iris ready in" in out
+    assert f"InferenceService bench-iris in namespace {NS} ready in" in out
     assert out.rstrip().endswith(
         "deployment mode Standard (from the cluster's default, defaultDeploymentMode in "
-        "ConfigMap kserve/inferenceservice-config)"
+        "ConfigMap kubeflow/inferenceservice-config)"
     )
 
 
@@ -50,8 +50,8 @@ def test_deploy_isvc_says_when_the_config_map_is_forbidden(fake, capfd):
     steps.deploy_isvc(_params(RAW), 5.0)
     out = capfd.readouterr().out
     assert "deployment mode Standard (from the InferenceService's deploymentMode annotation" in out
-    assert "WARNING: cannot read the cluster's default deployment mode" in out
-    assert "HTTP 403 Forbidden" in out
+    assert "the cluster's default is not readable here: " in out
+    assert "HTTP 403 Forbidden" in out and "WARNING" not in out
 
 
 def _watch(fake, tmp_path, scenario: Scenario, isvc: dict) -> dict:
