@@ -24,6 +24,7 @@ def check_params(
     rate: float,
     load_workers: int,
     load_node_selector: dict,
+    mesh_route: str,
     sweep_rates: str,
     sweep_step_sec: float,
     isvc: dict,
@@ -49,7 +50,8 @@ def check_params(
     """Check the pipeline's parameters (kfp_bench.params.BenchParams.check); fail with one
     message naming the parameter and the fix. Then take the benchmark's lease on the KFP server
     (kfp_bench.kfp.lease), sweeping what an expired holder left; fail, naming the holder, while
-    another live benchmark of that benchmark_id holds it.
+    another live benchmark of that benchmark_id holds it. With mesh_route=sidecar the probe
+    goes through this pod's sidecar, as the load will, and the step ends the sidecar at the end.
 
     Args:
         kfp_host: see BenchParams; likewise every parameter up to baseline.
@@ -58,7 +60,7 @@ def check_params(
     Returns:
         The checked parameters, benchmark_id this run's own: what every later step reads.
     """
-    from kfp_bench import steps
+    from kfp_bench import mesh, steps
     from kfp_bench.params import BenchParams
 
     p = BenchParams(
@@ -81,6 +83,7 @@ def check_params(
         rate=rate,
         load_workers=load_workers,
         load_node_selector=load_node_selector,
+        mesh_route=mesh_route,
         sweep_rates=sweep_rates,
         sweep_step_sec=sweep_step_sec,
         isvc=isvc,
@@ -102,4 +105,7 @@ def check_params(
         results_uri=results_uri,
         baseline=baseline,
     )
-    return steps.check_params(p, job_id)
+    try:
+        return steps.check_params(p, job_id)
+    finally:
+        mesh.after_load(mesh_route)

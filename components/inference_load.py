@@ -16,7 +16,11 @@ def inference_load(params: dict, worker: int, result: Output[Dataset]):
         worker: this worker's index, 0 to load_workers - 1.
         result: the load result JSON (kfp_bench.stats.store), merged by aggregate.
     """
-    from kfp_bench import steps
+    from kfp_bench import mesh, steps
     from kfp_bench.params import BenchParams
 
-    steps.inference_load(BenchParams.from_dict(params), int(worker), result.path)
+    p = BenchParams.from_dict(params)
+    try:
+        steps.inference_load(p, int(worker), result.path)
+    finally:
+        mesh.after_load(p.mesh_route)  # with mesh_route=sidecar: the pod completes

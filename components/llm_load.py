@@ -15,7 +15,11 @@ def llm_load(params: dict, worker: int, result: Output[Dataset]):
         worker: this worker's index, 0 to llm_workers - 1.
         result: the LLM result JSON (kfp_bench.stats.store), merged by report_llm.
     """
-    from kfp_bench import llm_steps
+    from kfp_bench import llm_steps, mesh
     from kfp_bench.params import BenchParams
 
-    llm_steps.llm_load(BenchParams.from_dict(params), int(worker), result.path)
+    p = BenchParams.from_dict(params)
+    try:
+        llm_steps.llm_load(p, int(worker), result.path)
+    finally:
+        mesh.after_load(p.mesh_route)  # with mesh_route=sidecar: the pod completes

@@ -75,6 +75,12 @@ class BenchParams:
             given concurrency.
         load_workers: pods generating the load in parallel; their histograms are merged.
         load_node_selector: node labels the load pods must have, a JSON object; empty for none.
+        mesh_route: how the load reaches a model behind Kubeflow's Istio mesh: none (the load
+            pods have no sidecar: KFP starts every pod with sidecar.istio.io/inject "false",
+            so a predictor in a profile namespace answers 403 "RBAC: access denied") or
+            sidecar (compiled/kfp_bench_mesh.yaml, whose load pods carry an Istio sidecar and
+            so the profile namespace's identity; each load step ends its sidecar when its
+            load is over). See docs/running-in-a-cluster.md, "Through the mesh".
         sweep_rates: a rate sweep before the load, one open-loop step per rate (requests/s,
             increasing, e.g. "5,50,500,1000"): KServe's table of QPS against latency and success,
             and the saturation knee; empty for none.
@@ -146,6 +152,7 @@ class BenchParams:
     rate: float = 0.0
     load_workers: int = 1
     load_node_selector: dict = field(default_factory=dict)
+    mesh_route: str = "none"
     sweep_rates: str = ""
     sweep_step_sec: float = 30.0
     isvc: dict = field(default_factory=dict)
@@ -229,6 +236,7 @@ class BenchParams:
 
             check_llm(self)
         _check_history(self.results_uri, self.baseline)
+        self._check_mesh_route()  # after the URLs: their form is known good here
         return self
 
     def isvc_spec(self):
@@ -325,6 +333,27 @@ class BenchParams:
             )
         # What each load worker runs (the largest share), checked as the engine will check it.
         self._translated(lambda: self.load_options().share(0, self.load_workers).validate())
+
+    def _check_mesh_route(self) -> None:
+        from kfp_bench.mesh import MESH_PORT, ROUTES
+
+        if self.mesh_route not in ROUTES:
+            raise _bad("mesh_route", self.mesh_route, f"give one of {', '.join(ROUTES)}")
+        if self.mesh_route != "sidecar" or self.isvc:  # an InferenceService's URL is port 80
+            return
+        urls = {"inference_url": self.inference_url} if self.run_load or self.sweep_rates else {}
+        if self.run_llm and self.llm_url:
+            urls["llm_url"] = self.llm_url
+        for name, url in urls.items():
+            parts = urlsplit(url)
+            if parts.scheme != "http" or (parts.port or MESH_PORT) != MESH_PORT:
+                raise _bad(
+                    name,
+                    url,
+                    f"with mesh_route=sidecar the load pods' sidecar carries only plain http to "
+                    f"port {MESH_PORT} (a predictor's Service port); give an http:// URL without "
+                    "a port, or mesh_route=none",
+                )
 
     @staticmethod
     def _translated(fn):

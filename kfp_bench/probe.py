@@ -16,6 +16,8 @@ What stops the run, and why:
 - 404: nothing there (with ``host_header``, a wrong Host is also a 404 of the ingress gateway).
 - 401/403 and 3xx (an auth gateway's login redirect): the load sends no credentials, so every
   request would be refused or redirected; the KFP API likewise for the credentials it was given.
+  A 403 whose body is envoy's "RBAC: access denied" is the Istio mesh's refusal, and its message
+  names mesh_route (kfp_bench.mesh), not credentials.
 - for the inference URL, 400/413/415/422 (the model refuses ``payload``) and 405 (a route that
   takes no POST): every request sends the same body the same way.
 
@@ -36,6 +38,7 @@ import urllib.error
 import urllib.request
 
 from kfp_bench.errors import ConfigError
+from kfp_bench.mesh import RBAC_DENIED, is_mesh_refusal
 from kfp_bench.params import BenchParams
 
 #: Seconds one probe request may take (connect and answer).
@@ -83,7 +86,8 @@ def _retrying_refused(fn):
 
 
 def _send(req: urllib.request.Request, context: ssl.SSLContext | None):
-    """(status, reason, location) of one request, redirects not followed.
+    """(status, reason, location, body) of one request, redirects not followed; the body's
+    first 64 KiB.
 
     Raises:
         urllib.error.URLError: no connection (its ``reason`` says why).
@@ -98,10 +102,9 @@ def _send(req: urllib.request.Request, context: ssl.SSLContext | None):
     def once():
         try:
             with opener.open(req, timeout=TIMEOUT_S) as resp:
-                resp.read(1 << 16)
-                return resp.status, resp.reason, ""
+                return resp.status, resp.reason, "", resp.read(1 << 16)
         except urllib.error.HTTPError as exc:
-            return exc.code, exc.reason, exc.headers.get("Location", "")
+            return exc.code, exc.reason, exc.headers.get("Location", ""), exc.read(1 << 16)
 
     return _retrying_refused(once)
 
@@ -132,7 +135,7 @@ def _probe_inference(p: BenchParams) -> str:
         "inferenceservices -A), or give isvc to have the benchmark deploy one"
     )
     try:
-        status, reason, location = _send(req, p.load_options().ssl_context())
+        status, reason, location, body = _send(req, p.load_options().ssl_context())
     except urllib.error.URLError as exc:
         raise ConfigError(f"{where}: cannot reach it ({_why(exc)}); {fix}") from None
     except TimeoutError:
@@ -149,6 +152,8 @@ def _probe_inference(p: BenchParams) -> str:
             else ""
         )
         raise ConfigError(f"{where}: {said}: no model there; {fix}{hint}")
+    if is_mesh_refusal(status, body):
+        raise ConfigError(f"{where}: {said} ({RBAC_DENIED.decode()}): {_mesh_fix(p)}")
     if status in (401, 403) or 300 <= status < 400:
         to = f" to {location}" if location else ""
         what = "a redirect" + to if status < 400 else "credentials refused"
@@ -171,6 +176,25 @@ def _probe_inference(p: BenchParams) -> str:
             "bad input; the load goes on and measures it"
         )
     return f"inference_url {url}{via}: HTTP {status} {reason}"
+
+
+def _mesh_fix(p: BenchParams) -> str:
+    """What to do when the predictor's Istio sidecar refused the probe (kfp_bench.mesh)."""
+    if p.mesh_route != "sidecar":
+        return (
+            "the Istio mesh refused it: this pod has no sidecar, so no mesh identity (KFP "
+            'starts every pod with sidecar.istio.io/inject "false"), and Kubeflow\'s '
+            "policies deny such a caller; give mesh_route=sidecar and upload "
+            "compiled/kfp_bench_mesh.yaml, whose load pods carry a sidecar "
+            '(docs/running-in-a-cluster.md, "Through the mesh")'
+        )
+    return (
+        "the Istio mesh refused it although mesh_route=sidecar: either this pod has no "
+        "sidecar (upload compiled/kfp_bench_mesh.yaml, not kfp_bench.yaml; the namespace needs "
+        "the istio-injection=enabled label), or the predictor is in another namespace or "
+        "Serverless, where the call reaches it through a gateway: apply "
+        'deploy/mesh/allow-load.yaml (docs/running-in-a-cluster.md, "Through the mesh")'
+    )
 
 
 def _probe_kfp(p: BenchParams) -> str:
@@ -231,9 +255,10 @@ def probe_llm(p: BenchParams) -> tuple[str, str]:
         with _retrying_refused(lambda: opener.open(req, timeout=TIMEOUT_S)) as resp:
             names = [m["id"] for m in json.loads(resp.read(1 << 20))["data"]]
     except urllib.error.HTTPError as exc:
-        raise ConfigError(
-            f"{where}: GET {url} answered HTTP {exc.code} {exc.reason}; {fix}"
-        ) from None
+        said = f"GET {url} answered HTTP {exc.code} {exc.reason}"
+        if is_mesh_refusal(exc.code, exc.read(1 << 16)):
+            raise ConfigError(f"{where}: {said} ({RBAC_DENIED.decode()}): {_mesh_fix(p)}") from None
+        raise ConfigError(f"{where}: {said}; {fix}") from None
     except urllib.error.URLError as exc:
         raise ConfigError(f"{where}: cannot reach {url} ({_why(exc)}); {fix}") from None
     except TimeoutError:

@@ -14,6 +14,7 @@ from pathlib import Path
 #: name -> "module:function"; each compiles to compiled/<name>.yaml.
 PIPELINES = {
     "kfp_bench": "kfp_bench.pipelines.meta:kfp_bench",
+    "kfp_bench_mesh": "kfp_bench.pipelines.meta:kfp_bench_mesh",
     "noop": "kfp_bench.pipelines.children:noop",
     "fanout": "kfp_bench.pipelines.children:fanout",
     "train": "kfp_bench.pipelines.children:train",
@@ -21,12 +22,12 @@ PIPELINES = {
 
 
 def pipeline_func(name: str, delivery=None):
-    """The pipeline registered as ``name``; the meta-pipeline built for ``delivery`` when given
-    (``kfp_bench.pipelines.meta.build``)."""
+    """The pipeline registered as ``name``; a meta-pipeline (each mesh route's) built for
+    ``delivery`` when given (``kfp_bench.pipelines.meta.build``)."""
     module, func = PIPELINES[name].split(":")
     module = importlib.import_module(module)
     if delivery is not None and hasattr(module, "build"):
-        return module.build(delivery)
+        return module.build(delivery, func)
     return getattr(module, func)
 
 

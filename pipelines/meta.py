@@ -30,9 +30,11 @@ server); with isvc and sweep_rates empty (the defaults) these steps only say so 
 needed. Kubernetes settings: the load pods take load_node_selector, the child runs
 run_node_selector (their own pipelines apply it); the steps that call KFP mount the token_secret
 Secret when it exists and carry the access-ml-pipeline label, through which multi-user Kubeflow's
-PodDefault projects a service-account token for the KFP API; every step has a timeout and caching
-off (a benchmark measures work, never a cache hit). The pipeline's parameters, their defaults and
-their help are BenchParams' fields (``_signature``): written once.
+PodDefault projects a service-account token for the KFP API; with the sidecar route
+(kfp_bench_mesh, ``VARIANTS``) check_params, the sweep and the load workers join the Istio mesh;
+every step has a timeout and caching off (a benchmark measures work, never a cache hit). The
+pipeline's parameters, their defaults and their help are BenchParams' fields (``_signature``):
+written once.
 
 Partial results over no results: a helper step (poll_runs, a load worker, watch_replicas) that
 fails to measure saves what it had and its error and succeeds, so aggregate and report still run;
@@ -68,6 +70,7 @@ from kfp_bench.components import (
 from kfp_bench.components._step import Delivery
 
 from kfp_bench._doc import field_docs
+from kfp_bench.mesh import SIDECAR_ANNOTATIONS, SIDECAR_LABELS
 from kfp_bench.params import MAX_DURATION_S, MAX_RUN_TIMEOUT_S, TOKEN_DIR, BenchParams
 
 _SHORT = 15 * 60  # seconds: the bound on steps that do no long work
@@ -85,10 +88,23 @@ def _step(task, timeout: int = _SHORT):
     return task
 
 
-def _load_pod(task, node_selector):
+def _load_pod(task, node_selector, route: str):
     """Where and with what a step that generates load runs."""
     task.set_cpu_request(LOAD_CPU_REQUEST).set_memory_request(LOAD_MEMORY_REQUEST)
     kubernetes.add_node_selector_json(task, node_selector)
+    return _mesh_pod(task, route)
+
+
+def _mesh_pod(task, route: str):
+    """With the sidecar route, the pod joins the mesh (kfp_bench.mesh cites why each key). Pod
+    metadata is fixed when the pipeline is compiled (kfp-kubernetes takes strings, and KFP
+    cannot join a loop's outputs from two branches: dsl.OneOf refuses dsl.Collected), hence
+    one compiled pipeline per route."""
+    if route == "sidecar":
+        for key, value in SIDECAR_LABELS.items():
+            kubernetes.add_pod_label(task, key, value)
+        for key, value in SIDECAR_ANNOTATIONS.items():
+            kubernetes.add_pod_annotation(task, key, value)
     return task
 
 
@@ -98,15 +114,17 @@ def _kfp_caller(task, token_secret):
     return task
 
 
-def _benchmark(p: dict, job_id):
+def _benchmark(p: dict, job_id, route: str):
     """The steps inside the exit handler. ``p``: the pipeline's parameters, by name; the steps
-    after the first read the parameters it checked."""
-    # check_params takes the benchmark's lease on the KFP server (kfp_bench.kfp.lease).
+    after the first read the parameters it checked. ``route``: the mesh route compiled in."""
+    # check_params takes the benchmark's lease on the KFP server (kfp_bench.kfp.lease); its
+    # probe goes the way the load will, through a sidecar with the sidecar route.
     checked = _kfp_caller(_step(check_params(**p, job_id=job_id)), p["token_secret"])
+    _mesh_pod(checked, route)
     params = checked.output
     target = _step(deploy_isvc(params=params, timeout_sec=float(_SHORT)), 2 * _SHORT)
     sweep = rate_sweep(targets=target.output)
-    _load_pod(_step(sweep, MAX_DURATION_S + _SHORT), p["load_node_selector"])
+    _load_pod(_step(sweep, MAX_DURATION_S + _SHORT), p["load_node_selector"], route)
     watch = _step(watch_replicas(params=params).after(target), 2 * MAX_DURATION_S + _SHORT)
     manifest = _step(stage_manifest(params=params))
     uploaded = upload_manifest(params=params, manifest=manifest.outputs["manifest"])
@@ -119,7 +137,7 @@ def _benchmark(p: dict, job_id):
     # Unnamed: a named loop's collected outputs need a KFP backend of 2.16.0 (kfp/backend.py).
     with dsl.ParallelFor(target.output) as worker:
         load = inference_load(params=worker.params, worker=worker.worker)
-        _load_pod(_step(load.after(sweep), MAX_DURATION_S + _SHORT), p["load_node_selector"])
+        _load_pod(_step(load.after(sweep), MAX_DURATION_S + _SHORT), p["load_node_selector"], route)
     merged = _step(
         aggregate(
             params=params,
@@ -137,10 +155,10 @@ def _benchmark(p: dict, job_id):
     # publishes only its logs (kfp backend/src/v2/component/launcher_v2.go,
     # uploadOutputArtifacts), so report itself must succeed for its HTML and metrics to show.
     _step(check_outcome(results=merged.outputs["results"]).after(shown))
-    _llm(p, params, target, sweep)
+    _llm(p, params, target, sweep, route)
 
 
-def _llm(p: dict, params, target, sweep) -> None:
+def _llm(p: dict, params, target, sweep, route: str) -> None:
     """The LLM load's steps, only with run_llm: a default run starts no more pods (its start-up
     budget, BENCHMARKS.md). Beside the predict load, after the sweep (so the sweep's steps are
     never disturbed); report_llm merges and publishes, and its check_outcome fails a flagged
@@ -149,53 +167,66 @@ def _llm(p: dict, params, target, sweep) -> None:
         fan = _step(llm_targets(targets=target.output))
         with dsl.ParallelFor(fan.output) as worker:
             load = llm_load(params=worker.params, worker=worker.worker)
-            _load_pod(_step(load.after(sweep), MAX_DURATION_S + _SHORT), p["load_node_selector"])
+            load = _step(load.after(sweep), MAX_DURATION_S + _SHORT)
+            _load_pod(load, p["load_node_selector"], route)
         shown = _step(report_llm(params=params, loads=dsl.Collected(load.outputs["result"])))
         _step(check_outcome(results=shown.outputs["results"]).after(shown))
 
 
-def _kfp_bench(*values):
-    p = dict(zip(BenchParams.names(), values, strict=True))
-    job_id = dsl.PIPELINE_JOB_ID_PLACEHOLDER
-    done = cleanup(
-        kfp_host=p["kfp_host"],
-        namespace=p["namespace"],
-        benchmark_id=p["benchmark_id"],
-        job_id=job_id,
-        run_benchmark=p["run_benchmark"],
-        isvc=p["isvc"],
+def _pipeline_func(route: str):
+    """The pipeline function of one mesh route."""
+
+    def _kfp_bench(*values):
+        p = dict(zip(BenchParams.names(), values, strict=True))
+        job_id = dsl.PIPELINE_JOB_ID_PLACEHOLDER
+        done = cleanup(
+            kfp_host=p["kfp_host"],
+            namespace=p["namespace"],
+            benchmark_id=p["benchmark_id"],
+            job_id=job_id,
+            run_benchmark=p["run_benchmark"],
+            isvc=p["isvc"],
+        )
+        _kfp_caller(_step(done), p["token_secret"])
+        with dsl.ExitHandler(done, name="benchmark"):
+            _benchmark(p, job_id, route)
+
+    # KFP reads a pipeline's parameters from its signature and their help from its docstring:
+    # both come from BenchParams, where the defaults and their documentation are written once.
+    _kfp_bench.__signature__ = _signature(mesh_route=route)
+    _kfp_bench.__doc__ = "\n".join(
+        ["Benchmark a KFP server and an inference endpoint.", "", "Args:"]
+        + [f"    {name}: {text}" for name, text in field_docs(BenchParams).items()]
     )
-    _kfp_caller(_step(done), p["token_secret"])
-    with dsl.ExitHandler(done, name="benchmark"):
-        _benchmark(p, job_id)
+    return _kfp_bench
 
 
 _TYPES = {"str": str, "bool": bool, "int": int, "float": float, "dict": dict}
 
 
-def _signature() -> inspect.Signature:
-    """The pipeline's parameters: BenchParams' fields, their types and defaults, in order."""
+def _signature(**defaults) -> inspect.Signature:
+    """The pipeline's parameters: BenchParams' fields, their types and defaults (``defaults``
+    overriding some), in order."""
     params = []
     for f in fields(BenchParams):
         default = f.default if f.default is not MISSING else f.default_factory()
+        default = defaults.get(f.name, default)
         kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
         params.append(inspect.Parameter(f.name, kind, default=default, annotation=_TYPES[f.type]))
     return inspect.Signature(params)
 
 
-# KFP reads a pipeline's parameters from its signature and their help from its docstring: both
-# come from BenchParams, where the defaults and their documentation are written once.
-_kfp_bench.__signature__ = _signature()
-_kfp_bench.__doc__ = "\n".join(
-    ["Benchmark a KFP server and an inference endpoint.", "", "Args:"]
-    + [f"    {name}: {text}" for name, text in field_docs(BenchParams).items()]
-)
+#: The compiled meta-pipelines: name -> (the pipeline's name in KFP, its mesh route).
+VARIANTS = {"kfp_bench": ("kfp-bench", "none"), "kfp_bench_mesh": ("kfp-bench-mesh", "sidecar")}
 
 
-def build(delivery: Delivery = Delivery()):  # noqa: B008 - frozen, never mutated
-    """The kfp_bench pipeline whose steps get their code by ``delivery`` (package or image)."""
+def build(delivery: Delivery = Delivery(), variant: str = "kfp_bench"):  # noqa: B008 - frozen
+    """The meta-pipeline ``variant`` (a key of ``VARIANTS``) whose steps get their code by
+    ``delivery`` (package or image)."""
+    name, route = VARIANTS[variant]
     with delivery.active():
-        return dsl.pipeline(name="kfp-bench")(_kfp_bench)
+        return dsl.pipeline(name=name)(_pipeline_func(route))
 
 
 kfp_bench = build()
+kfp_bench_mesh = build(variant="kfp_bench_mesh")

@@ -33,8 +33,8 @@ def _by_kind(kind):
 def test_every_core_manifest_validates_strictly():
     checked = 0
     for _, doc in _docs():
-        if doc["apiVersion"].startswith("kubeflow.org/"):
-            continue
+        if doc["apiVersion"].startswith(("kubeflow.org/", "security.istio.io/")):
+            continue  # CRDs: Istio's is validated against its own schema in tests/test_mesh.py
         kubernetes_validate.validate(doc, K8S, strict=True)  # raises ValidationError
         checked += 1
     assert checked >= 4, "expected a ServiceAccount, a Role and two RoleBindings"
