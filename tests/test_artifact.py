@@ -55,6 +55,15 @@ def test_the_wheel_leaves_out_the_pipeline_that_pins_it_and_keeps_the_children()
     assert not [n for n in names if "__pycache__" in n]
 
 
+def test_it_leaves_out_exactly_the_compiled_files_that_pin_it():
+    pinning = {
+        f"kfp_bench/compiled/{path.name}"
+        for path in (ROOT / "compiled").glob("*.yaml")
+        if artifact.pins(path)
+    }
+    assert pinning == set(artifact.LEFT_OUT)
+
+
 def test_its_packages_are_pyproject_s():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert list(artifact.PACKAGES) == project["tool"]["setuptools"]["packages"]

@@ -677,6 +677,7 @@ def test_first_step_of_the_pipeline_fails_with_the_message(tmp_path, capfd, monk
     from kfp.local import config
 
     from components import check_params
+    from tests.venv_image import DELIVERY
 
     # kfp.local's configuration is global: give the other tests theirs back afterwards.
     monkeypatch.setattr(
@@ -685,7 +686,7 @@ def test_first_step_of_the_pipeline_fails_with_the_message(tmp_path, capfd, monk
     local.init(runner=local.SubprocessRunner(use_venv=False), pipeline_root=str(tmp_path))
     args = {n: getattr(BenchParams(**GOOD), n) for n in BenchParams.names()}
     args.update(sweep_rates="50,5", job_id="job-1")
-    with pytest.raises(RuntimeError, match="check-params"):
+    with DELIVERY.active(), pytest.raises(RuntimeError, match="check-params"):
         check_params(**args)
     out = capfd.readouterr().out
     assert "sweep_rates 50,5: give the rates in increasing order" in out

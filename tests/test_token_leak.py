@@ -27,12 +27,12 @@ from pathlib import Path
 import pytest
 from kfp import local
 from kfp.local import config
-from kfp_bench.pipelines.meta import kfp_bench
 
 from kfp_bench.results import write_results
 from kfp_bench.sandbox.kfp_server import start_kfp_server
 from tests.conftest import run_cli
 from tests.kfp.conftest import HELLO
+from tests.venv_image import pipeline
 
 pytestmark = pytest.mark.slow
 
@@ -119,7 +119,7 @@ def test_a_known_token_appears_in_no_output(places, monkeypatch, capfd, fault_se
         cli("report", "load.json")
 
         # The meta-pipeline's KFP steps take the token from the environment, as in a pod.
-        kfp_bench(
+        pipeline()(
             kfp_host=url,
             num_runs=2,
             poll_interval_sec=0.2,

@@ -6,6 +6,8 @@ import kfp_bench.components as comps
 import pytest
 from kfp_bench.components._step import Delivery, step
 
+IMAGE = "ghcr.io/example/kfp-bench@sha256:" + "2" * 64
+
 
 @pytest.mark.parametrize("name", comps.__all__)
 def test_each_component_is_documented_and_installs_only_its_extra(name):
@@ -14,15 +16,15 @@ def test_each_component_is_documented_and_installs_only_its_extra(name):
     assert spec.description  # documented: the UI shows it
     command = " ".join(spec.implementation.container.command)
     extras = f"[{','.join(component.extras)}]" if component.extras else ""  # none: no deps
-    assert f"'KFP-bench{extras}==" in command
+    assert f'"KFP-bench{extras} @ file://$wheel#sha256=' in command
     assert "EMBEDDED" not in command
 
 
 def test_the_delivery_of_a_pipeline_build_reaches_its_steps():
-    image = Delivery(image="ghcr.io/example/kfp-bench:1")
+    image = Delivery(image=IMAGE)
     with image.active():
         spec = comps.report.component_spec
-    assert spec.implementation.container.image == "ghcr.io/example/kfp-bench:1"
+    assert spec.implementation.container.image == IMAGE
     assert "pip install" not in " ".join(spec.implementation.container.command)
     # outside the build, the default again: package mode
     assert comps.report.component_spec.implementation.container.image == "python:3.11-slim"

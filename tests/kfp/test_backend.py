@@ -47,6 +47,7 @@ def test_every_feature_in_the_table_is_in_the_compiled_pipeline():
         "exit-hook": "exit-handler-1",
         "job-id-placeholder": "{{$.pipeline_job_uuid}}",
         "secret-name-parameter": "secretNameParameter",
+        "optional-configmap-volume": "configMapNameParameter",
         "node-selector-json": "nodeSelectorJson",
         "collected-artifacts": "isArtifactList",
         "task-final-status": "taskFinalStatus",

@@ -27,12 +27,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from kfp import local
 from kfp.local import config
-from kfp_bench.pipelines.meta import kfp_bench
 
 from kfp_bench.failpoint import FAIL_STEP_ENV
 from kfp_bench.params import bundled_manifest
 from kfp_bench.sandbox.kfp_server import start_kfp_server
 from tests.components.conftest import leftovers
+from tests.venv_image import pipeline
 
 pytestmark = pytest.mark.slow
 
@@ -161,7 +161,7 @@ def test_a_failed_step_leaves_nothing(step, request, monkeypatch, capfd, fault_s
         monkeypatch.setenv(FAIL_STEP_ENV, step)
     with start_kfp_server(simulate="all:fixed(0.2)", **case.server) as kfp_api:
         with pytest.raises(RuntimeError, match=rf"Inner task failed: \S*'{case.task}'"):
-            kfp_bench(kfp_host=kfp_api.url, **params)
+            pipeline()(kfp_host=kfp_api.url, **params)
         out = re.sub(r"\x1b\[[0-9;]*m", "", capfd.readouterr().out)
         assert case.says in out
         assert "benchmark ended FAILED" in out  # the exit handler ran, after the failure

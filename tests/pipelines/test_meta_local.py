@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 from kfp import local
-from kfp_bench.pipelines.meta import kfp_bench
 
 from kfp_bench.sandbox.kfp_server import start_kfp_server
 from tests.components.conftest import leftovers
+from tests.venv_image import pipeline
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +29,7 @@ def root(tmp_path_factory):
 
 def test_bad_parameter_fails_first_step_and_cleanup_still_runs(root, kfp_api, capfd):
     with pytest.raises(RuntimeError, match="check-params"):
-        kfp_bench(kfp_host=kfp_api.url, num_runs=0, benchmark_id="meta-bad", run_load=False)
+        pipeline()(kfp_host=kfp_api.url, num_runs=0, benchmark_id="meta-bad", run_load=False)
     out = capfd.readouterr().out
     assert "pipeline parameter num_runs=0: give a whole number from 1 to 1000" in out
     assert "benchmark ended FAILED" in out
@@ -51,7 +51,7 @@ def test_two_runs_into_one_results_uri_give_the_second_a_verdict(root, model_ser
 
     uri = str(tmp_path / "history")
     for n in (1, 2):
-        kfp_bench(
+        pipeline()(
             run_benchmark=False,
             inference_url=model_server.v1_predict_url,
             duration_sec=1.0,

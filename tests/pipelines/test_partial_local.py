@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from kfp import local
 from kfp.local import config
-from kfp_bench.pipelines.meta import kfp_bench
 
 from tests.kserve.fake_kube import NS, READY, Frame, Scenario
+from tests.venv_image import pipeline
 
 pytestmark = pytest.mark.slow
 
@@ -40,7 +40,7 @@ def test_a_refused_replica_watcher_still_gives_a_flagged_report(root, fake, faul
     frames = [Frame(1, 1, 1, 1)]
     s = fake.play(Scenario([READY], frames, pa_forbidden_after=2, address=fault_server.url))
     with pytest.raises(RuntimeError, match=r"Inner task failed: \S*'check-outcome'"):
-        kfp_bench(
+        pipeline()(
             run_benchmark=False,
             load_workers=1,
             concurrency=1,
