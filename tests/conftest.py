@@ -96,3 +96,18 @@ def fake_cluster(tmp_path, monkeypatch):
     default_kubeconfig(server, tmp_path, monkeypatch)
     yield server
     server.close()
+
+
+def copy_of_checkout(dest):
+    """A copy of this checkout's tracked files in ``dest`` (new times, default modes)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    names = subprocess.run(
+        ["git", "ls-files"], cwd=root, capture_output=True, text=True, check=True
+    ).stdout.split()
+    for name in names:
+        if (root / name).is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            (dest / name).write_bytes((root / name).read_bytes())
+    return dest

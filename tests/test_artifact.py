@@ -4,21 +4,17 @@ The wheel must be the same bytes wherever it is built from the same sources: fro
 checkout, from a copy of it elsewhere, and from a kfp-bench installed by pip (a laptop after a
 release), or ``kfp-bench install`` would write a wheel the compiled pipeline does not pin. The
 ConfigMap it writes is checked against Kubernetes' own schemas, and the install runs through the
-real kubernetes client against a loopback API server of ConfigMaps (``_ConfigMaps``): no cluster
-can run here, so that server is the one mock, as strict as the API server where it matters (409
-AlreadyExists, the 1 MiB size limit, 403 for a namespace the user may not write).
+real kubernetes client against a loopback API server of ConfigMaps (tests/fake_config_maps.py):
+no cluster can run here, so that server is the one mock.
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import subprocess
-import threading
 import tomllib
 import venv
 import zipfile
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -27,25 +23,16 @@ import yaml
 from kfp_bench import artifact
 from kfp_bench.cli import main
 from kfp_bench.sandbox.pods import build_wheel
+from tests.conftest import copy_of_checkout
+from tests.fake_config_maps import config_map_api
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _copy_of_checkout(dest: Path) -> Path:
-    files = subprocess.run(
-        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout.split()
-    for name in files:
-        if (ROOT / name).is_file():
-            (dest / name).parent.mkdir(parents=True, exist_ok=True)
-            (dest / name).write_bytes((ROOT / name).read_bytes())  # new times, default modes
-    return dest
 
 
 def test_the_same_sources_give_the_same_bytes(tmp_path):
     own = artifact.build()
     assert artifact.build().data == own.data
-    assert artifact.build(_copy_of_checkout(tmp_path / "copy")).sha256 == own.sha256
+    assert artifact.build(copy_of_checkout(tmp_path / "copy")).sha256 == own.sha256
 
 
 def test_the_wheel_leaves_out_the_pipeline_that_pins_it_and_keeps_the_children():
@@ -138,73 +125,10 @@ def test_a_wheel_over_a_config_map_s_limit_is_refused():
         artifact.config_map(big, "ns", "kfp-bench-x")
 
 
-class _ConfigMaps(BaseHTTPRequestHandler):
-    """The API server's ConfigMap calls: create (201, 409 AlreadyExists, 422 over 1 MiB) and
-    read (200, 404), in namespaces the user may write; 403 elsewhere, with the API's Status."""
-
-    store: dict
-    allowed: set
-
-    def log_message(self, *args):
-        pass
-
-    def _status(self, code: int, reason: str, message: str) -> None:
-        body = {"kind": "Status", "apiVersion": "v1", "status": "Failure", "message": message,
-                "reason": reason, "code": code}  # fmt: skip
-        self._send(code, body)
-
-    def _send(self, code: int, body: dict) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _ns(self) -> str:
-        parts = self.path.split("?")[0].strip("/").split("/")  # api v1 namespaces NS configmaps
-        return parts[3]
-
-    def do_POST(self):  # noqa: N802
-        ns = self._ns()
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        name = body["metadata"]["name"]
-        if ns not in self.allowed:
-            why = f'User "u" cannot create resource "configmaps" in the namespace "{ns}"'
-            return self._status(403, "Forbidden", f"configmaps is forbidden: {why}")
-        size = sum(len(k) + len(base64.b64decode(v)) for k, v in body["binaryData"].items())
-        if size > 1024 * 1024:
-            return self._status(422, "Invalid", f'ConfigMap "{name}" is invalid: []: Too long: '
-                                "must have at most 1048576 bytes")  # fmt: skip
-        if (ns, name) in self.store:
-            return self._status(409, "AlreadyExists", f'configmaps "{name}" already exists')
-        body["metadata"].update(uid="u-1", resourceVersion="1", namespace=ns)
-        self.store[(ns, name)] = body
-        self._send(201, body)
-
-    def do_GET(self):  # noqa: N802
-        ns, name = self._ns(), self.path.split("?")[0].rstrip("/").split("/")[-1]
-        if (ns, name) not in self.store:
-            return self._status(404, "NotFound", f'configmaps "{name}" not found')
-        self._send(200, self.store[(ns, name)])
-
-
 @pytest.fixture
 def api(tmp_path):
-    handler = type("H", (_ConfigMaps,), {"store": {}, "allowed": {"team"}})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    config = {
-        "apiVersion": "v1", "kind": "Config", "current-context": "c",
-        "clusters": [{"name": "k", "cluster": {"server": f"http://127.0.0.1:{server.server_port}"}}],
-        "users": [{"name": "u", "user": {"token": "t0ken-not-printed"}}],
-        "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}],
-    }  # fmt: skip
-    kubeconfig = tmp_path / "kubeconfig"
-    kubeconfig.write_text(yaml.safe_dump(config))
-    yield handler.store, str(kubeconfig)
-    server.shutdown()
-    server.server_close()
+    with config_map_api(tmp_path, allowed={"team"}) as (store, kubeconfig):
+        yield store, kubeconfig
 
 
 def test_install_writes_the_pinned_wheel_once_and_finds_it_the_second_time(api, capsys):

@@ -10,27 +10,12 @@ ConfigMap, and a GET in any other answers 404, as the API server does.
 
 from __future__ import annotations
 
-import pytest
-
 from kfp_bench.kserve.deploy import deploy
-from kfp_bench.kserve.kube import Kube
 from kfp_bench.kserve.mode import cluster_default
 from kfp_bench.kserve.spec import IsvcSpec, ScaleSpec
-from tests.kserve.fake_kube import CM_KSERVE, CM_PATH, NS, READY, FakeKube, Scenario
+from tests.kserve.fake_kube import CM_KSERVE, CM_PATH, NS, READY, Scenario
 
 RAW = IsvcSpec("bench-iris", namespace=NS, predictor=ScaleSpec(scale_target=80, scale_metric="cpu"))
-
-
-@pytest.fixture(scope="module")
-def fake():
-    server = FakeKube()
-    yield server
-    server.close()
-
-
-@pytest.fixture
-def kube(fake) -> Kube:
-    return Kube(NS, config_dict=fake.kube_config())
 
 
 def test_a_standard_kubeflow_install_is_read_in_kubeflow_first_without_a_warning(fake, kube):

@@ -35,25 +35,12 @@ from tests.kserve.fake_kube import (
     PODS_PATH,
     READY,
     STARTING,
-    FakeKube,
     Frame,
     Scenario,
 )
 
 SPEC = IsvcSpec("bench-iris", namespace=NS, predictor=ScaleSpec(scale_target=1, min_replicas=0))
 BID = "kube-test-1"
-
-
-@pytest.fixture(scope="module")
-def fake():
-    server = FakeKube()
-    yield server
-    server.close()
-
-
-@pytest.fixture
-def kube(fake) -> Kube:
-    return Kube(NS, config_dict=fake.kube_config())
 
 
 def test_deploy_creates_the_isvc_and_waits_until_ready(fake, kube):

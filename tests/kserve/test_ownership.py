@@ -16,7 +16,7 @@ from kfp_bench.errors import NotOursError
 from kfp_bench.kserve.deploy import NOT_OURS, delete
 from kfp_bench.kserve.kube import Kube
 from kfp_bench.params import BenchParams, benchmark_id_for
-from tests.kserve.fake_kube import ISVC_PATH, NS, READY, FakeKube, Scenario
+from tests.kserve.fake_kube import ISVC_PATH, NS, READY, Scenario
 
 #: A user's InferenceService, not made by kfp-bench, under the name the benchmark asks for.
 USERS = {
@@ -26,13 +26,6 @@ USERS = {
     "spec": {"predictor": {"model": {"modelFormat": {"name": "sklearn"},
                                      "storageUri": "gs://fraud/model"}}},
 }  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def fake():
-    server = FakeKube()
-    yield server
-    server.close()
 
 
 @pytest.fixture

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from kfp_bench.sandbox.pods import installed, wheelhouse
+from kfp_bench.cli import main
+from kfp_bench.sandbox.pods import mount_config_map, wheelhouse
+from tests.fake_config_maps import config_map_api
 
 #: Where the steps' wheels are kept between runs: in this environment, as the demo keeps them.
 WHEELS = Path(sys.prefix) / "kfp-bench-pod-wheels"
@@ -21,5 +23,11 @@ def wheels() -> Path:
 
 @pytest.fixture(scope="module")
 def mounted(tmp_path_factory) -> Path:
-    """What ``kfp-bench install`` writes into a namespace, laid out as the steps' volume."""
-    return installed(tmp_path_factory.mktemp("volume"))
+    """What ``kfp-bench install`` writes into a namespace, laid out as the kubelet lays out the
+    steps' volume: the command runs against a loopback API of ConfigMaps (no cluster runs here,
+    tests/fake_config_maps.py), and the object it created is the one mounted."""
+    folder = tmp_path_factory.mktemp("install")
+    with config_map_api(folder, allowed={"team"}) as (store, kubeconfig):
+        assert main(["install", "--namespace", "team", "--kubeconfig", kubeconfig]) == 0
+    ((_, obj),) = store.items()
+    return mount_config_map(obj, folder / "volume")

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -30,6 +28,7 @@ from kfp_bench.sandbox.llm_server import start_llm_server
 from kfp_bench.sandbox.pods import as_pods
 from kfp_bench.stats import store
 from tests.components.conftest import leftovers
+from tests.conftest import copy_of_checkout
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
@@ -117,14 +116,7 @@ def test_every_step_succeeds_in_a_fresh_environment(wheels, mounted, tmp_path, m
 
 def _without_yaml_in_kfp_extra(out: Path) -> artifact.Artifact:
     """kfp-bench's wheel built from a copy of this checkout whose ``kfp`` extra lacks PyYAML."""
-    src = out / "src"
-    files = subprocess.run(
-        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout.split()
-    for name in files:
-        if (ROOT / name).is_file():
-            (src / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, src / name)
+    src = copy_of_checkout(out / "src")
     pyproject = src / "pyproject.toml"
     text = pyproject.read_text()
     kfp_extra = text.index("\nkfp = [")

@@ -36,12 +36,16 @@ def state_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def server(state_dir):
+def server(state_dir, mounted):
     # Slots for two meta runs and their child runs; "auto" executes everything kfp.local can.
-    with start_kfp_server(
-        simulate="auto:fixed(0.2)", max_parallel_runs=6, state_dir=str(state_dir)
-    ) as s:
-        yield s
+    # The runs' steps install kfp-bench's pinned wheel from what kfp-bench install wrote (the
+    # server's runs inherit its environment).
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("KFP_BENCH_WHEEL_DIR", str(mounted))
+        with start_kfp_server(
+            simulate="auto:fixed(0.2)", max_parallel_runs=6, state_dir=str(state_dir)
+        ) as s:
+            yield s
 
 
 def _schedule_two(server, model_server, name: str, **params) -> list:
