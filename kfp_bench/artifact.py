@@ -73,6 +73,12 @@ class Artifact:
         return path
 
 
+def project_root() -> Path | None:
+    """The checkout kfp-bench runs from (an editable install), or None for an installed wheel."""
+    root = Path(__file__).resolve().parent.parent
+    return root if (root / "pyproject.toml").is_file() and (root / "components").is_dir() else None
+
+
 def filename(version: str = __version__) -> str:
     return f"kfp_bench-{version}-py3-none-any.whl"
 
@@ -85,8 +91,6 @@ def build(project: str | Path | None = None) -> Artifact:
         ConfigError: a checkout without the files pyproject.toml names.
     """
     if project is None:
-        from kfp_bench.sandbox.pods import project_root
-
         project = project_root()
     if project is not None:
         dirs, meta = _checkout(Path(project))

@@ -31,12 +31,6 @@ from kfp_bench.errors import ConfigError
 _VENV_TOOLS = ("pip", "setuptools", "wheel")
 
 
-def project_root() -> Path | None:
-    """The checkout kfp-bench runs from (an editable install), or None for an installed wheel."""
-    root = Path(__file__).resolve().parents[2]
-    return root if (root / "pyproject.toml").is_file() and (root / "components").is_dir() else None
-
-
 def wheelhouse(dest: Path, project: Path | None = None) -> Path:
     """Fill ``dest`` with every wheel but kfp-bench's that the compiled pipeline's steps
     install; return it. Wheels already there are kept (pip downloads only what is missing).
@@ -52,7 +46,7 @@ def wheelhouse(dest: Path, project: Path | None = None) -> Path:
     from kfp_bench import __version__, artifact
     from kfp_bench.components._step import EXTRAS
 
-    project = project or project_root()
+    project = project or artifact.project_root()
     if project is None:
         raise ConfigError(
             "kfp-bench runs from an installed wheel, not a checkout: there is no source to "
