@@ -60,7 +60,7 @@ def worker_started(out: str, worker: int, who: str) -> str:
     check_outcome fails the run. A retry is known by ``RETRY_INDEX_ENV`` on Argo, or by the mark
     an earlier attempt left at ``out`` where the output path outlives an attempt (kfp.local's
     retries, kfp/local/orchestrator/task_executor.py, rerun a task with the same paths)."""
-    from datetime import datetime, timezone
+    from datetime import UTC, datetime
 
     from kfp_bench.jsonl import write_json_atomic
 
@@ -76,7 +76,7 @@ def worker_started(out: str, worker: int, who: str) -> str:
     elif isinstance(earlier, dict) and earlier.get("started"):
         why = f"its pod died after it started at {earlier['started']} and the step was retried"
     else:
-        now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        now = datetime.now(UTC).isoformat(timespec="seconds")
         write_json_atomic({"worker": worker, "started": now}, out)
         return ""
     why = f"{who}lost: {why}; its share of the load is not rerun late"
