@@ -24,7 +24,7 @@ import shutil
 
 from kfp_bench.failpoint import fail_point
 from kfp_bench.params import BenchParams
-from kfp_bench.steps import _error_of, _failed, _write_json
+from kfp_bench.steps import _error_of, _failed, _write_json, worker_started
 
 #: The merged LLM result in report_llm's results directory (a ``kfp-bench llm --json-out`` file).
 LLM_RESULT = "llm.json"
@@ -57,6 +57,8 @@ def llm_load(p: BenchParams, worker: int, out: str) -> None:
     from kfp_bench.load.llm import run_llm
     from kfp_bench.stats.slo import Slo
 
+    if worker_started(out, worker, f"LLM worker {worker}: "):
+        return
     opts = llm_options(p).share(worker, p.llm_workers).validate()
     prompts = llm_prompts(p, worker)
     error, stats = "", None
@@ -65,7 +67,7 @@ def llm_load(p: BenchParams, worker: int, out: str) -> None:
     except (BenchError, OSError) as exc:
         stats = getattr(exc, "stats", None)  # an EngineError's: what was measured before it
         error = _failed("llm_load", exc, f"LLM worker {worker}: ")
-    doc = stats.to_dict() if stats is not None else {}
+    doc = {**(stats.to_dict() if stats is not None else {}), "worker": worker}
     write_json_atomic({**doc, "error": error} if error else doc, out)
     if stats is not None:
         s = stats.summary()
@@ -78,15 +80,15 @@ def report_llm(p: BenchParams, loads: list[str], out: str, html: str, summary: s
     """Merge the LLM workers' results into ``out`` (llm.json, summary.json with the pipeline's
     flags, and the bundle's files), copy the bundle's HTML and Markdown out, and return its
     finite metrics by name."""
-    from kfp_bench.stats.store import merge_workers
+    from kfp_bench.stats.store import by_worker, merge_workers
 
     os.makedirs(out, exist_ok=True)
     merged, lost, notes = merge_workers(loads, p.llm_workers)
     for note in notes:
         print(note)
     errors = {}
-    for i, path in enumerate(loads[: p.llm_workers]):
-        if (error := _error_of(path)) is not None:
+    for i, path in sorted(by_worker(loads).items()):
+        if i < p.llm_workers and (error := _error_of(path)) is not None:
             errors[f"llm_load {i}"] = error
     flags = ["workers-lost"] if lost else []
     flags += ["no-load"] if merged is None else []

@@ -14,6 +14,8 @@ Wiring only; each step is a component over the engine, each parameter is documen
     If run_llm:  deploy_isvc ─ llm_targets ─ ParallelFor: llm_load (after rate_sweep)
                  ─ report_llm ─ check_outcome
 
+    load and llm_load: retried when their pod dies (the retry saves "worker i lost")
+
 check_params checks every parameter before anything is created and hands them on, the benchmark
 id filled in, as one object that every later step reads. The runs branch and the load branch run
 in parallel; either is switched off with run_benchmark or run_load (its steps then only say so).
@@ -39,7 +41,11 @@ written once.
 Partial results over no results: a helper step (poll_runs, a load worker, watch_replicas) that
 fails to measure saves what it had and its error and succeeds, so aggregate and report still run;
 aggregate flags what is missing, the report shows the flags, and check_outcome then fails the run
-(the exit handler's cleanup sees FAILED) when a failure flag is set.
+(the exit handler's cleanup sees FAILED) when a failure flag is set. A load or LLM worker whose
+pod dies (OOM-killed, evicted, past its deadline) cannot save anything: its step is retried
+(``_worker``), and the retry saves that the worker is lost instead of loading late, so the loop
+still succeeds and aggregate or report_llm names the worker (docs/running-in-a-cluster.md, "When a
+pod dies").
 """
 
 from __future__ import annotations
@@ -80,6 +86,9 @@ _SHORT = 15 * 60  # seconds: the bound on steps that do no long work
 # Memory: the engine's RSS stays under ~60 MB at full speed (BENCHMARKS.md, case d).
 LOAD_CPU_REQUEST = "1"
 LOAD_MEMORY_REQUEST = "256Mi"
+#: Attempts after a worker's pod died: the first saves why the worker is lost; a second covers a
+#: retry whose own pod dies (the node it landed on going down).
+WORKER_RETRIES = 2
 
 
 def _step(task, timeout: int = _SHORT):
@@ -106,6 +115,18 @@ def _mesh_pod(task, route: str):
         for key, value in SIDECAR_ANNOTATIONS.items():
             kubernetes.add_pod_annotation(task, key, value)
     return task
+
+
+def _worker(task, node_selector, route: str):
+    """A load or LLM worker: a load pod, retried once when its pod dies, so that the loop and
+    what follows it still run. KFP's Argo compiler makes every dependency ``.Succeeded``
+    (kubeflow/pipelines 7b70c7b95f argocompiler/dag.go:713), so one failed worker would fail the
+    loop and skip aggregate, report and report_llm; a retry policy becomes the executor's Argo
+    retryStrategy (container.go:379-392, 586-592), which with no retryPolicy set retries a Failed
+    pod (Argo's default OnFailure: OOM-killed, evicted, past its deadline). The retry does not
+    load: it saves why its worker is lost (``kfp_bench.steps.worker_started``) and succeeds."""
+    task.set_retry(num_retries=WORKER_RETRIES)
+    return _load_pod(task, node_selector, route)
 
 
 def _kfp_caller(task, token_secret):
@@ -137,7 +158,7 @@ def _benchmark(p: dict, job_id, route: str):
     # Unnamed: a named loop's collected outputs need a KFP backend of 2.16.0 (kfp/backend.py).
     with dsl.ParallelFor(target.output) as worker:
         load = inference_load(params=worker.params, worker=worker.worker)
-        _load_pod(_step(load.after(sweep), MAX_DURATION_S + _SHORT), p["load_node_selector"], route)
+        _worker(_step(load.after(sweep), MAX_DURATION_S + _SHORT), p["load_node_selector"], route)
     merged = _step(
         aggregate(
             params=params,
@@ -168,7 +189,7 @@ def _llm(p: dict, params, target, sweep, route: str) -> None:
         with dsl.ParallelFor(fan.output) as worker:
             load = llm_load(params=worker.params, worker=worker.worker)
             load = _step(load.after(sweep), MAX_DURATION_S + _SHORT)
-            _load_pod(load, p["load_node_selector"], route)
+            _worker(load, p["load_node_selector"], route)
         shown = _step(report_llm(params=params, loads=dsl.Collected(load.outputs["result"])))
         _step(check_outcome(results=shown.outputs["results"]).after(shown))
 

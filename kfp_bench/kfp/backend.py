@@ -92,6 +92,23 @@ FEATURES: dict[str, Feature] = {
         "dsl.PipelineTaskFinalStatus input of the exit task",
         "#11953 (0d857b6); CHANGELOG 2.14.0",
     ),
+    # The load workers' retry when their pod dies (pipelines/meta.py, _worker): the executor's
+    # Argo retryStrategy (argocompiler/container.go).
+    "task-retry": Feature(
+        "2.5.0", "set_retry on the load workers (Argo retryStrategy)", "#11673 (30210e33bf)"
+    ),
+}
+
+#: Features that a backend lacking them runs the pipeline without, worse: ``check_backend``
+#: warns. A retried worker learns it is a retry from KFP_RETRY_INDEX (kfp_bench.steps.
+#: worker_started); without it, the retry of a worker whose pod died loads its share again,
+#: late, and the report merges it instead of naming the worker lost.
+ADVISED: dict[str, Feature] = {
+    "retry-index": Feature(
+        "2.17.0",
+        "KFP_RETRY_INDEX in a retried step, so a dead load worker is named lost, not rerun late",
+        "#13175 (eab7c11500)",
+    ),
 }
 
 _VERSION = re.compile(r"v?(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?")
@@ -113,7 +130,8 @@ MIN_BACKEND = max((f.since for f in FEATURES.values()), key=parse_version)
 
 
 def check_backend(version: str, host: str = "") -> None:
-    """Refuse a KFP backend older than ``MIN_BACKEND``; warn (stderr) when its version is unknown.
+    """Refuse a KFP backend older than ``MIN_BACKEND``; warn (stderr) when its version is unknown
+    or older than an ``ADVISED`` feature's release.
 
     Raises:
         ConfigError: ``version`` is a release older than ``MIN_BACKEND``; the message names each
@@ -131,6 +149,13 @@ def check_backend(version: str, host: str = "") -> None:
             f"{_where(host)}the KFP backend there is {version}, older than the pipeline needs: "
             f"{needs}; upgrade the KFP backend to at least {MIN_BACKEND}"
         )
+    for f in ADVISED.values():
+        if parse_version(f.since) > have:
+            print(
+                f"kfp-bench: warning: {_where(host)}the KFP backend there is {version}; "
+                f"{f.since} adds {f.what} ({f.cite})",
+                file=sys.stderr,
+            )
 
 
 def warn_unknown(why: str, host: str = "") -> None:

@@ -71,21 +71,44 @@ def load_same_kind(paths: list[str]) -> list[LoadStats | LlmStats]:
     return parts
 
 
-def merge_workers(paths: list[str], expected: int) -> tuple[LoadStats | None, list[int], list[str]]:
-    """The results of ``expected`` load workers (``paths[i]`` is worker i's) merged into one,
-    the workers whose result is missing, and what went wrong, a line each.
+def worker_index(path: str, position: int) -> int:
+    """Which worker wrote the result at ``path``: its ``worker`` key (each load and LLM worker
+    writes it, its retry's lost-result too), else ``position`` in the list (a result of
+    ``kfp-bench load``, which has none)."""
+    try:
+        doc = json.loads(Path(path).read_text())
+    except (OSError, UnicodeDecodeError, ValueError):
+        return position
+    index = doc.get("worker") if isinstance(doc, dict) else None
+    return index if isinstance(index, int) and not isinstance(index, bool) else position
 
-    A worker whose result is missing or unreadable (it died mid-write, or saved only its error)
-    is named in ``workers.missing`` and the result is flagged ``workers-lost``
-    (``kfp_bench.outcome``), never silently dropped. The merged result is None when no
-    worker's result could be read.
+
+def by_worker(paths: list[str]) -> dict[int, str]:
+    """``paths`` by the index of the worker that wrote each: a list from which a dead worker's
+    entry is missing still names the others rightly (the first of an index kept)."""
+    found: dict[int, str] = {}
+    for position, path in enumerate(paths):
+        found.setdefault(worker_index(path, position), path)
+    return found
+
+
+def merge_workers(paths: list[str], expected: int) -> tuple[LoadStats | None, list[int], list[str]]:
+    """The results of ``expected`` load workers (0 to ``expected - 1``, each found by the index
+    it wrote, ``by_worker``) merged into one, the workers whose result is missing, and what went
+    wrong, a line each.
+
+    A worker whose result is missing or unreadable (it died mid-write, saved only its error, or
+    its pod died and its retry saved why) is named in ``workers.missing`` and the result is
+    flagged ``workers-lost`` (``kfp_bench.outcome``), never silently dropped. The merged result
+    is None when no worker's result could be read.
     """
     merged, missing, notes = None, [], []
+    paths_of = by_worker(paths)
     for i in range(expected):
         part = None
-        if i < len(paths):
+        if i in paths_of:
             try:
-                part = load(paths[i])
+                part = load(paths_of[i])
             except ResultsError as exc:
                 notes.append(f"load worker {i}: unreadable result ({exc})")
         if part is not None and merged is not None and type(part) is not type(merged):

@@ -11,7 +11,13 @@ import pytest
 import yaml
 
 from kfp_bench.errors import ConfigError
-from kfp_bench.kfp.backend import FEATURES, MIN_BACKEND, check_backend, parse_version
+from kfp_bench.kfp.backend import (
+    ADVISED,
+    FEATURES,
+    MIN_BACKEND,
+    check_backend,
+    parse_version,
+)
 from kfp_bench.sandbox.kfp_server import start_kfp_server
 from kfp_bench.submit import DEFAULT_PACKAGE
 from tests.conftest import run_cli
@@ -51,6 +57,7 @@ def test_every_feature_in_the_table_is_in_the_compiled_pipeline():
         "node-selector-json": "nodeSelectorJson",
         "collected-artifacts": "isArtifactList",
         "task-final-status": "taskFinalStatus",
+        "task-retry": "maxRetryCount",
     }
     assert set(marks) == set(FEATURES)
     for name, mark in marks.items():
@@ -94,10 +101,19 @@ def test_a_backend_just_short_is_refused_for_what_it_lacks(version):
     assert FEATURES["node-selector-json"].what not in msg
 
 
-@pytest.mark.parametrize("version", [MIN_BACKEND, "v2.14.0", "2.14.1", "2.17.0", "3.0.0"])
+@pytest.mark.parametrize("version", ["2.17.0", "v2.17.1", "3.0.0"])
 def test_an_equal_or_newer_backend_passes_silently(version, capsys):
     check_backend(version)
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("version", [MIN_BACKEND, "v2.14.0", "2.16.0"])
+def test_a_backend_without_the_retry_index_passes_with_a_warning(version, capsys):
+    check_backend(version, host="http://kfp:8888")
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("kfp-bench: warning: --host http://kfp:8888")
+    assert "2.17.0 adds KFP_RETRY_INDEX" in err and "named lost" in err
+    assert ADVISED["retry-index"].cite in err
 
 
 @pytest.mark.parametrize("version", ["", "unknown", "master", "latest", "dev"])

@@ -19,6 +19,11 @@ The rules, each from the source:
   (resolve.go:869) reads each iteration's outputs and has none for a failed one.
 - Conditions (``triggerPolicy.condition``) are evaluated by the driver; a task skipped by its
   condition does not succeed, so nothing depending on it starts.
+- A task with a ``retryPolicy`` gets an Argo retryStrategy on its executor (argocompiler
+  container.go:379-392, 586-592) with no retryPolicy of its own, so Argo's default OnFailure
+  applies (argo-workflows f016ad89eb pkg/apis/workflow/v1alpha1/workflow_types.go:2396-2403,
+  workflow/controller/operator.go:1166): a pod that dies (Failed) runs again, up to
+  ``maxRetryCount`` times; what the new attempt does is the task's own code (``Scenario``).
 A failed exit hook is not counted as failing its DAG: the run's FAILED must come from the tasks.
 """
 
@@ -45,6 +50,9 @@ class Scenario:
     iterations: int = 2
     #: what a task's run decides beyond ``fails``: name -> function of the runs so far
     decides: dict = field(default_factory=dict)
+    #: container tasks whose first attempt's pod dies (each iteration); a retry, if the task
+    #: has one, runs and decides as above
+    dies: set[str] = field(default_factory=set)
 
 
 @dataclass
@@ -142,6 +150,11 @@ class Pipeline:
             results = [self._dag(comp["dag"], s, run) for _ in range(n)]
             return SUCCEEDED if all(results) else FAILED
         run.ran[name] += 1
+        if name in s.dies:
+            if task.get("retryPolicy", {}).get("maxRetryCount", 0) < 1:
+                phase[name] = FAILED
+                return FAILED
+            run.ran[name] += 1  # Argo's retry: a new pod
         failed = name in s.fails or (name in s.decides and s.decides[name](run))
         phase[name] = FAILED if failed else SUCCEEDED
         return phase[name]

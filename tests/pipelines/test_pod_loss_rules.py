@@ -39,20 +39,18 @@ def test_the_imitation_runs_everything_once_when_nothing_fails(pipeline):
     assert run.ran["inference-load"] == 2 and run.ran["llm-load"] == 2
 
 
-#: Today's wiring loses the report on Argo (aggregate and report_llm wait on the loop's
-#: ``.Succeeded``); strict, so that the wiring that fixes it turns this test into a plain pass.
-LOST = "issue 24 part 2: a dead worker pod still loses the report on KFP's backend"
-
-
-@pytest.mark.xfail(strict=True, reason=LOST)
 @pytest.mark.parametrize("worker", sorted(WORKERS))
 def test_a_dead_worker_pod_still_gives_each_report_once_and_a_failed_run(pipeline, worker):
+    """The worker's step is retried; its retry saves the worker lost and succeeds
+    (kfp_bench.steps.worker_started), so the loop succeeds and the report steps run; the lost
+    worker's flag (workers-lost) makes check_outcome fail the run."""
     try:
-        run = pipeline.run(Scenario({worker}, _params(True), decides=FLAGGED))
+        run = pipeline.run(Scenario(set(), _params(True), decides=FLAGGED, dies={worker}))
     except Invalid as exc:
         pytest.fail(f"Argo would refuse or drop part of this pipeline: {exc}")
     for name in ("aggregate", "report", "report-llm"):
         assert run.ran[name] == 1, f"{name} ran {run.ran[name]} times with {worker} failed"
+    assert run.ran[worker] == 4  # two iterations, each a dead pod and its retry
     assert run.ran["cleanup"] == 1
     assert run.phase == FAILED
 
@@ -83,6 +81,24 @@ def test_a_hook_on_a_loop_is_dropped(tmp_path):
 
     with pytest.raises(Invalid, match="exit hook of the loop"):
         _compiled(on_loop, tmp_path).run(Scenario(set(), {}))
+
+
+def test_a_dead_pod_fails_its_loop_and_skips_what_follows_unless_retried(tmp_path):
+    def loop(retry: bool):
+        def func():
+            with dsl.ParallelFor(["0", "1"]) as i:
+                w = _step(x=i)
+                if retry:
+                    w.set_retry(num_retries=1)
+            _gather(xs=dsl.Collected(w.output))
+
+        return func
+
+    dead = _compiled(loop(False), tmp_path).run(Scenario(set(), {}, dies={"step"}))
+    assert dead.ran["gather"] == 0 and dead.phase == FAILED
+    retried = _compiled(loop(True), tmp_path).run(Scenario(set(), {}, dies={"step"}))
+    assert retried.ran["gather"] == 1 and retried.phase == SUCCEEDED
+    assert retried.ran["step"] == 4
 
 
 def test_a_task_after_a_hook_task_is_refused(tmp_path):

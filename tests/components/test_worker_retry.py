@@ -1,0 +1,93 @@
+"""A load or LLM worker whose pod died is retried (pipelines/meta.py); the retry must not load
+late but save that its worker is lost, and aggregate and report_llm must name that worker by its
+index, also when its entry is missing from the list they get.
+
+The retry is told by Argo's attempt index (KFP_RETRY_INDEX, set here as KFP's compiler sets it on
+a retried executor) or by the mark its first attempt left at the output path (as under kfp.local,
+whose retries reuse the path; tests/pipelines/test_pod_loss.py kills a real worker process).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kfp_bench import llm_steps, steps
+from kfp_bench.params import BenchParams
+from kfp_bench.stats import store
+from tests.components.test_partial import _aggregate, _worker
+
+UNREACHABLE = "ftp://127.0.0.1:9/v1/models/m:predict"  # refused before anything is sent
+
+
+def _params(**over) -> BenchParams:
+    base = dict(run_benchmark=False, run_load=True, load_workers=2, duration_sec=1.0)
+    return BenchParams(**{**base, **over})
+
+
+@pytest.fixture
+def attempt(monkeypatch):
+    def set_index(index: int | None):
+        if index is None:
+            monkeypatch.delenv(steps.RETRY_INDEX_ENV, raising=False)
+        else:
+            monkeypatch.setenv(steps.RETRY_INDEX_ENV, str(index))
+
+    set_index(None)
+    return set_index
+
+
+def test_a_retried_load_worker_saves_itself_lost_and_aggregate_names_it(tmp_path, attempt, capfd):
+    attempt(1)
+    out = tmp_path / "w1.json"
+    steps.inference_load(_params(inference_url=UNREACHABLE), 1, str(out))
+    doc = json.loads(out.read_text())
+    assert doc["worker"] == 1 and "retried the step (attempt 2)" in doc["error"]
+    assert "load worker 1: lost: its pod died" in capfd.readouterr().out
+    summary = _aggregate(tmp_path, _params(), [_worker(tmp_path / "w0.json"), str(out)])
+    assert summary["pipeline"]["workers_lost"] == [1]
+    assert "workers-lost" in summary["pipeline"]["flags"]
+    assert "its pod died" in summary["pipeline"]["errors"]["inference_load 1"]
+    assert summary["load"]["workers"]["missing"] == [1]
+
+
+def test_the_first_attempt_loads_and_leaves_a_mark_its_retry_reads(tmp_path, attempt):
+    attempt(0)
+    out = tmp_path / "w0.json"
+    assert steps.worker_started(str(out), 0, "load worker 0: ") == ""
+    assert json.loads(out.read_text())["started"]  # the mark, until the result replaces it
+    attempt(None)  # kfp.local: no attempt index, the same output path
+    why = steps.worker_started(str(out), 0, "load worker 0: ")
+    assert "its pod died after it started at" in why
+    assert json.loads(out.read_text()) == {"worker": 0, "error": why}
+
+
+def test_a_first_attempt_measures_as_before(tmp_path, attempt):
+    attempt(0)
+    out = tmp_path / "w0.json"
+    steps.inference_load(_params(inference_url=UNREACHABLE), 0, str(out))
+    doc = json.loads(out.read_text())
+    assert doc["error"].startswith("ConfigError: ") and doc["worker"] == 0
+
+
+def test_a_dead_workers_entry_missing_from_the_list_is_named_by_index(tmp_path):
+    w1 = tmp_path / "w1.json"
+    doc = json.loads(open(_worker(w1)).read())
+    w1.write_text(json.dumps({**doc, "worker": 1}))
+    merged, missing, notes = store.merge_workers([str(w1)], 3)
+    assert missing == [0, 2] and merged.workers["missing"] == [0, 2]
+    assert notes == ["load workers missing from the result: [0, 2]"]
+
+
+def test_a_retried_llm_worker_saves_itself_lost_and_report_llm_names_it(tmp_path, attempt):
+    p = _params(run_llm=True, llm_url="http://127.0.0.1:9/openai", llm_workers=2)
+    attempt(1)
+    lost = tmp_path / "llm1.json"
+    llm_steps.llm_load(p, 1, str(lost))
+    assert json.loads(lost.read_text())["worker"] == 1
+    out, html, md = tmp_path / "res", tmp_path / "r.html", tmp_path / "r.md"
+    llm_steps.report_llm(p, [str(lost)], str(out), str(html), str(md))
+    summary = json.loads((out / "summary.json").read_text())["pipeline"]
+    assert summary["workers_lost"] == [0, 1]
+    assert "its pod died" in summary["errors"]["llm_load 1"]

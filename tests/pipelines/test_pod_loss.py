@@ -1,0 +1,134 @@
+"""A load worker's pod that dies mid-load, in compiled/kfp_bench.yaml run the way a cluster runs
+it (``kfp_bench.sandbox.pods``, as in test_pods.py): the report is still published, naming the
+lost worker, and the run ends FAILED.
+
+The pod's death is its process killed with SIGKILL (what the kernel's OOM killer and the kubelet
+past a pod's deadline do): the executor running ``inference_load`` for worker 1, and whatever it
+started, found by their command lines once the worker has marked its start. kfp.local then runs
+the step's retry policy as Argo would (``tests/pipelines/argo_rules.py`` holds the Argo side);
+the retry finds that mark and saves the worker lost instead of loading. No mock: the real steps,
+the local KFP API and the KServe model server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from kfp import components
+
+from kfp_bench.params import compiled_file
+from kfp_bench.results import read_results
+from kfp_bench.sandbox.kfp_server import start_kfp_server
+from kfp_bench.sandbox.pods import as_pods
+from tests.pipelines.test_pods import _ANSI, _finished, e2e_args
+
+pytestmark = pytest.mark.slow
+DEAD = 1  # the worker whose pod dies
+LOAD_S = 30.0  # long enough to kill it mid-load, whatever the machine's load
+INTO_LOAD_S = 3.0  # how long after its start mark the worker is killed
+
+
+def _executor_input(pid: int) -> dict | None:
+    """The executor input of process ``pid`` when it runs a step's function, else None."""
+    try:
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+    except OSError:
+        return None
+    if "--executor_input" not in args:
+        return None
+    try:
+        return json.loads(args[args.index("--executor_input") + 1])
+    except (IndexError, ValueError):
+        return None
+
+
+def _descendants(pid: int) -> list[int]:
+    found, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        for task in Path(f"/proc/{p}/task").glob("*"):
+            try:
+                kids = (task / "children").read_text().split()
+            except OSError:
+                continue
+            todo += [int(k) for k in kids]
+            found += [int(k) for k in kids]
+    return found
+
+
+def _worker_pid(worker: int) -> tuple[int, Path] | None:
+    """The process running inference_load for ``worker`` and its result's path, once the
+    worker marked its start there INTO_LOAD_S ago (its load is then under way)."""
+    for entry in _descendants(os.getpid()):  # this test's steps only, never another's
+        doc = _executor_input(entry)
+        if not doc or doc.get("inputs", {}).get("parameterValues", {}).get("worker") != worker:
+            continue
+        (result,) = doc["outputs"]["artifacts"]["result"]["artifacts"]
+        path = Path(result["uri"].removeprefix("file://"))
+        try:
+            started = json.loads(path.read_text()).get("started")
+            if started and time.time() - path.stat().st_mtime >= INTO_LOAD_S:
+                return entry, path
+        except (OSError, ValueError):
+            pass
+    return None
+
+
+def _kill_worker_mid_load(worker: int, done: threading.Event, killed: dict) -> None:
+    """SIGKILL the worker's process and its children, as a pod's death does."""
+    while not done.is_set():
+        found = _worker_pid(worker)
+        if found:
+            pid, path = found
+            for p in [pid, *_descendants(pid)]:
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            killed.update(pid=pid, path=path)
+            return
+        time.sleep(0.2)
+
+
+def test_a_killed_load_worker_is_named_in_the_published_report_and_the_run_fails(
+    wheels, mounted, tmp_path, model_server, capfd
+):
+    root = tmp_path / "root"
+    pipeline = components.load_component_from_file(str(compiled_file("kfp_bench")))
+    done, killed = threading.Event(), {}
+    killer = threading.Thread(target=_kill_worker_mid_load, args=(DEAD, done, killed))
+    with start_kfp_server(simulate="all:fixed(0.2)") as kfp_api, as_pods(wheels, root, mounted):
+        args = {**e2e_args(kfp_api.url, model_server.v1_predict_url, "pods-loss")}
+        args.update(duration_sec=LOAD_S, sweep_rates="", num_runs=1)
+        killer.start()
+        try:
+            with pytest.raises(RuntimeError, match="check-outcome"):
+                pipeline(**args)
+        finally:
+            done.set()
+            killer.join()
+    assert killed, "worker 1's process was never found mid-load"
+    text = _ANSI.sub("", "".join(capfd.readouterr()))
+    done_tasks = dict(_finished(text))
+    assert done_tasks["aggregate"] == done_tasks["report"] == "SUCCESS", done_tasks
+    assert done_tasks["check-outcome"] == "FAILURE", done_tasks
+    # the pod died: kfp.local ran the step's retry (a task per worker, and the dead one's retry),
+    # which did not load
+    assert "Task inference-load failed (attempt 1/3)" in text
+    assert text.count("Executing task 'inference-load'") == 3
+    assert f"load worker {DEAD}: lost: its pod died after it started at" in text, text
+    # the published report: the surviving worker's load, the dead one named
+    (records,) = root.glob("kfp-bench-*/report/records")
+    res = read_results(records)
+    pipeline_doc = res.summary["pipeline"]
+    assert pipeline_doc["workers_lost"] == [DEAD]
+    assert "workers-lost" in pipeline_doc["flags"]
+    assert "its pod died" in pipeline_doc["errors"][f"inference_load {DEAD}"]
+    assert res.load.workers["missing"] == [DEAD] and res.load.workers["reported"] == 1
+    assert res.load.requests > 0
