@@ -57,7 +57,7 @@ def llm_load(p: BenchParams, worker: int, out: str) -> None:
     from kfp_bench.load.llm import run_llm
     from kfp_bench.stats.slo import Slo
 
-    if worker_started(out, worker, f"LLM worker {worker}: "):
+    if worker_started(out, worker, f"LLM worker {worker}: ", p, "llm-worker"):
         return
     opts = llm_options(p).share(worker, p.llm_workers).validate()
     prompts = llm_prompts(p, worker)

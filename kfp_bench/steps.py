@@ -24,6 +24,7 @@ import shutil
 
 from kfp_bench.failpoint import fail_point
 from kfp_bench.params import BenchParams, benchmark_id_for, token_auth
+from kfp_bench.worker_start import RETRY_INDEX_ENV, worker_started  # noqa: F401 - the steps' API
 
 OFF_RUNS = "runs benchmark switched off (run_benchmark=false)"
 #: The file a runs step's directory holds when the step failed to measure: {"error": text}.
@@ -41,48 +42,6 @@ def _failed(step: str, exc: Exception, who: str = "") -> str:
     text = f"{type(exc).__name__}: {exc}"
     print(f"{who}{step} failed to measure: {text}")
     return text
-
-
-#: Argo's attempt index of a step with a retry policy (``{{retries}}``, 0 on the first), which
-#: KFP's compiler puts in the executor's environment from backend 2.17.0 on (kubeflow/pipelines
-#: 7b70c7b95f backend/src/v2/compiler/argocompiler/common.go:58-67, container.go:586-592).
-RETRY_INDEX_ENV = "KFP_RETRY_INDEX"
-
-
-def worker_started(out: str, worker: int, who: str) -> str:
-    """Start load worker ``worker`` whose result goes to ``out``: "" for a first attempt, which
-    may load (a mark that it started is left at ``out``); else why this attempt must not load.
-
-    The load workers' steps are retried (pipelines/meta.py): an attempt after one whose pod died
-    (OOM-killed, evicted, past its deadline) would send its share late, beside no other worker
-    or beside fewer, and merge a different load into the result. It saves the reason instead, as
-    the worker's error, and succeeds, so that the loop ends, aggregate names the worker lost and
-    check_outcome fails the run. A retry is known by ``RETRY_INDEX_ENV`` on Argo, or by the mark
-    an earlier attempt left at ``out`` where the output path outlives an attempt (kfp.local's
-    retries, kfp/local/orchestrator/task_executor.py, rerun a task with the same paths)."""
-    from datetime import UTC, datetime
-
-    from kfp_bench.jsonl import write_json_atomic
-
-    attempt = os.environ.get(RETRY_INDEX_ENV, "").strip()
-    earlier = None
-    try:
-        with open(out) as f:
-            earlier = json.load(f)
-    except (OSError, ValueError):
-        pass
-    if attempt.isdigit() and int(attempt) > 0:
-        why = f"its pod died and KFP retried the step (attempt {int(attempt) + 1})"
-    elif isinstance(earlier, dict) and earlier.get("started"):
-        why = f"its pod died after it started at {earlier['started']} and the step was retried"
-    else:
-        now = datetime.now(UTC).isoformat(timespec="seconds")
-        write_json_atomic({"worker": worker, "started": now}, out)
-        return ""
-    why = f"{who}lost: {why}; its share of the load is not rerun late"
-    print(why)
-    write_json_atomic({"worker": worker, "error": why}, out)
-    return why
 
 
 def check_params(p: BenchParams, job_id: str) -> dict:
@@ -303,7 +262,7 @@ def inference_load(p: BenchParams, worker: int, out: str) -> None:
     from kfp_bench.load.workers import run_load
     from kfp_bench.stats.load import cpu_caveat, cpu_figures
 
-    if worker_started(out, worker, f"load worker {worker}: "):
+    if worker_started(out, worker, f"load worker {worker}: ", p, "worker"):
         return
     error = ""
     try:

@@ -45,7 +45,9 @@ aggregate flags what is missing, the report shows the flags, and check_outcome t
 pod dies (OOM-killed, evicted, past its deadline) cannot save anything: its step is retried
 (``_worker``), and the retry saves that the worker is lost instead of loading late, so the loop
 still succeeds and aggregate or report_llm names the worker (docs/running-in-a-cluster.md, "When a
-pod dies").
+pod dies"). A retry knows it is one on every KFP backend by the start mark its first attempt left
+on the KFP API (an experiment kfp-bench-<id>-worker-<i>, kfp_bench.kfp.start_mark), so the
+workers are KFP callers too; the exit handler's sweep deletes the marks.
 """
 
 from __future__ import annotations
@@ -117,16 +119,18 @@ def _mesh_pod(task, route: str):
     return task
 
 
-def _worker(task, node_selector, route: str):
+def _worker(task, node_selector, route: str, token_secret):
     """A load or LLM worker: a load pod, retried once when its pod dies, so that the loop and
     what follows it still run. KFP's Argo compiler makes every dependency ``.Succeeded``
     (kubeflow/pipelines 7b70c7b95f argocompiler/dag.go:713), so one failed worker would fail the
     loop and skip aggregate, report and report_llm; a retry policy becomes the executor's Argo
     retryStrategy (container.go:379-392, 586-592), which with no retryPolicy set retries a Failed
     pod (Argo's default OnFailure: OOM-killed, evicted, past its deadline). The retry does not
-    load: it saves why its worker is lost (``kfp_bench.steps.worker_started``) and succeeds."""
+    load: it saves why its worker is lost (``kfp_bench.steps.worker_started``) and succeeds. It
+    knows it is a retry by the start mark its first attempt created on the KFP API, hence the KFP
+    caller's token and label (``_kfp_caller``)."""
     task.set_retry(num_retries=WORKER_RETRIES)
-    return _load_pod(task, node_selector, route)
+    return _kfp_caller(_load_pod(task, node_selector, route), token_secret)
 
 
 def _kfp_caller(task, token_secret):
@@ -158,7 +162,8 @@ def _benchmark(p: dict, job_id, route: str):
     # Unnamed: a named loop's collected outputs need a KFP backend of 2.16.0 (kfp/backend.py).
     with dsl.ParallelFor(target.output) as worker:
         load = inference_load(params=worker.params, worker=worker.worker)
-        _worker(_step(load.after(sweep), MAX_DURATION_S + _SHORT), p["load_node_selector"], route)
+        load = _step(load.after(sweep), MAX_DURATION_S + _SHORT)
+        _worker(load, p["load_node_selector"], route, p["token_secret"])
     merged = _step(
         aggregate(
             params=params,
@@ -189,7 +194,7 @@ def _llm(p: dict, params, target, sweep, route: str) -> None:
         with dsl.ParallelFor(fan.output) as worker:
             load = llm_load(params=worker.params, worker=worker.worker)
             load = _step(load.after(sweep), MAX_DURATION_S + _SHORT)
-            _worker(load, p["load_node_selector"], route)
+            _worker(load, p["load_node_selector"], route, p["token_secret"])
         shown = _step(report_llm(params=params, loads=dsl.Collected(load.outputs["result"])))
         _step(check_outcome(results=shown.outputs["results"]).after(shown))
 

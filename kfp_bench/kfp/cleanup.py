@@ -2,7 +2,8 @@
 
 A benchmark cleans up after itself; this is for the ones that could not (killed, ``--keep``,
 ``--on-timeout leave``). It deletes only what kfp-bench made, recognised twice over: by name
-(``kfp-bench-<benchmark id>``, runs ``kfp-bench-<id>-NNNNN``) and by the description the driver
+(``kfp-bench-<benchmark id>``, runs ``kfp-bench-<id>-NNNNN``, the load workers' start marks
+``kfp-bench-<id>-worker-N`` and ``-llm-worker-N``, experiments) and by the description the driver
 writes ("Created by kfp-bench", "kfp-bench benchmark"). A user's pipeline that merely starts with
 "kfp-bench-" is left alone.
 
@@ -30,6 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from kfp_bench.kfp import convert
 from kfp_bench.kfp.api import Backoff, KfpApi
 from kfp_bench.kfp.options import NAME_PREFIX, CleanupOptions
+from kfp_bench.kfp.start_mark import KINDS as MARK_KINDS
 from kfp_bench.records import ApiCall
 
 _OWN_DESC = "Created by kfp-bench"
@@ -89,9 +91,18 @@ class _Sweep:
             _OWN_DESC
         ):
             return False
-        if self.o.benchmark_id and name != NAME_PREFIX + self.o.benchmark_id:
+        if self.o.benchmark_id and not self._own_name(name):
             return False
         return self._old_enough(item)
+
+    def _own_name(self, name: str) -> bool:
+        """``kfp-bench-<id>``, or a worker's start mark ``kfp-bench-<id>-<kind>-<n>``
+        (``kfp_bench.kfp.start_mark``)."""
+        own = NAME_PREFIX + self.o.benchmark_id
+        if name == own:
+            return True
+        head, _, number = name.rpartition("-")
+        return number.isdigit() and head in (f"{own}-{kind}" for kind in MARK_KINDS)
 
     def _old_enough(self, item: dict) -> bool:
         if self.cutoff is None:

@@ -91,3 +91,35 @@ def test_a_retried_llm_worker_saves_itself_lost_and_report_llm_names_it(tmp_path
     summary = json.loads((out / "summary.json").read_text())["pipeline"]
     assert summary["workers_lost"] == [0, 1]
     assert "its pod died" in summary["errors"]["llm_load 1"]
+
+
+def test_the_kfp_api_mark_alone_tells_a_retry(tmp_path, attempt, kfp_api, capfd):
+    """As on an Argo retry before KFP 2.17.0: no KFP_RETRY_INDEX and a fresh output path; only
+    the start mark the first attempt left on the (local) KFP API says the attempt is a retry."""
+    p = _params(inference_url=UNREACHABLE, kfp_host=kfp_api.url, benchmark_id="retry-api-1")
+    first = tmp_path / "first" / "w1.json"
+    first.parent.mkdir()
+    steps.inference_load(p, 1, str(first))
+    assert json.loads(first.read_text())["error"].startswith("ConfigError: ")  # it loaded
+    fresh = tmp_path / "retry" / "w1.json"
+    fresh.parent.mkdir()
+    steps.inference_load(p, 1, str(fresh))
+    doc = json.loads(fresh.read_text())
+    assert doc["worker"] == 1
+    assert "experiment kfp-bench-retry-api-1-worker-1, exists" in doc["error"]
+    assert "load worker 1: lost: its start mark" in capfd.readouterr().out
+    # the LLM worker of the same index is not taken for a retry by the load worker's mark
+    llm = _params(run_llm=True, llm_url="http://127.0.0.1:9/openai", llm_workers=2,
+                  kfp_host=kfp_api.url, benchmark_id="retry-api-1")  # fmt: skip
+    first_llm = str(tmp_path / "llm1.json")
+    assert steps.worker_started(first_llm, 1, "LLM worker 1: ", llm, "llm-worker") == ""
+    retried = tmp_path / "retry" / "llm1.json"
+    llm_steps.llm_load(llm, 1, str(retried))
+    assert "lost: its start mark" in json.loads(retried.read_text())["error"]
+
+
+def test_an_unreachable_kfp_api_leaves_a_first_attempt_that_says_so(tmp_path, attempt, capfd):
+    p = _params(inference_url=UNREACHABLE, kfp_host="http://127.0.0.1:9", benchmark_id="u-1")
+    steps.inference_load(p, 0, str(tmp_path / "w0.json"))
+    assert json.loads((tmp_path / "w0.json").read_text())["error"].startswith("ConfigError: ")
+    assert "load worker 0: WARNING: no start mark on the KFP API" in capfd.readouterr().out

@@ -115,7 +115,9 @@ class KfpApi:
             multiuser.create_experiment(namespace)
         for e in self.store.experiments.values():
             if e.display_name == name and e.namespace == namespace:
-                return rpc_error(6, f"an experiment named {name!r} already exists")
+                # kubeflow/pipelines 7b70c7b95f storage/experiment_store.go:261-264
+                return rpc_error(6, f"Failed to create a new experiment. The name {name} already "
+                                 "exists. Please specify a new name")  # fmt: skip
         exp = Experiment(new_id(), name, body.get("description") or "", namespace)
         self.store.experiments[exp.experiment_id] = exp
         return ok(exp.to_api())
