@@ -100,16 +100,10 @@ FEATURES: dict[str, Feature] = {
 }
 
 #: Features that a backend lacking them runs the pipeline without, worse: ``check_backend``
-#: warns. A retried worker learns it is a retry from KFP_RETRY_INDEX (kfp_bench.steps.
-#: worker_started); without it, the retry of a worker whose pod died loads its share again,
-#: late, and the report merges it instead of naming the worker lost.
-ADVISED: dict[str, Feature] = {
-    "retry-index": Feature(
-        "2.17.0",
-        "KFP_RETRY_INDEX in a retried step, so a dead load worker is named lost, not rerun late",
-        "#13175 (eab7c11500)",
-    ),
-}
+#: warns. None now: KFP_RETRY_INDEX (2.17.0, #13175) is no longer needed for a dead worker to be
+#: named lost, since a retry also finds the start mark its first attempt left on the KFP API
+#: (kfp_bench.kfp.start_mark), on every backend; the index is kept as a second sign.
+ADVISED: dict[str, Feature] = {}
 
 _VERSION = re.compile(r"v?(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?")
 #: tag_name of builds that are no release: backend/Dockerfile's default, nightlies, local builds.
