@@ -493,8 +493,9 @@ def _report_with_history(res, records: str, results_uri: str, baseline: str) -> 
 
 def cleanup(p: BenchParams, job_id: str, state: str, error: str) -> str:
     """Delete this benchmark's InferenceService (only one labelled with its benchmark id) and
-    sweep the KFP server for its runs, experiment and pipeline, whatever state it ended in; what
-    was deleted, or left alone as not ours, in one line."""
+    sweep the KFP server for its runs, experiment and pipeline and its load workers' start marks
+    (``kfp_bench.kfp.start_mark``), whatever state it ended in; what was deleted, or left alone
+    as not ours, in one line."""
     from kfp_bench.errors import BenchError, ConfigError
 
     print(f"benchmark ended {state}" + (f": {error}" if error else ""))
@@ -516,8 +517,8 @@ def cleanup(p: BenchParams, job_id: str, state: str, error: str) -> str:
             what = delete(Kube(spec.namespace), spec.name, benchmark_id=owner, wait_s=120.0)
             isvc_done = f"InferenceService {spec.name} {what}; "
             print(isvc_done)
-    if not p.run_benchmark:
-        return isvc_done + "nothing to clean up: the runs benchmark was switched off"
+    if not (p.run_benchmark or p.run_load or p.run_llm):  # the load workers' start marks too
+        return isvc_done + "nothing to clean up: the runs benchmark and the loads were off"
     from kfp_bench.kfp.cleanup import sweep
     from kfp_bench.kfp.options import CleanupOptions
 
@@ -528,7 +529,8 @@ def cleanup(p: BenchParams, job_id: str, state: str, error: str) -> str:
         done = sweep(opts)
     except ConfigError as exc:  # a bad kfp_host or id: the first step failed, nothing was made
         return f"nothing to clean up: {exc}"
-    released = _release_lease(p, bid)  # also after a failed sweep: the error names what remains
+    # also after a failed sweep: the error names what remains; only run_benchmark takes a lease
+    released = _release_lease(p, bid) if p.run_benchmark else "no lease taken"
     if done["failed"]:
         raise BenchError(
             f"cleanup of benchmark {bid} failed: {'; '.join(done['failed'])}; {released}"

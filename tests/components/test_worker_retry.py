@@ -123,3 +123,19 @@ def test_an_unreachable_kfp_api_leaves_a_first_attempt_that_says_so(tmp_path, at
     steps.inference_load(p, 0, str(tmp_path / "w0.json"))
     assert json.loads((tmp_path / "w0.json").read_text())["error"].startswith("ConfigError: ")
     assert "load worker 0: WARNING: no start mark on the KFP API" in capfd.readouterr().out
+
+
+def test_the_exit_handlers_cleanup_deletes_the_marks_of_a_load_only_benchmark(kfp_api):
+    from kfp_bench.kfp.auth import Auth
+    from kfp_bench.kfp.start_mark import claim, mark_name
+    from kfp_bench.params import benchmark_id_for
+    from tests.components.conftest import leftovers
+
+    bid = benchmark_id_for("retry-clean", "job-1")
+    for kind, i in (("worker", 0), ("worker", 1), ("llm-worker", 0)):
+        assert claim(kfp_api.url, Auth("none"), mark_name(bid, kind, i)) == (False, "")
+    assert leftovers(kfp_api.url, bid) == 3
+    p = _params(kfp_host=kfp_api.url, benchmark_id="retry-clean")  # run_benchmark off
+    done = steps.cleanup(p, "job-1", "FAILED", "load worker 1 lost")
+    assert f"benchmark {bid}: deleted 0 runs, 3 experiments" in done and "no lease taken" in done
+    assert leftovers(kfp_api.url, bid) == 0
