@@ -14,8 +14,8 @@ from kfp_bench.errors import ConfigError
 from kfp_bench.kfp.backend import (
     ADVISED,
     FEATURES,
-    Feature,
     MIN_BACKEND,
+    Feature,
     check_backend,
     parse_version,
 )
