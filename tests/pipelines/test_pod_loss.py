@@ -6,8 +6,11 @@ The pod's death is its process killed with SIGKILL (what the kernel's OOM killer
 past a pod's deadline do): the executor running ``inference_load`` for worker 1, and whatever it
 started, found by their command lines once the worker has marked its start. kfp.local then runs
 the step's retry policy as Argo would (``tests/pipelines/argo_rules.py`` holds the Argo side);
-the retry finds that mark and saves the worker lost instead of loading. No mock: the real steps,
-the local KFP API and the KServe model server.
+the retry finds that mark and saves the worker lost instead of loading. As on an Argo retry on
+KFP 2.16.0 (a fresh output path, no KFP_RETRY_INDEX), the ``fresh`` case removes that mark with
+the pod: the retry then knows it is one only by the start mark its first attempt left on the
+KFP API (kfp_bench.kfp.start_mark), which the exit handler's cleanup deletes. No mock: the real
+steps, the local KFP API and the KServe model server.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from kfp_bench.params import compiled_file
 from kfp_bench.results import read_results
 from kfp_bench.sandbox.kfp_server import start_kfp_server
 from kfp_bench.sandbox.pods import as_pods
+from tests.kfp.conftest import NOTHING, remains
 from tests.pipelines.test_pods import _ANSI, _finished, e2e_args
 
 pytestmark = pytest.mark.slow
@@ -80,8 +84,9 @@ def _worker_pid(worker: int) -> tuple[int, Path] | None:
     return None
 
 
-def _kill_worker_mid_load(worker: int, done: threading.Event, killed: dict) -> None:
-    """SIGKILL the worker's process and its children, as a pod's death does."""
+def _kill_worker_mid_load(worker: int, done: threading.Event, killed: dict, fresh: bool) -> None:
+    """SIGKILL the worker's process and its children, as a pod's death does; ``fresh``: and
+    remove its output (an Argo retry's pod starts with none)."""
     while not done.is_set():
         found = _worker_pid(worker)
         if found:
@@ -91,20 +96,24 @@ def _kill_worker_mid_load(worker: int, done: threading.Event, killed: dict) -> N
                     os.kill(p, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
+            if fresh:
+                path.unlink()
             killed.update(pid=pid, path=path)
             return
         time.sleep(0.2)
 
 
+@pytest.mark.parametrize("fresh", [False, True], ids=["kfp-local-path", "fresh-path"])
 def test_a_killed_load_worker_is_named_in_the_published_report_and_the_run_fails(
-    wheels, mounted, tmp_path, model_server, capfd
+    fresh, wheels, mounted, tmp_path, model_server, capfd
 ):
     root = tmp_path / "root"
     pipeline = components.load_component_from_file(str(compiled_file("kfp_bench")))
     done, killed = threading.Event(), {}
-    killer = threading.Thread(target=_kill_worker_mid_load, args=(DEAD, done, killed))
+    killer = threading.Thread(target=_kill_worker_mid_load, args=(DEAD, done, killed, fresh))
     with start_kfp_server(simulate="all:fixed(0.2)") as kfp_api, as_pods(wheels, root, mounted):
-        args = {**e2e_args(kfp_api.url, model_server.v1_predict_url, "pods-loss")}
+        bid = "pods-loss-fresh" if fresh else "pods-loss"
+        args = {**e2e_args(kfp_api.url, model_server.v1_predict_url, bid)}
         args.update(duration_sec=LOAD_S, sweep_rates="", num_runs=1)
         killer.start()
         try:
@@ -113,6 +122,7 @@ def test_a_killed_load_worker_is_named_in_the_published_report_and_the_run_fails
         finally:
             done.set()
             killer.join()
+        assert remains(kfp_api.url, bid) == NOTHING  # the start marks swept with the rest
     assert killed, "worker 1's process was never found mid-load"
     text = _ANSI.sub("", "".join(capfd.readouterr()))
     done_tasks = dict(_finished(text))
@@ -122,7 +132,11 @@ def test_a_killed_load_worker_is_named_in_the_published_report_and_the_run_fails
     # which did not load
     assert "Task inference-load failed (attempt 1/3)" in text
     assert text.count("Executing task 'inference-load'") == 3
-    assert f"load worker {DEAD}: lost: its pod died after it started at" in text, text
+    if fresh:
+        lost = f"load worker {DEAD}: lost: its start mark, experiment kfp-bench-{bid}-"
+        assert lost in text and f"-worker-{DEAD}, exists (created " in text, text
+    else:
+        assert f"load worker {DEAD}: lost: its pod died after it started at" in text, text
     # the published report: the surviving worker's load, the dead one named
     (records,) = root.glob("kfp-bench-*/report/records")
     res = read_results(records)
