@@ -47,7 +47,7 @@ def worker_started(out: str, worker: int, who: str, p: BenchParams | None = None
         why = f"its pod died and KFP retried the step (attempt {int(attempt) + 1})"
     elif isinstance(earlier, dict) and earlier.get("started"):
         why = f"its pod died after it started at {earlier['started']} and the step was retried"
-    elif not (why := _api_mark(p, kind, worker, who) if p is not None and kind else ""):
+    elif not (why := _api_mark(p, kind, worker, who) if p and kind and p.benchmark_id else ""):
         now = datetime.now(UTC).isoformat(timespec="seconds")
         write_json_atomic({"worker": worker, "started": now}, out)
         return ""

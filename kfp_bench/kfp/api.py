@@ -50,7 +50,7 @@ import urllib3
 from kfp_bench.errors import ConfigError
 from kfp_bench.kfp import rest
 from kfp_bench.kfp.auth import AUTH_HINT, Auth
-from kfp_bench.kfp.options import DEFAULT_RETRIES, DEFAULT_RETRY_MAX_WAIT
+from kfp_bench.kfp.options import DEFAULT_RETRIES, DEFAULT_RETRY_MAX_WAIT, check_host  # noqa: F401
 from kfp_bench.records import FINDS, ApiCall
 from kfp_bench.redact import public_url
 
@@ -537,22 +537,6 @@ def _name_holds(part: str) -> str:
     model/run.go runAPIToModelFieldMap, model/job.go, at 7b70c7b95f)."""
     pred = {"key": "name", "operation": "IS_SUBSTRING", "string_value": part}
     return json.dumps({"predicates": [pred]})
-
-
-def check_host(host: str) -> str:
-    """The base URL without a trailing slash; ``ConfigError`` unless it is http(s)://HOST[:PORT]."""
-    from urllib.parse import urlsplit
-
-    try:
-        parts = urlsplit(host)
-        parts.port  # noqa: B018 - raises ValueError for a bad port
-    except ValueError as exc:
-        shown = public_url(host)
-        raise ConfigError(f"--host {shown!r}: {exc}; give e.g. http://127.0.0.1:8888") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        shown = public_url(host)
-        raise ConfigError(f"--host {shown!r}: give a URL such as http://127.0.0.1:8888")
-    return host.rstrip("/")
 
 
 def _gone(reply: Reply) -> Reply:

@@ -114,7 +114,7 @@ def step_auth(
     """The driver's auth in a pipeline step: the namespace as ``resolve_namespace`` finds it
     (``namespace`` being the pipeline parameter), and the projected service-account token, or the
     Secret's at ``secret_file`` when there is no projected token or the API refuses it."""
-    from kfp_bench.kfp.api import check_host
+    from kfp_bench.kfp.options import check_host
 
     host = check_host(host)
     ns = resolve_namespace(host, namespace, "pipeline parameter namespace", log)

@@ -160,8 +160,6 @@ class RunsOptions:
         if not self.request_timeout > 0:
             raise ConfigError(f"--request-timeout {self.request_timeout}: give seconds above 0")
         check_retries(self.retries, self.retry_max_wait)
-        from kfp_bench.kfp.api import check_host  # api imports this module
-
         check_host(self.host)
         if not isinstance(self.params, dict):
             raise ConfigError("--params: give a JSON object")
@@ -226,3 +224,21 @@ class CleanupOptions:
         check_retries(self.retries, self.retry_max_wait)
         self.auth.resolved()
         return self
+
+
+def check_host(host: str) -> str:
+    """The base URL without a trailing slash; ``ConfigError`` unless it is http(s)://HOST[:PORT].
+    Here, not in ``api``, so that a step without urllib3 (a load worker checking its start mark,
+    ``kfp_bench.kfp.start_mark``) can check a host."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(host)
+        parts.port  # noqa: B018 - raises ValueError for a bad port
+    except ValueError as exc:
+        shown = public_url(host)
+        raise ConfigError(f"--host {shown!r}: {exc}; give e.g. http://127.0.0.1:8888") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        shown = public_url(host)
+        raise ConfigError(f"--host {shown!r}: give a URL such as http://127.0.0.1:8888")
+    return host.rstrip("/")

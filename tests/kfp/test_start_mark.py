@@ -61,3 +61,21 @@ def test_cleanup_deletes_the_marks_with_their_benchmark_only(kfp_server):
     assert remains(kfp_server.url, "mark-3x-")["experiments"] == 3
     sweep(CleanupOptions(host=kfp_server.url, benchmark_id="mark-3x"))
     assert remains(kfp_server.url, "mark-3x-") == NOTHING
+
+
+def test_a_load_pod_without_urllib3_leaves_its_mark(kfp_server):
+    """A load worker's pod has the load extra only (no urllib3): the mark and the step's auth
+    must not import the driver's HTTP client (what tests/pipelines/test_pod_loss.py found)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.modules['urllib3'] = None\n"
+        "from kfp_bench.params import BenchParams\n"
+        "from kfp_bench.worker_start import _api_mark\n"
+        f"p = BenchParams(benchmark_id='mark-4', kfp_host={kfp_server.url!r})\n"
+        "assert _api_mark(p, 'worker', 0, '') == ''\n"
+        "assert 'exists' in _api_mark(p, 'worker', 0, '')\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
