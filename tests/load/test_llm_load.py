@@ -19,6 +19,7 @@ import pytest
 from kfp_bench.load.llm import LlmSink, run_llm
 from kfp_bench.load.openai import LlmOptions
 from kfp_bench.load.prompts import Dist, synthetic
+from kfp_bench.load.stream import READ_TIME_TOKENS
 from kfp_bench.load.workers import run_stream
 from kfp_bench.records import STREAM_COLUMNS
 from kfp_bench.sandbox.llm_server import start_llm_server
@@ -153,10 +154,14 @@ def test_a_fault_of_the_server_is_a_measurement(llm, fault):
     assert s.completed == 4 and not s.errors, s.errors
     # tokens: the content chunks (an empty chunk is none), usage where it is believable
     assert s.latency_ms["itl"]["count"] == 4 * (TOKENS - 1)
+    # read-time-tokens: some reads had no kernel stamp and took the clock's time (stamped.py), a
+    # warning of its own that test_stream checks; seen here once on a fresh clone with both
+    # cores busy
+    flags = [f for f in s.flags if f != READ_TIME_TOKENS]
     if want == "ok":
-        assert s.flags == [] and s.output_tokens == 4 * TOKENS
+        assert flags == [] and s.output_tokens == 4 * TOKENS, s.flags
     else:
-        assert s.flags == [want]
+        assert flags == [want], s.flags
 
 
 def test_open_loop_requests_arrive_on_schedule_and_their_lag_is_measured(llm):
