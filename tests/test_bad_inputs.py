@@ -458,6 +458,11 @@ CASES = [
         ("--namespace 'Team_A': not a DNS-1123 label", "e.g. team-a"),
     ),
     Case(
+        "install-kubeconfig-missing",
+        ("install", "--namespace", "team", "--kubeconfig", "nope.yaml"),
+        ("--kubeconfig nope.yaml: no such file", "give your kubeconfig"),
+    ),
+    Case(
         "demo-num-runs-0",
         ("demo", "--num-runs", "0"),
         ("--num-runs: '0'", "give a whole number of 1 or more"),

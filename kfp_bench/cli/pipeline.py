@@ -72,6 +72,8 @@ def cmd_install(a: argparse.Namespace) -> int:
         return 0
     from kfp_bench.kserve.kube import Kube
 
+    if a.kubeconfig and not Path(a.kubeconfig).is_file():
+        raise ConfigError(f"--kubeconfig {a.kubeconfig}: no such file; give your kubeconfig")
     done = artifact.install(Kube(a.namespace, kubeconfig=a.kubeconfig or None), art, name)
     print(
         f"ConfigMap {name} in namespace {a.namespace}: {done}; it holds {art.filename}, "
