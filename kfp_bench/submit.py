@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -154,11 +155,13 @@ def submit(target: Target, params: dict, run_name: str = "") -> str:
 def schedule(
     target: Target, params: dict, *, cron: str, max_concurrency: int = 1, name: str = ""
 ) -> str:
-    """Create a recurring run on a 6-field cron schedule (seconds first); return its id."""
-    if len(cron.split()) != 6:
-        raise ConfigError(
-            f"--cron {cron!r}: give KFP's 6 fields, seconds first, e.g. '0 0 3 * * *' (03:00 daily)"
-        )
+    """Create a recurring run on KFP's cron (robfig/cron v1: seconds first); return its id."""
+    from kfp_bench.kfp.cron import check_user_cron
+
+    try:
+        check_user_cron(cron, int(time.time()))
+    except ValueError as exc:
+        raise ConfigError(f"--cron: {exc}") from None
     if max_concurrency < 1:
         raise ConfigError(f"--max-concurrency {max_concurrency}: give at least 1")
     client, namespace = target.client()

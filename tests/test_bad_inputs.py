@@ -388,13 +388,25 @@ CASES = [
     Case(
         "schedule-cron-of-5-fields",
         ("schedule", "--host", "{kfp}", "--cron", "0 3 * * *"),
-        ("--cron: cron '0 3 * * *' has 5 fields", "e.g. '0 0 3 * * *'"),
+        (
+            "--cron: cron '0 3 * * *': 5 fields: KFP (robfig/cron v1) reads them as 'second minute",
+            "give 6 fields, seconds first: '0 0 3 * * *'",
+        ),
         kfp=True,
     ),
     Case(
         "schedule-cron-field-out-of-range",
         ("schedule", "--host", "{kfp}", "--cron", "0 0 25 * * *"),
-        ("--cron: cron '0 0 25 * * *': hour field '25' must hold values in 0..23", "6 fields"),
+        (
+            "--cron: cron '0 0 25 * * *': hour field '25': End of range (25) above maximum (23)",
+            "e.g. '0 0 3 * * *'",
+        ),
+        kfp=True,
+    ),
+    Case(
+        "schedule-cron-never-fires",
+        ("schedule", "--host", "{kfp}", "--cron", "0 0 0 30 2 *"),
+        ("--cron: cron '0 0 0 30 2 *': never fires", "give a date that exists"),
         kfp=True,
     ),
     Case(

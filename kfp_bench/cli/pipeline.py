@@ -114,16 +114,17 @@ def cmd_schedule(a: argparse.Namespace) -> int:
 
 
 def cron(text: str) -> str:
-    """An argparse type: KFP's 6-field cron (robfig/cron, seconds first), checked here so that a
-    typo is refused before anything is created on the server."""
-    from kfp_bench.sandbox.kfp_server.cron import Cron
+    """An argparse type: KFP's cron as robfig/cron v1 reads it (``kfp_bench.kfp.cron``), checked
+    here so that a typo, a Unix 5-field cron or a date that never comes is refused before
+    anything is created on the server."""
+    import time
+
+    from kfp_bench.kfp.cron import check_user_cron
 
     try:
-        Cron.parse(text)
+        check_user_cron(text, int(time.time()))
     except ValueError as exc:
-        raise argparse.ArgumentTypeError(
-            f"{exc}; give 6 fields, seconds first, e.g. '0 0 3 * * *' (03:00 daily)"
-        ) from None
+        raise argparse.ArgumentTypeError(str(exc)) from None
     return text
 
 
@@ -228,7 +229,8 @@ def _add_pipeline_commands(sub) -> None:
                 "--cron",
                 required=True,
                 type=cron,
-                help="KFP's 6-field cron, seconds first, e.g. '0 0 3 * * *' (03:00 daily).",
+                help="KFP's cron (robfig/cron v1): 6 fields, SECONDS first, e.g. '0 0 3 * * *' "
+                "(03:00 UTC daily), or '@daily', '@every 1h'.",
             )
             p.add_argument(
                 "--max-concurrency",
