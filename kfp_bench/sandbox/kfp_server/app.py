@@ -267,8 +267,10 @@ class KfpApi:
         runs = self.store.runs.values()
         return sum(1 for r in runs if r.recurring_run_id == job_id and not r.done)
 
-    def _spawn_scheduled(self, job: RecurringRun, due: float) -> None:
-        stamp = time.strftime("%Y%m%d%H%M%S", time.gmtime(due))
+    def _spawn_scheduled(self, job: RecurringRun, due: int) -> bool:
+        """The controller's run of ``job`` scheduled at ``due``; False if it could not be made
+        (its experiment or pipeline is gone), to be tried again, as controller.go does."""
+        stamp = time.strftime("%Y%m%d%H%M%S", time.gmtime(max(due, 0)))
         body = {
             "display_name": f"{job.display_name}-{stamp}",
             "description": job.description,
@@ -277,12 +279,18 @@ class KfpApi:
         }
         if job.inline_spec:
             body["pipeline_spec"] = job.package.api_view()
-        else:
+        else:  # a pipeline id alone takes the pipeline's latest version now
             body["pipeline_version_reference"] = job.version_ref
         try:
-            self.new_run(body, job.experiment_id, job.recurring_run_id)
+            run = self.new_run(body, job.experiment_id, job.recurring_run_id)
         except (LookupError, ValueError):
-            job.enabled = False  # its pipeline version or experiment is gone
+            return False
+        if job.inline_spec or job.version_ref.get("pipeline_version_id"):
+            # the controller starts the workflow labelled with its fire time, which the run
+            # reports as scheduled_at (resource_manager.go:1889); a run it asks the API for (a
+            # pipeline id alone) is scheduled when created (resource_manager.go:759)
+            run.scheduled_at = due
+        return True
 
     async def create_recurring_run(self, request: web.Request) -> web.Response:
         self.metrics.operation("recurring_run_server_create_requests")
@@ -292,21 +300,23 @@ class KfpApi:
             raise ValueError("the recurring run name (display_name) is empty")
         if self.multi_user:
             multiuser.create_run(body.get("experiment_id") or "", recurring=True)
-        trigger = cron.validate_trigger(body.get("trigger"))
+        trigger = cron.Trigger.from_api(body.get("trigger"))
+        max_concurrency = _max_concurrency(body.get("max_concurrency"))
         package, inline, ref = self._package_of(body)
-        try:
-            max_concurrency = int(body.get("max_concurrency") or 1)
-        except (TypeError, ValueError):
-            max_concurrency = 0
-        if max_concurrency < 1:
-            raise ValueError("max_concurrency must be an integer >= 1")
+        reference = body.get("pipeline_version_reference") or {}
+        if not inline and not (
+            reference.get("pipeline_version_id") or body.get("pipeline_version_id")
+        ):
+            # resource_manager.go:1478-1479: with a pipeline id alone, "always let the
+            # ScheduledWorkflow controller pick the latest" version, at each run
+            ref = {"pipeline_id": ref["pipeline_id"]}
         config = body.get("runtime_config") or {}
         exp_id = self.store.resolve_experiment(body.get("experiment_id"))
         job = RecurringRun(
             new_id(),
             name,
             exp_id,
-            trigger,
+            trigger.to_api(),
             package,
             description=body.get("description") or "",
             inline_spec=inline,
@@ -316,10 +326,10 @@ class KfpApi:
             service_account=body.get("service_account") or "",
             max_concurrency=max_concurrency,
             no_catchup=bool(body.get("no_catchup")),
-            enabled=body.get("mode") != "DISABLE",
+            # api_converter.go toModelJobEnabled: MODE_UNSPECIFIED is disabled
+            enabled=body.get("mode") == "ENABLE",
             namespace=body.get("namespace") or self.store.experiments[exp_id].namespace,
         )
-        job.next_fire = cron.next_fire(trigger, job.created_at, job.created_at)
         self.store.recurring[job.recurring_run_id] = job
         return ok(job.to_api())
 
@@ -357,9 +367,8 @@ class KfpApi:
         self.metrics.operation(f"recurring_run_server_{op}_requests")
         key = request.match_info["recurring_run_id"]
         job = self.store.get("recurring", key, "recurring run")
-        if enabled and not job.enabled:
-            now = time.time()
-            job.next_fire = cron.next_fire(job.trigger, now, job.created_at)
+        # resource_manager.go ChangeJobMode patches spec.enabled only: the last fire time
+        # stays, so a re-enabled recurring run catches up on what it missed
         job.enabled, job.updated_at = enabled, time.time()
         return ok({})
 
@@ -398,6 +407,20 @@ class KfpApi:
             web.post(f"{job}:enable", self.enable_recurring_run),
             web.post(f"{job}:disable", self.disable_recurring_run),
         ]
+
+
+def _max_concurrency(value) -> int:
+    """api_converter.go:2085: required (0 when unset), 1..10."""
+    try:
+        number = int(value or 0)
+    except (TypeError, ValueError):
+        number = 0
+    if not 1 <= number <= 10:
+        raise ValueError(
+            "Max concurrency of a recurring run must be at least 1 and at most 10. "
+            f"Received {number}"
+        )
+    return number
 
 
 def build_app(

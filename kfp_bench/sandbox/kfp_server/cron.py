@@ -1,174 +1,155 @@
-"""Recurring-run triggers: 6-field cron (seconds first, as KFP) and intervals, and the scheduler.
+"""Recurring runs: their triggers, and when each fires, as KFP's ScheduledWorkflow controller says.
 
-This module owns when a recurring run creates its next run. A cron trigger is the six fields of
-robfig/cron, which KFP uses: ``second minute hour day-of-month month day-of-week``, each ``*``,
-``?``, a number, a range ``a-b``, a list ``a,b``, or a step ``*/n`` / ``a-b/n``; month and weekday
-names (``JAN``, ``MON``) and ``@every <seconds>s`` are accepted too. Days match as in robfig: if
-day-of-month or day-of-week is ``*``/``?`` both must match, else either. Times are UTC. A periodic
-trigger fires every ``interval_second`` seconds from its start time (or the recurring run's
-creation). Neither fires before ``start_time`` nor after ``end_time``.
+This module owns a recurring run's trigger (checked as the API server checks it,
+server/api_converter.go:2085-2100, and answered as ``toApiTrigger`` writes it) and the time of
+its next run, ported from kubeflow/pipelines 7b70c7b95f crd/controller/scheduledworkflow/util/
+(scheduled_workflow.go ``GetNextScheduledEpoch``, cron_schedule.go, periodic_schedule.go): whole
+seconds, UTC (the install's cronScheduleTimezone). A cron is KFP's (``kfp_bench.kfp.cron``).
 
-The scheduler wakes every ``tick`` seconds, and for each enabled recurring run whose next time
-has come it creates a run, unless ``max_concurrency`` of its runs are still unfinished, in which
-case it waits. With ``no_catchup`` only the latest missed time is run; otherwise each missed time
-is run in turn (at most one per tick).
+* Catch-up (the default): each fire time from the last one (or ``start_time``, or creation) to
+  now is run in turn, a past ``start_time`` included; ``no_catchup``: only the latest.
+* A periodic trigger fires ``interval_second`` after the last fire (the first after
+  ``start_time`` or creation); without catch-up, a late one fires now.
+* No trigger: one run, at creation. Nothing fires after ``end_time``.
+* A run is started only while fewer than ``max_concurrency`` of the recurring run's are
+  unfinished and it is enabled; disabling keeps the last fire time, so enabling catches up.
 """
 
 from __future__ import annotations
 
 import asyncio
-import calendar
 import contextlib
+import math
+import time
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 
-_NAMES = {
-    4: {m.upper(): i for i, m in enumerate(calendar.month_abbr) if m},
-    5: {d.upper(): (i + 1) % 7 for i, d in enumerate(calendar.day_abbr)},
-}
-_RANGES = ((0, 59), (0, 59), (0, 23), (1, 31), (1, 12), (0, 6))
-_LABELS = ("second", "minute", "hour", "day-of-month", "month", "day-of-week")
-_HORIZON = timedelta(days=366 * 5)
+from kfp_bench.kfp.cron import CronError, Schedule, parse
+from kfp_bench.sandbox.kfp_server.timefmt import parse_rfc3339, rfc3339
+
+ZERO_TIME = -62135596800  # Go's time.Time{}.Unix(): robfig's Next when nothing matches
+_CRON_DOC = "https://godoc.org/github.com/robfig/cron"
 
 
 @dataclass(frozen=True, slots=True)
-class Cron:
-    """A parsed cron expression: the allowed values of each field."""
+class Trigger:
+    """A checked trigger: a cron, an interval, or neither (a one-off run), in epoch seconds."""
 
-    fields: tuple[frozenset[int], ...]
-    dom_any: bool
-    dow_any: bool
-    every: float = 0.0
+    schedule: Schedule | None = None
+    interval: int = 0
+    start: int | None = None
+    end: int | None = None
 
     @classmethod
-    def parse(cls, text: str) -> Cron:
-        """Parse a 6-field cron or ``@every Ns``; raise ValueError naming the field at fault."""
-        text = text.strip()
-        if text.startswith("@every"):
+    def from_api(cls, doc) -> Trigger:
+        """A v2beta1Trigger; ValueError with the API server's words where it refuses one."""
+        if doc is None:
+            return cls()
+        if not isinstance(doc, dict):
+            raise ValueError("trigger must be an object")
+        if "cron_schedule" in doc and "periodic_schedule" in doc:
+            raise ValueError("trigger: give one of cron_schedule and periodic_schedule, not both")
+        if "cron_schedule" in doc:
+            spec = doc["cron_schedule"] or {}
             try:
-                seconds = float(text.split()[1].rstrip("s"))
-            except (IndexError, ValueError):
-                raise ValueError(f"cron {text!r}: expected '@every <seconds>s'") from None
-            if seconds <= 0:
-                raise ValueError(f"cron {text!r}: the interval must be > 0")
-            return cls((), True, True, seconds)
-        parts = text.split()
-        if len(parts) != 6:
-            raise ValueError(
-                f"cron {text!r} has {len(parts)} fields; KFP cron has 6: second minute hour "
-                "day-of-month month day-of-week (e.g. '0 */5 * * * *')"
-            )
-        fields = tuple(_field(p, i, text) for i, p in enumerate(parts))
-        return cls(fields, parts[3] in ("*", "?"), parts[5] in ("*", "?"))
-
-    def _day_ok(self, t: datetime) -> bool:
-        dom = t.day in self.fields[3]
-        dow = (t.weekday() + 1) % 7 in self.fields[5]
-        if self.dom_any or self.dow_any:
-            return dom and dow
-        return dom or dow
-
-    def next_after(self, after: float) -> float | None:
-        """The first matching time strictly after epoch seconds ``after``; None if none soon."""
-        if self.every:
-            return after + self.every
-        sec, minute, hour, _, month, _ = self.fields
-        t = datetime.fromtimestamp(int(after) + 1, UTC)
-        limit = t + _HORIZON
-        while t < limit:
-            if t.month not in month:
-                t = (t.replace(day=1, hour=0, minute=0, second=0) + timedelta(days=32)).replace(
-                    day=1
+                schedule = parse(spec.get("cron") or "")
+            except CronError as exc:
+                raise ValueError(
+                    f"Schedule cron is not a supported format({_CRON_DOC}). Error: {exc.reason}"
+                ) from None
+            return cls(schedule, 0, *_window(spec))
+        if "periodic_schedule" in doc:
+            spec = doc["periodic_schedule"] or {}
+            interval = _int64(spec.get("interval_second", 0), "interval_second")
+            if interval < 1:
+                raise ValueError(
+                    f"Found invalid period schedule interval {interval}. "
+                    "Set at interval to least 1 second"
                 )
-            elif not self._day_ok(t):
-                t = t.replace(hour=0, minute=0, second=0) + timedelta(days=1)
-            elif t.hour not in hour:
-                t = t.replace(minute=0, second=0) + timedelta(hours=1)
-            elif t.minute not in minute:
-                t = t.replace(second=0) + timedelta(minutes=1)
-            elif t.second not in sec:
-                t += timedelta(seconds=1)
-            else:
-                return t.timestamp()
-        return None
+            return cls(None, interval, *_window(spec))
+        return cls()
+
+    def to_api(self) -> dict:
+        """As toApiTrigger writes it: int64 as a string, times in whole seconds; {} for none."""
+        if self.schedule is not None:
+            out, key = {"cron": self.schedule.text}, "cron_schedule"
+        elif self.interval:
+            out, key = {"interval_second": str(self.interval)}, "periodic_schedule"
+        else:
+            return {}
+        if self.start is not None:
+            out["start_time"] = rfc3339(self.start)
+        if self.end is not None:
+            out["end_time"] = rfc3339(self.end)
+        return {key: out}
+
+    def next_fire(self, last: int | None, created: int, now: int, catchup: bool) -> int | None:
+        """scheduled_workflow.go getNextScheduledEpoch: the epoch of the next run, which may be
+        past (due now); None: never again."""
+        if self.schedule is not None:
+            return self._cron_next(last, created, now, catchup)
+        if self.interval:
+            return self._periodic_next(last, created, now, catchup)
+        return created if last is None else None  # getNextScheduledEpochForOneTimeRun
+
+    def _cron_next(self, last, created, now, catchup) -> int | None:
+        """cron_schedule.go getNextScheduledTimeImp."""
+        start = last if last is not None else self.start if self.start is not None else created
+        if self.start is not None and self.start > start:
+            start = self.start
+        result = self.schedule.next_epoch(start)
+        if result is None:
+            # robfig's zero time: the controller runs it at once, and again after each run;
+            # without catch-up its loop (cron_schedule.go:116) never ends, so nothing runs.
+            return ZERO_TIME if catchup else None
+        if self.end is not None and self.end < result:
+            return None
+        if catchup:
+            return result
+        bound = now if self.end is None else min(now, self.end)
+        if self.schedule.every:  # the loop below, in one step
+            return result + max(0, (bound - result) // self.schedule.every) * self.schedule.every
+        while True:
+            after = self.schedule.next_epoch(result)
+            if after is None or after > bound:
+                return result
+            result = after
+
+    def _periodic_next(self, last, created, now, catchup) -> int | None:
+        """periodic_schedule.go GetNextScheduledEpoch and ...NoCatchup."""
+        start = last if last is not None else self.start if self.start is not None else created
+        if self.start is not None and self.start > start:
+            nxt = self.start
+        else:
+            nxt = start + self.interval
+            if self.end is not None and self.end < nxt:
+                return None
+        if catchup or now < nxt + self.interval:
+            return nxt
+        return self.end if self.end is not None and self.end < now else now
 
 
-def _field(part: str, index: int, text: str) -> frozenset[int]:
-    lo, hi = _RANGES[index]
-    names = _NAMES.get(index, {})
-    values: set[int] = set()
-    for item in part.upper().split(","):
-        base, _, step_text = item.partition("/")
-        try:
-            step = int(step_text) if step_text else 1
-            if base in ("*", "?"):
-                start, end = lo, hi
-            elif "-" in base:
-                a, b = base.split("-", 1)
-                start, end = _value(a, names), _value(b, names)
-            else:
-                start = _value(base, names)
-                end = hi if step_text else start
-        except ValueError:
-            start, end, step = -1, -1, 1
-        if index == 5 and end == 7:
-            end = 6 if start else end  # 7 is Sunday too
-            values.add(0)
-        if not (lo <= start <= end <= hi) or step < 1:
-            raise ValueError(
-                f"cron {text!r}: {_LABELS[index]} field {part!r} must hold values in {lo}..{hi}"
-            )
-        values.update(range(start, end + 1, step))
-    return frozenset(values)
+def _window(spec: dict) -> tuple[int | None, int | None]:
+    """start_time, end_time: the API server keeps whole seconds (Timestamp.Seconds)."""
+    return tuple(
+        math.floor(parse_rfc3339(spec[k])) if spec.get(k) else None
+        for k in ("start_time", "end_time")
+    )
 
 
-def _value(token: str, names: dict[str, int]) -> int:
-    return names[token] if token in names else int(token)
-
-
-def next_fire(trigger: dict, after: float, created_at: float) -> float | None:
-    """The next time ``trigger`` (a v2beta1Trigger dict) fires after ``after``; None: never."""
-    from kfp_bench.sandbox.kfp_server.timefmt import parse_rfc3339
-
-    spec = trigger.get("cron_schedule") or trigger.get("periodic_schedule") or {}
-    start = parse_rfc3339(spec["start_time"]) if spec.get("start_time") else None
-    end = parse_rfc3339(spec["end_time"]) if spec.get("end_time") else None
-    after = max(after, start - 1e-6) if start else after
-    if "cron_schedule" in trigger:
-        t = Cron.parse(trigger["cron_schedule"].get("cron", "")).next_after(after)
-    else:
-        interval = float(spec.get("interval_second") or 0)
-        origin = start if start is not None else created_at
-        k = max(1, int((after - origin) // interval) + 1)
-        t = origin + k * interval
-    if t is None or (end is not None and t > end):
-        return None
-    return t
-
-
-def validate_trigger(trigger) -> dict:
-    """The trigger, checked; ValueError says what is wrong."""
-    if not isinstance(trigger, dict) or not (
-        ("cron_schedule" in trigger) ^ ("periodic_schedule" in trigger)
-    ):
-        raise ValueError("trigger must hold exactly one of cron_schedule and periodic_schedule")
-    if "cron_schedule" in trigger:
-        Cron.parse((trigger["cron_schedule"] or {}).get("cron", ""))
-    else:
-        try:
-            interval = float((trigger["periodic_schedule"] or {}).get("interval_second") or 0)
-        except (TypeError, ValueError):
-            interval = 0
-        if interval <= 0:
-            raise ValueError("periodic_schedule.interval_second must be a number of seconds > 0")
-        # int64 fields are strings in proto3 JSON, whichever way the client sent them
-        trigger = {"periodic_schedule": {**trigger["periodic_schedule"]}}
-        trigger["periodic_schedule"]["interval_second"] = str(int(interval))
-    return trigger
+def _int64(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise ValueError(f"{name} must be a whole number of seconds, got {value!r}")
+    try:
+        return int(value)
+    except ValueError:
+        raise ValueError(f"{name} must be a whole number of seconds, got {value!r}") from None
 
 
 class Scheduler:
-    """Fires due recurring runs through ``spawn(job, scheduled_time)``, every ``tick`` s."""
+    """The controller's loop: every ``tick`` s, each enabled recurring run whose next time has
+    come and that has fewer than ``max_concurrency`` unfinished runs gets one run,
+    ``spawn(job, scheduled_epoch) -> bool`` (False: not created, try again); at most one per
+    recurring run per tick."""
 
     def __init__(self, jobs: dict, live_runs, spawn, tick: float = 0.2) -> None:
         self.jobs = jobs
@@ -189,20 +170,20 @@ class Scheduler:
     async def _loop(self) -> None:
         while True:
             await asyncio.sleep(self.tick)
-            self.fire_due(datetime.now(UTC).timestamp())
+            self.fire_due(int(time.time()))
 
-    def fire_due(self, now: float) -> None:
+    def fire_due(self, now: int) -> None:
+        """scheduled_workflow.go GetNextScheduledEpoch, then UpdateStatus's LastTriggeredTime."""
         for job in list(self.jobs.values()):
-            if not job.enabled or job.next_fire is None or job.next_fire > now:
+            if not job.enabled:
+                continue
+            trigger = Trigger.from_api(job.trigger)  # checked at create: parses again
+            due = trigger.next_fire(
+                job.last_triggered, math.floor(job.created_at), now, not job.no_catchup
+            )
+            if due is None or due > now:
                 continue
             if self.live_runs(job.recurring_run_id) >= job.max_concurrency:
                 continue
-            due = job.next_fire
-            if job.no_catchup:
-                while True:  # skip to the latest missed time
-                    later = next_fire(job.trigger, due, job.created_at)
-                    if later is None or later > now:
-                        break
-                    due = later
-            self.spawn(job, due)
-            job.next_fire = next_fire(job.trigger, due, job.created_at)
+            if self.spawn(job, due):  # a failed submission is tried again (controller.go:440)
+                job.last_triggered = due

@@ -158,6 +158,7 @@ class Run:
     namespace: str = ""  # its experiment's; v2beta1's Run has no such field, so not shown
     storage_state: str = "AVAILABLE"
     created_at: float = field(default_factory=time.time)
+    scheduled_at: float | None = None  # a recurring run's fire time; else created_at
     finished_at: float | None = None
     state: str = "PENDING"
     history: list[tuple[float, str]] = field(default_factory=list)
@@ -188,7 +189,7 @@ class Run:
             "display_name": self.display_name,
             "storage_state": self.storage_state,
             "created_at": rfc3339(self.created_at),
-            "scheduled_at": rfc3339(self.created_at),
+            "scheduled_at": rfc3339(self.scheduled_at or self.created_at),
             "state": self.state,
             "state_history": [{"update_time": rfc3339(t), "state": s} for t, s in self.history],
             "runtime_config": _runtime_config(self.params, self.pipeline_root),
@@ -235,7 +236,7 @@ class RecurringRun:
     namespace: str = ""
     created_at: float = field(default_factory=time.time)
     updated_at: float = field(default_factory=time.time)
-    next_fire: float | None = None
+    last_triggered: int | None = None  # the controller's status.trigger.lastTriggeredTime
     seq: int = field(default_factory=lambda: next(_seq))
 
     def to_api(self) -> dict:
@@ -257,9 +258,8 @@ class RecurringRun:
         _put(out, "namespace", self.namespace)
         if self.inline_spec:
             out["pipeline_spec"] = self.package.api_view()
-        if self.version_ref:
+        if self.version_ref:  # toApiRecurringRun sets no pipeline_version_id
             out["pipeline_version_reference"] = dict(self.version_ref)
-            out["pipeline_version_id"] = self.version_ref["pipeline_version_id"]
         return out
 
 
@@ -308,7 +308,7 @@ RUN_FIELDS = {
     "state": lambda r: r.state,
     "storage_state": lambda r: r.storage_state,
     "created_at": lambda r: r.created_at,
-    "scheduled_at": lambda r: r.created_at,
+    "scheduled_at": lambda r: r.scheduled_at or r.created_at,
     "finished_at": lambda r: r.finished_at,
     "pipeline_version_id": lambda r: (r.version_ref or {}).get("pipeline_version_id"),
 }
