@@ -3,7 +3,8 @@
 It serves the paths of the official swagger that kfp.Client and kfp-bench's driver use: healthz;
 pipelines (multipart upload and upload_version, versions, get, list, delete with cascade);
 experiments; runs (create, get, list with filter/page_token/page_size/sort_by, delete, terminate,
-archive); recurring runs (6-field cron and interval triggers, max_concurrency, enable/disable).
+archive); recurring runs (KFP's cron and interval triggers, catch-up, max_concurrency,
+enable/disable, as KFP's ScheduledWorkflow controller fires them).
 Run it as::
 
     python -m kfp_bench.sandbox.kfp_server --port 8888 [--max-parallel-runs K] [--latency-ms X]
