@@ -79,6 +79,26 @@ def test_the_resolution_is_read_from_the_timestamps():
     assert convert.run_record(_run(0, 0.4, 2.3, micro=True)).resolution == pytest.approx(1e-6)
 
 
+def test_the_polls_narrow_a_whole_second_figure_where_they_saw_the_change():
+    """Created while the create call was out (100.0-100.1 on the driver's clock), PENDING at a
+    poll from 101.5, RUNNING at a poll that ended at 102.4: the queue delay is 1.4-2.4 s, inside
+    the server's 1-3 s (2 s +-1)."""
+    seen = convert.Sightings(created=(100.0, 100.1))
+    seen.saw("PENDING", 101.5, 101.6)
+    seen.saw("RUNNING", 102.3, 102.4)
+    run = _run(0, 2.2, 3.0)  # whole seconds: created :05, RUNNING :07
+    rec = convert.run_record(run, seen=seen)
+    assert rec.queue_delay == 2.0
+    assert (rec.queue_delay_lo, rec.queue_delay_hi) == pytest.approx((1.4, 2.4))
+    assert rec.polled == ("queue_delay",)
+    # polls that contradict the server (another clock's trouble) are not used
+    wrong = convert.Sightings(created=(100.0, 100.1))
+    wrong.saw("RUNNING", 109.0, 109.1)
+    wrong.running_after = 108.0
+    rec = convert.run_record(run, seen=wrong)
+    assert (rec.queue_delay_lo, rec.queue_delay_hi, rec.polled) == (1.0, 3.0, ())
+
+
 def test_the_summary_of_whole_seconds_is_quantised_and_says_so():
     stats, _ = _stats(micro=False)
     runs = stats.summary()["runs"]
