@@ -57,6 +57,8 @@ import urllib3
 from kfp_bench.errors import ConfigError
 from kfp_bench.kfp import rest
 from kfp_bench.kfp.auth import AUTH_HINT, Auth
+from kfp_bench.kfp.errortext import api_error_text, error_message, transport_error_text  # noqa: F401
+from kfp_bench.kfp.errortext import retry_after as retry_after_of
 from kfp_bench.kfp.options import DEFAULT_RETRIES, DEFAULT_RETRY_MAX_WAIT, check_host  # noqa: F401
 from kfp_bench.records import FINDS, ApiCall
 from kfp_bench.redact import public_url
@@ -256,10 +258,10 @@ class KfpApi:
             if 200 <= status <= 299:
                 body = json.loads(resp.data) if resp.data else {}
             else:  # what kfp_server_api raised as ApiException
-                error = _api_error_text(resp)
-                retry_after = _retry_after(resp)
+                error = api_error_text(resp)
+                retry_after = retry_after_of(resp)
         except (urllib3.exceptions.HTTPError, OSError) as exc:
-            error = _transport_error_text(exc)
+            error = transport_error_text(exc)
         except ValueError as exc:  # a 2xx body that is not JSON
             error = f"response is not JSON: {exc}"
         duration = time.perf_counter() - t0
@@ -585,53 +587,3 @@ def _gone(reply: Reply) -> Reply:
     else, deleted it), so the call is done; the record keeps the 404."""
     call = dataclasses.replace(reply.call, outcome="ok", error="")
     return Reply(call, {})
-
-
-def _retry_after(resp) -> float | None:
-    """The seconds of a numeric Retry-After header (an HTTP date is not honoured)."""
-    headers = getattr(resp, "headers", None)
-    value = headers.get("Retry-After") if headers is not None else None
-    try:
-        seconds = float(value) if value is not None else None
-    except ValueError:
-        return None
-    return seconds if seconds is not None and 0 <= seconds < float("inf") else None
-
-
-def _api_error_text(resp) -> str:
-    """``HTTP 404 Not Found: <the server's message>`` of an error answer (a urllib3 response),
-    without its headers (which kfp_server_api's ApiException text carried)."""
-    detail = ""
-    body = resp.data
-    if body:
-        try:
-            detail = error_message(json.loads(body))
-        except (ValueError, TypeError):
-            detail = body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body)
-        detail = " ".join(str(detail).split())[:200]
-    reason = resp.reason or ""
-    return f"HTTP {resp.status} {reason}" + (f": {detail}" if detail else "")
-
-
-def error_message(doc) -> str:
-    """The message of a KFP error body: a google.rpc Status (``message``, grpc-gateway's answer),
-    or the upload endpoints' ``{"error_message", "error_details"}`` (server/
-    pipeline_upload_server.go:426-435 at 7b70c7b95f; the details are the same error with its
-    stack, so only their first line is taken when there is no message)."""
-    if not isinstance(doc, dict):
-        return ""
-    text = doc.get("message") or doc.get("error_message") or doc.get("error") or ""
-    if not text and doc.get("error_details"):
-        text = str(doc["error_details"]).strip().splitlines()[0]
-    return str(text)
-
-
-def _transport_error_text(exc) -> str:
-    # MaxRetryError wraps the real cause; its own text repeats the URL and the pool.
-    cause = getattr(exc, "reason", None) or exc
-    text = str(cause)
-    if "Connection refused" in text:
-        text = "connection refused"
-    elif isinstance(cause, urllib3.exceptions.TimeoutError | TimeoutError):
-        text = "timed out"
-    return f"{type(cause).__name__}: {text}"
