@@ -119,6 +119,7 @@ def read(path: str | os.PathLike, cls: type) -> Records:
             d = json.loads(line)
             if cls is RunRecord:
                 d["tasks"] = tuple(TaskRecord(**t) for t in d.get("tasks", ()))
+                d["polled"] = tuple(d.get("polled", ()))
             out.append(cls(**d))
         except (ValueError, TypeError) as exc:
             # The last line of a crashed benchmark may be cut short: keep what came before it.

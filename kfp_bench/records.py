@@ -214,12 +214,14 @@ class AttackRecord:
     flags: tuple[str, ...] = ()
 
 
-#: The non-idempotent creates, and the operation their lookup by name is recorded as.
+#: The non-idempotent calls, and the operation their lookup before a retry is recorded as: a
+#: create's LIST by name, a terminate's GET of its run.
 FINDS = {
     "create_run": "find_run",
     "create_experiment": "find_experiment",
     "upload_pipeline": "find_pipeline",
     "upload_pipeline_version": "find_pipeline_version",
+    "terminate_run": "check_run",
 }
 
 
@@ -235,7 +237,8 @@ class ApiCall:
         start: wall-clock start (epoch seconds).
         duration: seconds from the start to the end of the response.
         outcome: "ok", or "error" for an HTTP error or a transport failure. A delete answered
-            404 while retrying is "ok" with status 404: what it was to delete is gone.
+            404 while retrying is "ok" with status 404: what it was to delete is gone. A
+            terminate answered 400 for a run that had already finished is "ok" with status 400.
         status: HTTP status code, or 0 when no response came back.
         error: the error text (never a token), empty when ok.
         attempt: 1 for the first try, 2 and more for retries.
@@ -286,6 +289,17 @@ class RunRecord:
         tasks: the run's tasks.
         simulated: True when the server simulated the run rather than executing it.
         error: the run's error message, if any.
+        resolution: the coarsest precision the server wrote the run's timestamps to (s): 1.0
+            for whole seconds (a real KFP server), 1e-6 for microseconds; None when unknown
+            (records from before it was kept).
+        queue_delay_lo, queue_delay_hi, execution_lo, execution_hi, duration_lo, duration_hi:
+            the interval the true figure lies in: the server's figure less and plus its
+            resolution (both ends are truncated), narrowed where the driver's own polls saw the
+            transition (docs/run-figures.md); None when the figure is.
+        polled: the figures (queue_delay, execution, duration) whose interval the polls narrowed.
+        at_timeout: what the timeout did to the run: "terminated", "finished-first" (it had
+            finished before its terminate, which KFP refused), "terminate-failed",
+            "left-running"; "" when the run was not open at the timeout.
     """
 
     run_id: str
@@ -300,3 +314,12 @@ class RunRecord:
     tasks: tuple[TaskRecord, ...] = ()
     simulated: bool = False
     error: str = ""
+    resolution: float | None = None
+    queue_delay_lo: float | None = None
+    queue_delay_hi: float | None = None
+    execution_lo: float | None = None
+    execution_hi: float | None = None
+    duration_lo: float | None = None
+    duration_hi: float | None = None
+    polled: tuple[str, ...] = ()
+    at_timeout: str = ""

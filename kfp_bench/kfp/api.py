@@ -18,8 +18,15 @@ latency of every try is measured:
 - Only a call that got no answer (refused, reset, timed out: status 0) or HTTP 429, 500, 502, 503
   or 504 is tried again; never another 4xx. The wait is exponential backoff with full jitter
   (uniform in [0, min(cap, base * 2**(attempt-1))]), at least a numeric Retry-After on 429/503.
-- Idempotent calls (get_*, list_*, delete_*, terminate_run) are simply repeated; a delete that
-  answers 404 has nothing left to delete, and is recorded as "ok" (status 404) rather than failed.
+- Idempotent calls (get_*, list_*, delete_*) are simply repeated; a delete that answers 404 has
+  nothing left to delete, and is recorded as "ok" (status 404) rather than failed.
+- Terminate is not idempotent on a real server: a run no longer PAUSED, PENDING or RUNNING is
+  refused with 400 (kubeflow/pipelines 7b70c7b95f storage/run_store.go:1387-1410). A 400 is
+  followed by a GET of the run: one that had finished (or was CANCELING) before the terminate
+  is no failed call, and is recorded "ok" with status 400 (``Reply.finished``, the run as got).
+  A terminate that got no answer or a 5xx is tried again only after a GET (recorded as
+  ``FINDS["terminate_run"]``, check_run) shows the run still running; if it shows it stopped,
+  that answer is adopted, as a create's lookup is.
   A delete that still failed after every retry is followed by a GET of the resource: a 404 there
   means the server deleted it and its answers were lost, and the delete counts as done.
 - A create (create_run, create_experiment, upload_pipeline, upload_pipeline_version) is not
@@ -50,12 +57,21 @@ import urllib3
 from kfp_bench.errors import ConfigError
 from kfp_bench.kfp import rest
 from kfp_bench.kfp.auth import AUTH_HINT, Auth
+from kfp_bench.kfp.errortext import api_error_text, error_message, transport_error_text  # noqa: F401
+from kfp_bench.kfp.errortext import retry_after as retry_after_of
 from kfp_bench.kfp.options import DEFAULT_RETRIES, DEFAULT_RETRY_MAX_WAIT, check_host  # noqa: F401
 from kfp_bench.records import FINDS, ApiCall
 from kfp_bench.redact import public_url
 
-#: ListRuns refuses a page_size above 200 (KFP's cap).
+#: KFP answers at most 200 items a page (list/list.go:487-502 at 7b70c7b95f, validatePageSize:
+#: a larger page_size is cut to 200). Every LIST here asks for 200 and follows next_page_token,
+#: sending the first page's filter again with the token: KFP takes the token's own filter and
+#: sort and refuses a token whose filter or sort_by differ from those sent beside it
+#: (server/list_request_util.go:192-213).
 MAX_PAGE_SIZE = 200
+#: The states KFP's TerminateRun acts on (storage/run_store.go:1392-1399 at 7b70c7b95f); any
+#: other is refused with 400.
+TERMINABLE = frozenset({"PAUSED", "PENDING", "RUNNING", "RUNTIME_STATE_UNSPECIFIED", "", None})
 _MAX_ERROR = 300
 
 
@@ -67,6 +83,8 @@ class Reply:
     it all the same; ``body`` is then the resource as listed, and ``call`` the failed attempt.
     ``gone``: a delete failed, and a GET after it found nothing: the resource is deleted.
     ``retry_after``: the seconds of a numeric Retry-After header on an error answer.
+    ``finished``: a terminate answered 400, and a GET after it found the run already final (or
+    CANCELING): ``body`` is the run as got, and the record is "ok" with status 400.
     """
 
     call: ApiCall
@@ -74,6 +92,7 @@ class Reply:
     adopted: bool = False
     retry_after: float | None = None
     gone: bool = False
+    finished: bool = False
 
     @property
     def ok(self) -> bool:
@@ -89,10 +108,9 @@ RETRY_AFTER_CAP = 30.0
 
 
 def idempotent(operation: str) -> bool:
-    """Whether repeating ``operation`` is harmless (KFP's terminate is idempotent too)."""
-    return (
-        operation.startswith(("get_", "list_", "delete_", "find_")) or operation == "terminate_run"
-    )
+    """Whether repeating ``operation`` is harmless. Terminate is not: KFP answers 400 to a second
+    one (storage/run_store.go:1406-1407 at 7b70c7b95f); it is retried after a check instead."""
+    return operation.startswith(("get_", "list_", "delete_", "find_", "check_"))
 
 
 @dataclass(frozen=True)
@@ -198,23 +216,27 @@ class KfpApi:
         poll_round: int = 0,
         find: Callable[[], Found] | None = None,
         retry: Backoff | None = None,
+        settle: Callable[[Reply], Reply] | None = None,
         **kwargs,
     ) -> Reply:
         """Call ``fn`` (a method of ``self.runs``, ``pipelines``, ``uploads`` or ``experiments``:
         one request, its urllib3 response), timed to the last byte of the body, and retry it as
-        the policy (``retry``, else the client's) says; a create needs ``find``, its lookup."""
+        the policy (``retry``, else the client's) says; a create needs ``find``, its lookup.
+        ``settle`` may turn an attempt's answer into another before it is recorded."""
         policy = retry or self.retry
         attempt = 1
         while True:
             reply = self._once(operation, fn, args, kwargs, attempt, poll_round)
             if policy.retries and reply.call.status == 404 and operation.startswith("delete_"):
                 reply = _gone(reply)
+            if settle is not None:
+                reply = settle(reply)
             self.on_call(reply.call)
             if reply.ok:
                 return reply
             wait = policy.delay(operation, reply.call, reply.retry_after)
             if wait is None or (operation in FINDS and find is None):
-                return reply
+                return reply  # a non-idempotent call is retried only after its lookup
             self.sleep(wait)
             if self._stopping.is_set():
                 return reply
@@ -236,10 +258,10 @@ class KfpApi:
             if 200 <= status <= 299:
                 body = json.loads(resp.data) if resp.data else {}
             else:  # what kfp_server_api raised as ApiException
-                error = _api_error_text(resp)
-                retry_after = _retry_after(resp)
+                error = api_error_text(resp)
+                retry_after = retry_after_of(resp)
         except (urllib3.exceptions.HTTPError, OSError) as exc:
-            error = _transport_error_text(exc)
+            error = transport_error_text(exc)
         except ValueError as exc:  # a 2xx body that is not JSON
             error = f"response is not JSON: {exc}"
         duration = time.perf_counter() - t0
@@ -448,7 +470,28 @@ class KfpApi:
         return self.call("get_run", self.runs.run_service_get_run, run_id, poll_round=poll_round)
 
     def terminate_run(self, run_id: str) -> Reply:
-        return self.call("terminate_run", self.runs.run_service_terminate_run, run_id)
+        """Terminate a run; a run that had already finished is ``Reply.finished`` (see the module
+        docstring), and a failed attempt is retried only while a GET shows the run running."""
+
+        def check() -> Found:
+            r = self.call(FINDS["terminate_run"], self.runs.run_service_get_run, run_id)
+            if not r.ok:
+                return False, None
+            return True, None if r.body.get("state") in TERMINABLE else r.body
+
+        def settle(reply: Reply) -> Reply:
+            if reply.call.status != 400:
+                return reply
+            got = self.get_run(run_id)
+            if not got.ok or got.body.get("state") in TERMINABLE:
+                return reply  # refused for another reason: a failed call
+            call = dataclasses.replace(reply.call, outcome="ok", error="")
+            return Reply(call, got.body, finished=True)
+
+        rs = self.runs
+        return self.call(
+            "terminate_run", rs.run_service_terminate_run, run_id, find=check, settle=settle
+        )
 
     def delete_run(self, run_id: str) -> Reply:
         rs = self.runs
@@ -544,41 +587,3 @@ def _gone(reply: Reply) -> Reply:
     else, deleted it), so the call is done; the record keeps the 404."""
     call = dataclasses.replace(reply.call, outcome="ok", error="")
     return Reply(call, {})
-
-
-def _retry_after(resp) -> float | None:
-    """The seconds of a numeric Retry-After header (an HTTP date is not honoured)."""
-    headers = getattr(resp, "headers", None)
-    value = headers.get("Retry-After") if headers is not None else None
-    try:
-        seconds = float(value) if value is not None else None
-    except ValueError:
-        return None
-    return seconds if seconds is not None and 0 <= seconds < float("inf") else None
-
-
-def _api_error_text(resp) -> str:
-    """``HTTP 404 Not Found: <the server's message>`` of an error answer (a urllib3 response),
-    without its headers (which kfp_server_api's ApiException text carried)."""
-    detail = ""
-    body = resp.data
-    if body:
-        try:
-            doc = json.loads(body)
-            detail = doc.get("message") or doc.get("error") or "" if isinstance(doc, dict) else ""
-        except (ValueError, TypeError):
-            detail = body.decode("utf-8", "replace") if isinstance(body, bytes) else str(body)
-        detail = " ".join(str(detail).split())[:200]
-    reason = resp.reason or ""
-    return f"HTTP {resp.status} {reason}" + (f": {detail}" if detail else "")
-
-
-def _transport_error_text(exc) -> str:
-    # MaxRetryError wraps the real cause; its own text repeats the URL and the pool.
-    cause = getattr(exc, "reason", None) or exc
-    text = str(cause)
-    if "Connection refused" in text:
-        text = "connection refused"
-    elif isinstance(cause, urllib3.exceptions.TimeoutError | TimeoutError):
-        text = "timed out"
-    return f"{type(cause).__name__}: {text}"

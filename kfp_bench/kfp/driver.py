@@ -18,7 +18,11 @@ created. Then:
   GETs/s exhausts KFP's MySQL connections (kubeflow/pipelines#7716). Terminal states are
   v2beta1's SUCCEEDED, FAILED, SKIPPED and CANCELED (``wait_for_run_completion`` misses CANCELED).
 - Timeout: past ``timeout`` the unfinished runs are terminated, or left running and out of the
-  cleanup, as chosen.
+  cleanup, as chosen. A run that finished between the last poll and its terminate is refused
+  by KFP (400): it is recorded with its real final state, as finished first, not terminated
+  (``RunRecord.at_timeout``).
+- Resolution: each poll's times are kept per run (``convert.Sightings``), so that the figures
+  of a whole-second server can be narrowed where the polls saw a transition.
 - Faults: every call goes through ``KfpApi``'s retries (``--retries``): idempotent calls are
   repeated with backoff and jitter, and a create is first looked up by its unique name, so that
   a create that failed but was made is adopted, never made twice. Whatever still fails is
@@ -207,6 +211,8 @@ class _Driver:
         self.last: dict[str, dict] = {}  # run id -> the run as last listed
         self.final: dict[str, RunRecord] = {}
         self.left: set[str] = set()  # runs given up and left running
+        self.seen: dict[str, convert.Sightings] = {}  # what the polls saw of each run
+        self.fate: dict[str, str] = {}  # run id -> RunRecord.at_timeout
         self.creates_done = threading.Event()
         self.create_errors = 0  # creates that answered no run (it may exist all the same)
         self.listed_after_creates = False  # a LIST read whole once every create had returned
@@ -326,6 +332,9 @@ class _Driver:
             if r.ok and r.body.get("run_id"):
                 self.created.add(r.body["run_id"])
                 self.last.setdefault(r.body["run_id"], r.body)
+                if not r.adopted:  # the server stamped created_at while this call was out
+                    call = (r.call.start, r.call.start + r.call.duration)
+                    self.seen.setdefault(r.body["run_id"], convert.Sightings()).created = call
             else:
                 self.create_errors += 1
 
@@ -358,6 +367,7 @@ class _Driver:
             r = self.api.list_runs(self.experiment_id, token, poll_round=poll_round)
             if not r.ok:
                 return False
+            start, end = r.call.start, r.call.start + r.call.duration
             for run in r.body.get("runs") or ():
                 rid = run.get("run_id")
                 if not rid or not (run.get("display_name") or "").startswith(ours):
@@ -365,6 +375,9 @@ class _Driver:
                 with self.lock:
                     self.last[rid] = run
                     done = rid in self.final
+                    if not done:
+                        seen = self.seen.setdefault(rid, convert.Sightings())
+                        seen.saw(convert.state_of(run), start, end)
                 if not done and convert.is_terminal(run):
                     self._finalize(run)
             token = r.body.get("next_page_token") or ""
@@ -377,7 +390,10 @@ class _Driver:
             r = self.api.get_run(run["run_id"])
             if r.ok:
                 run = r.body
-        rec = convert.run_record(run, error=error or self.note)
+        rid = run.get("run_id") or ""
+        fate = self.fate.get(rid, "")
+        note = "" if fate == "finished-first" else error or (self.note if fate else "")
+        rec = convert.run_record(run, error=note, seen=self.seen.get(rid), at_timeout=fate)
         with self.lock:
             if rec.run_id in self.final:
                 return
@@ -396,14 +412,32 @@ class _Driver:
         how = "terminated" if self.o.on_timeout == "terminate" else "left running"
         self.note = f"gave up after the {self.o.timeout:g}s timeout ({how})"
         if self.o.on_timeout == "terminate":
-            self._each(self.api.terminate_run, open_ids)
+            self.terminate(open_ids)
             self.poll_round(random.Random())  # to record the state termination led to
         else:
             self.left.update(open_ids)
+            self.fate.update(dict.fromkeys(open_ids, "left-running"))
         with self.lock:
             still_open = [self.last[rid] for rid in open_ids if rid not in self.final]
         for run in still_open:
             self._finalize(run)
+
+    def terminate(self, ids: list[str]) -> None:
+        """Terminate runs ``ids`` and note each one's fate. KFP refuses (400) to terminate a run
+        that finished since the last poll; ``KfpApi.terminate_run`` then GETs it, and it is
+        recorded at once with that real final state."""
+        for rid, r in zip(ids, self._each(self.api.terminate_run, ids), strict=True):
+            # adopted: an attempt failed, and the GET before its retry found the run stopped;
+            # CANCELING or CANCELED then is most likely that attempt's doing
+            ours = r.adopted and convert.state_of(r.body) in ("CANCELING", "CANCELED")
+            if not (r.finished or r.adopted) or ours:
+                self.fate[rid] = "terminated" if r.ok else "terminate-failed"
+                continue
+            self.fate[rid] = "finished-first"
+            with self.lock:
+                self.last[rid] = r.body
+            if convert.is_terminal(r.body):
+                self._finalize(r.body)
 
     def finish(self, clean: bool = True) -> None:
         """Record every run not yet final, flag what was not done, then clean up (unless asked

@@ -18,7 +18,7 @@ import pandas as pd
 
 from kfp_bench.report import fmt
 from kfp_bench.report.plots import Figure
-from kfp_bench.report.tables import Tables
+from kfp_bench.report.tables import Tables, run_times_caption, run_times_shown
 
 CSS = """
 body{font:14px/1.45 -apple-system,"Segoe UI",Roboto,"DejaVu Sans",Arial,sans-serif;color:#212121;
@@ -159,7 +159,12 @@ def _runs(t: Tables, figs: dict) -> str:
     if len(t.states):
         out.append(_df(t.states.set_index("state")))
     out += [_fig(figs, "run_durations"), "<h3>Run times (seconds, server timestamps)</h3>\n"]
-    out.append(_df(t.run_times, "phase"))
+    caption = run_times_caption(t)
+    if caption:
+        out.append(f"<p>{escape(caption)}</p>\n")
+    out.append(_df(run_times_shown(t), "phase"))
+    if t.run_bounds is not None:
+        out += ["<p>Bounds of each statistic (s):</p>\n", _df(t.run_bounds, "phase")]
     out.append("<h2>KFP API calls</h2>\n")
     out += [_fig(figs, f"api_{op}") for op in ("create_run", "get_run", "delete_run")]
     out.append(_fig(figs, "api_ecdf"))

@@ -13,7 +13,7 @@ from typing import TextIO
 import pandas as pd
 
 from kfp_bench.report import fmt
-from kfp_bench.report.tables import Tables
+from kfp_bench.report.tables import Tables, run_times_caption, run_times_shown
 
 MAX_BYTES = 400_000
 MAX_ROWS = 40
@@ -86,7 +86,13 @@ def _runs(w, t: Tables) -> None:
     if len(t.states):
         _df(w, t.states.set_index("state"))
     w("### Run times (seconds, from server timestamps)\n\n")
-    _df(w, t.run_times, "phase")
+    caption = run_times_caption(t)
+    if caption:
+        w(f"{caption}\n\n")
+    _df(w, run_times_shown(t), "phase")
+    if t.run_bounds is not None:
+        w("Bounds of each statistic (s):\n\n")
+        _df(w, t.run_bounds, "phase")
     if len(t.api_ops):
         w("### API calls, client side (milliseconds)\n\n")
         _df(w, t.api_ops)

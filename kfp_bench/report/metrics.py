@@ -20,6 +20,12 @@ Runs benchmark (present when runs were measured)::
     run_duration_{mean,p50,p90,p95,p99,max}_s       created to finished, from server timestamps
     run_queue_delay_{mean,p50,p90,p95,p99,max}_s    created to the first RUNNING
     run_execution_{mean,p50,p90,p95,p99,max}_s      first RUNNING to finished
+    run_duration_count, run_queue_delay_count, run_execution_count
+                                           runs each of these is over (the mean's n)
+    run_time_resolution_s                  the resolution of the server's timestamps the run
+                                           figures come from (1: a real KFP server's whole
+                                           seconds; the percentiles are then nearest-rank whole
+                                           seconds); absent when unknown
     api_calls_total, api_errors_total      every KFP API call the driver made; the failed ones
     api_<operation>_count, api_<operation>_errors
     api_<operation>_{mean,p50,p90,p95,p99,max}_ms   client-side latency, e.g. api_create_run_p99_ms
@@ -128,6 +134,8 @@ def _runs(t: Tables, out: dict) -> None:
         row = t.run_times.loc[label]
         for s in _STATS:
             _put(out, f"{prefix}_{s}_s", row[s])
+        _put(out, f"{prefix}_count", int(row["count"]))
+    _put(out, "run_time_resolution_s", t.resolution)
     ops = t.api_ops
     _put(out, "api_calls_total", int(ops["count"].sum()))
     _put(out, "api_errors_total", int(ops["errors"].sum()))

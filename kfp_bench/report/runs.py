@@ -6,7 +6,10 @@ the same table again from a saved summary.json without a cluster.
 
 from __future__ import annotations
 
+import math
 from typing import TextIO
+
+from kfp_bench.stats.runs import QUANTISED
 
 
 def write_text(doc: dict, out: TextIO) -> None:
@@ -31,19 +34,8 @@ def write_text(doc: dict, out: TextIO) -> None:
     if runs.get("gave_up"):
         w(f"  Gave up:\t{runs['gave_up']} runs at the timeout\n")
 
-    w("\nRun times from server timestamps (seconds):\n")
-    w(f"  {'':<14}{'count':>7}{'p50':>10}{'p90':>10}{'p99':>10}{'max':>10}{'mean':>10}\n")
-    for label, key in (
-        ("duration", "duration_s"),
-        ("queue delay", "queue_delay_s"),
-        ("execution", "execution_s"),
-    ):
-        d = runs[key]
-        w(
-            f"  {label:<14}{d['count']:>7}"
-            + "".join(f"{d[k]:>10.3f}" for k in ("p50", "p90", "p99", "max", "mean"))
-            + "\n"
-        )
+    _write_run_times(runs, w)
+    _write_timeout(runs.get("at_timeout") or {}, w)
 
     w("\nAPI calls, client side (milliseconds; count and errors are attempts, retries the ")
     w("attempts after a first, failed the calls that failed after every retry):\n")
@@ -76,6 +68,85 @@ def write_text(doc: dict, out: TextIO) -> None:
     _write_errors(api, w)
     _write_notes(doc, w)
     w("\n")
+
+
+_RUN_TIMES = (("duration", "duration_s"), ("queue delay", "queue_delay_s"))
+_RUN_TIMES += (("execution", "execution_s"),)
+
+
+def digits(resolution: float | None) -> int:
+    """Decimals a figure of this resolution (s) supports: 0 for whole seconds, 3 at most (a
+    summary without a resolution, written before it was kept, prints as it always did)."""
+    if not resolution or resolution <= 0:
+        return 3
+    return min(3, max(0, math.ceil(-math.log10(resolution) - 1e-9)))
+
+
+def _write_run_times(runs: dict, w) -> None:
+    res = runs.get("resolution_s")
+    coarse = res is not None and res >= QUANTISED
+    if coarse:
+        w(
+            f"\nRun times from server timestamps (seconds; the server writes them to {res:g} s: "
+            f"percentiles are nearest-rank, each run's figure within ±{res:g} s; mean over the "
+            "count):\n"
+        )
+    else:
+        w("\nRun times from server timestamps (seconds):\n")
+    n = digits(res)
+    w(f"  {'':<14}{'count':>7}{'p50':>10}{'p90':>10}{'p99':>10}{'max':>10}{'mean':>10}\n")
+    for label, key in _RUN_TIMES:
+        d = runs[key]
+        w(
+            f"  {label:<14}{d['count']:>7}"
+            + "".join(f"{d[k]:>10.{n}f}" for k in ("p50", "p90", "p99", "max"))
+            + f"{d['mean']:>10.{min(n + 2, 3)}f}\n"
+        )
+    if coarse:
+        _write_bounds(runs, res, w)
+
+
+def _write_bounds(runs: dict, res: float, w) -> None:
+    """Each statistic's bounds: the server's figure +- its resolution, narrowed by the polls."""
+    w(f"  bounds (server ±{res:g} s; narrowed where the driver's polls saw the change):\n")
+    for label, key in _RUN_TIMES:
+        d = runs[key]
+        bounds = d.get("bounds")
+        if not d["count"] or not bounds:
+            continue
+        cells = "  ".join(f"{k} {span(*bounds[k])}" for k in ("p50", "p90", "p99", "max"))
+        polls = d.get("polls_narrowed", 0)
+        by = f"polls narrowed {polls} of {d['count']} runs" if polls else "server only"
+        w(f"  {label:<14}{cells}  ({by})\n")
+
+
+def span(lo: float, hi: float) -> str:
+    """``lo–hi`` rounded outwards to 0.1 s, whole numbers without a decimal."""
+    lo, hi = math.floor(lo * 10 + 1e-9) / 10, math.ceil(hi * 10 - 1e-9) / 10
+    return f"{lo:g}–{hi:g}"
+
+
+def _write_timeout(at_timeout: dict, w) -> None:
+    """What the timeout did to each run open at it: terminated, finished before its terminate
+    (KFP refused the terminate), terminate failed, left running."""
+    if not at_timeout:
+        return
+    w("\nAt the timeout (runs unfinished at the last poll):\n")
+    for fate, label in _FATES:
+        d = at_timeout.get(fate)
+        if not d:
+            continue
+        states = ", ".join(f"{k} {v}" for k, v in d["states"].items())
+        ids = ", ".join(d["run_ids"][:5]) + (", ..." if d["count"] > 5 else "")
+        w(f"  {label}:\t{d['count']} ({states}): {ids}\n")
+
+
+_FATES = (
+    ("terminated", "terminated"),
+    ("finished-first", "had finished before its terminate (refused by the server)"),
+    ("terminate-failed", "terminate failed"),
+    ("left-running", "left running (--on-timeout leave)"),
+)
 
 
 def _write_server(server: dict, w) -> None:

@@ -8,6 +8,10 @@ summary does not keep).
 
 Units are part of the column names: ``_s`` seconds, ``_ms`` milliseconds. Times on the shared time
 axis (``t_s``) are seconds from the start of the load.
+
+Run figures come at the resolution of the server's timestamps (``Tables.resolution``; 1 s on a
+real KFP server): quantised ones take nearest-rank percentiles, and ``run_bounds`` gives each
+statistic's bounds (``kfp_bench.stats.runs.figure``, docs/run-figures.md).
 """
 
 from __future__ import annotations
@@ -20,9 +24,10 @@ import pandas as pd
 from kfp_bench.outcome import FAILURES, failures
 from kfp_bench.outcome import describe as describe_flags
 from kfp_bench.records import ApiCall, RunRecord
+from kfp_bench.report.runs import digits, span
 from kfp_bench.results import Results, flags
 from kfp_bench.stats.load import LoadStats, cpu_figures
-from kfp_bench.stats.runs import FINDS, failed_calls
+from kfp_bench.stats.runs import FIGURES, FINDS, failed_calls, quantised
 
 #: The statistics of every distribution table, in column order.
 STATS = ("count", "mean", "p50", "p90", "p95", "p99", "max")
@@ -36,13 +41,14 @@ _EPOCH = 1e9
 RUN_TIMES = (("duration", "duration"), ("queue_delay", "queue delay"), ("execution", "execution"))
 
 
-def describe(values) -> dict:
-    """count, mean, p50, p90, p95, p99 and max of ``values`` (NaN when there are none)."""
+def describe(values, nearest: bool = False) -> dict:
+    """count, mean, p50, p90, p95, p99 and max of ``values`` (NaN when there are none);
+    ``nearest``: nearest-rank percentiles (of a quantised figure), else interpolated."""
     a = np.asarray(values, dtype=np.float64)
     a = a[~np.isnan(a)]
     if not a.size:
         return {"count": 0, **dict.fromkeys(STATS[1:], float("nan"))}
-    p = np.percentile(a, (50, 90, 95, 99))
+    p = np.percentile(a, (50, 90, 95, 99), method="inverted_cdf" if nearest else "linear")
     return {
         "count": int(a.size),
         "mean": float(a.mean()),
@@ -73,6 +79,9 @@ def runs_frame(runs: list[RunRecord]) -> pd.DataFrame:
         "tasks",
         "simulated",
         "error",
+        "resolution_s",
+        *(f"{f}_{end}_s" for f in FIGURES for end in ("lo", "hi")),
+        "at_timeout",
     ]
     rows = [
         (
@@ -89,11 +98,16 @@ def runs_frame(runs: list[RunRecord]) -> pd.DataFrame:
             len(r.tasks),
             r.simulated,
             r.error,
+            r.resolution,
+            *(getattr(r, f"{f}_{end}") for f in FIGURES for end in ("lo", "hi")),
+            r.at_timeout,
         )
         for r in runs
     ]
     df = pd.DataFrame(rows, columns=cols)
-    for c in ("created_at", "scheduled_at", "finished_at", "queue_delay_s", "execution_s"):
+    floats = ["created_at", "scheduled_at", "finished_at", "queue_delay_s", "execution_s"]
+    floats += ["resolution_s", *(f"{f}_{end}_s" for f in FIGURES for end in ("lo", "hi"))]
+    for c in floats:
         df[c] = df[c].astype("float64")
     df["duration_s"] = df["duration_s"].astype("float64")
     return df
@@ -138,12 +152,68 @@ def states_table(runs: pd.DataFrame, summary: dict) -> pd.DataFrame:
     ]
 
 
-def run_times_table(runs: pd.DataFrame, summary: dict) -> pd.DataFrame:
-    """Run duration, queue delay and execution (seconds): one row each, ``STATS`` columns."""
+def resolution(runs: pd.DataFrame, summary: dict) -> float | None:
+    """The run figures' resolution (s): the coarsest of the runs' timestamps, else summary.json's;
+    None when unknown (results written before it was kept: shown as they always were)."""
+    if len(runs) and runs["resolution_s"].notna().any():
+        return float(runs["resolution_s"].max())
+    res = (summary.get("runs") or {}).get("resolution_s")
+    return float(res) if res is not None else None
+
+
+def run_times_table(runs: pd.DataFrame, summary: dict, res: float | None = None) -> pd.DataFrame:
+    """Run duration, queue delay and execution (seconds): one row each, ``STATS`` columns;
+    nearest-rank percentiles at a quantised resolution ``res``."""
     if len(runs):
-        return _frame({label: describe(runs[f"{attr}_s"]) for attr, label in RUN_TIMES})
+        q = quantised(res)
+        return _frame({label: describe(runs[f"{a}_s"], q) for a, label in RUN_TIMES})
     s = summary.get("runs") or {}
     return _frame({label: _from_summary(s.get(f"{attr}_s")) for attr, label in RUN_TIMES})
+
+
+def run_times_shown(t: Tables) -> pd.DataFrame:
+    """``t.run_times`` as the reports print it: no more decimals than the resolution gives
+    (whole seconds from a real server); the mean, over ``count`` runs, two more."""
+    if not quantised(t.resolution):
+        return t.run_times
+    n = digits(t.resolution)
+    df = t.run_times.astype(object)
+    for label, row in t.run_times.iterrows():
+        for k in STATS[1:]:
+            v, places = row[k], min(n + 2, 3) if k == "mean" else n
+            df.at[label, k] = "–" if not np.isfinite(v) else f"{v:.{places}f}"
+        df.at[label, "count"] = int(row["count"])
+    return df
+
+
+def run_times_caption(t: Tables) -> str:
+    """What the run times' digits mean at their resolution; "" when not quantised."""
+    if not quantised(t.resolution):
+        return ""
+    res = f"{t.resolution:g}"
+    return (
+        f"The server writes its timestamps to {res} s: each run's figure is within ±{res} s "
+        "of the truth (both ends are truncated), percentiles are nearest-rank (a figure the "
+        "server gave), and the mean is over `count` runs. The bounds below are the same "
+        "statistics of each run's interval, narrowed where the driver's polls saw the change."
+    )
+
+
+def run_bounds_table(runs: pd.DataFrame, res: float | None) -> pd.DataFrame | None:
+    """Each statistic's bounds, ``lo–hi`` (s): the statistic of the runs' lower and of their
+    upper bounds (the server's figure ± ``res``, narrowed by the polls), and how many runs the
+    polls narrowed; None unless the figures are quantised and the records carry bounds."""
+    if not quantised(res) or not len(runs):
+        return None
+    rows = {}
+    for attr, label in RUN_TIMES:
+        both = runs[[f"{attr}_lo_s", f"{attr}_hi_s"]].dropna()
+        if not len(both):
+            continue
+        lo, hi = describe(both.iloc[:, 0], True), describe(both.iloc[:, 1], True)
+        rows[label] = {k: span(lo[k], hi[k]) for k in ("p50", "p90", "p99", "max")}
+        rows[label]["runs"] = len(both)
+    return pd.DataFrame.from_dict(rows, orient="index") if rows else None
 
 
 def api_table(api: pd.DataFrame, summary: dict) -> pd.DataFrame:
@@ -176,9 +246,10 @@ def api_table(api: pd.DataFrame, summary: dict) -> pd.DataFrame:
     return df.sort_values("count", ascending=False, kind="stable")
 
 
-def tasks_table(tasks: pd.DataFrame) -> pd.DataFrame:
+def tasks_table(tasks: pd.DataFrame, res: float | None = None) -> pd.DataFrame:
     """Per task name (seconds): ``STATS``, slowest median first."""
-    rows = {name: describe(g["duration_s"]) for name, g in tasks.groupby("task", sort=True)}
+    q = quantised(res)
+    rows = {name: describe(g["duration_s"], q) for name, g in tasks.groupby("task", sort=True)}
     df = _frame(rows)
     df.index.name = "task"
     return df.sort_values("p50", ascending=False, kind="stable")
@@ -313,6 +384,9 @@ class Tables:
     histogram: pd.DataFrame | None = None
     replicas: pd.DataFrame | None = None
     sweep: pd.DataFrame | None = None
+    #: the run figures' resolution (s), None when unknown; their bounds when quantised
+    resolution: float | None = None
+    run_bounds: pd.DataFrame | None = None
     notes: list = field(default_factory=list)
     #: The failure flags (``kfp_bench.outcome``), each ``(what it means, [details])``.
     failures: list = field(default_factory=list)
@@ -328,15 +402,18 @@ def build(results: Results) -> Tables:
     runs = runs_frame(results.runs)
     tasks = tasks_frame(results.runs)
     api = api_frame(results.api_calls)
+    res = resolution(runs, summary)
     t = Tables(
         summary=summary,
         runs=runs,
         tasks=tasks,
         api=api,
         states=states_table(runs, summary),
-        run_times=run_times_table(runs, summary),
+        run_times=run_times_table(runs, summary, res),
         api_ops=api_table(api, summary),
-        task_times=tasks_table(tasks),
+        task_times=tasks_table(tasks, res),
+        resolution=res,
+        run_bounds=run_bounds_table(runs, res),
     )
     load = results.load
     if load is not None:

@@ -19,6 +19,11 @@ failed attempt of its call, so for an idempotent operation ``failed`` is errors 
 create is retried only after a lookup by name (recorded as ``FINDS[create]``) answered: each
 successful lookup either found the resource (adopted: the call did not fail) or led to a retry,
 so for a create ``failed`` is errors less successful lookups.
+
+Run figures carry their resolution (``RunRecord.resolution``; 1 s on a real KFP server). From a
+server that writes whole seconds they are quantised: percentiles are nearest-rank (a figure the
+server gave, never an interpolation between two), and beside each one are its bounds, the same
+percentile of the runs' lower and upper bounds (docs/run-figures.md).
 """
 
 from __future__ import annotations
@@ -44,16 +49,52 @@ OPERATIONS = (
     "delete_pipeline",
 )
 _PCTS = (50.0, 90.0, 99.0)
+#: Run ids kept per timeout fate in summary.json (runs.jsonl has every run's).
+TIMEOUT_IDS = 20
+#: Run figures from timestamps at least this coarse (s) are quantised: nearest-rank percentiles.
+QUANTISED = 1e-3
+#: The run figures, as RunRecord names them.
+FIGURES = ("duration", "queue_delay", "execution")
 
 
-def _dist(values: array, scale: float = 1.0, unit: str = "") -> dict:
-    """p50 p90 p99 max mean (and count) of ``values``; zeros when empty."""
+def _dist(values: array, scale: float = 1.0, unit: str = "", quantised: bool = False) -> dict:
+    """p50 p90 p99 max mean (and count) of ``values``; zeros when empty. ``quantised``: the
+    percentiles are nearest-rank (values of the sample) rather than interpolated."""
     keys = [f"p{p:g}{unit}" for p in _PCTS] + [f"max{unit}", f"mean{unit}"]
     if not values:
         return {"count": 0, **dict.fromkeys(keys, 0.0)}
     a = sorted(v * scale for v in values)
-    vals = [_percentile(a, p) for p in _PCTS] + [a[-1], math.fsum(a) / len(a)]
+    pct = nearest_rank if quantised else _percentile
+    vals = [pct(a, p) for p in _PCTS] + [a[-1], math.fsum(a) / len(a)]
     return {"count": len(a), **{k: round(float(v), 6) for k, v in zip(keys, vals, strict=True)}}
+
+
+def nearest_rank(a: list[float], p: float) -> float:
+    """The ``p``-th percentile of sorted ``a`` by nearest rank: the smallest value with at least
+    p% of the sample at or below it (numpy's ``inverted_cdf``)."""
+    return a[max(math.ceil(len(a) * p / 100) - 1, 0)]
+
+
+def quantised(resolution: float | None) -> bool:
+    """Whether figures of this resolution (s; None: unknown) are summarised as quantised."""
+    return resolution is not None and resolution >= QUANTISED
+
+
+def figure(values, los, his, resolution: float | None, narrowed: int) -> dict:
+    """The summary of one run figure: ``_dist`` at its resolution, the resolution, the way
+    percentiles were taken and, for quantised figures, each statistic's bounds: the same
+    statistic of the runs' lower and upper bounds (order statistics keep the bound of each run),
+    with how many runs the polls narrowed."""
+    q = quantised(resolution)
+    d = _dist(values, quantised=q)
+    d["resolution_s"] = resolution
+    d["percentiles"] = "nearest-rank" if q else "linear"
+    if q and values and len(los) == len(values):
+        lo, hi = _dist(los, quantised=True), _dist(his, quantised=True)
+        keys = [f"p{p:g}" for p in _PCTS] + ["max", "mean"]
+        d["bounds"] = {k: [lo[k], hi[k]] for k in keys}
+        d["polls_narrowed"] = narrowed
+    return d
 
 
 def _percentile(a: list[float], p: float) -> float:
@@ -114,6 +155,16 @@ class RunsStats:
     durations: array = field(default_factory=lambda: array("d"))
     queue_delays: array = field(default_factory=lambda: array("d"))
     executions: array = field(default_factory=lambda: array("d"))
+    #: per figure (FIGURES): the runs' lower and upper bounds, in the order of the values
+    los: dict = field(default_factory=lambda: {f: array("d") for f in FIGURES})
+    his: dict = field(default_factory=lambda: {f: array("d") for f in FIGURES})
+    narrowed: Counter = field(default_factory=Counter)
+    #: the coarsest resolution of the runs' timestamps (s); None: none known
+    resolution: float | None = None
+    unknown_resolution: int = 0
+    #: what the timeout did (RunRecord.at_timeout): fate -> Counter of final states, and run ids
+    at_timeout: dict = field(default_factory=dict)
+    timeout_ids: dict = field(default_factory=dict)
     tasks: dict = field(default_factory=dict)
     simulated: int = 0
     gave_up: int = 0
@@ -151,6 +202,19 @@ class RunsStats:
         ):
             if v is not None:
                 arr.append(v)
+        for f in FIGURES:
+            lo, hi = getattr(r, f"{f}_lo"), getattr(r, f"{f}_hi")
+            if getattr(r, f) is not None:  # records without bounds stand for themselves
+                self.los[f].append(lo if lo is not None else getattr(r, f))
+                self.his[f].append(hi if hi is not None else getattr(r, f))
+        self.narrowed.update(r.polled)
+        if r.resolution is None:
+            self.unknown_resolution += 1
+        else:
+            self.resolution = max(self.resolution or 0.0, r.resolution)
+        if r.at_timeout:
+            self.at_timeout.setdefault(r.at_timeout, Counter())[r.state] += 1
+            self.timeout_ids.setdefault(r.at_timeout, []).append(r.run_id)
         for t in r.tasks:
             if t.duration is not None:
                 self.tasks.setdefault(t.name, array("d")).append(t.duration)
@@ -186,6 +250,16 @@ class RunsStats:
             (self.executions, other.executions),
         ):
             mine.extend(theirs)
+        for f in FIGURES:
+            self.los[f].extend(other.los[f])
+            self.his[f].extend(other.his[f])
+        self.narrowed.update(other.narrowed)
+        if other.resolution is not None:
+            self.resolution = max(self.resolution or 0.0, other.resolution)
+        self.unknown_resolution += other.unknown_resolution
+        for fate, states in other.at_timeout.items():
+            self.at_timeout.setdefault(fate, Counter()).update(states)
+            self.timeout_ids.setdefault(fate, []).extend(other.timeout_ids.get(fate, []))
         for name, d in other.tasks.items():
             self.tasks.setdefault(name, array("d")).extend(d)
         self.simulated += other.simulated
@@ -211,13 +285,33 @@ class RunsStats:
             "create_errors": created.errors,
             "create_failed": self.failed("create_run"),
             "by_state": dict(sorted(self.by_state.items())),
-            "duration_s": _dist(self.durations),
-            "queue_delay_s": _dist(self.queue_delays),
-            "execution_s": _dist(self.executions),
+            "resolution_s": self.resolution,
+            **{
+                f"{f}_s": figure(
+                    values, self.los[f], self.his[f], self.resolution, self.narrowed[f]
+                )
+                for f, values in (
+                    ("duration", self.durations),
+                    ("queue_delay", self.queue_delays),
+                    ("execution", self.executions),
+                )
+            },  # fmt: skip
             "simulated": self.simulated,
             "gave_up": self.gave_up,
-            "tasks_s": {name: _dist(d) for name, d in sorted(self.tasks.items())},
+            "tasks_s": {
+                name: _dist(d, quantised=quantised(self.resolution))
+                for name, d in sorted(self.tasks.items())
+            },
         }
+        if self.at_timeout:
+            runs["at_timeout"] = {
+                fate: {
+                    "count": sum(states.values()),
+                    "states": dict(sorted(states.items())),
+                    "run_ids": sorted(self.timeout_ids.get(fate, []))[:TIMEOUT_IDS],
+                }
+                for fate, states in sorted(self.at_timeout.items())
+            }
         calls_total = sum(len(op.durations) for op in self.ops.values())
         doc = {
             "format": FORMAT,

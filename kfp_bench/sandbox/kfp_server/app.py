@@ -28,7 +28,7 @@ from aiohttp import web
 from kfp_bench.sandbox.kfp_server import authn, cron, multiuser, pipelines, specs
 from kfp_bench.sandbox.kfp_server.executor import Executor
 from kfp_bench.sandbox.kfp_server.faults import Faults, parse_ops
-from kfp_bench.sandbox.kfp_server.gateway import rpc_error
+from kfp_bench.sandbox.kfp_server.gateway import rpc_error, status_body
 from kfp_bench.sandbox.kfp_server.metrics import Metrics
 from kfp_bench.sandbox.kfp_server.replies import (
     errors_middleware,
@@ -252,6 +252,8 @@ class KfpApi:
     async def terminate_run(self, request: web.Request) -> web.Response:
         self.metrics.operation("run_server_terminate_requests")
         run = self.store.get("runs", request.match_info["run_id"], "run")
+        if run.done or run.state == "CANCELING":
+            return _terminate_refused(run.run_id)
         self.executor.terminate(run)
         return ok({})
 
@@ -473,3 +475,20 @@ def build_app(
 
     app.cleanup_ctx.append(lifecycle)
     return app
+
+
+def _terminate_refused(run_id: str) -> web.Response:
+    """KFP's answer to terminating a run that is no longer PAUSED, PENDING, RUNNING or unset
+    (kubeflow/pipelines 7b70c7b95f): the UPDATE of storage/run_store.go:1389-1400 matches no
+    row, which :1406-1407 turn into InvalidInputError "Failed to terminate a run %s. Row not
+    found"; resource/resource_manager.go:1046-1049 and server/run_server.go:622-625 wrap it.
+    The status message is the wrapped chain, the detail the user-facing message
+    (common/util/error.go:183-186, 274-282, 295-309)."""
+    external = f"Failed to terminate a run {run_id}. Row not found"
+    chain = (
+        f"Failed to terminate a run: Failed to terminate run {run_id}: "
+        f"Invalid input error: {external}"
+    )
+    body = status_body(3, chain)
+    body["details"][0]["message"] = external
+    return web.json_response(body, status=400)

@@ -182,7 +182,13 @@ class Executor:
             run.set_state("FAILED")
 
     def terminate(self, run: Run) -> None:
-        """Cancel ``run``: at once if PENDING, by killing its process or timer if RUNNING."""
+        """Cancel ``run``: at once if PENDING, by killing its process or timer if RUNNING.
+
+        A run already final or CANCELING is left alone: ``app.terminate_run`` answers that 400
+        before it gets here, as KFP does; a delete (``forget``) of such a run needs no more.
+        KFP's TerminateRun sets CANCELING whatever the run's state, and the persistence agent
+        later CANCELED (storage/run_store.go:1389-1400 at 7b70c7b95f); a PENDING run here has
+        no process to wait for, so it becomes CANCELED at once."""
         if run.done or run.state == "CANCELING":
             return
         active = self.active.get(run.run_id)
