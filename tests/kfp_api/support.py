@@ -88,7 +88,9 @@ VERSION_ERR = "Failed to upload pipeline version"  # pipeline_upload_client.go:1
 
 
 def get(server, path: str, **query):
-    return call(server, "GET", f"{API}{path}", query={k: v for k, v in query.items() if v is not None})
+    return call(
+        server, "GET", f"{API}{path}", query={k: v for k, v in query.items() if v is not None}
+    )
 
 
 def post(server, path: str, body=None):

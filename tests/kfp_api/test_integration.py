@@ -222,8 +222,10 @@ def loopback_files():
     httpd.server_close()
 
 
-@differs("an upload without a name takes the file name without its extension; package_url "
-         "is not fetched (new differences)")
+@differs(
+    "an upload without a name takes the file name without its extension; package_url "
+    "is not fetched (new differences)"
+)
 def test_pipeline_version_pipeline_spec(fresh, loopback_files):
     """pipeline_version_api_test.go PipelineVersionApiTest.TestPipelineSpec (7b70c7b95f)."""
     s = fresh
@@ -306,8 +308,18 @@ def test_pipeline_version_v2_spec(fresh):
 def _hello_run_expected(run: dict, eid: str, ref: dict, name: str, description: str) -> dict:
     """checkHelloWorldRunDetail / checkTerminatedRunDetail: the run's own fields, its server
     fields copied, service_account the default runner; no run_details nor runtime_config."""
-    copied = ("run_id", "state", "state_history", "storage_state", "pipeline_spec",
-              "plugins_input", "plugins_output", "created_at", "scheduled_at", "finished_at")  # fmt: skip
+    copied = (
+        "run_id",
+        "state",
+        "state_history",
+        "storage_state",
+        "pipeline_spec",
+        "plugins_input",
+        "plugins_output",
+        "created_at",
+        "scheduled_at",
+        "finished_at",
+    )
     return {**{k: run.get(k) for k in copied}, "display_name": name, "description": description,
             "service_account": RUNNER_SA, "experiment_id": eid,
             "pipeline_version_reference": ref}  # fmt: skip
@@ -315,7 +327,7 @@ def _hello_run_expected(run: dict, eid: str, ref: dict, name: str, description: 
 
 @differs("a created run is RUNNING with run_details, and no default service account; also "
          "runtime_config {} when none given, and the deprecated pipeline_version_id beside "
-         "pipeline_version_reference (api_converter.go:1639-1646: one source only) (new)")  # fmt: skip
+         "pipeline_version_reference (api_converter.go:1639-1646) (new)")  # fmt: skip
 def test_run_apis(fresh):
     """run_api_test.go RunAPITestSuite.TestRunAPIs (7b70c7b95f)."""
     s = fresh
@@ -329,7 +341,9 @@ def test_run_apis(fresh):
     want = _hello_run_expected(run, hw_exp, ref, "hello world", "this is hello world")
     assert_go_equal(run, want)
     run = ok(get(s, f"/runs/{run['run_id']}"))
-    assert_go_equal(run, _hello_run_expected(run, hw_exp, ref, "hello world", "this is hello world"))
+    assert_go_equal(
+        run, _hello_run_expected(run, hw_exp, ref, "hello world", "this is hello world")
+    )
 
     arg_exp = experiment(s, "argument parameter experiment")["experiment_id"]
     params = {"param1": "goodbye", "param2": "world"}
@@ -338,8 +352,18 @@ def test_run_apis(fresh):
                 "experiment_id": arg_exp}  # fmt: skip
     arg = ok(post(s, "/runs", arg_body))
     assert _go_json(_spec(ARGS)) == _go_json(arg["pipeline_spec"])
-    copied = ("run_id", "state", "state_history", "storage_state", "pipeline_spec",
-              "plugins_input", "plugins_output", "created_at", "scheduled_at", "finished_at")  # fmt: skip
+    copied = (
+        "run_id",
+        "state",
+        "state_history",
+        "storage_state",
+        "pipeline_spec",
+        "plugins_input",
+        "plugins_output",
+        "created_at",
+        "scheduled_at",
+        "finished_at",
+    )
     assert_go_equal(arg, {**{k: arg.get(k) for k in copied}, "display_name": "argument parameter",
                           "description": "this is argument parameter",
                           "service_account": RUNNER_SA, "experiment_id": arg_exp,
@@ -387,7 +411,9 @@ def _terminated_run(s, hw_exp: str) -> None:
     long = ok(upload_file(s, LONG))
     lv = _version(s, long["pipeline_id"], LONG, "long-running-version")
     ref = {"pipeline_id": lv["pipeline_id"], "pipeline_version_id": lv["pipeline_version_id"]}
-    description = "this pipeline will run long enough for us to manually terminate it before it finishes"
+    description = (
+        "this pipeline will run long enough for us to manually terminate it before it finishes"
+    )
     body = {"display_name": "long running", "description": description, "experiment_id": hw_exp,
             "pipeline_version_reference": ref}  # fmt: skip
     run = ok(post(s, "/runs", body))
@@ -446,7 +472,7 @@ def test_recurring_run_apis(fresh):
     assert (len(b.get("recurringRuns", [])), b.get("total_size")) == (2, 2)
     for eid, jid, word in [(hw_exp, job["recurring_run_id"], "helloworld"),
                            (arg_exp, arg["recurring_run_id"], "argumentparameter")]:  # fmt: skip
-        _retry(lambda: _one_run_of(s, eid, jid, word))
+        _retry(lambda e=eid, j=jid, w=word: _one_run_of(s, e, j, w))
 
 
 def _job_pages(s, hw_exp: str) -> None:
@@ -512,8 +538,14 @@ def test_recurring_run_apis_no_catchup_option(fresh):
     ]:  # fmt: skip
         for no_catchup in (False, True):
             eid = experiment(s, f"{kind} catchup {str(not no_catchup).lower()}")["experiment_id"]
-            body = _job(eid, f"{kind}-catchup-{str(not no_catchup).lower()}-", "past",
-                        pipeline_version_reference=ref, trigger=trigger, no_catchup=no_catchup)  # fmt: skip
+            body = _job(
+                eid,
+                f"{kind}-catchup-{str(not no_catchup).lower()}-",
+                "past",
+                pipeline_version_reference=ref,
+                trigger=trigger,
+                no_catchup=no_catchup,
+            )
             ok(post(s, "/recurringruns", body))
             counts[kind, no_catchup] = eid
 
