@@ -73,8 +73,8 @@ def test_healthz_api(fresh):
     assert body["pipeline_store"] == "database"  # PIPELINE_STORE unset
 
 
-@differs("no Default experiment; archive does not cascade to runs or recurring runs; "
-         "a recurring run without a trigger is refused")  # fmt: skip
+@differs("a recurring run without a trigger is refused (then: archive cascading to runs "
+         "and recurring runs, checked after it)")  # fmt: skip
 def test_experiment_api(fresh):
     """experiment_api_test.go ExperimentApiTest.TestExperimentAPI (7b70c7b95f). In KFP the suite
     runs from ``V2TestExperimentAPI``, which ``go test`` does not call (no Test prefix)."""
