@@ -1,17 +1,16 @@
-"""backend/test/v2/api/pipeline_upload_api_test.go at kubeflow/pipelines 7b70c7b95f: the upload
-cases without tags (tag cases are listed in not_run.py), one test per Ginkgo It.
+"""backend/test/v2/api/pipeline_upload_api_test.go at kubeflow/pipelines 7b70c7b95f, one test
+per Ginkgo It (the tag cases are in test_pipeline_upload_tags.py).
 
-``upload_and_verify`` is the Go helper uploadPipelineAndVerify: the upload equals a GET of the
-pipeline, matcher.MatchPipelines holds, and the one version's spec equals the file's.
+``upload_and_verify`` (go_pipelines.py) is the Go helper uploadPipelineAndVerify.
 """
 
 from __future__ import annotations
 
 import time
-import uuid
 
 import pytest
 
+from tests.kfp_api.go_pipelines import NS, gen_name, match_spec, upload_and_verify
 from tests.kfp_api.support import (
     ARGS,
     HELLO,
@@ -19,47 +18,15 @@ from tests.kfp_api.support import (
     UPLOAD_ERR,
     VERSION_ERR,
     failed,
-    get,
     go_id,
     ok,
     upload_file,
     valid_files,
-    yaml_docs,
 )
 
 
 def _name() -> str:
-    return f"apitest-{time.time_ns()}-{uuid.uuid4().hex[:4]}"  # "apitest-" + randomName
-
-
-def _match_spec(actual: dict, path) -> None:
-    """matcher.MatchPipelineSpecs: pipeline_spec (and platform_spec) equal the file's documents."""
-    docs = yaml_docs(path) if path.suffix in (".yaml", ".yml", ".json") else None
-    if docs is None:
-        return  # a zip: the Go helper reads the same archive; the server's spec is checked above
-    if "platform_spec" in actual:
-        assert actual["pipeline_spec"] == docs[0]
-        assert actual["platform_spec"] == docs[1]
-    else:
-        assert actual == docs[0]
-
-
-def upload_and_verify(server, path, name: str, display: str | None = None, description=""):
-    start = int(time.time())  # strfmt.ParseDateTime(time.Now().Format(time.DateTime)): seconds
-    q = {"name": name, "display_name": display, "description": description or None}
-    created = ok(upload_file(server, path, q))
-    assert ok(get(server, f"/pipelines/{created['pipeline_id']}")) == created
-    assert created["pipeline_id"]
-    from datetime import datetime
-
-    at = datetime.fromisoformat(created["created_at"].replace("Z", "+00:00")).timestamp()
-    assert at >= start, "Pipeline creation time is before the test start time"
-    assert created["display_name"] == (display or name)
-    assert created.get("description", "") == description
-    b = ok(get(server, f"/pipelines/{created['pipeline_id']}/versions"))
-    assert b.get("total_size") == 1 and len(b["pipeline_versions"]) == 1
-    _match_spec(b["pipeline_versions"][0]["pipeline_spec"], path)
-    return created
+    return gen_name()
 
 
 @pytest.mark.parametrize("path", valid_files(), ids=go_id)
@@ -97,7 +64,7 @@ def _change_version(server, first, second) -> None:
     assert at >= start
     assert v["display_name"] == name
     assert v.get("description", "") == "Some changed pipeline description"
-    _match_spec(v["pipeline_spec"], second)
+    match_spec(v["pipeline_spec"], second)
 
 
 def test_upload_version_with_the_same_file(server):
@@ -122,7 +89,7 @@ def test_upload_invalid_pipeline_fails(server, path):
 def test_upload_a_pipeline_twice_fails(server):
     """It("Upload a pipeline twice and verify that it should fail the second time")."""
     created = upload_and_verify(server, HELLO, _name())
-    again = upload_file(server, HELLO, {"name": created["name"]})
+    again = upload_file(server, HELLO, {"name": created["name"], "namespace": NS})  # same params
     assert UPLOAD_ERR in failed(again, UPLOAD_ERR)
 
 
