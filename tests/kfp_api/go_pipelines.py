@@ -105,7 +105,7 @@ def upload_version(server, path, pipeline_id: str, name: str | None = None,
 
 def list_pipelines(server, **query):
     """pipelineClient.List(newListPipelinesParams() + the case's fields)."""
-    return get(server, "/pipelines", namespace=NS, page_size=100, **query)
+    return get(server, "/pipelines", **{"namespace": NS, "page_size": 100, **query})
 
 
 def list_versions(server, pipeline_id: str, **query):
