@@ -1,5 +1,5 @@
 """backend/test/v2/api/pipeline_run_api_test.go at kubeflow/pipelines 7b70c7b95f: the cases with
-a body, one test per Ginkgo It (its 24 pending PContext cases are listed in not_run.py).
+a body, one test per Ginkgo It (its pending PContext cases are listed in not_run.py).
 
 The per-file loop (2 cache settings x every file of the valid dir) checks only the created run
 and its GET (createdExpectedRunAndVerify), never its completion, so no case waits for a run;
