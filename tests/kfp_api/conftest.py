@@ -1,0 +1,27 @@
+"""Servers of the ported KFP API tests: the real local server, a child process on loopback.
+
+``server`` is shared by a module (the Ginkgo suites of backend/test/v2/api name every resource
+uniquely); ``fresh`` is one per test, for the integration suites, which count what the whole
+server holds. Every run is simulated for 0.3 s: the tests need runs to exist and end, not to
+execute.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kfp_bench.sandbox.kfp_server import start_kfp_server
+
+_OPTIONS = {"simulate": "all:fixed(0.3)", "max_parallel_runs": 8, "seed": 7}
+
+
+@pytest.fixture(scope="module")
+def server():
+    with start_kfp_server(**_OPTIONS) as s:
+        yield s
+
+
+@pytest.fixture
+def fresh():
+    with start_kfp_server(**_OPTIONS) as s:
+        yield s
