@@ -520,7 +520,6 @@ def test_recurring_run_apis_use_latest(fresh):
     assert run["pipeline_version_reference"]["pipeline_version_id"] == hv["pipeline_version_id"]
 
 
-@differs("a start_time in the past is not backfilled (catchup); cron '0 * * * * ?' refused")
 def test_recurring_run_apis_no_catchup_option(fresh):
     """recurring_run_api_test.go RecurringRunApiTestSuite.TestRecurringRunApis_noCatchupOption
     (7b70c7b95f): start 10 h after the epoch, end 2 min later, every minute."""
