@@ -3,8 +3,9 @@
 This module owns request parsing, the answers, and the mapping from paths to the store, the run
 queue (``executor.py``) and the scheduler (``cron.py``). Paths, JSON field names and error bodies
 follow ``kfp_api_v2beta1.swagger.json``; handlers for pipelines live in ``pipelines.py``.
-Errors: a ``ValueError`` raised while handling becomes 400 INVALID_ARGUMENT, a ``LookupError`` 404
-NOT_FOUND, both with the google.rpc.Status body ``{"code", "message", "details"}``; bodies are
+Errors: a ``gateway.ApiError`` carries KFP's own code and wrapped message; a ``ValueError`` raised
+while handling becomes 400 INVALID_ARGUMENT, a ``LookupError`` 404 NOT_FOUND, all with the
+google.rpc.Status body ``{"code", "message", "details"}``; bodies are
 decoded, and routing errors answered, as KFP's grpc-gateway does it (``gateway.py``).
 
 Namespaces, as multi-user KFP has them (no access is checked): an experiment belongs to the

@@ -1,12 +1,15 @@
-"""The pipeline routes: multipart upload, upload_version, create, get, list and delete (cascade).
+"""The pipeline routes: multipart upload and upload_version, versions, get, list, delete (cascade).
 
 This module owns pipelines and their versions in the API. Uploads are ``multipart/form-data``
 with the package in the field ``uploadfile`` and the rest in the query (``name``,
 ``display_name``, ``description``, ``namespace``, ``pipelineid`` for a version), as kfp.Client
-sends them. The package is validated with kfp's own protobuf messages (``specs.py``); a bad one
-is answered 400 with what is wrong. A pipeline name is unique per namespace and a version name
-unique per pipeline (409 ALREADY_EXISTS otherwise). Deleting a pipeline that still has versions
-fails with 400 FAILED_PRECONDITION unless ``cascade=true``, as the real server does.
+sends them; without a name, a pipeline is named after the whole file name. The package is
+validated with kfp's own protobuf messages (``specs.py``). Upload errors are answered as KFP's
+upload handler answers them (``{"error_message", "error_details"}``, see ``UploadError``), the
+JSON routes' as google.rpc Status. A pipeline name is unique per namespace and a version name
+unique per pipeline (409); names longer than KFP's columns are refused (``validation.py``).
+Deleting a pipeline that still has versions fails with 400 FAILED_PRECONDITION unless
+``cascade=true``, as the real server does.
 """
 
 from __future__ import annotations

@@ -42,7 +42,8 @@ class KfpServerOptions:
         persistence_delay: seconds from a run taking a slot to it showing RUNNING. On a cluster
             this is the Argo workflow starting (controller, pod scheduling, image pull) and KFP's
             persistence agent reporting the workflow to the API server: a second or a few. A
-            created run is answered PENDING whatever this is, as KFP answers it.
+            created run is answered PENDING whatever this is, as KFP answers it. Default: 1,
+            which keeps the tests and the demo quick.
         latency_ms: delay every /apis/ response by this many milliseconds.
         error_rate: answer this fraction of /apis/ requests with 503 or 429 (even odds).
         error_ops: limit --error-rate to these operations, comma-separated, named as
