@@ -3,11 +3,12 @@
 It serves the paths of the official swagger that kfp.Client and kfp-bench's driver use: healthz;
 pipelines (multipart upload and upload_version, versions, get, list, delete with cascade);
 experiments; runs (create, get, list with filter/page_token/page_size/sort_by, delete, terminate,
-archive); recurring runs (KFP's cron and interval triggers, catch-up, max_concurrency,
+archive, retry); recurring runs (KFP's cron and interval triggers, catch-up, max_concurrency,
 enable/disable, as KFP's ScheduledWorkflow controller fires them).
 Run it as::
 
-    python -m kfp_bench.sandbox.kfp_server --port 8888 [--max-parallel-runs K] [--latency-ms X]
+    python -m kfp_bench.sandbox.kfp_server --port 8888 [--max-parallel-runs K]
+        [--persistence-delay S] [--latency-ms X]
         [--error-rate E [--error-ops OPS] [--error-after]] [--simulate DIST] [--state-dir DIR]
         [--seed N] [--token-file FILE] [--backend-version VERSION]
 
@@ -18,8 +19,10 @@ or from Python with ``start_kfp_server(port=0, **options)`` (a context manager w
 * ``app`` / ``pipelines`` / ``replies``: the HTTP routes (aiohttp) and the shape of answers;
   ``gateway``: what KFP's grpc-gateway answers around them (error bodies, body and query
   decoding, routing errors).
-* ``store``: the resources and their JSON; ``listing``: filters, sorting, page tokens.
-* ``executor``: the run queue (``--max-parallel-runs``), real and simulated execution;
+* ``store``: the resources and their JSON; ``listing``: filters, sorting, page tokens;
+  ``validation``: the name lengths KFP's columns allow.
+* ``executor``: the run queue (``--max-parallel-runs``), the persistence agent's delay
+  (``--persistence-delay``), real and simulated execution;
   ``_runner``: the child process that runs one pipeline with kfp.local's SubprocessRunner;
   ``envs``: the cached isolated environments its tasks run in; ``simulate``: ``--simulate``.
 * ``metrics``: ``/metrics``, credentials seen and the fault middleware; ``faults``: which

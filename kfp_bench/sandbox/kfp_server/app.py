@@ -3,8 +3,9 @@
 This module owns request parsing, the answers, and the mapping from paths to the store, the run
 queue (``executor.py``) and the scheduler (``cron.py``). Paths, JSON field names and error bodies
 follow ``kfp_api_v2beta1.swagger.json``; handlers for pipelines live in ``pipelines.py``.
-Errors: a ``ValueError`` raised while handling becomes 400 INVALID_ARGUMENT, a ``LookupError`` 404
-NOT_FOUND, both with the google.rpc.Status body ``{"code", "message", "details"}``; bodies are
+Errors: a ``gateway.ApiError`` carries KFP's own code and wrapped message; a ``ValueError`` raised
+while handling becomes 400 INVALID_ARGUMENT, a ``LookupError`` 404 NOT_FOUND, all with the
+google.rpc.Status body ``{"code", "message", "details"}``; bodies are
 decoded, and routing errors answered, as KFP's grpc-gateway does it (``gateway.py``).
 
 Namespaces, as multi-user KFP has them (no access is checked): an experiment belongs to the
@@ -28,7 +29,7 @@ from aiohttp import web
 from kfp_bench.sandbox.kfp_server import authn, cron, multiuser, pipelines, specs
 from kfp_bench.sandbox.kfp_server.executor import Executor
 from kfp_bench.sandbox.kfp_server.faults import Faults, parse_ops
-from kfp_bench.sandbox.kfp_server.gateway import rpc_error, status_body
+from kfp_bench.sandbox.kfp_server.gateway import ApiError, rpc_error, status_body
 from kfp_bench.sandbox.kfp_server.metrics import Metrics
 from kfp_bench.sandbox.kfp_server.replies import (
     errors_middleware,
@@ -40,6 +41,7 @@ from kfp_bench.sandbox.kfp_server.replies import (
 from kfp_bench.sandbox.kfp_server.server import KFP_COMMIT, KFP_RELEASE
 from kfp_bench.sandbox.kfp_server.simulate import SimulateSpec
 from kfp_bench.sandbox.kfp_server.store import (
+    DEFAULT_SERVICE_ACCOUNT,
     EXPERIMENT_FIELDS,
     RECURRING_FIELDS,
     RUN_FIELDS,
@@ -49,6 +51,8 @@ from kfp_bench.sandbox.kfp_server.store import (
     Store,
     new_id,
 )
+from kfp_bench.sandbox.kfp_server.timefmt import now_s
+from kfp_bench.sandbox.kfp_server.validation import check_model
 
 API = "/apis/v2beta1"
 API_KEY: web.AppKey[KfpApi] = web.AppKey("api")  # the handlers, for whoever holds the app
@@ -108,9 +112,12 @@ class KfpApi:
         self.metrics.operation("experiment_server_create_requests")
         body = await json_body(request, "V2beta1Experiment")
         name = body.get("display_name") or ""
-        if not name:
-            raise ValueError("experiment display_name is empty; give the experiment a name")
         namespace = body.get("namespace") or ""
+        try:
+            check_model("Experiment", name, namespace)
+        except ApiError as e:
+            raise e.wrap("[ExperimentServer]: Failed to create a experiment due to conversion "
+                         "error").wrap("Failed to create a experiment") from None  # fmt: skip
         if self.multi_user:
             multiuser.create_experiment(namespace)
         for e in self.store.experiments.values():
@@ -140,15 +147,42 @@ class KfpApi:
     async def delete_experiment(self, request: web.Request) -> web.Response:
         self.metrics.operation("experiment_server_delete_requests")
         key = request.match_info["experiment_id"]
+        if key == self.store.default_experiment_id:  # resource_manager.go:214-221
+            raise ApiError.with_details(
+                f"Invalid input error: Experiment id cannot be equal to the default id {key}",
+                f"Failed to delete experiment {key}. The default experiment cannot be deleted",
+                "BadRequestError", 10,
+            ).wrap("Failed to delete experiment")  # fmt: skip
         self.store.get("experiments", key, "experiment")
         del self.store.experiments[key]
         return ok({})
 
     async def archive_experiment(self, request: web.Request) -> web.Response:
-        return self._set_storage("experiments", request, "experiment_id", "ARCHIVED")
+        """storage/experiment_store.go:304-394: the experiment, every run of it, and its
+        recurring runs disabled, in one transaction. KFP checks no id here (single-user): an
+        unknown one archives nothing and answers 200."""
+        self.metrics.operation("experiment_server_archive_requests")
+        key = request.match_info["experiment_id"]
+        exp = self.store.experiments.get(key)
+        if exp is not None:
+            exp.storage_state = "ARCHIVED"
+        for run in self.store.runs.values():
+            if run.experiment_id == key:
+                run.storage_state = "ARCHIVED"
+        now = now_s()
+        for job in self.store.recurring.values():
+            if job.experiment_id == key:
+                job.enabled, job.updated_at = False, now
+        return ok({})
 
     async def unarchive_experiment(self, request: web.Request) -> web.Response:
-        return self._set_storage("experiments", request, "experiment_id", "AVAILABLE")
+        """experiment_store.go:397-420: the experiment only; its runs stay archived and its
+        recurring runs disabled. No id check either."""
+        self.metrics.operation("experiment_server_unarchive_requests")
+        exp = self.store.experiments.get(request.match_info["experiment_id"])
+        if exp is not None:
+            exp.storage_state = "AVAILABLE"
+        return ok({})
 
     def _set_storage(self, table: str, request, key: str, state: str) -> web.Response:
         self.metrics.operation(
@@ -207,7 +241,7 @@ class KfpApi:
             version_ref=ref,
             params=params,
             pipeline_root=config.get("pipeline_root") or "",
-            service_account=body.get("service_account") or "",
+            service_account=body.get("service_account") or DEFAULT_SERVICE_ACCOUNT,
             recurring_run_id=recurring_run_id,
             namespace=experiment.namespace,
         )
@@ -261,7 +295,43 @@ class KfpApi:
         return self._set_storage("runs", request, "run_id", "ARCHIVED")
 
     async def unarchive_run(self, request: web.Request) -> web.Response:
+        run_id = request.match_info["run_id"]
+        run = self.store.runs.get(run_id)
+        exp = self.store.experiments.get(run.experiment_id) if run else None
+        if exp is not None and exp.storage_state == "ARCHIVED":  # resource_manager.go:885-907
+            raise ApiError.with_details(
+                "Unarchive the experiment first to allow the run to be restored",
+                f"Failed to unarchive run {run_id} as experiment {exp.experiment_id} must be "
+                "un-archived first", "FailedPreconditionError", 9,
+            ).wrap("Failed to unarchive a run")  # fmt: skip
         return self._set_storage("runs", request, "run_id", "AVAILABLE")
+
+    async def retry_run(self, request: web.Request) -> web.Response:
+        """resource_manager.go:1062-1100 and common/util/workflow.go:200-206: a run the agent
+        has reported (its workflow manifest is stored) whose workflow is Failed or Error (a
+        FAILED or a CANCELED run: Argo's terminate fails the workflow) runs again."""
+        self.metrics.operation("run_server_retry_requests")
+        run_id = request.match_info["run_id"]
+        run = self.store.runs.get(run_id)
+        if run is None:
+            raise (
+                ApiError.not_found("Run", run_id)
+                .wrap(f"Failed to retry run {run_id} due to error fetching the run")
+                .wrap("Failed to retry a run")
+            )
+        if all(state == "PENDING" for _, state in run.history):
+            raise ApiError.with_details(
+                "Invalid input error: Workflow manifest cannot be empty",
+                f"Failed to retry run {run_id} due to error fetching workflow manifest",
+                "BadRequestError", 10,
+            ).wrap("Failed to retry a run")  # fmt: skip
+        if run.state not in ("FAILED", "CANCELED"):
+            raise ApiError.with_details(
+                "workflow cannot be retried", "Workflow must be Failed/Error to retry",
+                "BadRequestError", 10,
+            ).wrap(f"Failed to retry run {run_id}").wrap("Failed to retry a run")  # fmt: skip
+        self.executor.retry(run)
+        return ok({})
 
     # --- recurring runs -------------------------------------------------------------------
 
@@ -371,7 +441,7 @@ class KfpApi:
         job = self.store.get("recurring", key, "recurring run")
         # resource_manager.go ChangeJobMode patches spec.enabled only: the last fire time
         # stays, so a re-enabled recurring run catches up on what it missed
-        job.enabled, job.updated_at = enabled, time.time()
+        job.enabled, job.updated_at = enabled, now_s()
         return ok({})
 
     # --- wiring ---------------------------------------------------------------------------
@@ -402,6 +472,7 @@ class KfpApi:
             web.post(f"{run}:terminate", self.terminate_run),
             web.post(f"{run}:archive", self.archive_run),
             web.post(f"{run}:unarchive", self.unarchive_run),
+            web.post(f"{run}:retry", self.retry_run),
             web.post(f"{API}/recurringruns", self.create_recurring_run),
             web.get(f"{API}/recurringruns", self.list_recurring_runs),
             web.get(job, self.get_recurring_run),
@@ -428,6 +499,7 @@ def _max_concurrency(value) -> int:
 def build_app(
     *,
     max_parallel_runs: int = 4,
+    persistence_delay: float = 0.0,
     latency_ms: float = 0.0,
     error_rate: float = 0.0,
     error_ops: str = "",
@@ -446,6 +518,7 @@ def build_app(
     ``token``: the bearer token every /apis/ request must carry (``authn``); None: no auth.
     ``version``, ``commit``: the release and commit healthz reports (tag_name, commit_sha).
     ``multi_user``: act as multi-user KFP (``multiuser``).
+    ``persistence_delay``: seconds from a run's admission to RUNNING (``executor``).
     """
     store = Store()
     faults = Faults(error_rate, parse_ops(error_ops), after=error_after, seed=seed)
@@ -457,6 +530,7 @@ def build_app(
         state_dir=state_dir,
         rng=random.Random(seed),
         use_venv=use_venv,
+        report_delay=persistence_delay,
     )
     api = KfpApi(store, executor, metrics, version, commit, multi_user)
     auth = [authn.token_middleware(token)] if token else []

@@ -1,7 +1,10 @@
 """The run queue: at most ``max_parallel_runs`` runs execute at once, really or simulated.
 
 This module owns a run's life after it is created. A new run is PENDING in a FIFO queue; when a
-slot frees up it becomes RUNNING and either
+slot frees up it is admitted, and ``report_delay`` seconds later (what the Argo workflow takes to
+start and KFP's persistence agent to report it; the create answer is PENDING even at 0, as
+kubeflow/pipelines 7b70c7b95f resource/resource_manager.go:764 sets it) it becomes RUNNING and
+either
 
 * executes: ``_runner.py`` runs it with kfp.local in a process of its own (new session), its
   tasks under the isolated environment of ``envs.py`` for the kfp version the manifest pins;
@@ -50,6 +53,7 @@ class Executor:
         rng: random.Random,
         use_venv: bool = False,
         env_root: Path | None = None,
+        report_delay: float = 0.0,
     ) -> None:
         self.store = store
         self.slots = slots
@@ -58,6 +62,7 @@ class Executor:
         self.rng = rng
         self.use_venv = use_venv
         self.env_root = env_root
+        self.report_delay = report_delay
         self.pending: deque[str] = deque()
         self.active: dict[str, asyncio.Task | asyncio.TimerHandle] = {}
         self.procs: dict[str, asyncio.subprocess.Process] = {}
@@ -73,9 +78,21 @@ class Executor:
             run = self.store.runs.get(self.pending.popleft())
             if run is None or run.done:
                 continue  # deleted or terminated while it waited
-            self._start(run)
+            # The slot is held from now on; the run shows RUNNING once the agent reports it. A
+            # timer in ``active`` is what terminate cancels, for this wait as for a simulation.
+            loop = asyncio.get_running_loop()
+            self.active[run.run_id] = loop.call_later(self.report_delay, self._start, run)
+
+    def retry(self, run: Run) -> None:
+        """Run ``run`` (FAILED or CANCELED) again from the start: back to PENDING with no finish
+        time (storage/run_store.go:984-995), then queued as a new run is. Argo keeps the
+        succeeded nodes of a retried workflow; here every task runs again."""
+        run.set_state("PENDING")
+        run.finished_at, run.error, run.tasks = None, "", []
+        self.submit(run)
 
     def _start(self, run: Run) -> None:
+        self.active.pop(run.run_id, None)  # the report timer that called us
         blocker = local_blocker(run.package.pipeline_spec)
         simulate = self.simulate.scope == "all" or (self.simulate.scope == "auto" and blocker)
         if simulate:
@@ -93,7 +110,7 @@ class Executor:
             run.execution = "executed"
             run.error = f"kfp.local cannot execute this pipeline: {blocker} (--simulate none)"
             run.set_state("FAILED")
-            self._finished(run)
+            self._release(run)
         else:
             run.execution = "executed"
             self.active[run.run_id] = asyncio.ensure_future(self._execute(run))

@@ -52,6 +52,7 @@ OPERATIONS: dict[tuple[str, str], str] = {
     ("GET", _R): "get_run",
     ("DELETE", _R): "delete_run",
     ("POST", f"{_R}:terminate"): "terminate_run",
+    ("POST", f"{_R}:retry"): "retry_run",
     ("POST", f"{_R}:archive"): "archive_run",
     ("POST", f"{_R}:unarchive"): "unarchive_run",
     ("POST", f"{_API}/recurringruns"): "create_recurring_run",

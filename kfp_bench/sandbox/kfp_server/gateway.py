@@ -51,19 +51,61 @@ class DecodeError(ValueError):
     """A request the gateway refuses before any handler sees it (400 INVALID_ARGUMENT)."""
 
 
-def status_body(code: int, message: str, *, detail: bool = True) -> dict:
+class ApiError(Exception):
+    """An error of KFP's handlers, a ``UserError`` (backend/src/common/util/error.go:81-99): the
+    Status's message is the internal chain, each ``util.Wrap`` prepending ``"<context>: "``
+    (:274-282), and its one detail carries the external message (``GRPCStatus``, :292-307)."""
+
+    def __init__(self, code: int, internal: str, external: str | None = None) -> None:
+        super().__init__(internal)
+        self.code, self.internal = code, internal
+        self.external = internal if external is None else external
+
+    def wrap(self, context: str) -> ApiError:
+        return ApiError(self.code, f"{context}: {self.internal}", self.external)
+
+    @classmethod
+    def invalid_input(cls, message: str) -> ApiError:
+        """NewInvalidInputError (error.go:183-186): 400 INVALID_ARGUMENT."""
+        return cls(3, f"Invalid input error: {message}", message)
+
+    @classmethod
+    def with_details(cls, cause: str, external: str, kind: str, code: int) -> ApiError:
+        """NewBadRequestError (kind "BadRequestError", code 10 ABORTED, so 409),
+        NewFailedPreconditionError ("FailedPreconditionError", 9), NewInvalidInputErrorWithDetails
+        ("InvalidInputError", 3): error.go:188-223."""
+        return cls(code, f"{kind}: {external}: {cause}", external)
+
+    @classmethod
+    def internal_error(cls, cause: str, message: str) -> ApiError:
+        """NewInternalServerError (error.go:139-147): 500, external "Internal Server Error"."""
+        return cls(13, f"InternalServerError: {message}: {cause}", "Internal Server Error")
+
+    @classmethod
+    def not_found(cls, kind: str, name: str) -> ApiError:
+        """NewResourceNotFoundError (error.go:167-173): 404."""
+        text = f"{kind} {name} not found"
+        return cls(5, f"ResourceNotFoundError: {text}", text)
+
+
+def status_body(code: int, message: str, *, detail: bool = True, external: str = "") -> dict:
     """The google.rpc.Status of an error; ``detail``: with the user-facing copy KFP's handler
-    errors carry (``UserError.GRPCStatus``), not for the gateway's own errors."""
+    errors carry (``UserError.GRPCStatus``; ``external`` if given, else ``message``), not for
+    the gateway's own errors."""
     body: dict = {"code": code, "message": message}
     if detail:
-        body["details"] = [{"@type": _STATUS_TYPE, "code": code, "message": message}]
+        body["details"] = [{"@type": _STATUS_TYPE, "code": code, "message": external or message}]
     return body
 
 
-def rpc_error(code: int, message: str, *, detail: bool = True) -> web.Response:
+def rpc_error(code: int, message: str, *, detail: bool = True, external: str = "") -> web.Response:
     """The error answer of google.rpc ``code``, with the HTTP status the gateway gives it."""
-    body = json.dumps(status_body(code, message, detail=detail))
+    body = json.dumps(status_body(code, message, detail=detail, external=external))
     return web.Response(status=HTTP_STATUS[code], text=body, content_type="application/json")
+
+
+def api_error(e: ApiError) -> web.Response:
+    return rpc_error(e.code, e.internal, external=e.external)
 
 
 def not_found() -> web.Response:
@@ -83,7 +125,6 @@ UNIMPLEMENTED = tuple(
         ("GET", "filters"),
         ("POST", "scheduledworkflows"),
         ("POST", "workflows"),
-        ("POST", "runs/{}:retry"),
         ("PATCH", "pipelines/{}"),
         ("PATCH", "pipelines/{}/versions/{}"),
         ("POST", "visualizations/{}"),

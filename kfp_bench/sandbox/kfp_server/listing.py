@@ -1,212 +1,358 @@
-"""LIST semantics of the KFP API: JSON filters, ``sort_by`` and page tokens, over in-memory rows.
+"""LIST semantics of the KFP API: filters, sort_by and page tokens, as KFP's MySQL store has them.
 
-This module owns how a LIST request selects, orders and pages resources. A filter is the KFP
-``v2beta1Filter`` JSON (``{"predicates": [{"operation", "key", <value>}]}``): operations by name
-(``EQUALS``) or number (``1``, as kfp.Client sends them), values as ``string_value``,
-``int_value``, ``long_value``, ``timestamp_value`` (RFC3339) or ``string_values`` /
-``int_values`` / ``long_values`` for ``IN``, in snake_case or camelCase (kfp.Client sends
-``stringValue``). Predicates are ANDed. ``sort_by`` is ``"field"`` or ``"field desc"``; ties
-keep creation order. A page token is opaque base64 JSON holding the position after the last row
-served and the query it belongs to, so paging stays right while rows are added or deleted.
+This module owns how a LIST request selects, orders and pages resources, after kubeflow/pipelines
+7b70c7b95f ``backend/src/apiserver/``: ``server/list_request_util.go`` (validatedListOptions,
+parseAPIFilter), ``list/list.go`` (page size, sort_by, page tokens, the ORDER BY) and
+``filter/filter.go`` (predicates and their SQL). What follows from them:
 
-Bad input raises ``ValueError`` (the server answers 400 INVALID_ARGUMENT with its message).
+* page_size: 0 is 20, above 200 is 200, below 0 is refused (list.go:468-486).
+* sort_by: ``"field"``, ``"field asc"`` or ``"field desc"``, any case (list.go:247-272); ties are
+  ordered by the resource's id in the same direction (list.go:300-328).
+* A page token is base64 JSON holding the sort, the filter and the next row's sort value and
+  id; a request with only a token reuses them, one with another sort_by or filter is refused
+  (list_request_util.go:205-243).
+* The filter text is URL-unescaped once more before it is parsed (list_request_util.go:157-160):
+  ``+`` becomes a space, a ``%`` not followed by two hex digits is refused.
+* Values compare as MySQL compares them under KFP's ``charset=utf8`` connection
+  (client/sql.go:28; its default collation utf8_general_ci is case-insensitive and ignores
+  trailing spaces): strings case-insensitively, a number against a string numerically (so
+  ``created_at`` takes unix seconds as a string). IS_SUBSTRING is ``LIKE '%v%'``
+  (filter.go:359-367): ``_`` matches any one character, ``%`` any run, ``\\`` escapes.
+
+Bad input raises ``gateway.ApiError`` with KFP's code and message; the caller wraps it.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-import bisect
+import functools
 import json
+import re
 from collections.abc import Callable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
-from kfp_bench.sandbox.kfp_server.timefmt import parse_rfc3339
+from kfp_bench.sandbox.kfp_server.gateway import ApiError
 
-_OPS = {
-    "EQUALS": 1,
-    "NOT_EQUALS": 2,
-    "GREATER_THAN": 3,
-    "GREATER_THAN_EQUALS": 5,
-    "LESS_THAN": 6,
-    "LESS_THAN_EQUALS": 7,
-    "IN": 8,
-    "IS_SUBSTRING": 9,
-}
-_OP_NAMES = {v: k for k, v in _OPS.items()}
-MAX_PAGE_SIZE = 1000  # more than KFP's own limit of 200 per page is allowed, and capped here
-DEFAULT_PAGE_SIZE = 20
+DEFAULT_PAGE_SIZE = 20  # list/list.go:466
+MAX_PAGE_SIZE = 200  # list/list.go:467
+_OP_NUMBERS = {1: "EQUALS", 2: "NOT_EQUALS", 3: "GREATER_THAN", 5: "GREATER_THAN_EQUALS",
+               6: "LESS_THAN", 7: "LESS_THAN_EQUALS", 8: "IN", 9: "IS_SUBSTRING"}  # fmt: skip
+_OPS = frozenset(_OP_NUMBERS.values())
+_SCALAR = {"int_value": "int32", "long_value": "int64", "string_value": "string",
+           "timestamp_value": "int64"}  # fmt: skip
+_ARRAY = {"int_values": "[]int32", "long_values": "[]int64", "string_values": "[]string"}
+#: filter.go's Go type names of the values (%T in its messages)
+_CAMEL = {"intValue": "int_value", "longValue": "long_value", "stringValue": "string_value",
+          "timestampValue": "timestamp_value", "intValues": "int_values",
+          "longValues": "long_values", "stringValues": "string_values"}  # fmt: skip
 
 Getter = Callable[[Any], Any]
 
 
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(p.title() for p in rest)
+def _bad(message: str) -> ApiError:
+    return ApiError.invalid_input(message)
 
 
-def _value(pred: dict, name: str):
-    return pred.get(name, pred.get(_camel(name)))
+# --- the filter -----------------------------------------------------------------------------
 
 
-def parse_filter(text: str | None, fields: dict[str, Getter]) -> list[Callable[[Any], bool]]:
-    """Predicates (row -> bool) from a filter's JSON text; ``fields`` maps keys to getters."""
+def parse_filter(text: str | None) -> list[tuple[str, str, Any, str]]:
+    """(operation, key, value, Go type) of each predicate of a v2beta1 Filter's JSON text, or
+    raise ApiError as parseAPIFilter and filter.New do (list_request_util.go:152-184,
+    filter.go:375-412, :428-560)."""
     if not text:
         return []
+    decoded = _query_unescape(text, text)
     try:
-        doc = json.loads(text)
+        doc = json.loads(decoded)
     except json.JSONDecodeError as e:
-        raise ValueError(f"filter is not JSON ({e}): {text[:200]!r}") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("predicates", []), list):
-        raise ValueError('filter must be {"predicates": [...]}')
-    return [_predicate(p, fields) for p in doc.get("predicates", [])]
+        raise _bad(f"failed to parse valid filter from {_go_q(text)}: proto: syntax error "
+                   f"({e})") from None  # fmt: skip
+    where = f"failed to parse valid filter from {_go_q(text)}: proto:"
+    if not isinstance(doc, dict) or set(doc) - {"predicates"}:
+        extra = sorted(set(doc) - {"predicates"}) if isinstance(doc, dict) else []
+        raise _bad(f'{where} unknown field "{extra[0]}"' if extra else f"{where} not an object")
+    preds = doc.get("predicates") or []
+    if not isinstance(preds, list):
+        raise _bad(f"{where} invalid value for list field predicates")
+    return [_predicate(p, where) for p in preds]
 
 
-def _predicate(pred: dict, fields: dict[str, Getter]) -> Callable[[Any], bool]:
+def _predicate(pred, where: str) -> tuple[str, str, Any, str]:
     if not isinstance(pred, dict):
-        raise ValueError(f"filter predicate {pred!r} is not an object")
+        raise _bad(f"{where} invalid value for message field predicates")
+    pred = {_CAMEL.get(k, k): v for k, v in pred.items()}
+    unknown = sorted(set(pred) - {"operation", "key", *_SCALAR, *_ARRAY})
+    if unknown:
+        raise _bad(f'{where} unknown field "{unknown[0]}"')
+    given = [k for k in (*_SCALAR, *_ARRAY) if pred.get(k) is not None]
+    if len(given) > 1:
+        raise _bad(f"{where} oneof value is already set ({given[0]}, {given[1]})")
     op = pred.get("operation")
-    op = _OP_NAMES.get(op, op) if isinstance(op, int) else op
+    if isinstance(op, int) and not isinstance(op, bool):  # proto3 enums are open
+        op = _OP_NUMBERS.get(op, "OPERATION_UNSPECIFIED")
     if op not in _OPS:
-        raise ValueError(f"filter predicate {pred!r}: unknown operation {op!r}")
-    key = pred.get("key")
-    if key not in fields:
-        raise ValueError(f"filter predicate on key {key!r}: filterable keys are {sorted(fields)}")
-    get = fields[key]
-    want = _operand(pred, op == "IN")
-    if op == "IN":
-        values = set(want)
-        return lambda row: get(row) in values
-    if op == "IS_SUBSTRING":
-        return lambda row: str(want) in str(get(row) or "")
-    compare = _COMPARE[op]
+        if op in (None, "OPERATION_UNSPECIFIED"):  # toOperation's default (filter.go:500-502)
+            raise _unknown("Filter.Predicate.Operation", "go_client.Predicate_Operation")
+        raise _bad(f"{where} invalid value for enum field operation: {json.dumps(op)}")
+    if not given:
+        raise _unknown("Filter.Predicate.Value", "<nil>")
+    value, kind = _operand(given[0], pred[given[0]], where)
+    key = pred.get("key") or ""
+    if not key:
+        raise _bad(f"Predicate key cannot be empty for operation {op} and value {_go_v(value)}")
+    _check(op, value, kind)
+    return op, key, value, kind
 
-    def test(row) -> bool:
-        have = get(row)
-        if have is None:
-            return op == "NOT_EQUALS"
+
+def _unknown(what: str, type_name: str) -> ApiError:
+    """NewUnknownApiVersionError (common/util/error.go:241-247): 400."""
+    text = f"Error using {what} with {type_name}"
+    return ApiError(3, f"UnknownApiVersionError: {text}", text)
+
+
+def _operand(name: str, raw, where: str) -> tuple[Any, str]:
+    if name in _ARRAY:
+        values = raw.get("values") if isinstance(raw, dict) else None
+        if not isinstance(raw, dict) or not isinstance(values or [], list):
+            raise _bad(f"{where} invalid value for message field {name}")
+        cast = str if name == "string_values" else int
+        return [_cast(cast, v, where) for v in values or []], _ARRAY[name]
+    if name == "timestamp_value":
         try:
-            return compare(have, want)
-        except TypeError:
-            return False
+            stamp = datetime.fromisoformat(str(raw).replace("Z", "+00:00"))
+        except ValueError:
+            bad = json.dumps(raw)
+            raise _bad(f"{where} invalid google.protobuf.Timestamp value {bad}") from None
+        stamp = stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
+        return int(stamp.timestamp() // 1), "int64"  # filter.go:530 (AsTime().Unix())
+    cast = str if name == "string_value" else int
+    return _cast(cast, raw, where), _SCALAR[name]
 
-    return test
+
+def _cast(cast, raw, where: str):
+    if cast is str:
+        if not isinstance(raw, str):
+            raise _bad(f"{where} invalid value for string field: {json.dumps(raw)}")
+        return raw
+    number = isinstance(raw, (int, str)) and not isinstance(raw, bool)
+    if not number or not re.fullmatch(r"-?\d+", str(raw)):
+        raise _bad(f"{where} invalid value for integer field: {json.dumps(raw)}")
+    return int(raw)
+
+
+def _check(op: str, value, kind: str) -> None:
+    """checkPredicate (filter.go:375-398), its messages as Go prints them."""
+    if op == "IN" and not kind.startswith("[]"):
+        raise _bad(f"cannot use IN operator with scalar type {kind}")
+    if op not in ("IN", "IS_SUBSTRING") and kind.startswith("[]"):
+        raise _bad(f"cannot use scalar operator {op} on array type {kind}")
+    if op == "IS_SUBSTRING" and kind != "string":
+        # Go's arguments are swapped: %T of the operation (a string), %v of the value
+        raise _bad(f"cannot use non string value type string with operator {_go_v(value)}")
+
+
+def _query_unescape(text: str, original: str) -> str:
+    """Go's url.QueryUnescape: ``+`` is a space, ``%XX`` a byte, any other ``%`` an error."""
+    bad = re.search(r"%(?![0-9A-Fa-f]{2})", text)
+    if bad:
+        escape = text[bad.start() : bad.start() + 3]
+        raise _bad(f"failed to parse valid filter from {_go_q(original)}: invalid URL escape "
+                   f"{_go_q(escape)}")  # fmt: skip
+    raw = re.sub(rb"%([0-9A-Fa-f]{2})", lambda m: bytes([int(m[1], 16)]),
+                 text.replace("+", " ").encode())  # fmt: skip
+    return raw.decode("utf-8", "replace")
+
+
+def _go_q(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _go_v(value) -> str:
+    return "[" + " ".join(map(str, value)) + "]" if isinstance(value, list) else str(value)
+
+
+def matcher(preds, fields: dict[str, Getter]) -> Callable[[Any], bool]:
+    """A row test ANDing the predicates; ApiError for a key the resource has no column for
+    (filter.go:184-201, ReplaceKeys)."""
+    tests = []
+    for op, key, value, _kind in preds:
+        if key not in fields:
+            raise _bad(f"no support for filtering on unrecognized field {_go_q(key)}")
+        tests.append(_test(op, fields[key], value))
+    return lambda row: all(t(row) for t in tests)
+
+
+def _test(op: str, get: Getter, value) -> Callable[[Any], bool]:
+    if op == "IN":
+        return lambda row: any(_compare(get(row), w) == 0 for w in value)
+    if op == "IS_SUBSTRING":
+        pattern = _like(f"%{value}%")
+        return lambda row: pattern.fullmatch(_text(get(row))) is not None
+    check = _COMPARE[op]
+    return lambda row: check(_compare(get(row), value))
 
 
 _COMPARE = {
-    "EQUALS": lambda a, b: a == b,
-    "NOT_EQUALS": lambda a, b: a != b,
-    "GREATER_THAN": lambda a, b: a > b,
-    "GREATER_THAN_EQUALS": lambda a, b: a >= b,
-    "LESS_THAN": lambda a, b: a < b,
-    "LESS_THAN_EQUALS": lambda a, b: a <= b,
+    "EQUALS": lambda c: c == 0,
+    "NOT_EQUALS": lambda c: c != 0,
+    "GREATER_THAN": lambda c: c > 0,
+    "GREATER_THAN_EQUALS": lambda c: c >= 0,
+    "LESS_THAN": lambda c: c < 0,
+    "LESS_THAN_EQUALS": lambda c: c <= 0,
 }
 
 
-def _operand(pred: dict, many: bool):
-    if many:
-        for name, cast in (("string_values", str), ("int_values", int), ("long_values", int)):
-            holder = _value(pred, name)
-            if holder is not None:
-                return [cast(v) for v in (holder.get("values") or [])]
-        raise ValueError(f"filter predicate {pred!r}: IN needs string_values, int_values, ...")
-    for name, cast in (("string_value", str), ("int_value", int), ("long_value", int)):
-        v = _value(pred, name)
-        if v is not None:
-            return cast(v)
-    ts = _value(pred, "timestamp_value")
-    if ts is not None:
-        return parse_rfc3339(ts)
-    raise ValueError(f"filter predicate {pred!r} has no value (string_value, int_value, ...)")
+def _text(value) -> str:
+    return "" if value is None else str(value)
 
 
-def sort_key(sort_by: str | None, fields: dict[str, Getter], default: str) -> tuple[str, bool]:
-    """(field, descending) from ``sort_by``, e.g. "created_at desc"."""
-    parts = (sort_by or default).split()
-    if not parts or len(parts) > 2 or (len(parts) == 2 and parts[1].lower() not in ("asc", "desc")):
-        raise ValueError(f"sort_by {sort_by!r} must be 'field' or 'field desc'")
-    if parts[0] not in fields:
-        raise ValueError(f"sort_by {sort_by!r}: sortable fields are {sorted(fields)}")
-    return parts[0], len(parts) == 2 and parts[1].lower() == "desc"
+def _compare(have, want) -> int:
+    """-1, 0 or 1 as MySQL compares a column with a value: numerically when either is a number
+    (a string by its numeric prefix, "abc" being 0), else case-insensitively without trailing
+    spaces (utf8_general_ci, PAD SPACE)."""
+    if have is None:
+        have = ""
+    if isinstance(have, (int, float)) or isinstance(want, (int, float)):
+        a, b = _number(have), _number(want)
+    else:
+        a, b = _collate(str(have)), _collate(str(want))
+    return (a > b) - (a < b)
+
+
+def _number(value) -> float:
+    if isinstance(value, (int, float)):
+        return float(value)
+    head = re.match(r"\s*[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?", str(value))
+    return float(head.group(0)) if head else 0.0
+
+
+def _collate(text: str) -> str:
+    """utf8_general_ci's weight, near enough: upper case, trailing spaces ignored."""
+    return text.rstrip(" ").upper()
+
+
+@functools.lru_cache(maxsize=256)
+def _like(pattern: str) -> re.Pattern:
+    """A LIKE pattern as a regex, case-insensitive: ``%``, ``_``, and ``\\`` escaping."""
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern):
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
+            continue
+        out.append(".*" if c == "%" else "." if c == "_" else re.escape(c))
+        i += 1
+    return re.compile("".join(out), re.IGNORECASE | re.DOTALL)
+
+
+# --- sorting and pages ----------------------------------------------------------------------
+
+
+def _sort(sort_by: str | None, fields: dict[str, Getter], model: str) -> tuple[str, bool]:
+    """(field, descending), as list.NewOptions reads sort_by (list.go:247-272)."""
+    words = (sort_by or "").lower().split()
+    if len(words) > 2 or (len(words) == 2 and words[1] not in ("asc", "desc")):
+        raise _bad(f"Received invalid sort by format {_go_q(sort_by or '')}. Supported format: "
+                   '"field_name", "field_name desc", or "field_name asc"')  # fmt: skip
+    if words and words[0] not in fields:
+        raise _bad(f"Invalid sorting field: {_go_q(words[0])} on listable type {model}")
+    return (words[0] if words else "created_at"), len(words) == 2 and words[1] == "desc"
+
+
+def _page_size(page_size) -> int:
+    size = int(page_size or 0)
+    if size < 0:
+        raise _bad(f"The page size should be greater than 0. Got {size}")
+    return DEFAULT_PAGE_SIZE if size == 0 else min(size, MAX_PAGE_SIZE)
 
 
 def page(
     rows: Sequence,
     *,
     fields: dict[str, Getter],
-    seq: Getter,
+    key: Getter,
+    model: str,
     filter_text: str | None,
     sort_by: str | None,
     page_size: int | str | None,
     page_token: str | None,
-    default_sort: str = "created_at",
 ) -> tuple[list, int, str]:
-    """The rows of one page, the total matching the filter, and the next page token ("": last)."""
-    size = _page_size(page_size)
-    predicates = parse_filter(filter_text, fields)
-    field, desc = sort_key(sort_by, fields, default_sort)
-    get = fields[field]
-    matching = [r for r in rows if all(p(r) for p in predicates)]
-    # seq is unique, so rows themselves are never compared
-    keyed = sorted((((_orderable(get(r)), seq(r)), r) for r in matching), key=lambda kr: kr[0])
-    if desc:
-        keyed.reverse()
-    query = [filter_text or "", f"{field} {'desc' if desc else 'asc'}"]
-    start = 0
-    if page_token:
-        after = _decode_token(page_token, query)
-        keys = [k for k, _ in keyed]
-        if desc:
-            # keys are descending: count those >= after, by bisecting the negated order
-            start = len(keys) - bisect.bisect_left(keys[::-1], after)
-        else:
-            start = bisect.bisect_right(keys, after)
-    chunk = keyed[start : start + size]
-    token = ""
-    if start + size < len(keyed) and chunk:
-        token = _encode_token(chunk[-1][0], query)
-    return [r for _, r in chunk], len(matching), token
-
-
-def _orderable(value) -> tuple:
-    """A key that orders None first, numbers and strings apart, without TypeErrors."""
-    if value is None:
-        return (0, 0)
-    if isinstance(value, (int, float)):
-        return (1, value)
-    if isinstance(value, datetime):
-        return (1, value.timestamp())
-    return (2, str(value))
-
-
-def _page_size(page_size) -> int:
-    if page_size in (None, "", 0, "0"):
-        return DEFAULT_PAGE_SIZE
-    try:
-        size = int(page_size)
-    except (TypeError, ValueError):
-        raise ValueError(f"page_size {page_size!r} is not an integer") from None
-    if size < 0:
-        raise ValueError(f"page_size {size} must be >= 0")
-    return min(size, MAX_PAGE_SIZE)
-
-
-def _encode_token(key: tuple, query: list[str]) -> str:
-    raw = json.dumps({"after": key, "query": query}, separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode()
-
-
-def _decode_token(token: str, query: list[str]) -> tuple:
-    try:
-        doc = json.loads(base64.urlsafe_b64decode(token.encode()))
-        after, their_query = doc["after"], doc["query"]
-    except (binascii.Error, ValueError, KeyError, TypeError):
-        raise ValueError(f"page_token {token[:40]!r} is not a token this server issued") from None
-    if their_query != query:
-        raise ValueError(
-            "page_token was issued for another filter or sort_by; repeat the first request's "
-            "filter and sort_by with it"
+    """The rows of one page, the total matching the filter, and the next page token ("": last).
+    ``key``: the row's id (its primary key); ``model``: KFP's model name for messages."""
+    if page_token:  # list_request_util.go:220-243
+        size = _page_size(page_size)
+        opts = _decode_token(page_token)
+        if sort_by or filter_text:
+            asked = _options(fields, model, filter_text, sort_by, page_size)
+            if [opts[k] for k in ("field", "desc", "filter")] != [
+                asked[k] for k in ("field", "desc", "filter")
+            ]:  # noqa: E501
+                raise _bad("page token does not match the supplied sort by and/or filtering "
+                           "criteria. Either specify the same criteria or leave the latter "
+                           "empty if page token is specified")  # fmt: skip
+    else:
+        opts = _options(fields, model, filter_text, sort_by, page_size)
+        size = _page_size(page_size)
+    if opts["field"] not in fields:
+        raise ApiError.with_details(
+            "no such sort field", "Invalid page token", "InvalidInputError", 3
         )
-    (rank, value), seq = after
-    return ((rank, value), seq)
+    test = matcher([tuple(p) for p in opts["filter"]], fields)
+    get, desc = fields[opts["field"]], opts["desc"]
+    matching = [r for r in rows if test(r)]
+    order = functools.cmp_to_key(lambda a, b: _row_cmp(a, b, get, key))
+    ordered = sorted(matching, key=order, reverse=desc)
+    if opts["after"] is not None:
+        after = tuple(opts["after"])
+        ordered = [r for r in ordered if _at_or_after((get(r), key(r)), after, desc)]
+    chunk, rest = ordered[:size], ordered[size:]
+    token = ""
+    if rest:  # list.go: one more row than asked is read; it is the next page's first
+        nxt = rest[0]
+        token = _encode_token({**opts, "after": [get(nxt), key(nxt)]})
+    return chunk, len(matching), token
+
+
+def _options(fields, model: str, filter_text, sort_by, page_size) -> dict:
+    """Options of a first page, checked in the order of list_request_util.go:206-218 and
+    list.go:247-289: the filter's form, the page size, sort_by, then the filter's keys."""
+    preds = parse_filter(filter_text)
+    _page_size(page_size)
+    field, desc = _sort(sort_by, fields, model)
+    matcher(preds, fields)
+    return {"field": field, "desc": desc, "filter": _jsonish(preds), "after": None}
+
+
+def _row_cmp(a, b, get: Getter, key: Getter) -> int:
+    c = _compare(get(a), get(b))
+    return c if c else _compare(key(a), key(b))
+
+
+def _at_or_after(row: tuple, after: tuple, desc: bool) -> bool:
+    """The WHERE of a next page (list.go:300-318): past the sort value, or equal to it and the
+    id at or past the token's."""
+    c = _compare(row[0], after[0]) or _compare(row[1], after[1])
+    return c <= 0 if desc else c >= 0
+
+
+def _jsonish(value):
+    return json.loads(json.dumps(value))
+
+
+def _encode_token(opts: dict) -> str:
+    return base64.b64encode(json.dumps(opts, separators=(",", ":")).encode()).decode()
+
+
+def _decode_token(token: str) -> dict:
+    """The token's options; "Invalid page token" as list.go:116-124 words it otherwise."""
+    try:
+        opts = json.loads(base64.b64decode(token.encode(), validate=True))
+        if not isinstance(opts, dict) or set(opts) != {"field", "desc", "filter", "after"}:
+            raise ValueError("not a page token of this server")
+    except (binascii.Error, ValueError, UnicodeDecodeError) as e:
+        raise ApiError.with_details(str(e), "Invalid page token", "InvalidInputError", 3) from None
+    return opts

@@ -1,22 +1,25 @@
-"""The pipeline routes: multipart upload, upload_version, create, get, list and delete (cascade).
+"""The pipeline routes: multipart upload and upload_version, versions, get, list, delete (cascade).
 
 This module owns pipelines and their versions in the API. Uploads are ``multipart/form-data``
 with the package in the field ``uploadfile`` and the rest in the query (``name``,
 ``display_name``, ``description``, ``namespace``, ``pipelineid`` for a version), as kfp.Client
-sends them. The package is validated with kfp's own protobuf messages (``specs.py``); a bad one
-is answered 400 with what is wrong. A pipeline name is unique per namespace and a version name
-unique per pipeline (409 ALREADY_EXISTS otherwise). Deleting a pipeline that still has versions
-fails with 400 FAILED_PRECONDITION unless ``cascade=true``, as the real server does.
+sends them; without a name, a pipeline is named after the whole file name. The package is
+validated with kfp's own protobuf messages (``specs.py``). Upload errors are answered as KFP's
+upload handler answers them (``{"error_message", "error_details"}``, see ``UploadError``), the
+JSON routes' as google.rpc Status. A pipeline name is unique per namespace and a version name
+unique per pipeline (409); names longer than KFP's columns are refused (``validation.py``).
+Deleting a pipeline that still has versions fails with 400 FAILED_PRECONDITION unless
+``cascade=true``, as the real server does.
 """
 
 from __future__ import annotations
 
-import os
+import json
 
 from aiohttp import web
 
 from kfp_bench.sandbox.kfp_server import specs
-from kfp_bench.sandbox.kfp_server.gateway import rpc_error
+from kfp_bench.sandbox.kfp_server.gateway import ApiError, rpc_error
 from kfp_bench.sandbox.kfp_server.metrics import Metrics
 from kfp_bench.sandbox.kfp_server.replies import json_body, list_answer, list_rows, ok
 from kfp_bench.sandbox.kfp_server.store import (
@@ -27,6 +30,7 @@ from kfp_bench.sandbox.kfp_server.store import (
     Version,
     new_id,
 )
+from kfp_bench.sandbox.kfp_server.validation import check_model, too_long
 
 _ID = "[^/:]+"
 
@@ -36,15 +40,26 @@ class PipelineHandlers:
         self.store = store
         self.metrics = metrics
 
-    async def _upload(self, request: web.Request) -> tuple[specs.Package, str]:
-        if not request.content_type.startswith("multipart/"):
-            raise ValueError("upload must be multipart/form-data with the package in 'uploadfile'")
-        form = await request.post()
-        field = form.get("uploadfile")
+    async def _upload(
+        self, request: web.Request, no_file: str, bad_file: str
+    ) -> tuple[specs.Package, str]:
+        """The uploaded package, or UploadError as pipeline_upload_server.go:103-116 answers:
+        400 ``no_file`` for no file in 'uploadfile', ``bad_file`` for a file that is not
+        YAML/JSON by its name nor a zip or gzip by its bytes, or is over the size limit
+        (util.go:154-178)."""
+        field = None
+        if request.content_type.startswith("multipart/"):
+            field = (await request.post()).get("uploadfile")
         if field is None or not hasattr(field, "file"):
-            raise ValueError("the upload has no file in the multipart field 'uploadfile'")
-        filename = field.filename or "pipeline.yaml"
-        return specs.read_package(field.file.read(), filename), filename
+            raise UploadError(400, no_file)
+        filename = field.filename or ""
+        data = field.file.read()
+        if not _known_format(filename, data) or len(data) > specs.MAX_PACKAGE_BYTES:
+            raise UploadError(400, bad_file)
+        try:
+            return specs.read_package(data, filename), filename
+        except ValueError as e:  # the resource manager's InvalidArgument: its external text
+            raise UploadError(400, str(e), as_json=True) from None
 
     def _add_pipeline(self, name: str, display: str, description: str, namespace: str):
         if self.store.pipeline_by_name(name, namespace) is not None:
@@ -61,34 +76,57 @@ class PipelineHandlers:
         return version
 
     async def upload(self, request: web.Request) -> web.Response:
+        """pipeline_upload_server.go:97-230; errors are ``{"error_message", "error_details"}``
+        (writeErrorToResponse, :426-435) or, for a length, Go's plain-text http.Error."""
         self.metrics.operation("pipeline_server_create_requests")
-        package, filename = await self._upload(request)
+        try:
+            package, filename = await self._upload(
+                request, "Failed to read pipeline from file", "Failed to read a pipeline spec file"
+            )
+            return ok(self._upload_pipeline(request, package, filename).to_api())
+        except UploadError as e:
+            return e.answer()
+
+    def _upload_pipeline(self, request: web.Request, package, filename: str) -> Pipeline:
         q = request.query
-        name = q.get("name") or q.get("display_name") or _stem(filename)
+        namespace = q.get("namespace", "")
+        _check_length("Pipeline", "Namespace", namespace)
+        # buildPipelineName (pipeline_server.go:1320-1330): name, display_name, the file's name
+        name = q.get("name") or q.get("display_name") or filename
+        _check_length("Pipeline", "Name", name)
         pipeline = self._add_pipeline(
-            name, q.get("display_name") or name, q.get("description", ""), q.get("namespace", "")
+            name, q.get("display_name") or name, q.get("description", ""), namespace
         )
         if pipeline is None:
-            return rpc_error(6, f"a pipeline named {name!r} already exists")
+            raise UploadError(409, "Failed to create a pipeline and a pipeline version", True)
         self._add_version(pipeline, name, pipeline.display_name, package,
-                          description=q.get("description", ""))  # fmt: skip
-        return ok(pipeline.to_api())
+                          description=q.get("description", ""),
+                          code_source_url=q.get("code_source_url", ""))  # fmt: skip
+        return pipeline
 
     async def upload_version(self, request: web.Request) -> web.Response:
+        """pipeline_upload_server.go:249-378: every failure but a length or a duplicate name
+        (409) is 400 "Failed to create a pipeline version"."""
         self.metrics.operation("pipeline_server_create_version_requests")
-        q = request.query
-        if not q.get("pipelineid"):
-            raise ValueError("upload_version needs the query parameter pipelineid")
-        pipeline = self.store.get("pipelines", q["pipelineid"], "pipeline")
-        package, filename = await self._upload(request)
-        name = q.get("name") or q.get("display_name") or _stem(filename)
-        version = self._add_version(
-            pipeline, name, q.get("display_name") or name, package,
-            description=q.get("description", ""), code_source_url=q.get("code_source_url", ""),
-        )  # fmt: skip
-        if version is None:
-            return rpc_error(6, f"pipeline {pipeline.pipeline_id} already has a version "
-                             f"named {name!r}")  # fmt: skip
+        failed = "Failed to create a pipeline version"
+        try:
+            package, filename = await self._upload(request, failed, failed)
+            q = request.query
+            if not q.get("pipelineid"):
+                raise UploadError(400, failed)
+            name = q.get("name") or q.get("display_name") or filename
+            _check_length("PipelineVersion", "Name", name)
+            pipeline = self.store.pipelines.get(q["pipelineid"])
+            if pipeline is None:
+                raise UploadError(400, failed)
+            version = self._add_version(
+                pipeline, name, q.get("display_name") or name, package,
+                description=q.get("description", ""), code_source_url=q.get("code_source_url", ""),
+            )  # fmt: skip
+            if version is None:
+                raise UploadError(409, failed, as_json=True)
+        except UploadError as e:
+            return e.answer()
         return ok(version.to_api())
 
     async def create(self, request: web.Request) -> web.Response:
@@ -101,6 +139,10 @@ class PipelineHandlers:
         name = body.get("name") or body.get("display_name") or ""
         if not name:
             raise ValueError("the pipeline name (name or display_name) is empty")
+        try:
+            check_model("Pipeline", name, body.get("namespace") or "")
+        except ApiError as e:  # pipeline_server.go:275-278
+            raise e.wrap("Failed to create a pipeline as pipeline conversion failed") from None
         pipeline = self._add_pipeline(
             name, body.get("display_name") or name, body.get("description") or "",
             body.get("namespace") or "",
@@ -129,6 +171,10 @@ class PipelineHandlers:
         name = body.get("name") or body.get("display_name") or ""
         if not name:
             raise ValueError("the pipeline version name (name or display_name) is empty")
+        try:
+            check_model("PipelineVersion", name)
+        except ApiError as e:  # pipeline_server.go:902-905
+            raise e.wrap("Failed to create a pipeline version due to conversion error") from None
         version = self._add_version(pipeline, name, body.get("display_name") or name, package,
                                     description=body.get("description") or "")  # fmt: skip
         if version is None:
@@ -212,12 +258,43 @@ class PipelineHandlers:
         ]
 
 
-def _stem(filename: str) -> str:
-    base = os.path.basename(filename)
-    for ext in (".tar.gz", ".tgz", ".yaml", ".yml", ".json", ".zip"):
-        if base.lower().endswith(ext):
-            return base[: -len(ext)]
-    return base
+class UploadError(Exception):
+    """An upload refused as pipeline_upload_server.go refuses it: ``status`` and the message
+    of writeErrorToResponse (:426-435). ``as_json``: the handler had set its JSON content type
+    by then (:182, :334); before, Go's ResponseWriter sniffs the body as text/plain.
+    ``plain``: Go's ``http.Error`` text instead (a length check, :119-123, :176-179)."""
+
+    def __init__(self, status: int, message: str, as_json: bool = False, plain: bool = False):
+        super().__init__(message)
+        self.status, self.message, self.as_json, self.plain = status, message, as_json, plain
+
+    def answer(self) -> web.Response:
+        if self.plain:
+            return web.Response(status=self.status, text=self.message + "\n",
+                                content_type="text/plain", charset="utf-8",
+                                headers={"X-Content-Type-Options": "nosniff"})  # fmt: skip
+        # error_details is Go's "%+v" of a pkg/errors error: the message, then the Go stack
+        # of the server, which this one has not; the message alone stands for both.
+        body = json.dumps({"error_message": self.message, "error_details": self.message})
+        ctype = "application/json" if self.as_json else "text/plain"
+        return web.Response(status=self.status, text=body, content_type=ctype, charset="utf-8")
+
+
+def _check_length(model: str, field: str, value: str) -> None:
+    message = too_long(model, field, value)
+    if message:
+        raise UploadError(400, f"Invalid input error: {message}", plain=True)
+
+
+def _known_format(filename: str, data: bytes) -> bool:
+    """ReadPipelineFile's formats (server/util.go:161-173): YAML or JSON by the file's name,
+    zip or gzipped tarball by the first bytes."""
+    name = filename.lower()
+    return (
+        name.endswith((".yaml", ".yml", ".json"))
+        or data[:4] == b"PK\x03\x04"
+        or (data[:2] == b"\x1f\x8b")
+    )
 
 
 def _version_package(body: dict) -> specs.Package:

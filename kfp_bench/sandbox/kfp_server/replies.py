@@ -16,6 +16,7 @@ from aiohttp import web
 
 from kfp_bench.sandbox.kfp_server import gateway, listing
 from kfp_bench.sandbox.kfp_server.gateway import rpc_error
+from kfp_bench.sandbox.kfp_server.store import LISTABLE
 
 log = logging.getLogger("kfp_bench.kfp_server")
 
@@ -31,6 +32,8 @@ async def errors_middleware(request: web.Request, handler):
         return await handler(request)
     except gateway.DecodeError as e:
         return rpc_error(3, str(e), detail=False)
+    except gateway.ApiError as e:
+        return gateway.api_error(e)
     except LookupError as e:
         return rpc_error(5, str(e).strip("'\""))
     except ValueError as e:
@@ -63,13 +66,20 @@ def list_answer(name: str, rows: list, total: int, token: str) -> web.Response:
 
 
 def list_rows(request: web.Request, rows, fields) -> tuple[list, int, str]:
+    """One page of ``rows`` (``listing.page``); a bad list request is wrapped in the words of
+    the resource's LIST handler (``store.LISTABLE``)."""
     q = request.query
-    return listing.page(
-        rows,
-        fields=fields,
-        seq=lambda r: r.seq,
-        filter_text=q.get("filter"),
-        sort_by=q.get("sort_by"),
-        page_size=q.get("page_size"),
-        page_token=q.get("page_token"),
-    )
+    model, context = LISTABLE[id(fields)]
+    try:
+        return listing.page(
+            rows,
+            fields=fields,
+            key=fields["id"],
+            model=model,
+            filter_text=q.get("filter"),
+            sort_by=q.get("sort_by"),
+            page_size=q.get("page_size"),
+            page_token=q.get("page_token"),
+        )
+    except gateway.ApiError as e:
+        raise e.wrap(context) from None

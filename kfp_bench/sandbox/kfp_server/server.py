@@ -39,6 +39,11 @@ class KfpServerOptions:
         host: address to listen on.
         max_parallel_runs: at most this many runs execute (or are simulated) at once; the others
             wait PENDING in a FIFO queue.
+        persistence_delay: seconds from a run taking a slot to it showing RUNNING. On a cluster
+            this is the Argo workflow starting (controller, pod scheduling, image pull) and KFP's
+            persistence agent reporting the workflow to the API server: a second or a few. A
+            created run is answered PENDING whatever this is, as KFP answers it. Default: 1,
+            which keeps the tests and the demo quick.
         latency_ms: delay every /apis/ response by this many milliseconds.
         error_rate: answer this fraction of /apis/ requests with 503 or 429 (even odds).
         error_ops: limit --error-rate to these operations, comma-separated, named as
@@ -70,6 +75,7 @@ class KfpServerOptions:
 
     host: str = "127.0.0.1"
     max_parallel_runs: int = 4
+    persistence_delay: float = 1.0
     latency_ms: float = 0.0
     error_rate: float = 0.0
     error_ops: str = ""
@@ -88,6 +94,13 @@ class KfpServerOptions:
         ):
             raise ConfigError(f"kfp server: max_parallel_runs={self.max_parallel_runs!r} "
                               "must be an integer >= 1")  # fmt: skip
+        if isinstance(self.persistence_delay, bool) or not (
+            isinstance(self.persistence_delay, (int, float))
+            and math.isfinite(self.persistence_delay)
+            and self.persistence_delay >= 0
+        ):
+            raise ConfigError(f"kfp server: persistence_delay={self.persistence_delay!r} must "
+                              "be a number of seconds >= 0, e.g. 1")  # fmt: skip
         if not (math.isfinite(self.latency_ms) and self.latency_ms >= 0):
             raise ConfigError(f"kfp server: latency_ms={self.latency_ms!r} must be >= 0")
         if not 0 <= self.error_rate <= 1:
@@ -123,6 +136,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default=d.host, help=h("host"))
     parser.add_argument("--max-parallel-runs", type=int, default=d.max_parallel_runs,
                         help=h("max_parallel_runs"))  # fmt: skip
+    parser.add_argument("--persistence-delay", type=float, default=d.persistence_delay,
+                        metavar="SECONDS", help=h("persistence_delay"))  # fmt: skip
     parser.add_argument("--latency-ms", type=float, default=d.latency_ms, help=h("latency_ms"))
     parser.add_argument("--error-rate", type=float, default=d.error_rate, help=h("error_rate"))
     parser.add_argument("--error-ops", default=d.error_ops, metavar="OPS", help=h("error_ops"))
@@ -182,6 +197,7 @@ async def _serve(options: KfpServerOptions, port: int, state_dir: Path) -> None:
 
     app = build_app(
         max_parallel_runs=options.max_parallel_runs,
+        persistence_delay=options.persistence_delay,
         latency_ms=options.latency_ms,
         error_rate=options.error_rate,
         error_ops=options.error_ops,

@@ -1,8 +1,11 @@
 """The server's state: pipelines, versions, experiments, runs and recurring runs, in memory.
 
 This module owns the resources and how each one is shown in the API (``to_api``: JSON field names
-exactly as the v2beta1 swagger has them, timestamps as RFC3339 strings, unset fields left out as
-proto3 JSON does). Resources are mutable slotted dataclasses, not frozen ones: a run's state,
+exactly as the v2beta1 swagger has them, unset fields left out as proto3 JSON does) and the
+store's own rules. Times are whole seconds, as KFP's ``*InSec`` columns hold them, and the
+answer carries every timestamp KFP's converter always sets (the epoch when unset):
+kubeflow/pipelines 7b70c7b95f ``backend/src/apiserver/server/api_converter.go``.
+Resources are mutable slotted dataclasses, not frozen ones: a run's state,
 history and tasks change while it executes, and the one event loop that owns them is the only
 writer. Lookups of a missing id raise ``LookupError`` (answered 404); bad input raises
 ``ValueError`` (answered 400).
@@ -16,15 +19,22 @@ The simulated-run marker: every run carries
 from __future__ import annotations
 
 import itertools
-import time
+import json
 import uuid
 from dataclasses import dataclass, field
 
 from kfp_bench.sandbox.kfp_server.specs import Package
-from kfp_bench.sandbox.kfp_server.timefmt import rfc3339
+from kfp_bench.sandbox.kfp_server.timefmt import now_s, rfc3339
 
 PLUGIN = "kfp-bench"
 FINAL_STATES = frozenset({"SUCCEEDED", "FAILED", "CANCELED", "SKIPPED"})
+#: what a run gets without a service account of its own: template/template.go:317-328
+#: (setDefaultServiceAccount) with common/const.go:59
+DEFAULT_SERVICE_ACCOUNT = "pipeline-runner"
+#: the v1 "status" column (Conditions) of each state: model/run.go:124-142 (ToV1)
+_CONDITIONS = {"PENDING": "Pending", "PAUSED": "Pending", "RUNNING": "Running",
+               "SUCCEEDED": "Succeeded", "SKIPPED": "Skipped", "FAILED": "Failed",
+               "CANCELED": "Failed", "CANCELING": "Terminating"}  # fmt: skip
 _seq = itertools.count(1)
 
 
@@ -37,8 +47,12 @@ def _put(out: dict, key: str, value) -> None:
         out[key] = value
 
 
-def _ts(t: float | None) -> str | None:
-    return rfc3339(t) if t else None
+def _history(history: list[tuple[float, str]]) -> list[dict]:
+    """state_history as api_converter.go:2594-2607 writes it: update_time only when set."""
+    out = []
+    for t, state in history:
+        out.append({"update_time": rfc3339(t), "state": state} if t else {"state": state})
+    return out
 
 
 @dataclass(slots=True)
@@ -48,7 +62,7 @@ class Pipeline:
     display_name: str
     description: str = ""
     namespace: str = ""
-    created_at: float = field(default_factory=time.time)
+    created_at: int = field(default_factory=now_s)
     seq: int = field(default_factory=lambda: next(_seq))
 
     def to_api(self) -> dict:
@@ -72,7 +86,7 @@ class Version:
     package: Package
     description: str = ""
     code_source_url: str = ""
-    created_at: float = field(default_factory=time.time)
+    created_at: int = field(default_factory=now_s)
     seq: int = field(default_factory=lambda: next(_seq))
 
     def to_api(self) -> dict:
@@ -97,7 +111,7 @@ class Experiment:
     namespace: str = ""
     storage_state: str = "AVAILABLE"
     last_run_created_at: float | None = None
-    created_at: float = field(default_factory=time.time)
+    created_at: int = field(default_factory=now_s)
     seq: int = field(default_factory=lambda: next(_seq))
 
     def to_api(self) -> dict:
@@ -109,7 +123,7 @@ class Experiment:
         }
         _put(out, "description", self.description)
         _put(out, "namespace", self.namespace)
-        _put(out, "last_run_created_at", _ts(self.last_run_created_at))
+        out["last_run_created_at"] = rfc3339(self.last_run_created_at)  # api_converter.go:165
         return out
 
 
@@ -131,12 +145,13 @@ class Task:
             "run_id": run_id,
             "task_id": self.task_id,
             "display_name": self.display_name,
+            # api_converter.go:1913-1915: the three times always, the epoch when unset
             "create_time": rfc3339(self.create_time),
+            "start_time": rfc3339(self.start_time),
+            "end_time": rfc3339(self.end_time),
             "state": self.state,
-            "state_history": [{"update_time": rfc3339(t), "state": s} for t, s in self.history],
+            "state_history": _history(self.history),
         }
-        _put(out, "start_time", _ts(self.start_time))
-        _put(out, "end_time", _ts(self.end_time))
         if self.error:
             out["error"] = {"code": 2, "message": self.error}
         return out
@@ -157,8 +172,8 @@ class Run:
     recurring_run_id: str = ""
     namespace: str = ""  # its experiment's; v2beta1's Run has no such field, so not shown
     storage_state: str = "AVAILABLE"
-    created_at: float = field(default_factory=time.time)
-    scheduled_at: float | None = None  # a recurring run's fire time; else created_at
+    created_at: int = field(default_factory=now_s)
+    scheduled_at: int | None = None  # a recurring run's fire time; else created_at
     finished_at: float | None = None
     state: str = "PENDING"
     history: list[tuple[float, str]] = field(default_factory=list)
@@ -172,9 +187,12 @@ class Run:
             self.history.append((self.created_at, self.state))
 
     def set_state(self, state: str, at: float | None = None) -> None:
-        at = at or time.time()
+        """Move to ``state``; the history grows only when the state changes
+        (storage/run_store.go:706-711), in whole seconds as the store keeps it."""
+        at = int(at) if at else now_s()
         self.state = state
-        self.history.append((at, state))
+        if not self.history or self.history[-1][1] != state:
+            self.history.append((at, state))
         if state in FINAL_STATES:
             self.finished_at = at
 
@@ -182,7 +200,15 @@ class Run:
     def done(self) -> bool:
         return self.state in FINAL_STATES
 
+    @property
+    def conditions(self) -> str:
+        return _CONDITIONS.get(self.state, "Unknown")
+
     def to_api(self) -> dict:
+        """toApiRun (api_converter.go:1566-1660): the three times always (scheduled_at is
+        created_at, resource_manager.go:760-763), run_details only once there are tasks,
+        runtime_config only when it holds something; never the deprecated
+        pipeline_version_id."""
         out = {
             "run_id": self.run_id,
             "experiment_id": self.experiment_id,
@@ -190,21 +216,22 @@ class Run:
             "storage_state": self.storage_state,
             "created_at": rfc3339(self.created_at),
             "scheduled_at": rfc3339(self.scheduled_at or self.created_at),
+            "finished_at": rfc3339(self.finished_at),
             "state": self.state,
-            "state_history": [{"update_time": rfc3339(t), "state": s} for t, s in self.history],
-            "runtime_config": _runtime_config(self.params, self.pipeline_root),
-            "run_details": {"task_details": [t.to_api(self.run_id) for t in self.tasks]},
+            "state_history": _history(self.history),
             "plugins_output": {PLUGIN: self._plugin_output()},
         }
+        if self.params or self.pipeline_root:
+            out["runtime_config"] = _runtime_config(self.params, self.pipeline_root)
+        if self.tasks:
+            out["run_details"] = {"task_details": [t.to_api(self.run_id) for t in self.tasks]}
         _put(out, "description", self.description)
-        _put(out, "finished_at", _ts(self.finished_at))
         _put(out, "service_account", self.service_account)
         _put(out, "recurring_run_id", self.recurring_run_id)
         if self.inline_spec:
             out["pipeline_spec"] = self.package.api_view()
         if self.version_ref:
             out["pipeline_version_reference"] = dict(self.version_ref)
-            out["pipeline_version_id"] = self.version_ref["pipeline_version_id"]
         if self.error:
             out["error"] = {"code": 2, "message": self.error}
         return out
@@ -234,8 +261,8 @@ class RecurringRun:
     no_catchup: bool = False
     enabled: bool = True
     namespace: str = ""
-    created_at: float = field(default_factory=time.time)
-    updated_at: float = field(default_factory=time.time)
+    created_at: int = field(default_factory=now_s)
+    updated_at: int = field(default_factory=now_s)
     last_triggered: int | None = None  # the controller's status.trigger.lastTriggeredTime
     seq: int = field(default_factory=lambda: next(_seq))
 
@@ -269,7 +296,10 @@ def _runtime_config(params: dict, pipeline_root: str) -> dict:
     return out
 
 
-# Keys a LIST filter or sort_by may name, per resource; KFP's short aliases (name, id) included.
+# Keys a LIST filter or sort_by may name, per resource, as the APIToModelFieldMap of each model
+# has them (v1 aliases included), with the value of the column each stands for:
+# model/pipeline.go:78-86, model/pipeline_version.go:78-89, model/experiment.go:54-64,
+# model/run.go:386-403, model/job.go:217-225.
 PIPELINE_FIELDS = {
     "pipeline_id": lambda p: p.pipeline_id,
     "id": lambda p: p.pipeline_id,
@@ -286,6 +316,8 @@ VERSION_FIELDS = {
     "display_name": lambda v: v.display_name,
     "description": lambda v: v.description,
     "created_at": lambda v: v.created_at,
+    "status": lambda v: "READY",
+    "pipeline_spec": lambda v: json.dumps(v.package.pipeline_spec),
 }
 EXPERIMENT_FIELDS = {
     "experiment_id": lambda e: e.experiment_id,
@@ -296,6 +328,7 @@ EXPERIMENT_FIELDS = {
     "namespace": lambda e: e.namespace,
     "storage_state": lambda e: e.storage_state,
     "created_at": lambda e: e.created_at,
+    "last_run_created_at": lambda e: e.last_run_created_at or 0,
 }
 RUN_FIELDS = {
     "run_id": lambda r: r.run_id,
@@ -304,23 +337,38 @@ RUN_FIELDS = {
     "display_name": lambda r: r.display_name,
     "description": lambda r: r.description,
     "experiment_id": lambda r: r.experiment_id,
+    "namespace": lambda r: r.namespace,
     "recurring_run_id": lambda r: r.recurring_run_id,
     "state": lambda r: r.state,
+    "status": lambda r: r.conditions,
     "storage_state": lambda r: r.storage_state,
     "created_at": lambda r: r.created_at,
     "scheduled_at": lambda r: r.scheduled_at or r.created_at,
-    "finished_at": lambda r: r.finished_at,
-    "pipeline_version_id": lambda r: (r.version_ref or {}).get("pipeline_version_id"),
+    "finished_at": lambda r: r.finished_at or 0,
+    "state_history": lambda r: json.dumps(_history(r.history)),
+    "runtime_details": lambda r: "",
 }
 RECURRING_FIELDS = {
     "recurring_run_id": lambda j: j.recurring_run_id,
     "id": lambda j: j.recurring_run_id,
     "name": lambda j: j.display_name,
     "display_name": lambda j: j.display_name,
-    "experiment_id": lambda j: j.experiment_id,
+    "description": lambda j: j.description,
     "created_at": lambda j: j.created_at,
     "updated_at": lambda j: j.updated_at,
 }
+#: per field map: KFP's model name (in list errors) and how each LIST handler wraps a list
+#: error (run_server.go:564-570, experiment_server.go:286-288, pipeline_server.go:530-532 and
+#: :1057-1059, job_server.go:367-369); the id is each resource's primary key
+LISTABLE = {
+    id(PIPELINE_FIELDS): ("Pipeline", "Failed to list pipelines due invalid list options"),
+    id(VERSION_FIELDS): ("PipelineVersion",
+                         "Failed to list pipeline versions due invalid list options"),
+    id(EXPERIMENT_FIELDS): ("Experiment", "Failed to create list options"),
+    id(RUN_FIELDS): ("Run", "Failed to list runs: Failed to create list options"),
+    id(RECURRING_FIELDS): ("Job", "Failed to list recurring runs due to error parsing the "
+                           "listing options"),
+}  # fmt: skip
 
 
 class Store:

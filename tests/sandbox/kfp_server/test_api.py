@@ -126,10 +126,11 @@ def test_bad_input_answers_rpc_status(server):
         assert_valid(answer, method, path.replace("/nope", "/{run_id}"), status) if (
             "runs/" in path
         ) else None
+    # uploads answer {"error_message", "error_details"} (pipeline_upload_server.go:426-435)
     status, answer = upload(server, "bad.yaml", unique("bad"), data=b"just: [a, list")
-    assert status == 400 and "YAML" in answer["message"]
+    assert status == 400 and "YAML" in answer["error_message"]
     status, answer = upload(server, "bad.yaml", unique("bad"), data=b"kind: Deployment\n")
-    assert status == 400 and "PipelineSpec" in answer["message"]
+    assert status == 400 and "PipelineSpec" in answer["error_message"]
 
 
 def test_delete_pipeline_needs_cascade(server):
@@ -150,4 +151,7 @@ def test_duplicate_pipeline_name_conflicts(server):
     name = unique("dup")
     assert upload(server, "add_numbers.yaml", name)[0] == 200
     status, answer = upload(server, "add_numbers.yaml", name)
-    assert status == 409 and name in answer["message"]
+    # pipeline_upload_server.go:186-190: the name is not in the message
+    assert status == 409 and answer["error_message"] == (
+        "Failed to create a pipeline and a pipeline version"
+    )

@@ -28,9 +28,9 @@ def test_routing_errors_are_the_gateways(server):
 
 
 def test_an_operation_this_server_leaves_out_is_unimplemented(server):
-    status, body = call(server, "POST", f"{API}/runs/some-run:retry")
+    status, body = call(server, "POST", f"{API}/visualizations/some-namespace", {})
     assert status == 501 and body["code"] == 12 and "does not implement" in body["message"]
-    assert_valid(body, "POST", "/apis/v2beta1/runs/{run_id}:retry", status)
+    assert_valid(body, "POST", "/apis/v2beta1/visualizations/{namespace}", status)
 
 
 def test_a_handler_error_carries_kfps_user_error_detail(server):

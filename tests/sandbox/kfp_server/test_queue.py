@@ -20,7 +20,10 @@ def _body(name: str, spec: dict) -> dict:
 
 def test_one_slot_queues_the_second_run():
     spec = yaml.safe_load((PIPELINES / "hello_world.yaml").read_text())
-    with start_kfp_server(max_parallel_runs=1, simulate="auto:fixed(0.8)") as s:
+    # no persistence-agent delay: this checks the queue, not the agent
+    with start_kfp_server(
+        max_parallel_runs=1, simulate="auto:fixed(0.8)", persistence_delay=0
+    ) as s:
         first = call(s, "POST", f"{API}/runs", _body("first", spec))[1]
         second = call(s, "POST", f"{API}/runs", _body("second", spec))[1]
         time.sleep(0.3)
@@ -49,7 +52,8 @@ async def _create_many(url: str, spec: dict, n: int, concurrency: int) -> list[i
 
 def test_thousand_simulated_runs_are_created_and_listed_quickly():
     spec = yaml.safe_load((PIPELINES / "add_numbers.yaml").read_text())
-    options = dict(simulate="all:uniform(0.1,0.5),fail=0.2", max_parallel_runs=200, seed=3)
+    options = dict(simulate="all:uniform(0.1,0.5),fail=0.2", max_parallel_runs=200, seed=3,
+                   persistence_delay=0)  # fmt: skip
     with start_kfp_server(latency_ms=20, **options) as s:
         start = time.perf_counter()
         statuses = asyncio.run(_create_many(s.url, spec, 1000, 16))
