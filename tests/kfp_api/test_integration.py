@@ -325,9 +325,6 @@ def _hello_run_expected(run: dict, eid: str, ref: dict, name: str, description: 
             "pipeline_version_reference": ref}  # fmt: skip
 
 
-@differs("a created run is RUNNING with run_details, and no default service account; also "
-         "runtime_config {} when none given, and the deprecated pipeline_version_id beside "
-         "pipeline_version_reference (api_converter.go:1639-1646) (new)")  # fmt: skip
 def test_run_apis(fresh):
     """run_api_test.go RunAPITestSuite.TestRunAPIs (7b70c7b95f)."""
     s = fresh

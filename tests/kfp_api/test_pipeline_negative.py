@@ -61,7 +61,6 @@ def test_create_and_version_with_an_unreachable_url_fails(server):
     )
 
 
-@differs("names over 128 characters are accepted (validation.ValidateFieldLength; being fixed)")
 def test_create_with_a_500_char_name_fails(server):
     """Create a pipeline using '/pipelines' > It("With 500 char name")."""
     _fails(_create(server, name=random_string(500)))

@@ -23,7 +23,6 @@ from tests.kfp_api.support import (
     HELLO,
     RUNNER_SA,
     VALID,
-    differs,
     get,
     go_id,
     ok,
@@ -35,7 +34,6 @@ from tests.kfp_api.support import (
 #: Every case checks the created run with MatchPipelineRuns, which wants the deprecated top-level
 #: pipeline_version_id empty: toApiRun (backend/src/apiserver/server/api_converter.go:1590-1647)
 #: sets only pipeline_version_reference; the local server copies it to both.
-pytestmark = differs("a run carries the deprecated top-level pipeline_version_id (new difference)")
 
 FIRST = valid_files()[0]  # pipelineFilePaths[0]: Go's filepath.Walk order
 INVALID_STATES = {"CANCELED", "CANCELING", "RUNTIME_STATE_UNSPECIFIED"}
