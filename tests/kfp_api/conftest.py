@@ -2,8 +2,8 @@
 
 ``server`` is shared by a module (the Ginkgo suites of backend/test/v2/api name every resource
 uniquely); ``fresh`` is one per test, for the integration suites, which count what the whole
-server holds. Every run is simulated for 0.3 s: the tests need runs to exist and end, not to
-execute.
+server holds, with the package URL checks off as KFP's CI has them. Every run is simulated
+for 0.3 s: the tests need runs to exist and end, not to execute.
 """
 
 from __future__ import annotations
@@ -22,6 +22,11 @@ def server():
 
 
 @pytest.fixture
-def fresh():
+def fresh(monkeypatch):
+    """The integration suites' server. KFP's CI turns the package URL checks off for them
+    (.github/workflows/integration-tests-v1.yml:75-76, ``PIPELINE_URL_VALIDATION_ENABLED=false``
+    on ml-pipeline), since their files are served from inside the cluster; the child process
+    inherits it here, as the API server reads it from its environment."""
+    monkeypatch.setenv("PIPELINE_URL_VALIDATION_ENABLED", "false")
     with start_kfp_server(**_OPTIONS) as s:
         yield s

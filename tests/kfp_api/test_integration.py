@@ -66,7 +66,6 @@ def _version(server, pipeline_id: str, path=HELLO, name="hello-world-version") -
     return ok(upload_file(server, path, query, version=True))
 
 
-@differs("healthz pipeline_store is the sandbox's name, not 'database' (new difference)")
 def test_healthz_api(fresh):
     """healthz_api_test.go HealthzApiTest.TestHealthzAPI (7b70c7b95f)."""
     body = ok(get(fresh, "/healthz"))
@@ -136,7 +135,6 @@ def test_experiment_api(fresh):
             assert ok(get(s, f"/recurringruns/{jid}"))["status"] == "DISABLED"
 
 
-@differs("package_url is not fetched (new difference)")
 def test_pipeline_api(fresh, loopback_files):
     """pipeline_api_test.go PipelineApiTest.TestPipelineAPI (7b70c7b95f). The Go test imports
     by URL from GitHub raw; here the same files are served on loopback (``loopback_files``)."""
@@ -222,10 +220,6 @@ def loopback_files():
     httpd.server_close()
 
 
-@differs(
-    "an upload without a name takes the file name without its extension; package_url "
-    "is not fetched (new differences)"
-)
 def test_pipeline_version_pipeline_spec(fresh, loopback_files):
     """pipeline_version_api_test.go PipelineVersionApiTest.TestPipelineSpec (7b70c7b95f)."""
     s = fresh

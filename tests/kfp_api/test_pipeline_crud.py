@@ -16,16 +16,8 @@ from tests.kfp_api.go_pipelines import (
     upload_version,
     versions_by_created,
 )
-from tests.kfp_api.support import API, HELLO, call, delete, differs, get, ok, post
+from tests.kfp_api.support import API, HELLO, call, delete, get, ok, post
 
-TAGS = "pipeline and version tags are not stored or returned (tags not implemented; new difference)"
-TAG_CHECKS = "tags are not validated (63-char key and value, no dot, non-empty key, at most 20; tags not implemented)"
-PATCH = "PATCH /apis/v2beta1/pipelines/{pipeline.pipeline_id} is missing (UpdatePipeline; new difference)"
-PATCH_V = "PATCH /apis/v2beta1/pipelines/{pipeline_version.pipeline_id}/versions/{pipeline_version.pipeline_version_id} is missing (UpdatePipelineVersion; new difference)"
-TAG_FILTER = "a tags.<key> filter is not known to the lister (tags not implemented; new difference)"
-#: pipeline_server.go:937 and :1093 (GetPipelineVersion, DeletePipelineVersion) use the version id
-#: alone; the Go cases say so ("The server does not validate that the version belongs ...").
-OTHER_PIPELINE = "a version under another pipeline's id is 404 (KFP ignores the pipeline id: pipeline_server.go:937, :1093; new difference)"
 TWENTY_ONE = {f"key{i}": f"val{i}" for i in range(21)}
 
 
@@ -83,7 +75,6 @@ def test_create_with_ascii_characters_in_the_name(server):
     assert ok(_create(server, name="test-pipeline-with-ascii-!@#$%")).get("pipeline_id")
 
 
-@differs(TAGS)
 def test_create_with_name_and_tags(server):
     """Create a pipeline with tags using '/pipelines' > It("With name and tags")."""
     tags = {"team": "ml-ops", "env": "dev"}
@@ -92,7 +83,6 @@ def test_create_with_name_and_tags(server):
     assert ok(get(server, f"/pipelines/{created['pipeline_id']}")).get("tags") == tags
 
 
-@differs(TAGS)
 def test_create_with_name_description_and_tags(server):
     """It("With name, description and tags")."""
     tags = {"project": "kfp"}
@@ -121,7 +111,6 @@ def test_get_with_id(server):
         created.get(k) for k in ("pipeline_id", "name", "display_name")]  # fmt: skip
 
 
-@differs(TAGS)
 def test_get_with_id_returns_tags(server):
     """It("With ID and verify tags are returned")."""
     tags = {"team": "ml-ops", "env": "staging"}
@@ -143,7 +132,6 @@ def test_get_by_full_name(server):
     assert got["pipeline_id"] == created["pipeline_id"] and got.get("name") == created["name"]
 
 
-@differs(TAGS)
 def test_get_by_name_returns_tags(server):
     """It("With name and verify tags are returned")."""
     tags = {"project": "kfp", "owner": "test"}
@@ -171,7 +159,6 @@ def test_get_version_without_tags(server):
     assert not tags_of(got), "Tags should be empty when version has no tags"
 
 
-@differs(TAGS)
 def test_get_version_with_tags(server):
     """It("With valid pipeline id and version id - verify tags are returned when version has tags")."""
     tags = {"env": "prod", "team": "data"}
@@ -184,7 +171,6 @@ def test_get_version_with_tags(server):
     )
 
 
-@differs(OTHER_PIPELINE)
 def test_get_version_with_another_pipelines_id(server):
     """It("Returns version even when pipeline ID in URL does not match the version's pipeline")."""
     name = gen_name()
@@ -195,7 +181,6 @@ def test_get_version_with_another_pipelines_id(server):
     assert got["pipeline_id"] == one["pipeline_id"]
 
 
-@differs(TAGS)
 def test_list_versions_includes_tags(server):
     """List pipeline versions with tags '/pipelines/{pipeline_id}/versions' > It("List versions and verify tags are included in response")."""
     tags = {"stage": "beta", "owner": "alice"}
@@ -228,7 +213,6 @@ def test_create_version_with_pipeline_id(server):
     assert got["pipeline_id"] == created["pipeline_id"]
 
 
-@differs(TAGS)
 def test_create_version_with_tags(server):
     """It("Create version with tags")."""
     tags = {"env": "test", "team": "ml"}
@@ -272,7 +256,6 @@ def test_delete_a_pipeline_without_versions(server):
     _fails(get(server, f"/pipelines/{created['pipeline_id']}"))
 
 
-@differs(TAGS)
 def test_delete_a_pipeline_with_tags(server):
     """It("Delete pipeline with tags and verify tags are cleaned up")."""
     tags = {"team": "ml-ops", "env": "staging"}
@@ -295,7 +278,6 @@ def test_delete_a_version(server):
     assert versions_by_created(server, created["pipeline_id"]) == []
 
 
-@differs(OTHER_PIPELINE)
 def test_delete_a_version_with_another_pipelines_id(server):
     """It("Deletes version even when pipeline ID in URL does not match the version's pipeline")."""
     name = gen_name()

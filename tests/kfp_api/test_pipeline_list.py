@@ -21,10 +21,7 @@ from tests.kfp_api.go_pipelines import (
     upload_version,
     versions_by_created,
 )
-from tests.kfp_api.support import HELLO, differs, get, ok, post
-
-TAGS = "pipeline and version tags are not stored or returned (tags not implemented; new difference)"
-TAG_FILTER = "a tags.<key> filter is not known to the lister (tags not implemented; new difference)"
+from tests.kfp_api.support import HELLO, get, ok, post
 
 
 def _hello(server, name=None, display=None, **kw) -> dict:
@@ -251,7 +248,6 @@ def test_filter_by_created_date_and_sort_by_updated_date_descending(server):
     ok(list_pipelines(server, filter=CREATED_GT, sort_by="created_at desc"))
 
 
-@differs(TAGS)
 def test_filter_pipelines_by_a_single_tag(server):
     """Filter by Tags > It("Filter pipelines by a single tag")."""
     tags = {"team": "ml-ops"}
@@ -263,7 +259,6 @@ def test_filter_pipelines_by_a_single_tag(server):
     assert tags_of(found[0]).get("team") == "ml-ops"
 
 
-@differs(TAGS)
 def test_filter_pipelines_by_multiple_tags(server):
     """It("Filter pipelines by multiple tags")."""
     tags = {"team": "ml-ops", "env": "prod"}
@@ -274,7 +269,6 @@ def test_filter_pipelines_by_multiple_tags(server):
     assert _only(items, created["pipeline_id"]), "Pipeline with both tags should appear"
 
 
-@differs(TAG_FILTER)
 def test_filter_by_a_tag_no_pipeline_has_is_empty(server):
     """It("Filter by tag that no pipeline has returns empty")."""
     items, total, _ = _pipelines(server, filter=_pred("tags.nonexistent", "EQUALS", "value"))
@@ -478,7 +472,6 @@ def test_versions_filter_and_sort_by_created_date_descending(server):
     ok(list_versions(server, created["pipeline_id"], filter=CREATED_GT, sort_by="created_at desc"))
 
 
-@differs(TAGS)
 def test_versions_with_tags_list_them(server):
     """Pipeline Version Tags in List > It("Versions with tags should include tags in list
     response")."""
@@ -498,7 +491,6 @@ def test_versions_without_tags_list_none(server):
     assert not tags_of(items[0]), "Version without tags should have empty tags"
 
 
-@differs(TAGS)
 def test_versions_filter_by_a_single_tag(server):
     """Filter by Tags > It("Filter pipeline versions by a single tag")."""
     created, _ = _with_version(server, "-v2-tag-filter", tags={"env": "prod"})
@@ -509,7 +501,6 @@ def test_versions_filter_by_a_single_tag(server):
     assert all(tags_of(v).get("env") == "prod" for v in items)
 
 
-@differs(TAGS)
 def test_versions_filter_by_multiple_tags(server):
     """It("Filter pipeline versions by multiple tags")."""
     created, name = _with_version(server, "-v2-multi-tag", tags={"env": "staging", "team": "data"})
@@ -519,7 +510,6 @@ def test_versions_filter_by_multiple_tags(server):
     assert any(v.get("display_name") == name for v in items), "Version with both tags should appear"
 
 
-@differs(TAG_FILTER)
 def test_versions_filter_by_a_tag_no_version_has_is_empty(server):
     """It("Filter by tag that no version has returns empty")."""
     created = _hello(server)
@@ -529,7 +519,6 @@ def test_versions_filter_by_a_tag_no_version_has_is_empty(server):
     assert total == 0 and not items
 
 
-@differs(TAG_FILTER)
 def test_versions_filter_by_a_tag_with_a_wrong_value_is_empty(server):
     """It("Filter by tag with wrong value returns empty")."""
     created, _ = _with_version(server, "-v2-wrong-val", tags={"env": "prod"})
@@ -549,7 +538,6 @@ def test_versions_filter_by_a_tag_with_not_equals_fails(server):
     )
 
 
-@differs(TAGS)
 def test_versions_filter_by_a_tag_and_a_name(server):
     """It("Filter by tag combined with name filter")."""
     created, name = _with_version(server, "-v2-combined", tags={"env": "combined-test"})

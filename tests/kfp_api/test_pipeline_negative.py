@@ -17,8 +17,8 @@ from tests.kfp_api.go_pipelines import (
     upload_and_verify,
     upload_version,
 )
-from tests.kfp_api.support import API, HELLO, call, delete, differs, get, ok, post
-from tests.kfp_api.test_pipeline_crud import PATCH, PATCH_V, TAG_CHECKS, TAGS, TWENTY_ONE
+from tests.kfp_api.support import API, HELLO, call, delete, get, ok, post
+from tests.kfp_api.test_pipeline_crud import TWENTY_ONE
 
 
 def _fails(answer) -> None:
@@ -161,7 +161,6 @@ def test_filter_by_a_tag_with_not_equals_fails(server):
     _fails(list_pipelines(server, filter=_pred("tags.team", "NOT_EQUALS", "ml-ops")))
 
 
-@differs(TAGS)
 def test_filter_by_a_tag_with_a_wrong_value_is_empty(server):
     """It("Filter by tag with wrong value returns empty results")."""
     tags = {"team": "ml-ops"}
@@ -179,7 +178,6 @@ def test_get_a_deleted_pipeline_with_tags_fails(server):
 # ---- Update Pipeline - Positive / Negative Tests -----------------------------------------
 
 
-@differs(PATCH)
 def test_patch_adds_tags(server):
     """Update Pipeline - Positive Tests > Update pipeline via PATCH '/pipelines/{pipeline_id}' > It("Add tags to a pipeline that has no tags")."""
     created = ok(_create(server, name=gen_name()))
@@ -188,7 +186,6 @@ def test_patch_adds_tags(server):
     assert ok(get(server, f"/pipelines/{created['pipeline_id']}")).get("tags") == tags
 
 
-@differs(TAGS)
 def test_patch_replaces_tags(server):
     """It("Replace existing tags with new tags")."""
     created = ok(_create(server, name=gen_name(), tags={"team": "ml-ops", "env": "dev"}))
@@ -198,7 +195,6 @@ def test_patch_replaces_tags(server):
     assert "team" not in tags_of(updated) and "env" not in tags_of(updated)
 
 
-@differs(PATCH)
 def test_patch_removes_all_tags(server):
     """It("Remove all tags by passing empty map")."""
     created = ok(_create(server, name=gen_name(), tags={"team": "ml-ops"}))
@@ -206,7 +202,6 @@ def test_patch_removes_all_tags(server):
     assert not tags_of(ok(get(server, f"/pipelines/{created['pipeline_id']}")))
 
 
-@differs(PATCH)
 def test_patch_tags_then_list_filter(server):
     """It("Update tags and verify via list filter")."""
     created = ok(_create(server, name=gen_name(), namespace=NS))
@@ -217,7 +212,6 @@ def test_patch_tags_then_list_filter(server):
     assert created["pipeline_id"] in [p["pipeline_id"] for p in body.get("pipelines", [])]
 
 
-@differs(PATCH)
 def test_patch_tags_of_63_chars(server):
     """It("Update tags with maximum allowed key and value lengths (63 chars)")."""
     created = ok(_create(server, name=gen_name()))
@@ -225,7 +219,6 @@ def test_patch_tags_of_63_chars(server):
     assert ok(_patch(server, created["pipeline_id"], {"tags": tags})).get("tags") == tags
 
 
-@differs(PATCH)
 def test_patch_display_name_and_tags(server):
     """It("Update pipeline display_name along with tags")."""
     created = ok(_create(server, name=gen_name()))
@@ -277,7 +270,6 @@ def test_patch_a_deleted_pipeline_fails(server):
     _fails(_patch(server, created["pipeline_id"], {"tags": {"team": "ml-ops"}}))
 
 
-@differs(TAGS)
 def test_get_after_delete_has_no_tags(server):
     """It("Get pipeline by ID after deletion should not return tags")."""
     tags = {"team": "ml-ops", "env": "prod"}
@@ -287,7 +279,6 @@ def test_get_after_delete_has_no_tags(server):
     _fails(get(server, f"/pipelines/{created['pipeline_id']}"))
 
 
-@differs(TAGS)
 def test_deleted_pipeline_tags_leave_the_filter(server):
     """It("Deleted pipeline tags should not appear in list filter results")."""
     value = "dt-" + gen_name()[8:25]
@@ -307,31 +298,26 @@ def _create_fails(server, tags: dict) -> None:
     _fails(_create(server, name=gen_name(), tags=tags))
 
 
-@differs(TAG_CHECKS)
 def test_create_with_a_64_char_tag_key_fails(server):
     """Create pipeline with invalid tags > It("With tag key exceeding 63 characters")."""
     _create_fails(server, {random_string(64): "value"})
 
 
-@differs(TAG_CHECKS)
 def test_create_with_a_64_char_tag_value_fails(server):
     """It("With tag value exceeding 63 characters")."""
     _create_fails(server, {"team": random_string(64)})
 
 
-@differs(TAG_CHECKS)
 def test_create_with_an_empty_tag_key_fails(server):
     """It("With empty tag key")."""
     _create_fails(server, {"": "value"})
 
 
-@differs(TAG_CHECKS)
 def test_create_with_a_tag_key_with_a_dot_fails(server):
     """It("With tag key containing dot")."""
     _create_fails(server, {"team.name": "ml-ops"})
 
 
-@differs(TAG_CHECKS)
 def test_create_with_21_tags_fails(server):
     """It("With more than 20 tags")."""
     _create_fails(server, TWENTY_ONE)
@@ -343,31 +329,26 @@ def _version_fails(server, suffix: str, tags: dict) -> None:
     _fails(upload_version(server, HELLO, created["pipeline_id"], name + suffix, tags=tags))
 
 
-@differs(TAG_CHECKS)
 def test_version_with_a_64_char_tag_key_fails(server):
     """Create pipeline version with invalid tags > It("With tag key exceeding 63 characters on pipeline version")."""
     _version_fails(server, "-v-bad-key", {random_string(64): "value"})
 
 
-@differs(TAG_CHECKS)
 def test_version_with_a_64_char_tag_value_fails(server):
     """It("With tag value exceeding 63 characters on pipeline version")."""
     _version_fails(server, "-v-bad-val", {"team": random_string(64)})
 
 
-@differs(TAG_CHECKS)
 def test_version_with_an_empty_tag_key_fails(server):
     """It("With empty tag key on pipeline version")."""
     _version_fails(server, "-v-empty-key", {"": "value"})
 
 
-@differs(TAG_CHECKS)
 def test_version_with_a_tag_key_with_a_dot_fails(server):
     """It("With tag key containing dot on pipeline version")."""
     _version_fails(server, "-v-dot-key", {"team.name": "ml-ops"})
 
 
-@differs(TAG_CHECKS)
 def test_version_with_21_tags_fails(server):
     """It("With more than 20 tags on pipeline version")."""
     _version_fails(server, "-v-many-tags", TWENTY_ONE)
@@ -393,7 +374,6 @@ def _patch_version(server, pid: str, version: dict, body: dict):
     )
 
 
-@differs(PATCH_V)
 def test_patch_version_adds_tags(server):
     """Update Pipeline Version > Update pipeline version tags via UpdatePipelineVersion > It("Add tags to an existing pipeline version")."""
     pid, version = _new_version(server, "-v-add-tags")
@@ -403,7 +383,6 @@ def test_patch_version_adds_tags(server):
     assert got.get("tags") == tags
 
 
-@differs(PATCH_V)
 def test_patch_version_replaces_tags(server):
     """It("Replace existing tags on a pipeline version")."""
     pid, version = _new_version(server, "-v-replace-tags", {"team": "ml-ops"})
@@ -412,7 +391,6 @@ def test_patch_version_replaces_tags(server):
     assert updated.get("tags") == tags and "team" not in tags_of(updated)
 
 
-@differs(PATCH_V)
 def test_patch_version_display_name_and_tags(server):
     """It("Update pipeline version display_name along with tags")."""
     pid, version = _new_version(server, "-v-update-both")

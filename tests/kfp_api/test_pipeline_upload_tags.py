@@ -13,13 +13,9 @@ from tests.kfp_api.go_pipelines import (
     upload_and_verify,
     upload_version,
 )
-from tests.kfp_api.support import HELLO, VERSION_ERR, differs, failed, get, ok
-
-TAGS = "pipeline and version tags are not stored or returned (tags not implemented; new difference)"
-TAG_CHECKS = "version tags are not validated: 63-char key and value, JSON (tags not implemented)"
+from tests.kfp_api.support import HELLO, VERSION_ERR, failed, get, ok
 
 
-@differs(TAGS)
 def test_upload_with_tags_returns_them(server):
     """Verify Pipeline Upload with Tags > ... > It("Upload hello_world.yaml pipeline with tags and
     verify tags are returned")."""
@@ -37,7 +33,6 @@ def test_upload_without_tags(server):
     upload_and_verify(server, HELLO, gen_name())
 
 
-@differs(TAGS)
 def test_upload_with_tags_get_pipeline_returns_them(server):
     """It("Upload hello_world.yaml pipeline with tags and verify tags via GetPipeline")."""
     tags = {"project": "kfp", "owner": "test"}
@@ -58,7 +53,6 @@ def _version_and_verify(server, suffix: str, tags=None) -> tuple[dict, dict]:
     return created, version
 
 
-@differs(TAGS)
 def test_upload_version_with_tags_returns_them(server):
     """Verify Pipeline Upload Version with Tags > ... > It("Upload a pipeline version with tags
     and verify tags are returned in the response")."""
@@ -67,7 +61,6 @@ def test_upload_version_with_tags_returns_them(server):
     assert version.get("tags") == tags, "Tags should be returned in the upload response"
 
 
-@differs(TAGS)
 def test_upload_version_with_tags_get_version_returns_them(server):
     """It("Upload a pipeline version with tags and verify tags via GetPipelineVersion
     endpoint")."""
@@ -77,7 +70,6 @@ def test_upload_version_with_tags_get_version_returns_them(server):
     assert ok(get(server, path)).get("tags") == tags
 
 
-@differs(TAGS)
 def test_upload_version_with_tags_list_versions_returns_them(server):
     """It("Upload a pipeline version with tags and verify tags via ListPipelineVersions")."""
     tags = {"stage": "beta", "release": "v1"}
@@ -109,7 +101,6 @@ def _bad_tags(server, suffix: str, tags) -> None:
     assert VERSION_ERR in failed(answer, VERSION_ERR)
 
 
-@differs(TAG_CHECKS)
 def test_upload_version_with_a_too_long_tag_key_fails(server):
     """Verify Pipeline Upload Version with Tags Failure > ... > It("Upload a pipeline version with
     tag key exceeding 63 characters")."""
@@ -117,14 +108,12 @@ def test_upload_version_with_a_too_long_tag_key_fails(server):
     _bad_tags(server, "-v2-long-key", {key: "value"})
 
 
-@differs(TAG_CHECKS)
 def test_upload_version_with_a_too_long_tag_value_fails(server):
     """It("Upload a pipeline version with tag value exceeding 63 characters")."""
     value = "this-value-is-way-too-long-for-tags-and-exceeds-the-sixty-three-char-limit"
     _bad_tags(server, "-v2-long-value", {"key": value})
 
 
-@differs(TAG_CHECKS)
 def test_upload_version_with_invalid_tags_json_fails(server):
     """It("Upload a pipeline version with invalid tags JSON format")."""
     _bad_tags(server, "-v2-bad-json", "not-valid-json")

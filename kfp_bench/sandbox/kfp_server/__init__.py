@@ -1,7 +1,8 @@
 """A local Kubeflow Pipelines API server (v2beta1) that really runs pipelines.
 
 It serves the paths of the official swagger that kfp.Client and kfp-bench's driver use: healthz;
-pipelines (multipart upload and upload_version, versions, get, list, delete with cascade);
+pipelines (multipart upload and upload_version, create from a package_url, versions, get, list,
+tags, PATCH of display name and tags, delete with cascade);
 experiments; runs (create, get, list with filter/page_token/page_size/sort_by, delete, terminate,
 archive, retry); recurring runs (KFP's cron and interval triggers, catch-up, max_concurrency,
 enable/disable, as KFP's ScheduledWorkflow controller fires them).

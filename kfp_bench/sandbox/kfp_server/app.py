@@ -89,7 +89,9 @@ class KfpApi:
         # The real handler's fields (backend/src/apiserver/main.go), two of them not in the
         # swagger: clients read the backend's release from tag_name.
         body = {"commit_sha": self.commit, "tag_name": self.version, "multi_user": self.multi_user}
-        return ok({**body, "pipeline_store": "kfp-bench sandbox (in memory)"})
+        # main.go:556-603: "database" unless PIPELINE_STORE says otherwise; the local server
+        # tells itself apart by its runs' plugins_output marker (store.PLUGIN), not here.
+        return ok({**body, "pipeline_store": "database"})
 
     async def internal_health(self, request: web.Request) -> web.Response:
         return web.Response(text="ok")
@@ -447,7 +449,7 @@ class KfpApi:
     # --- wiring ---------------------------------------------------------------------------
 
     def routes(self) -> list[web.RouteDef]:
-        p = pipelines.PipelineHandlers(self.store, self.metrics)
+        p = pipelines.PipelineHandlers(self.store, self.metrics, self.multi_user)
         run, job, exp = (
             f"{API}/runs/{{run_id:{_ID}}}",
             f"{API}/recurringruns/{{recurring_run_id:{_ID}}}",

@@ -125,8 +125,6 @@ UNIMPLEMENTED = tuple(
         ("GET", "filters"),
         ("POST", "scheduledworkflows"),
         ("POST", "workflows"),
-        ("PATCH", "pipelines/{}"),
-        ("PATCH", "pipelines/{}/versions/{}"),
         ("POST", "visualizations/{}"),
     )
 )

@@ -65,9 +65,11 @@ def list_answer(name: str, rows: list, total: int, token: str) -> web.Response:
     return ok(out)
 
 
-def list_rows(request: web.Request, rows, fields) -> tuple[list, int, str]:
-    """One page of ``rows`` (``listing.page``); a bad list request is wrapped in the words of
-    the resource's LIST handler (``store.LISTABLE``)."""
+def list_rows(request: web.Request, rows, fields, filter_text: str | None = None):
+    """One page of ``rows`` (``listing.page``): (rows, total, next page token); a bad list
+    request is wrapped in the words of the resource's LIST handler (``store.LISTABLE``).
+    ``filter_text``: the filter to apply instead of the request's (pipelines take their tag
+    predicates out first)."""
     q = request.query
     model, context = LISTABLE[id(fields)]
     try:
@@ -76,7 +78,7 @@ def list_rows(request: web.Request, rows, fields) -> tuple[list, int, str]:
             fields=fields,
             key=fields["id"],
             model=model,
-            filter_text=q.get("filter"),
+            filter_text=q.get("filter") if filter_text is None else filter_text,
             sort_by=q.get("sort_by"),
             page_size=q.get("page_size"),
             page_token=q.get("page_token"),

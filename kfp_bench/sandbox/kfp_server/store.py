@@ -62,6 +62,7 @@ class Pipeline:
     display_name: str
     description: str = ""
     namespace: str = ""
+    tags: dict[str, str] = field(default_factory=dict)
     created_at: int = field(default_factory=now_s)
     seq: int = field(default_factory=lambda: next(_seq))
 
@@ -74,6 +75,7 @@ class Pipeline:
         }
         _put(out, "description", self.description)
         _put(out, "namespace", self.namespace)
+        _put(out, "tags", dict(self.tags))
         return out
 
 
@@ -86,6 +88,8 @@ class Version:
     package: Package
     description: str = ""
     code_source_url: str = ""
+    package_url: str = ""
+    tags: dict[str, str] = field(default_factory=dict)
     created_at: int = field(default_factory=now_s)
     seq: int = field(default_factory=lambda: next(_seq))
 
@@ -100,6 +104,9 @@ class Version:
         }
         _put(out, "description", self.description)
         _put(out, "code_source_url", self.code_source_url)
+        if self.package_url:  # api_converter.go:541-546
+            out["package_url"] = {"pipeline_url": self.package_url}
+        _put(out, "tags", dict(self.tags))
         return out
 
 
