@@ -44,6 +44,13 @@ _KFP_COUNTERS = {
     "experiment_server_create_requests": "create_experiment",
     "experiment_server_delete_requests": "delete_experiment",
     "experiment_server_list_requests": "list_experiments",
+    # recurring runs count under their v1 name, jobs (job_server.go:34-66)
+    "job_server_create_requests": "create_recurring_run",
+    "job_server_get_requests": "get_recurring_run",
+    "job_server_list_requests": "list_recurring_runs",
+    "job_server_delete_requests": "delete_recurring_run",
+    "job_server_enable_requests": "enable_recurring_run",
+    "job_server_disable_requests": "disable_recurring_run",
 }
 _OP_LABELS = ("operation", "grpc_method", "method", "rpc", "handler", "endpoint", "route", "path")
 _VERB_LABELS = ("http_method", "verb", "method")
@@ -63,6 +70,10 @@ _REST = [
     ("GET", r"/apis/v2beta1/runs/[^/:]+$", "get_run"),
     ("POST", r"/apis/v2beta1/runs/[^/]+:terminate$", "terminate_run"),
     ("DELETE", r"/apis/v2beta1/runs/[^/]+$", "delete_run"),
+    ("POST", r"/apis/v2beta1/recurringruns$", "create_recurring_run"),
+    ("GET", r"/apis/v2beta1/recurringruns$", "list_recurring_runs"),
+    ("GET", r"/apis/v2beta1/recurringruns/[^/:]+$", "get_recurring_run"),
+    ("DELETE", r"/apis/v2beta1/recurringruns/[^/:]+$", "delete_recurring_run"),
 ]
 _opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 

@@ -87,6 +87,15 @@ def test_a_failed_scrape_is_data():
             "delete_pipeline_version",
         ),
         ("pipeline_upload_requests", {}, "upload_pipeline"),
+        ("job_server_list_requests", {}, "list_recurring_runs"),
+        ("job_server_delete_requests", {}, "delete_recurring_run"),
+        ("job_server_job_count", {}, None),
+        ("x", {"method": "GET", "path": "/apis/v2beta1/recurringruns"}, "list_recurring_runs"),
+        (
+            "x",
+            {"method": "DELETE", "path": "/apis/v2beta1/recurringruns/{recurring_run_id}"},
+            "delete_recurring_run",
+        ),
         ("process_cpu_seconds_total", {}, None),
     ],
 )

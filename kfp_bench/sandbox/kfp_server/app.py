@@ -20,7 +20,6 @@ lists.
 from __future__ import annotations
 
 import random
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -75,6 +74,7 @@ class KfpApi:
         self.executor = executor
         self.metrics = metrics
         self.scheduler = cron.Scheduler(store.recurring, self._live_runs, self._spawn_scheduled)
+        self.k8s_names = random.Random()  # the generateName suffixes Kubernetes would draw
         metrics.state_source = self._states
         executor.on_finish = lambda run: None
         self.version, self.commit = version, commit
@@ -220,7 +220,9 @@ class KfpApi:
         }
         return version.package, False, ref
 
-    def new_run(self, body: dict, experiment_id: str | None, recurring_run_id: str = "") -> Run:
+    def new_run(
+        self, body: dict, experiment_id: str | None, recurring_run_id: str = "", run_id: str = ""
+    ) -> Run:
         name = body.get("display_name") or ""
         if not name:
             raise ValueError("the run name (display_name) is empty; give the run a name")
@@ -234,7 +236,7 @@ class KfpApi:
         exp_id = self.store.resolve_experiment(experiment_id or body.get("experiment_id"))
         experiment = self.store.experiments[exp_id]
         run = Run(
-            new_id(),
+            run_id or new_id(),
             exp_id,
             name,
             package,
@@ -343,11 +345,12 @@ class KfpApi:
 
     def _spawn_scheduled(self, job: RecurringRun, due: int) -> bool:
         """The controller's run of ``job`` scheduled at ``due``; False if it could not be made
-        (its experiment or pipeline is gone), to be tried again, as controller.go does."""
-        stamp = time.strftime("%Y%m%d%H%M%S", time.gmtime(max(due, 0)))
+        (its experiment or pipeline is gone), to be tried again, as controller.go does. Named
+        as its workflow is (``cron.workflow_name``), with no description of its own."""
+        index = job.last_index + 1
+        name = cron.workflow_name(job.k8s_name, index)
         body = {
-            "display_name": f"{job.display_name}-{stamp}",
-            "description": job.description,
+            "display_name": name,
             "runtime_config": {"parameters": job.params, "pipeline_root": job.pipeline_root},
             "service_account": job.service_account,
         }
@@ -355,19 +358,24 @@ class KfpApi:
             body["pipeline_spec"] = job.package.api_view()
         else:  # a pipeline id alone takes the pipeline's latest version now
             body["pipeline_version_reference"] = job.version_ref
+        # A pinned recurring run's controller makes the workflow itself, labelled with a random
+        # run id (scheduled_workflow.go:163-179); with a pipeline id alone it calls CreateRun
+        # (controller.go:690-708), whose run id is derived from the name.
+        requested = not (job.inline_spec or job.version_ref.get("pipeline_version_id"))
+        run_id = cron.requested_run_id(job.recurring_run_id, name) if requested else new_id()
         try:
-            run = self.new_run(body, job.experiment_id, job.recurring_run_id)
+            run = self.new_run(body, job.experiment_id, job.recurring_run_id, run_id)
         except (LookupError, ValueError):
             return False
-        if job.inline_spec or job.version_ref.get("pipeline_version_id"):
-            # the controller starts the workflow labelled with its fire time, which the run
-            # reports as scheduled_at (resource_manager.go:1889); a run it asks the API for (a
-            # pipeline id alone) is scheduled when created (resource_manager.go:759)
+        if not requested:
+            # the workflow's fire-time label is the run's scheduled_at (resource_manager.go:
+            # 1889); a run asked of the API is scheduled when created (resource_manager.go:759)
             run.scheduled_at = due
+        job.last_index = index  # scheduled_workflow.go UpdateStatus: LastIndex on submission
         return True
 
     async def create_recurring_run(self, request: web.Request) -> web.Response:
-        self.metrics.operation("recurring_run_server_create_requests")
+        self.metrics.operation("job_server_create_requests")
         body = await json_body(request, "V2beta1RecurringRun")
         name = body.get("display_name") or ""
         if not name:
@@ -376,16 +384,22 @@ class KfpApi:
             multiuser.create_run(body.get("experiment_id") or "", recurring=True)
         trigger = cron.Trigger.from_api(body.get("trigger"))
         max_concurrency = _max_concurrency(body.get("max_concurrency"))
-        package, inline, ref = self._package_of(body)
+        exp_id = self.store.resolve_experiment(body.get("experiment_id"))
+        # toModelJob reads no top-level pipeline_version_id (api_converter.go:2025-2027)
+        body.pop("pipeline_version_id", None)
         reference = body.get("pipeline_version_reference") or {}
-        if not inline and not (
-            reference.get("pipeline_version_id") or body.get("pipeline_version_id")
-        ):
-            # resource_manager.go:1478-1479: with a pipeline id alone, "always let the
-            # ScheduledWorkflow controller pick the latest" version, at each run
+        # resource_manager.go:1478-1479: pinned by a spec or a version id; else "always let the
+        # ScheduledWorkflow controller pick the latest" version, at each run
+        pinned = bool(body.get("pipeline_spec") or reference.get("pipeline_version_id"))
+        if not pinned and not reference.get("pipeline_id"):
+            return _no_pipeline_id()
+        package, inline, ref = self._package_of(body)
+        if not pinned:
             ref = {"pipeline_id": ref["pipeline_id"]}
         config = body.get("runtime_config") or {}
-        exp_id = self.store.resolve_experiment(body.get("experiment_id"))
+        # a pinned one has its workflow's service account, the default if none
+        # (v2_template.go:172,190 and resource_manager.go:1588); else the one it was given
+        default_account = DEFAULT_SERVICE_ACCOUNT if pinned else ""
         job = RecurringRun(
             new_id(),
             name,
@@ -397,23 +411,25 @@ class KfpApi:
             version_ref=ref,
             params=config.get("parameters") or {},
             pipeline_root=config.get("pipeline_root") or "",
-            service_account=body.get("service_account") or "",
+            service_account=body.get("service_account") or default_account,
             max_concurrency=max_concurrency,
             no_catchup=bool(body.get("no_catchup")),
             # api_converter.go toModelJobEnabled: MODE_UNSPECIFIED is disabled
             enabled=body.get("mode") == "ENABLE",
             namespace=body.get("namespace") or self.store.experiments[exp_id].namespace,
+            k8s_name=cron.swf_name(name, self.k8s_names),
         )
         self.store.recurring[job.recurring_run_id] = job
+        self.metrics.job_count += 1
         return ok(job.to_api())
 
     async def get_recurring_run(self, request: web.Request) -> web.Response:
-        self.metrics.operation("recurring_run_server_get_requests")
+        self.metrics.operation("job_server_get_requests")
         key = request.match_info["recurring_run_id"]
         return ok(self.store.get("recurring", key, "recurring run").to_api())
 
     async def list_recurring_runs(self, request: web.Request) -> web.Response:
-        self.metrics.operation("recurring_run_server_list_requests")
+        self.metrics.operation("job_server_list_requests")
         rows = self.store.recurring.values()
         q = request.query
         experiment_id, namespace = q.get("experiment_id"), q.get("namespace")
@@ -424,10 +440,11 @@ class KfpApi:
         return list_answer("recurringRuns", *list_rows(request, list(rows), RECURRING_FIELDS))
 
     async def delete_recurring_run(self, request: web.Request) -> web.Response:
-        self.metrics.operation("recurring_run_server_delete_requests")
+        self.metrics.operation("job_server_delete_requests")
         key = request.match_info["recurring_run_id"]
         self.store.get("recurring", key, "recurring run")
         del self.store.recurring[key]
+        self.metrics.job_count -= 1
         return ok({})
 
     async def enable_recurring_run(self, request: web.Request) -> web.Response:
@@ -438,7 +455,7 @@ class KfpApi:
 
     def _enable(self, request: web.Request, enabled: bool) -> web.Response:
         op = "enable" if enabled else "disable"
-        self.metrics.operation(f"recurring_run_server_{op}_requests")
+        self.metrics.operation(f"job_server_{op}_requests")
         key = request.match_info["recurring_run_id"]
         job = self.store.get("recurring", key, "recurring run")
         # resource_manager.go ChangeJobMode patches spec.enabled only: the last fire time
@@ -551,6 +568,19 @@ def build_app(
 
     app.cleanup_ctx.append(lifecycle)
     return app
+
+
+def _no_pipeline_id() -> web.Response:
+    """CreateJob's answer to a recurring run with no pipeline: a plain error
+    (resource_manager.go:1503-1504), so 500 INTERNAL whose detail has code UNKNOWN
+    (common/util/error.go:375-397); the real message goes on with the Go stack trace."""
+    message = (
+        "Internal error: Failed to create a recurring run: "
+        "Cannot create a job with an empty pipeline ID"
+    )
+    body = status_body(13, message)
+    body["details"][0]["code"] = 2
+    return web.json_response(body, status=500)
 
 
 def _terminate_refused(run_id: str) -> web.Response:

@@ -13,6 +13,8 @@ seconds, UTC (the install's cronScheduleTimezone). A cron is KFP's (``kfp_bench.
 * No trigger: one run, at creation. Nothing fires after ``end_time``.
 * A run is started only while fewer than ``max_concurrency`` of the recurring run's are
   unfinished and it is enabled; disabling keeps the last fire time, so enabling catches up.
+* The names: ``swf_name`` (the ScheduledWorkflow's), ``workflow_name`` (the n-th run's, as its
+  workflow is named), ``requested_run_id`` (the id of a run the controller asks the API for).
 """
 
 from __future__ import annotations
@@ -20,7 +22,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
+import random
+import re
 import time
+import uuid
 from dataclasses import dataclass
 
 from kfp_bench.kfp.cron import CronError, Schedule, parse
@@ -28,6 +33,35 @@ from kfp_bench.sandbox.kfp_server.timefmt import parse_rfc3339, rfc3339
 
 ZERO_TIME = -62135596800  # Go's time.Time{}.Unix(): robfig's Next when nothing matches
 _CRON_DOC = "https://godoc.org/github.com/robfig/cron"
+#: k8s.io/apimachinery/pkg/util/rand: what a generateName suffix is drawn from
+_K8S_ALPHANUMS = "bcdfghjklmnpqrstvwxz2456789"
+#: common/util/uuid.go:29 deterministicUUIDNamespace
+_RUN_ID_NAMESPACE = uuid.UUID("c2f3a9d4-1e6b-4c8a-9f7d-0b5e3a1c2d4f")
+
+
+def swf_name(display_name: str, rng: random.Random) -> str:
+    """The ScheduledWorkflow's name: template.go:333-347 toSWFCRDResourceGeneratedName (lower
+    case, only [a-z0-9-], 25 characters, "job-" if nothing is left) as its generateName, then
+    the 5 random characters Kubernetes' SimpleNameGenerator appends
+    (k8s.io/apiserver/pkg/storage/names/generate.go)."""
+    base = re.sub("[^a-z0-9-]+", "", display_name.lower())[:25] or "job-"
+    return base + "".join(rng.choice(_K8S_ALPHANUMS) for _ in range(5))
+
+
+def workflow_name(swf: str, index: int) -> str:
+    """scheduled_workflow.go:130-140 NextResourceName: "<swf>-<index>-<fnv32a of both>"; the
+    name of the run too, on either path (resource_manager.go:1895, controller.go:694)."""
+    resource_id = f"{swf}-{index}"
+    h = 0x811C9DC5
+    for byte in resource_id.encode():
+        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return f"{resource_id}-{h}"
+
+
+def requested_run_id(recurring_run_id: str, display_name: str) -> str:
+    """resource_manager.go:645-652: the id of a run created for a recurring run through the
+    API, uuid5 of "<recurring run id>/<display name>" (common/util/uuid.go:34-36)."""
+    return str(uuid.uuid5(_RUN_ID_NAMESPACE, f"{recurring_run_id}/{display_name}"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,8 +12,9 @@ This module owns ``/metrics`` and the fault middleware. Metric names (Prometheus
   ``pipeline_server_create_requests`` (uploads and creates), ``pipeline_server_get_requests``,
   ``pipeline_server_list_requests``, ``pipeline_server_delete_requests``,
   ``pipeline_server_create_version_requests``, ``experiment_server_create_requests``, ...,
-  ``recurring_run_server_create_requests``, ..., and the gauge ``run_server_run_count``. As the Go
-  server does, they have no ``_total`` suffix and count requests that reached the handler.
+  ``job_server_create_requests`` (recurring runs: job_server.go:34-72), ..., and the gauges
+  ``run_server_run_count`` and ``job_server_job_count``. As the Go server does, they have no
+  ``_total`` suffix and count requests that reached the handler.
 * ``kfp_bench_runs{state}`` (gauge): runs by state; ``kfp_bench_runs_executing`` (gauge): runs
   holding an execution slot.
 * ``kfp_api_request_credentials_total{authorization, cookie}``: API requests by the credentials
@@ -82,6 +83,7 @@ class Metrics:
         )
         self.operations: Counter[str] = Counter()
         self.run_count = 0
+        self.job_count = 0  # job_server.go: Inc on create, Dec on delete
         self.state_source = None  # () -> (Counter of run states, executing): set by the app
 
     def operation(self, name: str) -> None:
@@ -136,6 +138,9 @@ class Metrics:
             "# HELP run_server_run_count The current number of runs.",
             "# TYPE run_server_run_count gauge",
             f"run_server_run_count {self.run_count}",
+            "# HELP job_server_job_count The current number of jobs in Kubeflow Pipelines instance",
+            "# TYPE job_server_job_count gauge",
+            f"job_server_job_count {self.job_count}",
         ]
         return "\n".join(lines) + "\n"
 

@@ -271,6 +271,8 @@ class RecurringRun:
     created_at: int = field(default_factory=now_s)
     updated_at: int = field(default_factory=now_s)
     last_triggered: int | None = None  # the controller's status.trigger.lastTriggeredTime
+    last_index: int = 0  # its status.trigger.lastIndex: how many runs it has made
+    k8s_name: str = ""  # the ScheduledWorkflow's name, which its runs' names start with
     seq: int = field(default_factory=lambda: next(_seq))
 
     def to_api(self) -> dict:
@@ -280,13 +282,17 @@ class RecurringRun:
             "experiment_id": self.experiment_id,
             "trigger": self.trigger,
             "max_concurrency": str(self.max_concurrency),
-            "no_catchup": self.no_catchup,
             "mode": "ENABLE" if self.enabled else "DISABLE",
             "status": "ENABLED" if self.enabled else "DISABLED",
             "created_at": rfc3339(self.created_at),
             "updated_at": rfc3339(self.updated_at),
-            "runtime_config": _runtime_config(self.params, self.pipeline_root),
         }
+        _put(out, "no_catchup", self.no_catchup or None)
+        # toApiRecurringRun (api_converter.go:2340-2346): no runtime_config when it is empty
+        config: dict = {}
+        _put(config, "parameters", self.params)
+        _put(config, "pipeline_root", self.pipeline_root)
+        _put(out, "runtime_config", config)
         _put(out, "description", self.description)
         _put(out, "service_account", self.service_account)
         _put(out, "namespace", self.namespace)

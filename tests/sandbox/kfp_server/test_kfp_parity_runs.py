@@ -115,6 +115,9 @@ def test_archiving_an_experiment_archives_its_runs_and_disables_its_recurring_ru
         "experiment_id": exp_id,
         "pipeline_version_reference": {"pipeline_id": pipeline["pipeline_id"]},
         "trigger": {"cron_schedule": {"cron": "0 0 0 1 1 *"}},
+        # api_converter.go: max_concurrency 1-10 is required, and MODE_UNSPECIFIED is disabled
+        "max_concurrency": "1",
+        "mode": "ENABLE",
     }
     status, job = call(server, "POST", f"{API}/recurringruns", job)
     assert status == 200, job
