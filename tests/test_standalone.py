@@ -57,4 +57,23 @@ def test_every_data_file_is_documented():
     readme = (data / "README.md").read_text()
     files = [p.relative_to(data).as_posix() for p in sorted(data.rglob("*")) if p.is_file()]
     assert "Apache-2.0" in readme and "https://www.apache.org/licenses/LICENSE-2.0" in readme
-    assert [f for f in files if f != "README.md" and f"`{f}`" not in readme] == []
+    undocumented = [f for f in files if not f.endswith("README.md") and not _documented(data, f)]
+    assert undocumented == []
+
+
+def _documented(data: Path, name: str) -> bool:
+    """Named in tests/data/README.md, or under a folder named there (``kfp_api/``) whose own
+    README.md names the subfolder the file came from (``resources/``): a copied tree of 160
+    files is documented by its folders, each with its source path."""
+    if f"`{name}`" in (data / "README.md").read_text():
+        return True
+    parts = name.split("/")
+    for i in range(1, len(parts)):
+        folder, rest = "/".join(parts[:i]), parts[i:]
+        own = data / folder / "README.md"
+        if f"`{folder}/`" not in (data / "README.md").read_text() or not own.is_file():
+            continue
+        text = own.read_text()
+        if any(f"`{'/'.join(rest[:j])}/`" in text for j in range(1, len(rest))):
+            return True
+    return False
