@@ -1,4 +1,4 @@
-"""What the port of KFP's v2beta1 API tests shares: the xfail mark, paths, and Go-client calls.
+"""What the port of KFP's v2beta1 API tests shares: paths and Go-client calls.
 
 The Go tests call the API through generated REST clients; what matters is the wire, so these
 helpers send the same JSON (and multipart uploads) with ``tests.sandbox.kfp_server.support``.
@@ -12,8 +12,6 @@ import time
 import urllib.parse
 from pathlib import Path
 
-import pytest
-
 from tests.paths import DATA
 from tests.sandbox.kfp_server.support import API, call, upload, wait_run  # noqa: F401
 
@@ -26,12 +24,6 @@ HELLO = VALID / "hello_world.yaml"  # api/pipeline_upload_api_test.go helloWorld
 ARGS = VALID / "arguments_parameters.yaml"  # pipelineWithArgsFileName
 #: config.DefaultServiceAccountName (backend/test/config/flags.go): the single-user runner
 RUNNER_SA = "pipeline-runner"
-
-
-def differs(why: str):
-    """The one mark of a Go assertion that the local server does not meet yet: strict, so that
-    it turns into a failure (XPASS) once the server is fixed and the mark must go."""
-    return pytest.mark.xfail(strict=True, reason=f"local server: {why}")
 
 
 def valid_files() -> list[Path]:

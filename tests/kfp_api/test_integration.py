@@ -21,7 +21,6 @@ from tests.kfp_api.support import (
     RUNNER_SA,
     UPLOAD_ERR,
     VERSION_ERR,
-    differs,
     experiment,
     failed,
     get,
