@@ -3,7 +3,7 @@
 
 Each row is one Go case (Ginkgo It, in its Describe > Context path); a row leaves this table when
 its case is ported. Only a case with assertions that cannot run here (Kubeflow multi-user mode,
-Kubernetes) is a pytest item, which skips with its reason. Cases with no assertion at all stay
+Kubernetes, Argo, an upgrade between releases, KFP's step cache) is a pytest item, which skips with its reason. Cases with no assertion at all stay
 in the table only: 164 pending Ginkgo cases (PDescribe/PContext/PIt, empty bodies), 3
 whose body is only Skip(...), 7 Kubeflow-mode cases whose body is only Skip(...), and
 1 loop over a directory that does not exist at this commit (no It at all).
@@ -18,6 +18,9 @@ KUBEFLOW = "runs only in KFP's Kubeflow/multi-user mode (namespaces and access c
 KUBEFLOW_SKIP = 'defined only in KFP\'s Kubeflow mode, and its body is only Skip("Requires multi-user environment with restricted namespace"): no assertion'
 KUBERNETES = "needs Kubernetes: deletes the ScheduledWorkflow custom resources"
 GO_SKIP = "its body is only Skip(...) in KFP itself (a placeholder, or 'Server does not currently validate pipeline ownership'): no assertion"
+ARGO = "needs Argo and Kubernetes: the ScheduledWorkflow resource, ML Metadata executions and artifacts, or pod logs after the pod is deleted"
+UPGRADE = "needs two KFP releases and one database kept across an upgrade; the local server keeps its state in memory, per process"
+CACHE = "needs KFP's step cache, kept in ML Metadata and applied by the driver in Argo pods; the local server has no step cache"
 NO_CASE = "a loop over test_data/sdk_compiled_pipelines/valid/samples, which does not exist at 7b70c7b95f: it defines no It"
 
 TABLE = [
@@ -902,10 +905,90 @@ TABLE = [
         "RecurringRunApiTestSuite.TestRecurringRunApis_SwfNotFound",
         KUBERNETES,
     ),
+    (
+        "api/argo_compatibility_api_test.go",
+        "Argo runtime compatibility > creates a disabled recurring run and its ScheduledWorkflow",
+        ARGO,
+    ),
+    (
+        "api/argo_compatibility_api_test.go",
+        "Argo runtime compatibility > retries a failed run through the run API",
+        ARGO,
+    ),
+    (
+        "api/argo_compatibility_api_test.go",
+        "Argo runtime compatibility > writes execution and artifact metadata and serves archived logs after pod deletion",
+        ARGO,
+    ),
+    (
+        "api/upgrade_api_test.go",
+        "Upgrade Test Preparation > Prepare test data > Upload pipelines and create experiments",
+        UPGRADE,
+    ),
+    (
+        "api/upgrade_api_test.go",
+        "Upgrade Test Preparation > Prepare test data > Create pipeline run",
+        UPGRADE,
+    ),
+    (
+        "api/upgrade_api_test.go",
+        "Upgrade Test Preparation > Prepare test data > Create pipeline run and wait it to go to RUNNING state",
+        UPGRADE,
+    ),
+    (
+        "api/upgrade_api_test.go",
+        "Upgrade Test Preparation > Prepare test data > Create scheduled pipeline run",
+        UPGRADE,
+    ),
+    (
+        "api/upgrade_api_test.go",
+        "Upgrade Test Verification > Verify resources after upgrade > Verify that Pipelines & experiments should persist correctly",
+        UPGRADE,
+    ),
+    (
+        "api/upgrade_api_test.go",
+        "Upgrade Test Verification > Verify resources after upgrade > Verify pipeline run",
+        UPGRADE,
+    ),
+    (
+        "api/upgrade_api_test.go",
+        "Upgrade Test Verification > Verify resources after upgrade > Verify you can create a pipeline run after upgrade",
+        UPGRADE,
+    ),
+    (
+        "api/upgrade_api_test.go",
+        "Upgrade Test Verification > Verify resources after upgrade > Verify pipeline run that was in RUNNING state, still exists after the upgrade",
+        UPGRADE,
+    ),
+    (
+        "api/upgrade_api_test.go",
+        "Upgrade Test Verification > Verify resources after upgrade > Verify scheduled pipeline run",
+        UPGRADE,
+    ),
+    (
+        "api/upgrade_api_test.go",
+        "Upgrade Test Verification > Verify resources after upgrade > Verify you can create scheduled pipeline run after upgrade",
+        UPGRADE,
+    ),
+    (
+        "integration/cache_test.go",
+        "CacheTestSuite.TestCacheRecurringRun",
+        CACHE,
+    ),
+    (
+        "integration/cache_test.go",
+        "CacheTestSuite.TestCacheSingleRun",
+        CACHE,
+    ),
+    (
+        "integration/cache_test.go",
+        "CacheTestSuite.TestCacheSingleRunWithPVC_SameName_Caches",
+        CACHE,
+    ),
 ]
 
 #: the rows that are pytest items: a case with assertions that cannot run here
-CASES = [row for row in TABLE if row[2] in (KUBEFLOW, KUBERNETES)]
+CASES = [row for row in TABLE if row[2] in (KUBEFLOW, KUBERNETES, ARGO, UPGRADE, CACHE)]
 
 
 @pytest.mark.parametrize(("go_file", "case", "reason"), CASES,
