@@ -48,9 +48,9 @@ def weed() -> str:
 
 
 @contextmanager
-def seaweedfs(workdir: Path, timeout: float = 120):
-    """Start SeaweedFS in ``workdir``, wait until its S3 API stores an object, create
-    ``BUCKET``, yield a ``SeaweedFS``; kill its process group at the end."""
+def seaweedfs(workdir: Path, *flags: str, timeout: float = 120):
+    """Start SeaweedFS in ``workdir`` (with ``flags`` added), wait until its S3 API stores an
+    object, create ``BUCKET``, yield a ``SeaweedFS``; kill its process group at the end."""
     config = workdir / "s3.json"
     identity = {
         "name": "bench",
@@ -60,12 +60,15 @@ def seaweedfs(workdir: Path, timeout: float = 120):
     config.write_text(json.dumps({"identities": [identity]}))
     # Each server's HTTP and gRPC port given (a gRPC port left out is its HTTP port + 10000).
     ports = {f"{s}.port{g}": free_port() for s in SERVERS for g in ("", ".grpc")}
-    args = [weed(), "server", "-s3", f"-dir={workdir}", "-ip=127.0.0.1", "-volume.max=0"]
+    args = [weed(), "server", "-s3", f"-dir={workdir}", "-ip=127.0.0.1"]
+    # Small volumes, many allowed: each bucket is a collection with volumes of its own, and the
+    # default size (30 GB each, as many as the disk holds) leaves a second bucket none.
+    args += ["-master.volumeSizeLimitMB=64", "-volume.max=100"]
     args += [f"-{flag}={port}" for flag, port in ports.items()]
     # No listener beyond these: the Iceberg (8181) and Lance (9101) ports off, no telemetry.
     args += ["-s3.port.iceberg=0", "-s3.port.lance=0", "-master.telemetry=false"]
     args += [f"-s3.config={config}", f"-filer.localSocket={workdir}/filer.sock"]
-    args += [f"-s3.localSocket={workdir}/s3.sock"]
+    args += [f"-s3.localSocket={workdir}/s3.sock", *flags]
     log = (workdir / "weed.log").open("wb")
     proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:

@@ -175,10 +175,17 @@ class S3Store:
         if code in ("InvalidAccessKeyId", "SignatureDoesNotMatch"):
             return f"{at}: the S3 credentials are refused ({code}); {_CREDS}"
         if code == "AccessDenied" or status == 403:
+            if what in ("check", "list"):  # ListObjectsV2: s3:ListBucket on the bucket itself
+                return (
+                    f"{at}: access denied (AccessDenied) listing {self.prefix or '/'}; grant the "
+                    f"credentials s3:ListBucket on arn:aws:s3:::{self.bucket} for the prefix "
+                    f"{self.prefix}* (a profile's key on multi-user Kubeflow may put and get "
+                    "under mlpipeline/private/NAMESPACE/ but not list: docs/running-in-a-cluster.md"
+                    ", The results history)"
+                )
             return (
-                f"{at}: access denied ({code}) to {what}; grant the credentials s3:ListBucket, "
-                f"s3:GetObject and s3:PutObject on {self.bucket}/{self.prefix}* (on multi-user "
-                "Kubeflow a profile's key may write only under mlpipeline/private/NAMESPACE/)"
+                f"{at}: access denied (AccessDenied) to {what}; grant the credentials "
+                f"s3:GetObject and s3:PutObject on arn:aws:s3:::{self.bucket}/{self.prefix}*"
             )
         return f"{at}: cannot {what} ({exc})"
 

@@ -95,15 +95,19 @@ def seaweedfs_server(tmp_path_factory):
 
 
 @pytest.fixture
-def s3(seaweedfs_server, monkeypatch, tmp_path):
-    """The SeaweedFS store, with boto3's environment pointing at it and holding its key; no
-    AWS config file or KFP Secret of this machine is read."""
+def aws_env(monkeypatch, tmp_path):
+    """No AWS config file, profile, instance metadata or KFP Secret of this machine is read."""
     for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL_S3", "AWS_DEFAULT_REGION"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "aws-config"))
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "aws-credentials"))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     monkeypatch.setenv("KFP_BENCH_MINIO_SECRET_DIR", str(tmp_path / "no-secret"))
+
+
+@pytest.fixture
+def s3(seaweedfs_server, aws_env, monkeypatch):
+    """The SeaweedFS store, with boto3's environment pointing at it and holding its key."""
     for name, value in seaweedfs_server.env().items():
         monkeypatch.setenv(name, value)
     return seaweedfs_server
