@@ -12,7 +12,8 @@ Exit codes (also in the README's reliability section):
 ====  ==========================================================================================
 0     everything asked was done, and everything created was cleaned up (or kept, as asked)
 1     the benchmark ran but did not do all that was asked (timeout, failed creates, nothing
-      created, a lost load worker or helper step, an engine error, no LLM stream completed)
+      created, a lost load worker or helper step, an engine error, no LLM stream completed, no
+      request of a load or sweep step got a response)
 2     bad input: nothing was sent or created
 3     a regression verdict (``report --fail-on-regression``)
 4     something the benchmark created is left behind (cleanup failed, or a LIST that could not be
@@ -54,6 +55,10 @@ FAILURES: dict[str, tuple[int, str]] = {
         EXIT_FAILED,
         "no measured LLM stream completed: no token timing stands (the errors say why)",
     ),
+    "no-response": (
+        EXIT_FAILED,
+        "no request of the load got a response: no latency figure stands (the errors say why)",
+    ),
 }
 #: Warning flag -> what it means: worth a reader's attention, never a failure (exit code 0). The
 #: LLM load's usage checks (``kfp_bench.stats.llm``) are warnings: the stream was measured; what
@@ -66,6 +71,10 @@ WARNINGS: dict[str, str] = {
     "multi-token-chunks": (
         "completed streams with more usage tokens than content chunks: the server sends several "
         "tokens a chunk, so ITL is per chunk, not per token"
+    ),
+    "mixed-latency": (
+        "results saved before kfp-bench kept requests without a response apart: their latency "
+        "figures include the failed requests' times"
     ),
     "read-time-tokens": (
         "some reads of the LLM streams had no kernel receive time (no SO_TIMESTAMPNS here): "
@@ -88,9 +97,12 @@ def exit_code(flags) -> int:
 
 def summary_flags(summary: dict) -> list[str]:
     """Every flag of a results summary (summary.json), each once: the pipeline's
-    (``pipeline.flags``), the load's (``load.flags``) and the runs benchmark's (``flags``)."""
+    (``pipeline.flags``), the load's (``load.flags``), the rate sweep's steps' (``failures`` of
+    each ``sweep`` row, as ``kfp-bench sweep`` exits on them) and the runs benchmark's
+    (``flags``)."""
     pipeline, load = summary.get("pipeline") or {}, summary.get("load") or {}
     found = [*(pipeline.get("flags") or []), *(load.get("flags") or [])]
+    found += [f for row in summary.get("sweep") or [] for f in row.get("failures") or []]
     return list(dict.fromkeys([*found, *(summary.get("flags") or [])]))
 
 

@@ -18,7 +18,7 @@ import os
 import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.names import check_dns1123_label, dns1123_label
@@ -122,8 +122,11 @@ class BenchParams:
         lease_wait_sec: seconds to wait for the lease while another live benchmark of the same
             benchmark_id holds it; 0 (the default): refuse at once, naming the holder. Only with
             run_benchmark on (the lease is an experiment on the KFP server).
-        results_uri: the results history: gs://BUCKET/PREFIX, or a folder the report step's pod
-            can write (a mounted volume; file:///PATH too). The report step archives the
+        results_uri: the results history: gs://BUCKET/PREFIX, s3://BUCKET/PREFIX (AWS, or any
+            S3 API with ?endpoint=URL), minio://BUCKET/PREFIX (KFP's own store and its
+            mlpipeline-minio-artifact Secret; on multi-user Kubeflow a profile may write under
+            minio://mlpipeline/private/NAMESPACE/), or a folder the report step's pod can write
+            (a mounted volume; file:///PATH too). The report step archives the
             results there, and the report shows the trend of the earlier ones and the
             regression verdict against baseline (in the metrics: regression, baseline_results,
             ...). Empty (the default): no history.
@@ -536,11 +539,21 @@ def _check_history(uri: str, baseline: str) -> None:
         )
     if not uri:
         return
-    fix = "give gs://BUCKET/PREFIX or a folder the steps can write, e.g. on a mounted volume"
+    fix = (
+        "give gs://, s3:// or minio://BUCKET/PREFIX or a folder the steps can write, e.g. on a "
+        "mounted volume"
+    )
     parts = urlsplit(uri)
-    if parts.scheme == "gs":
+    if parts.scheme in ("gs", "s3", "minio"):
         if not parts.netloc:
-            raise _bad("results_uri", uri, f"no bucket; {fix}")
+            raise _bad("results_uri", uri, f"no bucket; give {parts.scheme}://BUCKET/PREFIX")
+        if parts.scheme != "gs" and parts.query:
+            # the text check of kfp_bench.history.s3.parse (boto3 is not in this step's extra)
+            query = parse_qs(parts.query, keep_blank_values=True)
+            if set(query) - {"endpoint", "region"} or any(
+                len(v) != 1 or not v[0] for v in query.values()
+            ):
+                raise _bad("results_uri", uri, "the query takes endpoint=URL and region=NAME")
         return
     if parts.scheme == "file":
         if parts.netloc not in ("", "localhost"):

@@ -244,11 +244,16 @@ def rate_sweep(p: BenchParams, out: str) -> None:
         p.load_options(),
         parse_rates(p.sweep_rates, "sweep_rates"),
         p.sweep_step_sec,
-        on_step=lambda s: print(f"{s.rate:g} req/s: p99 {s.p99_ms:.1f} ms, {s.success_ratio:.2%}"),
+        on_step=_said_step,
     )
     _write_json(out, result.as_dict())
     print(f"knee: {result.knee.rate} ({result.knee.reason})")
     fail_point("rate_sweep")
+
+
+def _said_step(s) -> None:
+    p99 = "no response" if s.p99_ms is None else f"p99 {s.p99_ms:.1f} ms"
+    print(f"{s.rate:g} req/s: {p99}, {s.success_ratio:.2%}, {s.no_response} without a response")
 
 
 def inference_load(p: BenchParams, worker: int, out: str) -> None:

@@ -78,6 +78,7 @@ from kfp_bench.components import (
 from kfp_bench.components._step import Delivery
 
 from kfp_bench._doc import field_docs
+from kfp_bench.history.s3 import MINIO_SECRET_DIR
 from kfp_bench.mesh import SIDECAR_ANNOTATIONS, SIDECAR_LABELS
 from kfp_bench.params import MAX_DURATION_S, MAX_RUN_TIMEOUT_S, TOKEN_DIR, BenchParams
 
@@ -176,7 +177,14 @@ def _benchmark(p: dict, job_id, route: str):
     shown = _step(report(results=merged.outputs["results"]))
     # The history's packages (scipy, google-cloud-storage) only in a run that asked for one.
     with dsl.If(p["results_uri"] != ""):
-        _step(report_history(params=params, results=merged.outputs["results"]))
+        history = _step(report_history(params=params, results=merged.outputs["results"]))
+        # KFP's own store key, for minio:// (kfp_bench/history/s3.py): the Secret its driver
+        # reads (kubeflow/pipelines 7b70c7b95f backend/src/v2/config/env.go:40-44), optional
+        # since a gs:// or s3:// history needs none. A volume, not use_secret_as_env: an
+        # optional Secret as env needs a 2.15.0 backend (#12216, 55ec8469d5), a volume 2.2.0.
+        kubernetes.use_secret_as_volume(
+            history, "mlpipeline-minio-artifact", mount_path=MINIO_SECRET_DIR, optional=True
+        )
     # A flagged benchmark fails here, after report published its outputs: a failed task
     # publishes only its logs (kfp backend/src/v2/component/launcher_v2.go,
     # uploadOutputArtifacts), so report itself must succeed for its HTML and metrics to show.

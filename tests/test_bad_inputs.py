@@ -323,8 +323,14 @@ CASES = [
     ),
     Case(
         "report-results-uri-unknown-scheme",
-        ("report", "r", "--results-uri", "s3://bucket/prefix"),
-        ("--results-uri s3://bucket/prefix: scheme s3:// is not supported", "gs://BUCKET/PREFIX"),
+        ("report", "r", "--results-uri", "ftp://bucket/prefix"),
+        ("--results-uri ftp://bucket/prefix: scheme ftp:// is not supported", "s3:// or minio://"),
+        files=RESULTS,
+    ),
+    Case(
+        "report-results-uri-s3-bad-query",
+        ("report", "r", "--results-uri", "s3://bucket/prefix?endpont=http://x"),
+        ("--results-uri s3://bucket/prefix?endpont=http://x: the query takes endpoint=URL",),
         files=RESULTS,
     ),
     Case(
@@ -653,6 +659,8 @@ BAD_PARAMS = [
     ),
     ({"results_uri": "ftp://h/p"}, ("results_uri='ftp://h/p'", "ftp:// is not supported")),
     ({"results_uri": "gs:///p"}, ("results_uri='gs:///p'", "no bucket; give gs://BUCKET")),
+    ({"results_uri": "minio:///p"}, ("results_uri='minio:///p'", "give minio://BUCKET/PREFIX")),
+    ({"results_uri": "s3://b/p?x=1"}, ("results_uri='s3://b/p?x=1'", "endpoint=URL and region")),
     ({"results_uri": "file://host/p"}, ("results_uri='file://host/p'", "takes no host")),
     ({"baseline": "last:0"}, ("pipeline parameter baseline='last:0'", "give last:N")),
     ({"baseline": "latest"}, ("baseline='latest'", "a history key such as")),

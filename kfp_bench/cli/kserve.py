@@ -99,9 +99,11 @@ def cmd_sweep(a: argparse.Namespace) -> int:
 
     def said(step) -> None:
         cpu = "" if step.client_busiest is None else f", client CPU {step.client_busiest:.0%}"
+        p99 = "no response" if step.p99_ms is None else f"p99 {step.p99_ms:.1f} ms"
+        gone = f", {step.no_response} without a response" if step.no_response else ""
         print(
-            f"  {step.rate:g} req/s: {step.requests} requests, p99 {step.p99_ms:.1f} ms, "
-            f"success {step.success_ratio:.2%}{cpu}",
+            f"  {step.rate:g} req/s: {step.requests} requests, {p99}, "
+            f"success {step.success_ratio:.2%}{gone}{cpu}",
             file=sys.stderr,
             flush=True,
         )

@@ -9,6 +9,11 @@ the same key (the second time writes nothing). Under a key::
     metrics.json                                          written last: a key without it is
                                                           incomplete and is ignored
 
+A load or LLM result file (``kfp-bench load``/``llm --json-out``) is kept under
+``YYYYMMDDTHHMMSSZ-<8 hex>-<kind>`` (its start, a digest of the file, ``load`` or ``llm``): its
+report's files, then the file itself as ``<kind>.json``, written last as its completion mark.
+Those keys are outside the trend and the baselines, which compare benchmark directories.
+
 ``History`` is what the report needs: the earlier entries (for the trend chart) and the verdict.
 ``kfp_bench.history.regress`` makes the verdict; ``kfp_bench.history.uri`` owns the storage.
 """
@@ -18,6 +23,7 @@ from __future__ import annotations
 import calendar
 import hashlib
 import json
+import re
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -86,10 +92,13 @@ def key_of(results: Results) -> str:
 
 
 def entries(store: Store, before: str | None = None) -> list[Entry]:
-    """Complete entries (those with metrics.json), oldest first; only keys < ``before``."""
+    """Complete entries of benchmark directories (those with metrics.json), oldest first; only
+    keys < ``before``."""
     out = []
     for key, names in store.keys().items():
-        if MARKER not in names or (before is not None and key >= before):
+        if not _DIR_KEY.fullmatch(key) or MARKER not in names:
+            continue
+        if before is not None and key >= before:
             continue
         try:
             metrics = json.loads(store.read(key, MARKER))
@@ -97,6 +106,48 @@ def entries(store: Store, before: str | None = None) -> list[Entry]:
             continue  # a damaged entry is skipped, not fatal to tonight's report
         out.append(Entry(key, _key_time(key), metrics))
     return out
+
+
+_DIR_KEY = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{8}")
+
+
+def file_key(path: Path, kind: str) -> str:
+    """The history key of a load or LLM result file (see the module docstring)."""
+    data = path.read_bytes()
+    starts = _started(json.loads(data))
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(min(starts) if starts else 0))
+    return f"{stamp}-{hashlib.sha256(data).hexdigest()[:8]}-{kind}"
+
+
+def _started(doc) -> list[float]:
+    """Every ``started_at`` in a result document (a sweep keeps one a step)."""
+    if isinstance(doc, list):
+        return [t for v in doc for t in _started(v)]
+    if not isinstance(doc, dict):
+        return []
+    own = doc.get("started_at")
+    mine = [float(own)] if isinstance(own, int | float) and own > 0 else []
+    return mine + [t for v in doc.values() for t in _started(v)]
+
+
+def archive_file(store: Store, path: Path, kind: str, bundle: dict[str, Path]) -> tuple[str, bool]:
+    """Store a load or LLM result file and its report's files under its key; nothing existing is
+    replaced. Returns (key, False) when the key was complete already.
+
+    Raises:
+        HistoryError: a name of the key is stored with other bytes.
+    """
+    key, mark = file_key(path, kind), f"{kind}.json"
+    if mark in store.keys().get(key, []):
+        return key, False
+    for name, src in [*sorted(bundle.items()), (mark, path)]:
+        data = Path(src).read_bytes()
+        if not store.write(key, name, data) and store.read(key, name) != data:
+            raise HistoryError(
+                f"{store.uri}: {key}/{name} is there with other content (another writer); "
+                f"{path} is not archived: remove that key's files or archive elsewhere"
+            )
+    return key, True
 
 
 def _key_time(key: str) -> float:
@@ -196,9 +247,11 @@ __all__ = [
     "History",
     "Store",
     "archive",
+    "archive_file",
     "baseline_keys",
     "entries",
     "fetch",
+    "file_key",
     "key_of",
     "open_store",
     "prepare",

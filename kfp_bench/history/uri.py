@@ -1,10 +1,12 @@
-"""Where past results live: a local folder or a GCS prefix, behind one small interface.
+"""Where past results live: a local folder, a GCS or an S3 prefix, behind one small interface.
 
-``open_store(uri)`` takes ``gs://BUCKET/PREFIX``, ``file:///PATH`` or a plain path and returns a
-``Store``: named byte blobs under keys (``KEY/NAME``). ``write`` never replaces anything: the local
-store links a finished temporary file into place (``os.link`` fails on an existing name) and the
-GCS store uploads with ``if_generation_match=0`` (the server refuses when the object exists). So
-two benchmarks writing at once, or a report rebuilt twice, can never clobber a stored result.
+``open_store(uri)`` takes ``gs://BUCKET/PREFIX``, ``s3://`` or ``minio://BUCKET/PREFIX`` (the S3
+store is ``kfp_bench.history.s3``), ``file:///PATH`` or a plain path and returns a ``Store``:
+named byte blobs under keys (``KEY/NAME``). ``write`` never replaces anything: the local store
+links a finished temporary file into place (``os.link`` fails on an existing name), the GCS store
+uploads with ``if_generation_match=0`` and the S3 store with ``If-None-Match: *`` (the server
+refuses when the object exists). So two benchmarks writing at once, or a report rebuilt twice,
+can never clobber a stored result.
 
 GCS uses the real google-cloud-storage client with Application Default Credentials; when
 ``STORAGE_EMULATOR_HOST`` is set (tests, a local emulator) it uses anonymous credentials and the
@@ -40,10 +42,16 @@ class Store(Protocol):
 
 
 def open_store(uri: str) -> Store:
-    """The store at ``uri``: gs://BUCKET/PREFIX, file:///PATH or a local path."""
+    """The store at ``uri``: gs://, s3:// or minio://BUCKET/PREFIX, file:///PATH or a local path."""
     if not uri:
-        raise ConfigError("--results-uri is empty; give gs://BUCKET/PREFIX or a local folder")
+        raise ConfigError(
+            "--results-uri is empty; give gs://, s3:// or minio://BUCKET/PREFIX or a local folder"
+        )
     parsed = urlparse(uri)
+    if parsed.scheme in ("s3", "minio"):
+        from kfp_bench.history.s3 import S3Store
+
+        return S3Store(uri)
     if parsed.scheme == "gs":
         if not parsed.netloc:
             raise ConfigError(f"--results-uri {uri}: no bucket; give gs://BUCKET/PREFIX")
@@ -55,7 +63,7 @@ def open_store(uri: str) -> Store:
     if parsed.scheme and len(parsed.scheme) > 1:
         raise ConfigError(
             f"--results-uri {uri}: scheme {parsed.scheme}:// is not supported; "
-            "give gs://BUCKET/PREFIX, file:///PATH or a local folder"
+            "give gs://, s3:// or minio://BUCKET/PREFIX, file:///PATH or a local folder"
         )
     return LocalStore(uri, Path(uri))
 

@@ -48,6 +48,8 @@ FEATURES: dict[str, Feature] = {
     "pod-label": Feature(
         "2.1.0", "kubernetes.add_pod_label (podMetadata)", "#10393 (b3978c1); CHANGELOG 2.1.0"
     ),
+    # The token Secret of the KFP callers, and KFP's mlpipeline-minio-artifact Secret on the
+    # report with history (minio://); not use_secret_as_env(optional=True): 2.15.0 (#12216).
     "optional-secret-volume": Feature(
         "2.2.0", "use_secret_as_volume(optional=True)", "#10550 (a78dc77); CHANGELOG 2.2.0"
     ),

@@ -5,7 +5,9 @@ rate. ``run_sweep`` builds it with the load engine: for each rate of ``rates`` i
 ``run_load`` open-loop for ``step_s`` seconds (latency from the intended send time, so a server
 that falls behind shows it) and keeps one ``SweepStep``. ``find_knee`` then names the saturation
 knee: the first rate whose p99 exceeds ``k`` times the low-load p99 (the first step's), or whose
-success ratio falls below ``min_success``. The module never prints; ``on_step`` hears each step.
+success ratio falls below ``min_success``. A step in which no request got a response (flagged
+``no-response``) has no latency and is never the knee nor its baseline: a closed port is not a
+saturated server. The module never prints; ``on_step`` hears each step.
 """
 
 from __future__ import annotations
@@ -33,10 +35,12 @@ class SweepStep:
         rate: the open-loop rate asked for, requests/s.
         rps: the rate achieved: requests answered or failed per second.
         requests: requests sent in the step.
-        mean_ms: mean latency (from the intended send time), ms.
+        mean_ms: mean latency (from the intended send time) of the responses, ms; this and the
+            percentiles are None when no request got a response.
         p50_ms: median latency, ms.
         p95_ms: 95th percentile latency, ms.
         p99_ms: 99th percentile latency, ms.
+        no_response: requests that got no response (not in the latency figures).
         success_ratio: responses with a 1xx-3xx status over requests.
         started_at: the step's start, epoch seconds.
         duration_s: the step's length, seconds.
@@ -52,10 +56,10 @@ class SweepStep:
     rate: float
     rps: float
     requests: int
-    mean_ms: float
-    p50_ms: float
-    p95_ms: float
-    p99_ms: float
+    mean_ms: float | None
+    p50_ms: float | None
+    p95_ms: float | None
+    p99_ms: float | None
     success_ratio: float
     started_at: float
     duration_s: float
@@ -63,6 +67,12 @@ class SweepStep:
     interrupted: bool = False
     client_busiest: float | None = None
     failures: tuple[str, ...] = ()
+    no_response: int = 0
+
+    @property
+    def answered(self) -> bool:
+        """Some request of the step got a response: its latency figures stand."""
+        return self.p99_ms is not None
 
     def row(self, knee: bool = False) -> dict:
         """The step as a row of summary.json's ``sweep`` (max_replicas only when known)."""
@@ -70,11 +80,9 @@ class SweepStep:
             "rate": self.rate,
             "rps": round(self.rps, 3),
             "requests": self.requests,
-            "mean_ms": round(self.mean_ms, 3),
-            "p50_ms": round(self.p50_ms, 3),
-            "p95_ms": round(self.p95_ms, 3),
-            "p99_ms": round(self.p99_ms, 3),
+            **{k: _round(getattr(self, k)) for k in ("mean_ms", "p50_ms", "p95_ms", "p99_ms")},
             "success_ratio": round(self.success_ratio, 6),
+            "no_response": self.no_response,
             "started_at": self.started_at,
             "duration_s": round(self.duration_s, 3),
         }
@@ -86,6 +94,10 @@ class SweepStep:
             row["failures"] = list(self.failures)
         row["knee"] = knee
         return row
+
+
+def _round(ms: float | None) -> float | None:
+    return None if ms is None else round(ms, 3)
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,9 +152,11 @@ def find_knee(
 ) -> Knee:
     """The first step whose p99 exceeds ``factor`` x the first step's p99, or whose success ratio
     is below ``min_success``. The first step is the baseline but is itself past the knee when its
-    success ratio is already too low."""
+    success ratio is already too low. Steps without a response are left out: they have no p99,
+    and the refusals of a server that is not there say nothing of where it saturates."""
+    steps = [s for s in steps if s.answered]
     if not steps:
-        return Knee(None, "no steps", 0.0, factor, min_success)
+        return Knee(None, "no steps with a response", 0.0, factor, min_success)
     base = steps[0].p99_ms
     for s in steps:
         if s.success_ratio < min_success:
@@ -220,7 +234,7 @@ def run_sweep(
 
 def _step(rate: float, stats, max_replicas) -> SweepStep:
     s = stats.summary()
-    lat = s.latency_ms
+    lat = s.latency_ms or dict.fromkeys(("mean", "p50", "p95", "p99"))
     t0 = stats.started_at
     replicas = max_replicas(t0, t0 + s.duration_s) if max_replicas is not None else None
     return SweepStep(
@@ -238,4 +252,5 @@ def _step(rate: float, stats, max_replicas) -> SweepStep:
         interrupted="interrupted" in stats.flags,
         client_busiest=stats.client_cpu.get("busiest"),
         failures=tuple(f for f in failures(stats.flags) if f != "interrupted"),
+        no_response=stats.no_responses,
     )

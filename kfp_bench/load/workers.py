@@ -68,6 +68,7 @@ def run_load(
         stats = _run_here(opts, on_progress=on_progress, on_batch=on_batch)
     else:
         stats = _run_processes(opts, on_progress, on_batch_factory)
+    stats.note_no_response()  # as the LLM load's none-completed: a failure, exit 1
     if ENGINE_ERROR in stats.flags:
         raise EngineError(
             "the load engine failed mid-attack: a bug in kfp-bench, not a fault of the server "

@@ -17,6 +17,8 @@ def num(v) -> str:
         return DASH
     if isinstance(v, bool):
         return "yes" if v else "no"
+    if isinstance(v, list | tuple):  # a sweep step's failure flags
+        return ", ".join(map(str, v)) or DASH
     if isinstance(v, int | np.integer):
         return f"{int(v):,}"
     v = float(v)
@@ -61,6 +63,8 @@ def load_rows(load: dict) -> list[tuple[str, str]]:
         ("Fastest", f"{num(load['fastest_ms'])} ms"),
         ("Average", f"{num(load['average_ms'])} ms"),
         ("Requests/sec", num(load["rps"])),
+        ("Responses (any status; the latency figures)", num(load.get("responses"))),
+        ("No response (not in the latency figures)", _no_response(load)),
         ("Success ratio", pct(load["success_ratio"])),
         ("Failed requests", num(load["errors"])),
         ("Size/request", f"{num(load['size_per_request'])} bytes"),
@@ -85,6 +89,14 @@ def load_rows(load: dict) -> list[tuple[str, str]]:
             )
         )
     return rows
+
+
+def _no_response(load: dict) -> str:
+    """How many requests got no response, and their time to failure."""
+    n, t = load.get("no_response"), load.get("no_response_ms")
+    if not t:
+        return num(n)
+    return f"{num(n)}; failed after p50 {num(t['p50'])} ms, p99 {num(t['p99'])} ms"
 
 
 def header(summary: dict, load_options: dict | None = None) -> str:

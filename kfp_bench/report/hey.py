@@ -3,17 +3,26 @@
 The text follows hey's sections and formats (``%4.4f secs``, a 10-bucket response time histogram,
 the 10/25/50/75/90/95/99% latency distribution, the phase details, status codes and errors), so
 scripts that read hey's output read this too. kfp-bench adds lines hey does not have (the
-coordinated-omission corrected figures in rate mode, the load generator's own CPU, requests not
-sent, missing workers) after
-hey's sections, never inside them.
+coordinated-omission corrected figures in rate mode, the requests without a response, the load
+generator's own CPU, requests not sent, missing workers) after hey's sections, never inside them.
+As in hey, the latency sections are of the responses only; when there was none they are left
+out, and the summary says so.
 """
 
 from __future__ import annotations
 
 from typing import TextIO
 
+from kfp_bench.outcome import describe
 from kfp_bench.records import ResultBatch
-from kfp_bench.stats.load import ENGINE_ERROR, LoadStats, cpu_caveat, cpu_figures
+from kfp_bench.stats.load import (
+    ENGINE_ERROR,
+    MIXED_LATENCY,
+    NO_RESPONSE,
+    LoadStats,
+    cpu_caveat,
+    cpu_figures,
+)
 
 BAR = "■"
 HEY_PCTS = (10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0)
@@ -26,17 +35,36 @@ def _secs(us: float) -> str:
 def write_text(stats: LoadStats, out: TextIO) -> None:
     """Write the summary of ``stats`` in hey's layout."""
     s = stats.summary()
-    lat = stats.latency
     w = out.write
     w("\nSummary:\n")
     w(f"  Total:\t{s.duration_s:4.4f} secs\n")
-    w(f"  Slowest:\t{_secs(lat.max_us)} secs\n")
-    w(f"  Fastest:\t{_secs(lat.min_us)} secs\n")
-    w(f"  Average:\t{_secs(lat.mean_us)} secs\n")
+    if s.latency_ms is not None:
+        lat = stats.latency
+        w(f"  Slowest:\t{_secs(lat.max_us)} secs\n")
+        w(f"  Fastest:\t{_secs(lat.min_us)} secs\n")
+        w(f"  Average:\t{_secs(lat.mean_us)} secs\n")
     w(f"  Requests/sec:\t{s.rps:4.4f}\n")
+    if s.latency_ms is None:
+        w(f"  No response:\tnone of {s.requests} requests got one: no latency figures\n")
     if stats.bytes_in > 0:
         w(f"  \n  Total data:\t{stats.bytes_in} bytes\n")
         w(f"  Size/request:\t{stats.bytes_in // max(stats.requests, 1)} bytes\n")
+    if s.latency_ms is not None:
+        _write_latency(stats, w)
+    w("\nStatus code distribution:\n")
+    for code, n in sorted(stats.status_codes.items()):
+        w(f"  [{code}]\t{n} responses\n")
+    if stats.errors:
+        w("\nError distribution:\n")
+        for err, n in stats.errors.most_common():
+            w(f"  [{n}]\t{err}\n")
+    _write_extras(stats, w)
+    w("\n")
+
+
+def _write_latency(stats: LoadStats, w) -> None:
+    """hey's histogram, latency distribution and phase details: of the responses."""
+    lat = stats.latency
     w("\nResponse time histogram:\n")
     buckets = lat.buckets(lat.min_us, lat.max_us, 10)
     top = max((c for _, c in buckets), default=0)
@@ -58,26 +86,18 @@ def write_text(stats: LoadStats, out: TextIO) -> None:
     for key, label in labels.items():
         d = stats.phases[key].as_dict()
         w(f"  {label}:\t{d['mean_s']:4.4f} secs, {d['min_s']:4.4f} secs, {d['max_s']:4.4f} secs\n")
-    w("\nStatus code distribution:\n")
-    for code, n in sorted(stats.status_codes.items()):
-        w(f"  [{code}]\t{n} responses\n")
-    if stats.errors:
-        w("\nError distribution:\n")
-        for err, n in stats.errors.most_common():
-            w(f"  [{n}]\t{err}\n")
-    _write_extras(stats, w)
-    w("\n")
 
 
 def _write_extras(stats: LoadStats, w) -> None:
     """kfp-bench's own lines, after hey's sections."""
     s = stats.summary()
-    if stats.corrected:
+    if stats.corrected and s.latency_ms is not None:
         w("\nOpen loop (latency from the intended send time, corrected for coordinated")
         w(" omission):\n")
         w("  \tcorrected\tuncorrected\n")
         for key in ("p50", "p90", "p99", "p99_9", "max", "mean"):
             w(f"  {key}:\t{s.latency_ms[key]:.3f} ms\t{s.uncorrected_ms[key]:.3f} ms\n")
+    _write_no_response(s.requests, s.no_response, w)
     cpu = cpu_figures(stats)
     if cpu:
         w("\nLoad generator CPU (kfp-bench's own, while sending):\n")
@@ -90,7 +110,12 @@ def _write_extras(stats: LoadStats, w) -> None:
             limit = "none" if cpu["cpu_limit"] is None else f"{cpu['cpu_limit']:g} cores"
             w(f"  Cgroup limit:\t{limit}; throttled {cpu['throttled_s']:.2f} s")
             w(f" in {cpu['throttled_periods']} periods\n")
-    notes = []
+    notes = describe([f for f in stats.flags if f == NO_RESPONSE])  # named, as the exit's cause
+    if MIXED_LATENCY in stats.flags:
+        notes.append(
+            "saved before kfp-bench kept requests without a response apart: the latency "
+            "figures above include their times"
+        )
     if caveat := cpu_caveat(cpu):
         notes.append(caveat)
     if stats.not_sent:
@@ -119,6 +144,18 @@ def _write_extras(stats: LoadStats, w) -> None:
         notes.append("safety caps overridden (--i-know)")
     if notes:
         w("\nNotes:\n" + "".join(f"  {n}\n" for n in notes))
+
+
+def _write_no_response(requests: int, nr: dict, w) -> None:
+    """The requests without a response: how many, and how long they took to fail."""
+    if not nr.get("requests"):
+        return
+    w("\nNo response (refused, reset, timed out or cut off; not in the latency figures):\n")
+    w(f"  Requests:\t{nr['requests']} of {requests}\n")
+    t = nr.get("time_ms")
+    if t:
+        w(f"  Time to failure:\tp50 {t['p50']:.3f} ms, p90 {t['p90']:.3f} ms, ")
+        w(f"p99 {t['p99']:.3f} ms, max {t['max']:.3f} ms\n")
 
 
 CSV_HEADER = (

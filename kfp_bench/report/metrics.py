@@ -39,9 +39,16 @@ Load (present when a load ran)::
     load_requests, load_errors             requests sent; failed ones (4xx, 5xx, transport)
     load_duration_s, load_rps              the attack's length; requests per second
     load_success_ratio                     responses with a 1xx-3xx status / requests
-    load_{mean,p50,p90,p95,p99,p99_9,max}_ms           latency, corrected for coordinated omission
-                                                      in rate mode (from the intended send time)
+    load_{mean,p50,p90,p95,p99,p99_9,max}_ms           latency of the responses (any status),
+                                                      corrected for coordinated omission in rate
+                                                      mode (from the intended send time); absent
+                                                      when no request got a response
     load_uncorrected_{p50,p90,p95,p99,p99_9}_ms        from the actual send time
+    load_responses                         requests that got a response, of any status
+    load_no_response                       requests that got none (refused, reset, timed out):
+                                           never in the latency figures
+    load_no_response_{mean,p50,p90,p99,max}_ms         their time from the send to the failure
+                                                      (present when there were some)
     load_client_cpu_cores                  the load generator's own CPU over the attack, in cores
     load_client_cpu_us_per_request         its CPU time per request (µs)
     load_client_busiest_process            the busiest load process's share of one core (0.9 and
@@ -104,8 +111,9 @@ def collect(tables: Tables, verdict=None) -> dict[str, float]:
     if tables.replicas is not None and "ready" in tables.replicas:
         _put(out, "replicas_max", int(tables.replicas["ready"].max()))
         _put(out, "replicas_min", int(tables.replicas["ready"].min()))
-    if tables.sweep is not None:
-        best = tables.sweep.loc[tables.sweep["rps"].idxmax()]
+    answered = None if tables.sweep is None else tables.sweep[tables.sweep["p99_ms"].notna()]
+    if answered is not None and len(answered):  # a step without a response has no throughput
+        best = answered.loc[answered["rps"].idxmax()]
         _put(out, "sweep_max_rps", best["rps"])
         _put(out, "sweep_p99_ms_at_max_rps", best["p99_ms"])
     if verdict is not None:
@@ -157,6 +165,11 @@ def _load(t: Tables, out: dict) -> None:
     _put(out, "load_duration_s", s["total_s"])
     _put(out, "load_rps", s["rps"])
     _put(out, "load_success_ratio", s["success_ratio"])
+    _put(out, "load_responses", s["responses"])
+    _put(out, "load_no_response", s["no_response"])
+    for p, v in (s["no_response_ms"] or {}).items():
+        if p in ("mean", "p50", "p90", "p99", "max"):
+            _put(out, f"load_no_response_{p}_ms", v)
     _put(out, "load_mean_ms", s["average_ms"])
     _put(out, "load_max_ms", s["slowest_ms"])
     for p in _LOAD_PCTS:

@@ -387,7 +387,7 @@ def sweep_curve(t: Tables) -> Figure | None:
         data=long, x="rps", y="latency_ms", hue="percentile", marker="o", ax=ax, sort=False
     )
     if "rate" in sw:
-        for _, row in sw.iterrows():
+        for _, row in sw[sw["p99_ms"].notna()].iterrows():  # (no response: no point)
             ax.annotate(
                 f"{row['rate']:g}/s",
                 (row["rps"], row["p99_ms"]),

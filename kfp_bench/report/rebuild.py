@@ -61,9 +61,12 @@ def rebuild(
         results: a results directory (or one read back already).
         out_dir: where the report goes; default RESULTS_DIR/report, or OUT/NAME for each of
             several results directories.
-        results_uri: the results history, gs://BUCKET/PREFIX or a local folder (file:///PATH):
-            the report shows the trend of the earlier results there, and the results and report
-            are archived under a new timestamped key (nothing is overwritten).
+        results_uri: the results history: gs://BUCKET/PREFIX, s3://BUCKET/PREFIX (endpoint
+            from ?endpoint=URL or AWS_ENDPOINT_URL, keys from AWS_ACCESS_KEY_ID...),
+            minio://BUCKET/PREFIX (KFP's store) or a local folder (file:///PATH): the report
+            shows the trend of the earlier results there, and the results and report are
+            archived under a new timestamped key (nothing is overwritten); a load or LLM result
+            file is archived too.
         baseline: what to test for a regression against: last:N (the N latest earlier results
             in --results-uri, pooled), one KEY of it, or a results directory.
     """
@@ -107,8 +110,9 @@ def rebuild_all(
 ) -> list[Outcome]:
     """``kfp-bench report``: a load result file is printed in hey's layout; an LLM result file
     is printed and gets its bundle (``report.llm_bundle``); each results directory gets its
-    bundle (oldest first, so a batch builds the history in order). Every input is read before
-    anything is written."""
+    bundle (oldest first, so a batch builds the history in order). With ``results_uri`` every
+    input is archived there (``history.archive_file`` for a result file). Every input is read
+    before anything is written."""
     from kfp_bench.report import hey
     from kfp_bench.stats import store
     from kfp_bench.stats.llm import LlmStats
@@ -120,19 +124,23 @@ def rebuild_all(
             files.append((p, store.load(p)))
         else:
             dirs.append(read_results(p))
-    llm = [(p, s) for p, s in files if isinstance(s, LlmStats | LlmSweep)]
-    if llm and (results_uri or baseline):
-        flag = "--results-uri" if results_uri else "--baseline"
+    if files and baseline:
         raise ConfigError(
-            f"{flag}: {llm[0][0]} is an LLM result, and the results history holds benchmark "
-            f"directories only; report it without {flag}"
+            f"--baseline: {files[0][0]} is a load or LLM result file, and a verdict compares "
+            "benchmark directories only; report it without --baseline"
         )
+    store = hist.open_store(results_uri) if results_uri and files else None
     outcomes = []
     for p, stats in files:
         if isinstance(stats, LlmStats | LlmSweep):
-            outcomes.append(_llm_report(p, stats, out, out_dir, len(paths) > 1))
+            o, kind = _llm_report(p, stats, out, out_dir, len(paths) > 1), "llm"
         else:
             hey.write_text(stats, out)
+            o, kind = Outcome({}), "load"
+        if store is not None:
+            o.key, o.archived = hist.archive_file(store, Path(p), kind, o.files)
+            _archived(o, results_uri, out, f"{p}: ")
+        outcomes.append(o)
     dirs.sort(key=hist.started_at)
     for res in dirs:
         if not out_dir:
@@ -144,11 +152,15 @@ def rebuild_all(
         h = o.history
         if h is not None and h.verdict is not None:
             out.write(f"  {h.verdict.headline()}\n")
-        if o.archived is not None:
-            done = "archived as" if o.archived else "already archived as"
-            out.write(f"  {done} {o.key} in {results_uri}\n")
+        _archived(o, results_uri, out, "  ")
         outcomes.append(o)
     return outcomes
+
+
+def _archived(o: Outcome, results_uri: str, out: TextIO, lead: str) -> None:
+    if o.archived is not None:
+        done = "archived as" if o.archived else "already archived as"
+        out.write(f"{lead}{done} {o.key} in {results_uri}\n")
 
 
 def _llm_report(path: str, stats, out: TextIO, out_dir: str, several: bool) -> Outcome:

@@ -17,6 +17,7 @@ _COLUMNS = (
     ("p95_ms", "p95 ms", "{:.2f}"),
     ("p99_ms", "p99 ms", "{:.2f}"),
     ("success_ratio", "success", "{:.2%}"),
+    ("no_response", "no response", "{}"),
     ("max_replicas", "max replicas", "{}"),
     ("client_busiest", "client CPU", "{:.0%}"),
 )
@@ -25,6 +26,8 @@ _COLUMNS = (
 def write_text(rows: list[dict], knee: dict | None, out: TextIO) -> None:
     """Write the sweep table (a ``<`` marks the knee's row) and a line naming the knee."""
     cols = [c for c in _COLUMNS if any(c[0] in r for r in rows)]
+    if not any(r.get("no_response") for r in rows):  # shown only when some step had some
+        cols = [c for c in cols if c[0] != "no_response"]
     cells = [[c[1] for c in cols]]
     for r in rows:
         line = [c[2].format(r[c[0]]) if r.get(c[0]) is not None else "-" for c in cols]

@@ -267,16 +267,21 @@ def _from_summary(d: dict | None, unit: str = "") -> dict:
 # -- the load ----------------------------------------------------------------------------------
 def load_summary(load: LoadStats) -> dict:
     """hey's summary as numbers: total, slowest, fastest, average, requests/s, data, plus the
-    success ratio, errors, and whether latency is corrected for coordinated omission."""
+    success ratio, errors, and whether latency is corrected for coordinated omission. Latency is
+    of the responses (None without any); ``no_response`` counts the others and
+    ``no_response_ms`` times them (send to failure; None without any)."""
     s = load.summary()
-    lat = load.latency
+    lat = s.latency_ms or {}
     return {
         "requests": load.requests,
         "total_s": s.duration_s,
-        "slowest_ms": lat.max_us / 1000,
-        "fastest_ms": lat.min_us / 1000,
-        "average_ms": lat.mean_us / 1000,
+        "slowest_ms": lat.get("max"),
+        "fastest_ms": lat.get("min"),
+        "average_ms": lat.get("mean"),
         "rps": s.rps,
+        "responses": s.responses,
+        "no_response": s.no_response["requests"],
+        "no_response_ms": s.no_response["time_ms"],
         "success_ratio": s.success_ratio,
         "errors": load.requests - load.ok,
         "bytes_in": load.bytes_in,
@@ -288,16 +293,21 @@ def load_summary(load: LoadStats) -> dict:
 
 
 def load_percentiles(load: LoadStats) -> pd.DataFrame:
-    """Latency percentiles (ms), corrected (from the intended send time) and uncorrected."""
-    corrected = load.latency.percentiles_us(LOAD_PCTS)
-    uncorrected = (load.uncorrected if load.corrected else load.latency).percentiles_us(LOAD_PCTS)
-    df = pd.DataFrame(
-        {
-            "corrected_ms": [corrected[p] / 1000 for p in LOAD_PCTS],
-            "uncorrected_ms": [uncorrected[p] / 1000 for p in LOAD_PCTS],
-        },
-        index=[f"p{p:g}" for p in LOAD_PCTS],
-    )
+    """Latency percentiles (ms) of the responses, corrected (from the intended send time) and
+    uncorrected; NaN when there was none. Beside them, when some requests got no response,
+    ``no_response_ms``: their time from the send to the failure, never in the others."""
+
+    def ms(h) -> list[float]:
+        pcts = h.percentiles_us(LOAD_PCTS)
+        return [pcts[p] / 1000 if h.count else float("nan") for p in LOAD_PCTS]
+
+    columns = {
+        "corrected_ms": ms(load.latency),
+        "uncorrected_ms": ms(load.uncorrected if load.corrected else load.latency),
+    }
+    if load.no_responses:
+        columns["no_response_ms"] = ms(load.no_response)
+    df = pd.DataFrame(columns, index=[f"p{p:g}" for p in LOAD_PCTS])
     df.index.name = "percentile"
     return df
 

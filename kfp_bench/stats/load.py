@@ -5,9 +5,14 @@
 through the JSON results file (``to_dict`` / ``from_dict``). ``summary()`` returns the finished
 figures that reporters print.
 
-Latency figures cover every request, failed ones included (a timeout is a 20 s latency, not a
-missing sample). In rate mode the primary histogram is measured from the intended send time
-(coordinated-omission corrected) and a second one from the actual send time.
+Latency figures (histograms, percentiles, the per-second series, the phases) cover the requests
+that got a response, of any status (a 5xx is a response); as in hey, which times only the results
+without an error (rakyll/hey 8985827, ``requester/report.go`` ``runReporter``: ``lats`` gets
+``res.duration`` only when ``res.err == nil``). Requests that got none (refused, reset, timed out,
+cut before a status line) are counted by error and timed apart, from the send to the failure, in
+``no_response``; an attack in which none got a response is flagged ``no-response``. In rate mode
+the primary histogram is measured from the intended send time (coordinated-omission corrected)
+and a second one from the actual send time.
 """
 
 from __future__ import annotations
@@ -31,6 +36,12 @@ FORMAT_VERSION = 1
 PHASES = ("connect", "dns", "write", "wait", "read")
 #: The flag of an attack that a bug in the load engine ended (``errors.EngineError``).
 ENGINE_ERROR = "engine-error"
+#: The flag of an attack in which no request got a response: no latency figure stands
+#: (a failure, ``kfp_bench.outcome``).
+NO_RESPONSE = "no-response"
+#: The flag of results saved before requests without a response were kept apart, some of whose
+#: requests got none: their latency figures include those requests' times (a warning).
+MIXED_LATENCY = "mixed-latency"
 SUMMARY_PCTS = (10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0, 99.9)
 
 
@@ -99,6 +110,7 @@ class LoadStats:
     errors: Counter = field(default_factory=Counter)
     latency: Histogram = field(default_factory=Histogram)
     uncorrected: Histogram = field(default_factory=Histogram)
+    no_response: Histogram = field(default_factory=Histogram)
     phases: dict = field(default_factory=lambda: {p: _Phase() for p in PHASES})
     series: Series = field(default_factory=Series)
     workers: dict = field(default_factory=lambda: {"expected": 1, "reported": 1, "missing": []})
@@ -132,15 +144,16 @@ class LoadStats:
         intended, sent, written, first, done = (a[:, i] for i in range(1, 6))
         status = a[:, 6].astype(np.int64)
         b_in = a[:, 7].astype(np.int64)
+        answered = status > 0
         lat_us = np.rint((done - sent) * 1e6).astype(np.int64)
+        # A request without a response is timed apart: its time is how long failing took.
+        self.no_response.record_many(lat_us[~answered])
         if self.corrected:
-            self.uncorrected.record_many(lat_us)
+            self.uncorrected.record_many(lat_us[answered])
             lat_us = np.rint((done - np.minimum(intended, sent)) * 1e6).astype(np.int64)
-        self.latency.record_many(lat_us)
+        self.latency.record_many(lat_us[answered])
 
         ok = _ok(status)
-        answered = status > 0
-        n_answered = int(np.count_nonzero(answered))
         self.requests += len(a)
         self.ok += int(np.count_nonzero(ok))
         self.bytes_in += int(b_in.sum())
@@ -149,20 +162,28 @@ class LoadStats:
         for code, n in zip(codes.tolist(), counts.tolist(), strict=True):
             self.status_codes[code] += n
         self.errors.update(batch.errors)
+        self._add_phases(batch, a, answered)
 
+        secs = np.floor(self.started_at + (done - batch.t0)).astype(np.int64)
+        self.series.add(secs, lat_us, ~ok, b_in, answered)
+
+    def _add_phases(self, batch: ResultBatch, a: np.ndarray, answered: np.ndarray) -> None:
+        """The request phases of the rows ``a`` of ``batch`` that got a response."""
+        n_answered = int(np.count_nonzero(answered))
+        conns = batch.connects
+        if conns and n_answered < len(a):  # a failed connect is no phase of a response
+            kept = set(a[answered, 0].tolist())
+            conns = [c for c in conns if c[0] in kept]
         # Connect and DNS time are charged to the request that opened the connection; the
         # others add zeros, as in hey's averages.
         for p, col in (("connect", 1), ("dns", 2)):
-            vals = np.array([c[col] for c in batch.connects], dtype=np.float64)
+            vals = np.array([c[col] for c in conns], dtype=np.float64)
             self.phases[p].add(vals, max(n_answered - vals.size, 0))
-        w, f, d = written[answered], first[answered], done[answered]
+        sent, w, f, d = (a[answered, i] for i in (2, 3, 4, 5))
         f = np.where(f > 0, f, d)
-        self.phases["write"].add(np.maximum(w - sent[answered], 0.0))
+        self.phases["write"].add(np.maximum(w - sent, 0.0))
         self.phases["wait"].add(np.maximum(f - w, 0.0))
         self.phases["read"].add(d - f)
-
-        secs = np.floor(self.started_at + (done - batch.t0)).astype(np.int64)
-        self.series.add(secs, lat_us, ~ok, b_in)
 
     def close(self, duration_s: float) -> LoadStats:
         """Finish: record the duration and close every second of the series."""
@@ -183,16 +204,35 @@ class LoadStats:
         self.errors.update(other.errors)
         self.latency.merge(other.latency)
         self.uncorrected.merge(other.uncorrected)
+        self.no_response.merge(other.no_response)
         for p in PHASES:
             self.phases[p].merge(other.phases[p])
         self.series.merge(other.series)
         self.workers = merge_workers(self.workers, other.workers)
         self.flag(*other.flags)
+        if self.responses:  # a pod that got no response does not make the whole run so
+            self.flags = [f for f in self.flags if f != NO_RESPONSE]
         self.client_cpu = merge_client_cpu(self.client_cpu, other.client_cpu)
 
     def flag(self, *names: str) -> None:
         """Add flags (``interrupted``, ``engine-error``, ...), each once, kept sorted."""
         self.flags = sorted(set(self.flags).union(names))
+
+    def note_no_response(self) -> None:
+        """Flag ``no-response`` when no request got a response (none was sent, or every one
+        failed): for the finished attack, as ``merge`` keeps it true of the merged one."""
+        if not self.responses:
+            self.flag(NO_RESPONSE)
+
+    @property
+    def responses(self) -> int:
+        """Requests that got a response, of any status."""
+        return sum(self.status_codes.values())
+
+    @property
+    def no_responses(self) -> int:
+        """Requests that got no response (their errors are in ``errors``)."""
+        return self.requests - self.responses
 
     # -- persistence -------------------------------------------------------------------------
     def to_dict(self, *, summary: bool = True) -> dict:
@@ -210,6 +250,7 @@ class LoadStats:
         if summary:
             s = self.summary()
             doc.update(rps=s.rps, success_ratio=s.success_ratio, latency_ms=s.latency_ms)
+            doc.update(responses=s.responses, no_response=s.no_response)
         doc.update(
             {
                 "status_codes": {str(k): v for k, v in sorted(self.status_codes.items())},
@@ -226,7 +267,11 @@ class LoadStats:
                 "flags": self.flags,
                 "client_cpu": self.client_cpu,
                 "options": self.options,
-                "histogram": {"unit": "us", "latency": self.latency.encode()},
+                "histogram": {
+                    "unit": "us",
+                    "latency": self.latency.encode(),
+                    "no_response": self.no_response.encode(),
+                },
                 "series": self.series.rows(),
             }
         )
@@ -260,6 +305,8 @@ class LoadStats:
             if "uncorrected" in hist:
                 lost = int(doc.get("out_of_range_uncorrected", 0))
                 stats.uncorrected = Histogram.decode(hist["uncorrected"], lost)
+            if "no_response" in hist:
+                stats.no_response = Histogram.decode(hist["no_response"])
             for p, d in doc["details"].items():
                 lo = d["min_s"] if d["count"] else float("inf")
                 stats.phases[p] = _Phase(d["count"], d["mean_s"] * d["count"], lo, d["max_s"])
@@ -267,6 +314,8 @@ class LoadStats:
             stats.workers = dict(doc["workers"])
             stats.flags = list(doc.get("flags", []))
             stats.client_cpu = _read_client_cpu(doc.get("client_cpu") or {})
+            if "no_response" not in hist:  # saved before they were kept apart
+                _from_mixed(stats)
         except (KeyError, TypeError, ValueError) as exc:
             raise ResultsError(
                 f"{source}: malformed load result ({exc!r} is missing or wrong)"
@@ -282,15 +331,36 @@ class LoadStats:
             return out
 
         dur = self.duration_s
+        answered = self.responses > 0  # else no latency figure stands: None, not zeros
+        no_response = {"requests": self.no_responses, "errors": dict(self.errors.most_common())}
+        no_response["time_ms"] = ms(self.no_response) if self.no_response.count else None
         return LoadSummary(
             requests=self.requests,
             duration_s=dur,
             rps=self.requests / dur if dur > 0 else 0.0,
             success_ratio=self.ok / self.requests if self.requests else 0.0,
-            latency_ms=ms(self.latency),
-            uncorrected_ms=ms(self.uncorrected) if self.corrected else ms(self.latency),
+            latency_ms=ms(self.latency) if answered else None,
+            uncorrected_ms=(
+                ms(self.uncorrected if self.corrected else self.latency) if answered else None
+            ),
             corrected=self.corrected,
+            responses=self.responses,
+            no_response=no_response,
         )
+
+
+def _from_mixed(stats: LoadStats) -> None:
+    """Read results saved before requests without a response were timed apart: when none got
+    a response, its histogram is theirs (moved to ``no_response``); when some did, it mixes
+    both and is kept, flagged ``mixed-latency``."""
+    if not stats.no_responses:
+        return
+    if stats.responses:
+        stats.flag(MIXED_LATENCY)
+        return
+    stats.no_response = stats.uncorrected if stats.corrected else stats.latency
+    stats.latency, stats.uncorrected = Histogram(), Histogram()
+    stats.flag(NO_RESPONSE)
 
 
 # -- the load generator's own CPU ------------------------------------------------------------
@@ -425,15 +495,21 @@ def cpu_caveat(cpu: dict | None) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class LoadSummary:
-    """The headline figures of a load attack, in the units reports print."""
+    """The headline figures of a load attack, in the units reports print.
+
+    ``latency_ms`` and ``uncorrected_ms`` cover the ``responses`` (any status) and are None when
+    there were none; ``no_response`` holds the others: ``requests``, ``errors`` (count by error
+    text) and ``time_ms`` (send to failure; None when there were none)."""
 
     requests: int
     duration_s: float
     rps: float
     success_ratio: float
-    latency_ms: dict
-    uncorrected_ms: dict
+    latency_ms: dict | None
+    uncorrected_ms: dict | None
     corrected: bool
+    responses: int = 0
+    no_response: dict = field(default_factory=dict)
 
 
 def warm_up() -> None:

@@ -3,7 +3,8 @@
 Seconds are keyed by wall-clock (epoch) second, so that series recorded on different pods line up
 when merged. Each second keeps a 2-digit HDR histogram while it is open; once a second can receive
 no more samples it is closed into plain numbers plus its encoded histogram (a few hundred bytes),
-so memory stays flat however long the attack runs.
+so memory stays flat however long the attack runs. A second's percentiles are of its responses
+only; its requests without one are counted (``no_response``), never timed in them.
 """
 
 from __future__ import annotations
@@ -15,40 +16,50 @@ from kfp_bench.stats.hdr import Histogram
 PCTS = (50.0, 90.0, 99.0)
 
 
+def _ms(us: int | None) -> float | None:
+    return None if us is None else us / 1000
+
+
 class _Open:
-    __slots__ = ("requests", "errors", "bytes_in", "inflight", "hist")
+    __slots__ = ("requests", "errors", "no_response", "bytes_in", "inflight", "hist")
 
     def __init__(self):
-        self.requests = self.errors = self.bytes_in = self.inflight = 0
+        self.requests = self.errors = self.no_response = self.bytes_in = self.inflight = 0
         self.hist = Histogram(digits=2)
 
 
 class Series:
-    """Requests, errors, bytes, in-flight and latency percentiles for each second."""
+    """Requests, errors, requests without a response, bytes, in-flight and latency percentiles
+    (of the responses) for each second."""
 
     def __init__(self):
         self._open: dict[int, _Open] = {}
         self._closed: dict[int, dict] = {}
 
-    def add(self, secs: np.ndarray, lat_us: np.ndarray, failed: np.ndarray, bytes_in: np.ndarray):
-        """Add samples: each one's epoch second, latency (µs), failure flag and body bytes."""
+    def add(self, secs, lat_us, failed, bytes_in, answered=None):
+        """Add samples (numpy arrays): each one's epoch second, latency (µs), failure flag, body
+        bytes and whether it got a response (all did when ``answered`` is None); the latency of
+        one that got none is left out."""
         if not secs.size:
             return
+        if answered is None:
+            answered = np.ones(secs.size, dtype=bool)
         lo, hi = int(secs.min()), int(secs.max())
         if lo == hi:  # the usual batch of a flush interval: one second, no masks, no sort
-            self._add_to(lo, lat_us, failed, bytes_in)
+            self._add_to(lo, lat_us, failed, bytes_in, answered)
             return
         for sec in range(lo, hi + 1) if hi - lo < 8 else np.unique(secs).tolist():
             m = secs == sec
             if m.any():
-                self._add_to(sec, lat_us[m], failed[m], bytes_in[m])
+                self._add_to(sec, lat_us[m], failed[m], bytes_in[m], answered[m])
 
-    def _add_to(self, sec: int, lat_us, failed, bytes_in) -> None:
+    def _add_to(self, sec: int, lat_us, failed, bytes_in, answered) -> None:
         b = self._bucket(sec)
         b.requests += int(lat_us.size)
         b.errors += int(np.count_nonzero(failed))
+        b.no_response += int(lat_us.size - np.count_nonzero(answered))
         b.bytes_in += int(bytes_in.sum())
-        b.hist.record_many(lat_us)
+        b.hist.record_many(lat_us[answered])
 
     def note_inflight(self, sec: int, inflight: int) -> None:
         """Keep the highest in-flight count seen during ``sec``."""
@@ -59,16 +70,18 @@ class Series:
         """Close every second before ``sec``: no sample can arrive for them any more."""
         for s in [s for s in self._open if s < sec]:
             b = self._open.pop(s)
-            pct = b.hist.percentiles_us(PCTS)
+            # A second without a response has no latency: None, never 0 ms.
+            pct = b.hist.percentiles_us(PCTS) if b.hist.count else dict.fromkeys(PCTS)
             self._closed[s] = {
                 "t": s,
                 "requests": b.requests,
                 "errors": b.errors,
+                "no_response": b.no_response,
                 "bytes_in": b.bytes_in,
                 "inflight": b.inflight,
-                "p50_ms": pct[50.0] / 1000,
-                "p90_ms": pct[90.0] / 1000,
-                "p99_ms": pct[99.0] / 1000,
+                "p50_ms": _ms(pct[50.0]),
+                "p90_ms": _ms(pct[90.0]),
+                "p99_ms": _ms(pct[99.0]),
                 "hist": b.hist.encode() if b.hist.count else "",
             }
 
@@ -83,6 +96,7 @@ class Series:
     def _reopen(self, sec: int, b: _Open) -> None:
         old = self._closed.pop(sec)
         b.requests, b.errors = old["requests"], old["errors"]
+        b.no_response = old.get("no_response", 0)
         b.bytes_in, b.inflight = old["bytes_in"], old["inflight"]
         if old["hist"]:
             b.hist.merge(Histogram.decode(old["hist"]))
@@ -96,6 +110,7 @@ class Series:
             b = self._bucket(s)
             b.requests += row["requests"]
             b.errors += row["errors"]
+            b.no_response += row.get("no_response", 0)  # (absent from older results)
             b.bytes_in += row["bytes_in"]
             b.inflight += row["inflight"]
             if row["hist"]:

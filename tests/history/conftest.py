@@ -13,6 +13,7 @@ import urllib.request
 import pytest
 
 from kfp_bench.sandbox.process import free_port
+from tests.seaweedfs import seaweedfs
 
 BUCKET = "kfp-bench-results"
 
@@ -84,3 +85,29 @@ def no_gcp_credentials(monkeypatch, tmp_path):
     monkeypatch.setenv("GCE_METADATA_HOST", closed)
     monkeypatch.setenv("GCE_METADATA_IP", closed)
     monkeypatch.setenv("NO_GCE_CHECK", "True")
+
+
+@pytest.fixture(scope="module")
+def seaweedfs_server(tmp_path_factory):
+    """A real SeaweedFS S3 API (tests/seaweedfs.py), one per test module (it starts in ~5 s)."""
+    with seaweedfs(tmp_path_factory.mktemp("seaweedfs")) as store:
+        yield store
+
+
+@pytest.fixture
+def aws_env(monkeypatch, tmp_path):
+    """No AWS config file, profile, instance metadata or KFP Secret of this machine is read."""
+    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL_S3", "AWS_DEFAULT_REGION"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "aws-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "aws-credentials"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    monkeypatch.setenv("KFP_BENCH_MINIO_SECRET_DIR", str(tmp_path / "no-secret"))
+
+
+@pytest.fixture
+def s3(seaweedfs_server, aws_env, monkeypatch):
+    """The SeaweedFS store, with boto3's environment pointing at it and holding its key."""
+    for name, value in seaweedfs_server.env().items():
+        monkeypatch.setenv(name, value)
+    return seaweedfs_server

@@ -1,5 +1,6 @@
-"""The results history in a local folder and in GCS (gcp-storage-emulator, real client): keys,
-write-once, archive, baselines, and the messages for a URI that cannot work."""
+"""The results history in a local folder, in GCS (gcp-storage-emulator, real client) and on S3 (a
+real SeaweedFS, tests/seaweedfs.py): keys, write-once, archive, baselines, and the messages for a
+URI that cannot work. The S3 store's own cases are in test_s3.py."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 
 from kfp_bench import history as hist
 from kfp_bench.errors import ConfigError, HistoryError
+from kfp_bench.history.s3 import S3Store
 from kfp_bench.history.uri import GcsStore, LocalStore, open_store
 from kfp_bench.report.rebuild import rebuild
 from kfp_bench.results import read_results
@@ -16,17 +18,20 @@ from tests.history.conftest import BUCKET
 from tests.synthetic import T0, make_results
 
 
-@pytest.fixture(params=["local", "gcs"])
+@pytest.fixture(params=["local", "gcs", "s3"])
 def store_uri(request, tmp_path):
     if request.param == "gcs":
         request.getfixturevalue("gcs")
         return f"gs://{BUCKET}/{tmp_path.name}"
+    if request.param == "s3":
+        return f"s3://{request.getfixturevalue('s3').bucket}/{tmp_path.name}"
     return (tmp_path / "hist").as_uri()
 
 
 def test_write_never_replaces(store_uri):
     store = open_store(store_uri)
-    assert isinstance(store, GcsStore if store_uri.startswith("gs://") else LocalStore)
+    kind = {"gs": GcsStore, "s3": S3Store}.get(store_uri.split(":")[0], LocalStore)
+    assert isinstance(store, kind)
     assert store.keys() == {}
     assert store.write("k1", "a.json", b"first")
     assert not store.write("k1", "a.json", b"second")
@@ -113,7 +118,7 @@ def test_gs_without_credentials(no_gcp_credentials):
         open_store(f"gs://{BUCKET}/x")
 
 
-@pytest.mark.parametrize("uri, match", [("s3://b/p", "not supported"), ("", "empty")])
+@pytest.mark.parametrize("uri, match", [("ftp://b/p", "not supported"), ("", "empty")])
 def test_unsupported_uris(uri, match):
     with pytest.raises(ConfigError, match=match):
         open_store(uri)

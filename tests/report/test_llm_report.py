@@ -144,8 +144,8 @@ def _other_version(t: Path) -> Path:
         (_other_version, [], "results format version 9, this kfp-bench reads version 1"),
         (
             lambda t: save_pods(t / "p", 1)[0],
-            ["--results-uri", "{tmp}/never"],
-            "--results-uri: ",
+            ["--results-uri", "ftp://h/never"],
+            "--results-uri ftp://h/never: scheme ftp:// is not supported",
         ),
         (lambda t: save_pods(t / "p", 1)[0], ["--baseline", "last:2"], "report it without"),
     ],

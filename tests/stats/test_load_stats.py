@@ -211,3 +211,77 @@ def test_the_uncorrected_histograms_out_of_range_count_survives_saving_and_mergi
     assert back.uncorrected.out_of_range == 1
     back.merge(LoadStats.from_dict(one.to_dict()))
     assert back.uncorrected.out_of_range == 2 and back.latency.out_of_range == 2
+
+
+# -- requests without a response: counted and timed apart ---------------------------------------
+def _slow(n, start=0.0):
+    """Responses of 50 ms or more (a 5xx is a response too)."""
+    return [
+        Result(i, start + i * 0.01, start + i * 0.01, 0.05 + i * 1e-4, 200 if i % 3 else 503, 2, 50)
+        for i in range(n)
+    ]
+
+
+def _refused(n, start=0.0):
+    """Connects refused after 1 ms: no response."""
+    return [
+        Result(i, start + i * 0.01, start + i * 0.01, 0.001, 0, 0, 0, "connect: refused", 0.001)
+        for i in range(n)
+    ]
+
+
+@pytest.mark.parametrize("corrected", [False, True])
+def test_latency_is_of_the_responses_and_the_others_are_timed_apart(corrected):
+    s = _stats(_slow(60) + _refused(40, start=1), corrected=corrected)
+    assert s.latency.count == 60 and s.uncorrected.count == (60 if corrected else 0)
+    assert s.latency.min_us >= 49_900 and s.no_response.count == 40  # (HDR: 3 digits)
+    assert s.no_response.max_us <= 1_100 and s.phases["connect"].hi == 0.0
+    d = s.summary()
+    assert d.responses == 60 and d.no_response["requests"] == 40
+    assert d.no_response["errors"] == {"connect: refused": 40}
+    assert d.latency_ms["min"] >= 49.9 and d.no_response["time_ms"]["max"] < 2
+    rows = s.series.rows()
+    assert sum(r["no_response"] for r in rows) == 40 and all(
+        r["p50_ms"] >= 50 for r in rows if r["p50_ms"]
+    )
+
+
+def test_no_response_at_all_gives_no_latency_and_merges_right():
+    none = _stats(_refused(30))
+    none.note_no_response()
+    assert none.flags == ["no-response"] and none.summary().latency_ms is None
+    doc = json.loads(json.dumps(none.to_dict()))
+    assert doc["latency_ms"] is None and doc["no_response"]["requests"] == 30
+    back = LoadStats.from_dict(doc)
+    assert back.no_response.count == 30 and back.flags == ["no-response"]
+    # a pod that got responses: the merged run got some, and its latency is theirs only
+    back.merge(_stats(_slow(20, start=1)))
+    assert back.flags == [] and back.responses == 20 and back.no_responses == 30
+    assert back.latency.count == 20 and back.no_response.count == 30
+    assert back.latency.min_us >= 49_900
+
+
+def _as_saved_before(doc: dict, mixed_hist: str) -> dict:
+    """``doc`` as kfp-bench wrote it before requests without a response were kept apart: one
+    histogram for all, no ``no_response``, ``responses`` or per-second ``no_response``."""
+    old = {k: v for k, v in doc.items() if k not in ("no_response", "responses")}
+    old["histogram"] = {"unit": "us", "latency": mixed_hist}
+    old["series"] = [{k: v for k, v in r.items() if k != "no_response"} for r in doc["series"]]
+    return old
+
+
+def test_results_saved_before_still_load():
+    mixed = _stats(_slow(60) + _refused(40, start=1))
+    everything = _stats(_slow(60) + _refused(40, start=1))
+    everything.latency.merge(everything.no_response)  # the one histogram of an older file
+    old = _as_saved_before(mixed.to_dict(), everything.latency.encode())
+    back = LoadStats.from_dict(json.loads(json.dumps(old)))
+    assert back.flags == ["mixed-latency"] and back.latency.count == 100
+    assert back.responses == 60 and back.no_responses == 40
+    back.to_dict()  # and it reports
+
+    refused = _stats(_refused(30))
+    old = _as_saved_before(refused.to_dict(), refused.no_response.encode())
+    back = LoadStats.from_dict(json.loads(json.dumps(old)))
+    assert back.flags == ["no-response"] and back.summary().latency_ms is None
+    assert back.no_response.count == 30 and back.latency.count == 0
