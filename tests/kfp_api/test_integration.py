@@ -305,23 +305,17 @@ def test_pipeline_version_v2_spec(fresh):
     assert _go_json(_spec(HELLO)) == actual
 
 
+#: the fields of a run that the Go checks copy from the server's answer before comparing
+SERVER_FIELDS = ("run_id", "state", "state_history", "storage_state", "pipeline_spec",
+                 "plugins_input", "plugins_output", "created_at", "scheduled_at",
+                 "finished_at")  # fmt: skip
+
+
 def _hello_run_expected(run: dict, eid: str, ref: dict, name: str, description: str) -> dict:
     """checkHelloWorldRunDetail / checkTerminatedRunDetail: the run's own fields, its server
     fields copied, service_account the default runner; no run_details nor runtime_config."""
-    copied = (
-        "run_id",
-        "state",
-        "state_history",
-        "storage_state",
-        "pipeline_spec",
-        "plugins_input",
-        "plugins_output",
-        "created_at",
-        "scheduled_at",
-        "finished_at",
-    )
-    return {**{k: run.get(k) for k in copied}, "display_name": name, "description": description,
-            "service_account": RUNNER_SA, "experiment_id": eid,
+    return {**{k: run.get(k) for k in SERVER_FIELDS}, "display_name": name,
+            "description": description, "service_account": RUNNER_SA, "experiment_id": eid,
             "pipeline_version_reference": ref}  # fmt: skip
 
 
@@ -349,19 +343,8 @@ def test_run_apis(fresh):
                 "experiment_id": arg_exp}  # fmt: skip
     arg = ok(post(s, "/runs", arg_body))
     assert _go_json(_spec(ARGS)) == _go_json(arg["pipeline_spec"])
-    copied = (
-        "run_id",
-        "state",
-        "state_history",
-        "storage_state",
-        "pipeline_spec",
-        "plugins_input",
-        "plugins_output",
-        "created_at",
-        "scheduled_at",
-        "finished_at",
-    )
-    assert_go_equal(arg, {**{k: arg.get(k) for k in copied}, "display_name": "argument parameter",
+    assert_go_equal(arg, {**{k: arg.get(k) for k in SERVER_FIELDS},
+                          "display_name": "argument parameter",
                           "description": "this is argument parameter",
                           "service_account": RUNNER_SA, "experiment_id": arg_exp,
                           "runtime_config": {"parameters": params}})  # fmt: skip
