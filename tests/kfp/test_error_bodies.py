@@ -9,9 +9,7 @@ yardstick for it.
 
 from __future__ import annotations
 
-import http.server
 import json
-import threading
 
 import pytest
 
@@ -20,40 +18,28 @@ from kfp_bench.kfp.api import Backoff, KfpApi, error_message
 from kfp_bench.kfp.driver import run_benchmark
 from kfp_bench.kfp.options import RunsOptions
 from tests.kfp.conftest import HELLO
+from tests.loopback import Handler, serving
 
 MESSAGE = "Failed to create a pipeline and a pipeline version: The name x already exists"
 DETAILS = MESSAGE + "\ngithub.com/kubeflow/pipelines/backend/src/common/util.NewAlreadyExistError"
 
 
-class _Kfp(http.server.BaseHTTPRequestHandler):
+class _Kfp(Handler):
     """Lists answer empty; an upload answers 409 as writeErrorToResponse writes it."""
 
     def do_GET(self):
-        self._send(200, b"{}")
+        self.send(200, b"{}")
 
     def do_POST(self):
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         body = {"error_message": MESSAGE, "error_details": DETAILS}
-        self._send(409, json.dumps(body).encode(), ctype="text/plain; charset=utf-8")
-
-    def _send(self, status, data, ctype="application/json"):
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
+        self.send(409, json.dumps(body).encode(), ctype="text/plain; charset=utf-8")
 
 
 @pytest.fixture
 def kfp_upload_refuses():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Kfp)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serving(_Kfp) as url:
+        yield url
 
 
 def test_the_upload_error_keeps_its_message(kfp_upload_refuses):

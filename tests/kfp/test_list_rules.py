@@ -10,21 +10,20 @@ being made to follow these rules itself.
 from __future__ import annotations
 
 import base64
-import http.server
 import json
-import threading
 import urllib.parse
 
 import pytest
 
 from kfp_bench.kfp.api import KfpApi
+from tests.loopback import Handler, serving
 
 RUNS = [{"run_id": f"r{i:04d}", "display_name": f"kfp-bench-b-{i:05d}"} for i in range(450)]
 RUNS += [{"run_id": f"o{i:04d}", "display_name": f"someone-else-{i}"} for i in range(30)]
 SEEN: list[dict] = []
 
 
-class _Kfp(http.server.BaseHTTPRequestHandler):
+class _Kfp(Handler):
     def do_GET(self):
         q = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(self.path).query))
         SEEN.append(q)
@@ -33,7 +32,7 @@ class _Kfp(http.server.BaseHTTPRequestHandler):
         if q.get("page_token"):
             token = json.loads(base64.b64decode(q["page_token"]))
             if filt and filt != token["filter"]:  # list_request_util.go:201-211
-                return self._send(400, {"code": 3, "message": "page token does not match"})
+                return self.send(400, {"code": 3, "message": "page token does not match"})
             filt, start = token["filter"], token["next"]
         rows = RUNS
         if filt:
@@ -44,30 +43,16 @@ class _Kfp(http.server.BaseHTTPRequestHandler):
         if start + size < len(rows):
             token = json.dumps({"filter": filt, "next": start + size}).encode()
             body["next_page_token"] = base64.b64encode(token).decode()
-        self._send(200, body)
-
-    def _send(self, status, doc):
-        data = json.dumps(doc).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, *args):
-        pass
+        self.send(200, body)
 
 
 @pytest.fixture
 def api():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Kfp)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     SEEN.clear()
-    client = KfpApi(f"http://127.0.0.1:{server.server_address[1]}")
-    yield client
-    client.close()
-    server.shutdown()
-    server.server_close()
+    with serving(_Kfp) as url:
+        client = KfpApi(url)
+        yield client
+        client.close()
 
 
 def test_an_experiments_runs_come_in_pages_of_200(api):
