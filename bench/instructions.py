@@ -1,9 +1,9 @@
 """Instructions per request of the load engine's request path, counted by valgrind (callgrind).
 
 Timings on a shared 2-core VM swing by a third from run to run; instruction counts do not. This
-script feeds one recorded nginx response to the engine's connection protocols (``_Conn``) N times
-through stand-in transports that discard writes, PASS connections per pass of a stand-in event
-loop that then runs what they queued (the closed loop's burst of next requests), under
+script feeds one recorded nginx response to the engine's connection protocol (``RequestConnection``)
+N times through stand-in transports that discard writes, PASS connections per pass of a stand-in
+event loop that then runs what they queued (the closed loop's burst of next requests), under
 ``valgrind --tool=callgrind``, once with N = 0 and once with N = COUNT, and prints the difference
 divided by COUNT: the user-space instructions the engine spends per request (parsing, timestamps,
 the packed row, the next send), without the kernel, the event loop or the aggregation. It also
@@ -33,7 +33,7 @@ PASS = 8  # connections answered per pass of the event loop (about what -c 50 sa
 REQUEST_PATH = f"""
 import sys, time
 PASS = {PASS}
-from kfp_bench.load.engine import Attack, _Conn
+from kfp_bench.load.engine import Attack, RequestConnection
 from kfp_bench.load.options import LoadOptions
 from kfp_bench.load.workers import StatsSink
 from kfp_bench.stats.load import LoadStats
@@ -47,7 +47,7 @@ attack = Attack(LoadOptions(url="http://127.0.0.1:1/", duration=10), StatsSink(L
 attack.t0 = time.perf_counter()
 pending = []
 attack.call_soon = pending.append  # the event loop's queue: run below after each pass
-conns = [_Conn(attack) for _ in range(PASS)]
+conns = [RequestConnection(attack) for _ in range(PASS)]
 for i, conn in enumerate(conns):
     conn.connection_made(Discard())
     conn.send(i, None)

@@ -191,6 +191,12 @@ class StreamBatch:
             at += n
 
 
+#: The flag of an attack that Ctrl-C or SIGTERM stopped.
+INTERRUPTED = "interrupted"
+#: The flag of an attack that a bug in the load engine ended (``errors.EngineError``).
+ENGINE_ERROR = "engine-error"
+
+
 @dataclass(frozen=True, slots=True)
 class AttackRecord:
     """What one process's load attack says of itself, beside its rows (``ResultBatch`` or
@@ -201,9 +207,10 @@ class AttackRecord:
         duration_s: from the start to the end of the attack.
         not_sent: requests the schedule made due that never went out (a backlog at the end).
         client_cpu: this process's CPU and its cgroup's throttling while it sent
-            (``kfp_bench.stats.load.client_cpu``).
+            (``kfp_bench.load.cpu.client_cpu``).
         late_s: how late past the common start (``start_at``) this process began.
-        flags: ``interrupted`` (Ctrl-C or SIGTERM), ``engine-error`` (a bug ended it).
+        flags: ``INTERRUPTED`` (Ctrl-C or SIGTERM), ``ENGINE_ERROR`` (a bug ended it); the
+            aggregation carries them into its own flags.
     """
 
     started_at: float

@@ -9,9 +9,10 @@ from pathlib import Path
 import numpy as np
 
 from kfp_bench.jsonl import JsonlWriter
+from kfp_bench.load.cpu import client_cpu
 from kfp_bench.records import ApiCall, Result, RunRecord, TaskRecord
 from kfp_bench.results import write_results
-from kfp_bench.stats.load import LoadStats, client_cpu
+from kfp_bench.stats.load import LoadStats
 from kfp_bench.stats.runs import RunsStats
 
 T0 = 1_790_000_000.0

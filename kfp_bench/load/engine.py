@@ -45,18 +45,17 @@ from typing import Protocol
 from httptools import HttpParserCallbackError, HttpParserError, HttpResponseParser
 
 from kfp_bench.load import cgroup
+from kfp_bench.load.cpu import client_cpu
 from kfp_bench.load.failure import describe
 from kfp_bench.load.options import LoadOptions
 from kfp_bench.load.pacer import Schedule, Timer
-from kfp_bench.records import BATCH_COLUMNS, AttackRecord, ResultBatch
-from kfp_bench.stats.load import ENGINE_ERROR, client_cpu
+from kfp_bench.records import BATCH_COLUMNS, ENGINE_ERROR, INTERRUPTED, AttackRecord, ResultBatch
 
 clock = time.perf_counter
 FLUSH_EVERY_S = 0.2
 INTERRUPT_DRAIN_S = 1.0
 NCOLS = len(BATCH_COLUMNS)
 _FIRST_ROWS = 4096  # the buffer's first size; it doubles when a flush interval needs more
-INTERRUPTED = "interrupted"
 
 
 class Sink(Protocol):
@@ -74,12 +73,30 @@ class Sink(Protocol):
         ``now_sec``; seconds before ``now_sec - 1`` will get no more rows but late ones."""
 
 
-class _Conn(asyncio.Protocol):
-    """One keep-alive connection carrying one request at a time."""
+class Connection(asyncio.Protocol):
+    """The base of the engine's connections: one keep-alive HTTP/1.1 connection of an ``Attack``
+    (``a``), carrying one request at a time, its response parsed by httptools.
+
+    It owns the transport, the parser (whose callbacks are the subclass's methods), the times
+    and numbers of the request in flight, and what happens when the parser refuses a response
+    or the connection goes. A subclass says what a request is and what its answer makes:
+    ``send(seq, intended)`` writes request ``seq`` (``intended``: its due time, None in closed
+    loop), its way in for bytes (``data_received``, or ``data_received_at`` on ``stamped.py``'s
+    transport) calls ``feed`` and hands what it raises to ``feed_failed``, and its parser
+    callbacks (``on_body``, ``on_message_complete``, ...) end in a row of the attack and
+    ``Attack.after``. ``RequestConnection`` is the plain one, ``stream._StreamConn`` the SSE one.
+
+    Attributes a subclass reads and sets (seconds on ``clock``; 0 when not yet):
+        seq, intended, sent, written: the request's number, due, send and end-of-write times.
+        first, last: its first and latest response byte.
+        nbody: response body bytes.
+        connect, dns: the connect and DNS time charged to the request (0 on a reused connection).
+        busy: a request is out on it; dead: it is closed (``Attack.lost`` was told once).
+    """
 
     def __init__(self, attack: Attack):
         self.a = attack
-        self._new_parser()
+        self.new_parser()
         self.transport = self.write = None
         self.busy = self.dead = False
         self.seq = 0
@@ -88,7 +105,8 @@ class _Conn(asyncio.Protocol):
         self.connect = self.dns = 0.0
         self.qps_due = 0.0
 
-    def _new_parser(self) -> None:
+    def new_parser(self) -> None:
+        """A fresh parser, for the next response (HEAD's bodiless responses need one each)."""
         self.parser = parser = HttpResponseParser(self)
         # bound once: a method lookup per request is not free
         self.feed = parser.feed_data
@@ -98,6 +116,39 @@ class _Conn(asyncio.Protocol):
     def connection_made(self, transport):
         self.transport = transport
         self.write = transport.write
+
+    def feed_failed(self, exc: Exception) -> None:
+        """``feed`` raised ``exc``: a callback of this class failed (a bug of the engine, which
+        ends the attack), or the response is malformed (a failed request, and the connection
+        goes)."""
+        if isinstance(exc, HttpParserCallbackError):
+            # the parser chains what the callback raised
+            self.a.engine_error(exc.__context__ or exc, "a response callback failed")
+        elif isinstance(exc, HttpParserError):
+            self.a.fail(self, f"http: malformed response ({exc})")
+            self.abort()
+            self.a.after(None)
+        else:
+            raise exc
+
+    def connection_lost(self, exc):
+        was_dead, self.dead = self.dead, True
+        if not was_dead:
+            self.a.lost(self)
+        if self.busy:
+            self.a.fail(self, describe(exc, "read"))
+            self.a.after(None)
+
+    def abort(self, graceful: bool = False) -> None:
+        if not self.dead:
+            self.dead = True
+            self.a.lost(self)
+        if self.transport is not None:
+            self.transport.close() if graceful else self.transport.abort()
+
+
+class RequestConnection(Connection):
+    """A connection for plain requests: the attack's one request, a row per response."""
 
     def send(self, seq: int, intended: float | None) -> None:
         self.busy = True
@@ -117,14 +168,8 @@ class _Conn(asyncio.Protocol):
             self.first = now
         try:
             self.feed(data)
-        except HttpParserCallbackError as exc:
-            # One of this class's parser callbacks raised (the parser chains what it raised):
-            # a bug here, not a bad response.
-            self.a.engine_error(exc.__context__ or exc, "a response callback failed")
-        except HttpParserError as exc:
-            self.a.fail(self, f"http: malformed response ({exc})")
-            self.abort()
-            self.a.after(None)
+        except (HttpParserCallbackError, HttpParserError) as exc:
+            self.feed_failed(exc)
 
     def on_body(self, body):
         self.nbody += len(body)
@@ -174,28 +219,13 @@ class _Conn(asyncio.Protocol):
             self.abort(graceful=True)
             a.after(None)
 
-    def connection_lost(self, exc):
-        was_dead, self.dead = self.dead, True
-        if not was_dead:
-            self.a.lost(self)
-        if self.busy:
-            self.a.fail(self, describe(exc, "read"))
-            self.a.after(None)
 
-    def abort(self, graceful: bool = False) -> None:
-        if not self.dead:
-            self.dead = True
-            self.a.lost(self)
-        if self.transport is not None:
-            self.transport.close() if graceful else self.transport.abort()
-
-
-class _HeadConn(_Conn):
+class _HeadConnection(RequestConnection):
     """A connection for HEAD requests, whose responses have no body whatever Content-Length says."""
 
     def on_headers_complete(self):
         self.on_message_complete()
-        self._new_parser()
+        self.new_parser()
 
 
 class Attack:
@@ -228,8 +258,9 @@ class Attack:
         self.request = self.target.request
         self.request_len = len(self.request)
         self.keepalive = not opts.disable_keepalive
-        self.conn_class = _HeadConn if opts.method.upper() == "HEAD" else _Conn
-        # The closed-loop hot path applies while this is true (see _Conn.on_message_complete).
+        self.conn_class = _HeadConnection if opts.method.upper() == "HEAD" else RequestConnection
+        # The closed-loop hot path applies while this is true (RequestConnection's
+        # on_message_complete).
         self.fast = self.keepalive and not opts.open_loop and not opts.qps
         self.start_at = start_at
         self.late_s = 0.0
@@ -240,14 +271,14 @@ class Attack:
         self.off = 0
         self.errors: list = []
         self.connects: list = []
-        self.batch: list[_Conn] = []  # connections whose next request goes out in send_batch
+        self.batch: list[Connection] = []  # connections whose next request goes out in send_batch
         self.batch_cb = self.send_batch  # bound once, and call_soon once it runs (``run``)
         self.call_soon = None
         self.seq = 0
         self.inflight = 0
         self.nconns = 0
-        self.conns: set[_Conn] = set()
-        self.idle: list[_Conn] = []
+        self.conns: set[Connection] = set()
+        self.idle: list[Connection] = []
         self.backlog: deque[float] = deque()
         self.remaining = math.inf if opts.duration else opts.requests
         self.stopping = False
@@ -371,7 +402,7 @@ class Attack:
         return infos[0][4]
 
     # -- scheduling --------------------------------------------------------------------------
-    def after(self, conn: _Conn | None) -> None:
+    def after(self, conn: Connection | None) -> None:
         """A connection became free (or a slot lost its connection): give it the next request."""
         if self.opts.open_loop:
             if self.backlog and not self.stopping:
@@ -400,9 +431,10 @@ class Attack:
 
     def send_batch(self) -> None:
         """Send the next request on every connection of the closed-loop hot path that was
-        answered in the last pass of the loop (``_Conn.on_message_complete``). Its time counts
-        from here, when it is written (``send`` inlined: a Python call is a tenth of the cost
-        of this path). One reading of the clock ends a write and starts the next."""
+        answered in the last pass of the loop (``RequestConnection.on_message_complete``). Its
+        time counts from here, when it is written (``send`` inlined: a Python call is a share of
+        this path's cost worth saving, ``bench/instructions.py`` counts it). One reading of the
+        clock ends a write and starts the next."""
         request = self.request
         now = clock()
         for conn in self.batch:
@@ -414,7 +446,7 @@ class Attack:
                 conn.written = now = clock()
         self.batch.clear()
 
-    def _send_later(self, conn: _Conn) -> None:
+    def _send_later(self, conn: Connection) -> None:
         self.inflight -= 1
         if self.stopping:
             self.remaining += 1
@@ -423,7 +455,7 @@ class Attack:
         else:
             self._issue(conn if not conn.dead else None, None)
 
-    def _issue(self, conn: _Conn | None, intended: float | None) -> None:
+    def _issue(self, conn: Connection | None, intended: float | None) -> None:
         seq = self.seq
         self.seq += 1
         self.inflight += 1
@@ -510,7 +542,7 @@ class Attack:
         if connect:
             self.connects.append((seq, connect, 0.0))
 
-    def fail(self, conn: _Conn, error: str) -> None:
+    def fail(self, conn: Connection, error: str) -> None:
         """The request on ``conn`` failed: record it and free the slot."""
         if not conn.busy:
             return
@@ -521,7 +553,7 @@ class Attack:
         )
         conn.connect = conn.dns = 0.0
 
-    def lost(self, conn: _Conn) -> None:
+    def lost(self, conn: Connection) -> None:
         """Bookkeeping for a connection that is gone (whoever closed it)."""
         self.conns.discard(conn)
         self.nconns -= 1

@@ -38,7 +38,7 @@ from array import array
 from httptools import HttpParserCallbackError, HttpParserError
 
 from kfp_bench.load import stamped
-from kfp_bench.load.engine import Attack, Sink, _Conn, clock
+from kfp_bench.load.engine import Attack, Connection, Sink, clock
 from kfp_bench.load.openai import LlmOptions, render
 from kfp_bench.records import STREAM_COLUMNS, StreamBatch
 
@@ -53,8 +53,9 @@ _CONTENT = {
 _RARE = re.compile(rb'"(?:finish_reason": ?"|usage": ?\{|error": ?[{"]|object": ?"error")').search
 
 
-class _StreamConn(_Conn):
-    """One keep-alive connection carrying one streamed request at a time."""
+class _StreamConn(Connection):
+    """One keep-alive connection carrying one streamed request at a time (``engine.Connection``:
+    its bytes come in with the kernel's receive time, ``data_received_at``)."""
 
     def __init__(self, attack: StreamAttack):
         super().__init__(attack)
@@ -88,12 +89,8 @@ class _StreamConn(_Conn):
         self.last = t  # the time of every event whose blank line is in ``data``
         try:
             self.feed(data)
-        except HttpParserCallbackError as exc:
-            self.a.engine_error(exc.__context__ or exc, "a response callback failed")
-        except HttpParserError as exc:
-            self.a.fail(self, f"http: malformed response ({exc})")
-            self.abort()
-            self.a.after(None)
+        except (HttpParserCallbackError, HttpParserError) as exc:
+            self.feed_failed(exc)
 
     def on_headers_complete(self):
         self.headers = self.last

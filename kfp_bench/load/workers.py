@@ -34,8 +34,8 @@ from kfp_bench.jsonl import JsonlWriter, read_dicts
 from kfp_bench.load.engine import Attack
 from kfp_bench.load.options import LoadOptions
 from kfp_bench.load.stream import StreamAttack
-from kfp_bench.records import AttackRecord
-from kfp_bench.stats.load import ENGINE_ERROR, LoadStats, warm_up
+from kfp_bench.records import ENGINE_ERROR, AttackRecord
+from kfp_bench.stats.load import LoadStats, warm_up
 
 START_DELAY_S = 0.3  # time for worker processes to start before request 0 is due
 #: A worker later than this after the common start is flagged: below it, the shift of its

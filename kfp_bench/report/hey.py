@@ -14,9 +14,8 @@ from __future__ import annotations
 from typing import TextIO
 
 from kfp_bench.outcome import describe
-from kfp_bench.records import ResultBatch
+from kfp_bench.records import ENGINE_ERROR, ResultBatch
 from kfp_bench.stats.load import (
-    ENGINE_ERROR,
     MIXED_LATENCY,
     NO_RESPONSE,
     LoadStats,

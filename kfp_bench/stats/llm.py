@@ -40,7 +40,7 @@ from kfp_bench.errors import ResultsError
 from kfp_bench.records import STREAM_COLUMNS, StreamBatch
 from kfp_bench.stats import document
 from kfp_bench.stats.hdr import Histogram
-from kfp_bench.stats.load import _read_client_cpu, merge_client_cpu, merge_workers
+from kfp_bench.stats.load import merge_client_cpu, merge_workers, read_client_cpu
 from kfp_bench.stats.slo import Slo
 from kfp_bench.stats.token_series import TokenSeries
 
@@ -295,7 +295,7 @@ class LlmStats:
             stats.series = TokenSeries.from_rows(doc["series"])
             stats.workers = dict(doc["workers"])
             stats.flags = list(doc.get("flags", []))
-            stats.client_cpu = _read_client_cpu(doc.get("client_cpu") or {})
+            stats.client_cpu = read_client_cpu(doc.get("client_cpu") or {})
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ResultsError(
                 f"{source}: malformed LLM result ({exc!r} is missing or wrong)"

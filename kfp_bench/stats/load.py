@@ -34,8 +34,6 @@ from kfp_bench.stats.series import Series
 FORMAT = "kfp-bench/load"
 FORMAT_VERSION = 1
 PHASES = ("connect", "dns", "write", "wait", "read")
-#: The flag of an attack that a bug in the load engine ended (``errors.EngineError``).
-ENGINE_ERROR = "engine-error"
 #: The flag of an attack in which no request got a response: no latency figure stands
 #: (a failure, ``kfp_bench.outcome``).
 NO_RESPONSE = "no-response"
@@ -93,8 +91,9 @@ class LoadStats:
         started_at: wall-clock start (epoch seconds).
         duration_s: from the start to the last response; set by ``close()``.
         options: the attack's options (credentials redacted), kept for the report.
-        client_cpu: the load generator's own CPU time while it sent (see ``client_cpu()``);
-            empty for results that did not measure it (flush deltas, older files).
+        client_cpu: the load generator's own CPU time while it sent
+            (``kfp_bench.load.cpu.client_cpu``); empty for results that did not measure it
+            (flush deltas, older files).
     """
 
     corrected: bool = False
@@ -313,7 +312,7 @@ class LoadStats:
             stats.series = Series.from_rows(doc["series"])
             stats.workers = dict(doc["workers"])
             stats.flags = list(doc.get("flags", []))
-            stats.client_cpu = _read_client_cpu(doc.get("client_cpu") or {})
+            stats.client_cpu = read_client_cpu(doc.get("client_cpu") or {})
             if "no_response" not in hist:  # saved before they were kept apart
                 _from_mixed(stats)
         except (KeyError, TypeError, ValueError) as exc:
@@ -369,22 +368,6 @@ CPU_BOUND = 0.9
 _CPU_KEYS = ("user_s", "system_s", "processes", "busiest")
 
 
-def client_cpu(user_s: float, system_s: float, wall_s: float, before=None, after=None) -> dict:
-    """The ``client_cpu`` of one process that used ``user_s`` + ``system_s`` of CPU in ``wall_s``
-    seconds of sending: the times, one process, and its busy share of one core (``busiest``).
-    With two readings of its cgroup (``kfp_bench.load.cgroup.usage()``, at the start and the end)
-    also the cgroup's CPU limit in cores (``cpu_limit``, None when unlimited) and the time and
-    periods that limit held the process back meanwhile (``throttled_s``, ``throttled_periods``).
-    """
-    busy = (user_s + system_s) / wall_s if wall_s > 0 else 0.0
-    out = {"user_s": user_s, "system_s": system_s, "processes": 1, "busiest": busy}
-    if before is not None and after is not None:
-        out["cpu_limit"] = after.limit
-        out["throttled_s"] = max(after.throttled_s - before.throttled_s, 0.0)
-        out["throttled_periods"] = max(after.throttled_periods - before.throttled_periods, 0)
-    return out
-
-
 def merge_workers(a: dict, b: dict) -> dict:
     """Two results' ``workers``: the counts add up; the lists of worker indexes ("missing";
     "partial": died, but what it measured is in; "late": [index, s] started past the common
@@ -421,7 +404,9 @@ def merge_client_cpu(a: dict, b: dict) -> dict:
     return out
 
 
-def _read_client_cpu(d) -> dict:
+def read_client_cpu(d) -> dict:
+    """A saved ``client_cpu`` checked and typed ({} for results that did not measure it);
+    ``ValueError`` naming the field at fault."""
     if not d:
         return {}
     number = int | float

@@ -19,7 +19,8 @@ from kfp_bench.load import engine, workers
 from kfp_bench.load.options import LoadOptions
 from kfp_bench.load.sweep import run_sweep
 from kfp_bench.load.workers import run_load
-from kfp_bench.stats.load import ENGINE_ERROR, LoadStats
+from kfp_bench.records import ENGINE_ERROR
+from kfp_bench.stats.load import LoadStats
 
 BUG_AT = 40  # responses before the planted bug
 
@@ -28,7 +29,7 @@ def _buggy(mod, where: str):
     """An Attack of ``mod`` whose connections raise in ``where`` after BUG_AT responses."""
     done = [0]
 
-    class Conn(mod._Conn):
+    class Conn(mod.RequestConnection):
         def on_message_complete(self):
             done[0] += 1
             if where == "response" and done[0] == BUG_AT:

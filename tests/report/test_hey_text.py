@@ -5,9 +5,10 @@ import io
 import pytest
 
 from kfp_bench.load.cgroup import CgroupCpu
+from kfp_bench.load.cpu import client_cpu
 from kfp_bench.records import Result
 from kfp_bench.report import hey
-from kfp_bench.stats.load import LoadStats, client_cpu
+from kfp_bench.stats.load import LoadStats
 
 
 def _text(cpu: dict) -> str:

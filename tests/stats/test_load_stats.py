@@ -6,8 +6,9 @@ import pytest
 
 from kfp_bench.errors import ResultsError
 from kfp_bench.load.cgroup import CgroupCpu
+from kfp_bench.load.cpu import client_cpu
 from kfp_bench.records import Result
-from kfp_bench.stats.load import CPU_BOUND, LoadStats, client_cpu, cpu_figures
+from kfp_bench.stats.load import CPU_BOUND, LoadStats, cpu_figures
 from tests.conftest import LATENCY_KEYS, LOAD_RESULT_KEYS
 
 
