@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from kfp import dsl
 
 import kfp_bench
+from kfp_bench.load.cpu import BLAS_THREADS_ENV
 
 #: The image of package mode: a bare Python, as the KFP SDK's own default.
 BASE_IMAGE = "python:3.11-slim"
@@ -152,8 +153,10 @@ class Delivery:
         (``PIP_COMPILE=0``, pip's --no-compile; ``PIP_NO_COMPILE=1`` would mean the opposite,
         pip reads a --no-* option's variable inverted): it would compile every module of every
         package, where the step imports a few and Python compiles those as it imports them
-        (BENCHMARKS.md, "Step start-up")."""
-        return {} if self.image else {"PIP_COMPILE": "0"}
+        (BENCHMARKS.md, "Step start-up"). Both modes: numpy's OpenBLAS with one thread, set
+        before the step imports numpy (``kfp_bench.load.cpu.one_blas_thread`` says why)."""
+        blas = {BLAS_THREADS_ENV: "1"}
+        return blas if self.image else {"PIP_COMPILE": "0", **blas}
 
     @contextlib.contextmanager
     def active(self):

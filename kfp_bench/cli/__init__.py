@@ -21,6 +21,7 @@ import sys
 from kfp_bench import __version__
 from kfp_bench.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Parser
 from kfp_bench.errors import BenchError, ConfigError, ResultsError
+from kfp_bench.load.cpu import one_blas_thread
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    one_blas_thread()  # before a subcommand's module imports numpy; its workers inherit it
     try:
         args = build_parser().parse_args(argv)
         return args.func(args)

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from kfp_bench.errors import ServerError
+from kfp_bench.load.cpu import BLAS_THREADS_ENV
 
 PARENT_ENV = "KFP_BENCH_PARENT_PID"
 """Environment variable through which a child learns which process it must not outlive."""
@@ -250,6 +251,8 @@ def _child_env(spec: ServerSpec) -> dict[str, str]:
     env.update(spec.env)
     env[PARENT_ENV] = str(os.getpid())
     env.setdefault("PYTHONUNBUFFERED", "1")
+    # a local server shares the two cores with the load generator: no idle OpenBLAS threads
+    env.setdefault(BLAS_THREADS_ENV, "1")
     # The child must import this same kfp_bench, even from a checkout that is not installed.
     root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)

@@ -102,8 +102,12 @@ def test_package_mode_installs_the_pinned_wheel_with_the_steps_extra_and_kfp_wit
             "mountPath": "/kfp-bench/wheel",
             "optional": True,
         }, name
-        # pip compiles no bytecode at install: PIP_COMPILE=0 (PIP_NO_COMPILE=1 would compile)
-        assert executor["container"]["env"] == [{"name": "PIP_COMPILE", "value": "0"}], name
+        # pip compiles no bytecode at install: PIP_COMPILE=0 (PIP_NO_COMPILE=1 would compile);
+        # numpy's OpenBLAS gets one thread (kfp_bench.load.cpu.one_blas_thread)
+        assert executor["container"]["env"] == [
+            {"name": "PIP_COMPILE", "value": "0"},
+            {"name": "OPENBLAS_NUM_THREADS", "value": "1"},
+        ], name
     # nothing installs kfp-bench by a name and version that an index could serve
     assert not re.search(r"kfp-bench(\[[a-z,]*\])?==", text, re.IGNORECASE)
 
