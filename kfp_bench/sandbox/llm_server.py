@@ -42,82 +42,11 @@ from pathlib import Path
 
 from kfp_bench._doc import field_help
 from kfp_bench.errors import ConfigError
-from kfp_bench.sandbox.llm_server_faults import parse_fault
+from kfp_bench.sandbox import llm_server_faults
+from kfp_bench.sandbox.llm_server_options import HEALTH_PATH, LlmServerOptions, flag
 from kfp_bench.sandbox.process import ServerHandle, ServerSpec, start_server, watch_parent
 
-HEALTH_PATH = "/health"
-
-
-@dataclass(frozen=True, slots=True)
-class LlmServerOptions:
-    """Server-wide settings of the local LLM server; a request's ``X-Llm-*`` headers override some.
-
-    Attributes:
-        first_token_ms: time from a request's arrival to its first content token (ms).
-        token_gap_ms: time between two content tokens of one stream (ms).
-        max_tokens: tokens per answer when the request gives no max_tokens.
-        max_tokens_cap: the most tokens one answer has, whatever the request asks.
-        model: the model name served (GET /v1/models) and put in chunks the request names none in.
-        fault: a fault applied to requests at fault_rate: NAME[:key=value,...], one of stall,
-            drop, 429, error, no-usage, wrong-usage, empty (listed below); empty: none.
-        fault_rate: the fraction of requests the fault is applied to.
-        seed: seed of the draws behind fault_rate; unset: unseeded.
-        truth_log: file to write the truth log to (JSON lines); empty: none.
-    """
-
-    first_token_ms: float = 200.0
-    token_gap_ms: float = 20.0
-    max_tokens: int = 64
-    max_tokens_cap: int = 4096
-    model: str = "kfp-bench-llm"
-    fault: str = ""
-    fault_rate: float = 1.0
-    seed: int | None = None
-    truth_log: str = ""
-
-    def __post_init__(self) -> None:
-        for name in ("first_token_ms", "token_gap_ms"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not 0 <= value < 3.6e6:
-                raise ConfigError(f"llm server: {_flag(name)} {value!r} must be ms in [0, 3600000)")
-        for name in ("max_tokens", "max_tokens_cap"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(f"llm server: {_flag(name)} {value!r} must be an integer >= 1")
-        if self.max_tokens > self.max_tokens_cap:
-            raise ConfigError(
-                f"llm server: --max-tokens {self.max_tokens} exceeds --max-tokens-cap "
-                f"{self.max_tokens_cap}; lower it or raise the cap"
-            )
-        if not 0 <= self.fault_rate <= 1:
-            raise ConfigError(f"llm server: --fault-rate {self.fault_rate!r} must be in [0, 1]")
-        if not self.model.strip():
-            raise ConfigError("llm server: --model must not be empty")
-        parse_fault(self.fault)
-
-    def argv(self) -> tuple[str, ...]:
-        """The command-line flags that reproduce these options (defaults left out)."""
-        out: list[str] = []
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if value != f.default:
-                out += [_flag(f.name), str(value)]
-        return tuple(out)
-
-
-def _flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
-
-
 # --- the truth log ---------------------------------------------------------------------------
-
-
-def anchor() -> dict:
-    """One ``perf_counter`` reading and the epoch time at the same moment (the midpoint)."""
-    a = time.perf_counter()
-    epoch = time.time()
-    b = time.perf_counter()
-    return {"perf_counter": (a + b) / 2, "epoch": epoch}
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,8 +148,6 @@ def start_llm_server(
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The server's flags: ``--port``, ``--host`` and every ``LlmServerOptions`` field; the
     fault modes' list (``llm_server_faults``) as the help's epilog."""
-    from kfp_bench.sandbox import llm_server_faults
-
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
     doc = llm_server_faults.__doc__
     parser.epilog = doc[doc.index("A fault is written") :].replace("``", "")
@@ -229,7 +156,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for f in fields(LlmServerOptions):
         kind = type(f.default) if f.default is not None else int
         parser.add_argument(
-            _flag(f.name), dest=f.name, type=kind, default=f.default,
+            flag(f.name), dest=f.name, type=kind, default=f.default,
             help=field_help(LlmServerOptions, f.name),
         )  # fmt: skip
 
@@ -255,11 +182,8 @@ def main(args: argparse.Namespace | list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    # Run the importable copy of this module, not __main__'s: llm_server_app imports it by name.
-    from kfp_bench.sandbox import llm_server
-
     try:
-        sys.exit(llm_server.main())
+        sys.exit(main())
     except ConfigError as e:
         print(f"kfp-bench: {e}", file=sys.stderr)
         sys.exit(2)

@@ -18,9 +18,9 @@ from dataclasses import asdict
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.sandbox.deadlines import Deadlines
-from kfp_bench.sandbox.llm_server import HEALTH_PATH, LlmServerOptions, anchor
 from kfp_bench.sandbox.llm_server_faults import Plan, header_ms, parse_fault
 from kfp_bench.sandbox.llm_server_http import Connection, Stream, error_body
+from kfp_bench.sandbox.llm_server_options import HEALTH_PATH, LlmServerOptions, anchor
 from kfp_bench.sandbox.process import listen_until_stopped
 
 _ENDPOINTS = ("/v1/completions", "/v1/chat/completions")

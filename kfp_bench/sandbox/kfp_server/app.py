@@ -30,6 +30,7 @@ from kfp_bench.sandbox.kfp_server.executor import Executor
 from kfp_bench.sandbox.kfp_server.faults import Faults, parse_ops
 from kfp_bench.sandbox.kfp_server.gateway import ApiError, rpc_error, status_body
 from kfp_bench.sandbox.kfp_server.metrics import Metrics
+from kfp_bench.sandbox.kfp_server.release import KFP_COMMIT, KFP_RELEASE
 from kfp_bench.sandbox.kfp_server.replies import (
     errors_middleware,
     json_body,
@@ -37,7 +38,6 @@ from kfp_bench.sandbox.kfp_server.replies import (
     list_rows,
     ok,
 )
-from kfp_bench.sandbox.kfp_server.server import KFP_COMMIT, KFP_RELEASE
 from kfp_bench.sandbox.kfp_server.simulate import SimulateSpec
 from kfp_bench.sandbox.kfp_server.store import (
     DEFAULT_SERVICE_ACCOUNT,

@@ -22,13 +22,9 @@ from kfp_bench._doc import field_help
 from kfp_bench.errors import ConfigError
 from kfp_bench.sandbox.kfp_server.authn import read_token
 from kfp_bench.sandbox.kfp_server.faults import parse_ops
+from kfp_bench.sandbox.kfp_server.release import KFP_COMMIT, KFP_RELEASE
 from kfp_bench.sandbox.kfp_server.simulate import SimulateSpec
 from kfp_bench.sandbox.process import ServerHandle, ServerSpec, start_server, watch_parent
-
-#: The KFP release whose API this server implements: the info.version of its swagger
-#: (tests/data/kfp_api_v2beta1.swagger.json), and the kubeflow/pipelines commit it was taken from.
-KFP_RELEASE = "2.17.0"
-KFP_COMMIT = "7b70c7b95f6832772efd6fd0029a4024491a0f44"
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,87 @@
+"""What both sides of the local LLM server share: its options, health path and clock anchor.
+
+``LlmServerOptions`` (checked when made; its docstring is the flags' help), ``HEALTH_PATH`` and
+``anchor`` (the truth log's first line) are read by the front, ``llm_server`` (flags,
+``start_llm_server``, ``main``), and by the running server, ``llm_server_app``; neither imports
+the other for them.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, fields
+
+from kfp_bench.errors import ConfigError
+from kfp_bench.sandbox.llm_server_faults import parse_fault
+
+HEALTH_PATH = "/health"
+
+
+@dataclass(frozen=True, slots=True)
+class LlmServerOptions:
+    """Server-wide settings of the local LLM server; a request's ``X-Llm-*`` headers override some.
+
+    Attributes:
+        first_token_ms: time from a request's arrival to its first content token (ms).
+        token_gap_ms: time between two content tokens of one stream (ms).
+        max_tokens: tokens per answer when the request gives no max_tokens.
+        max_tokens_cap: the most tokens one answer has, whatever the request asks.
+        model: the model name served (GET /v1/models) and put in chunks the request names none in.
+        fault: a fault applied to requests at fault_rate: NAME[:key=value,...], one of stall,
+            drop, 429, error, no-usage, wrong-usage, empty (listed below); empty: none.
+        fault_rate: the fraction of requests the fault is applied to.
+        seed: seed of the draws behind fault_rate; unset: unseeded.
+        truth_log: file to write the truth log to (JSON lines); empty: none.
+    """
+
+    first_token_ms: float = 200.0
+    token_gap_ms: float = 20.0
+    max_tokens: int = 64
+    max_tokens_cap: int = 4096
+    model: str = "kfp-bench-llm"
+    fault: str = ""
+    fault_rate: float = 1.0
+    seed: int | None = None
+    truth_log: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("first_token_ms", "token_gap_ms"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or not 0 <= value < 3.6e6:
+                raise ConfigError(f"llm server: {flag(name)} {value!r} must be ms in [0, 3600000)")
+        for name in ("max_tokens", "max_tokens_cap"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ConfigError(f"llm server: {flag(name)} {value!r} must be an integer >= 1")
+        if self.max_tokens > self.max_tokens_cap:
+            raise ConfigError(
+                f"llm server: --max-tokens {self.max_tokens} exceeds --max-tokens-cap "
+                f"{self.max_tokens_cap}; lower it or raise the cap"
+            )
+        if not 0 <= self.fault_rate <= 1:
+            raise ConfigError(f"llm server: --fault-rate {self.fault_rate!r} must be in [0, 1]")
+        if not self.model.strip():
+            raise ConfigError("llm server: --model must not be empty")
+        parse_fault(self.fault)
+
+    def argv(self) -> tuple[str, ...]:
+        """The command-line flags that reproduce these options (defaults left out)."""
+        out: list[str] = []
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value != f.default:
+                out += [flag(f.name), str(value)]
+        return tuple(out)
+
+
+def flag(name: str) -> str:
+    """The command-line flag of the option ``name``: ``--token-gap-ms`` for token_gap_ms."""
+    return "--" + name.replace("_", "-")
+
+
+def anchor() -> dict:
+    """One ``perf_counter`` reading and the epoch time at the same moment (the midpoint)."""
+    a = time.perf_counter()
+    epoch = time.time()
+    b = time.perf_counter()
+    return {"perf_counter": (a + b) / 2, "epoch": epoch}
