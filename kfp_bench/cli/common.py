@@ -95,14 +95,30 @@ class Progress:
             sys.stderr.write("\n")
 
 
-def add_hey_flags(p: argparse.ArgumentParser, h, *, concurrency: int, timeout: float) -> None:
-    """The flags ``load`` and ``llm`` share with hey's meaning (single dash, as hey spells
-    them): URL, -n, -c, -q, -z, -H, -t and -host; ``h(name)`` gives an option's help text."""
+def add_hey_flags(
+    p: argparse.ArgumentParser,
+    h,
+    *,
+    concurrency: int | None,
+    timeout: float,
+    default_z: float = 0.0,
+    z_help: str = "",
+) -> None:
+    """The flags ``load``, ``llm`` and ``sweep`` share with hey's meaning (single dash, as hey
+    spells them): URL, -n, -c, -q, -z, -H, -t and -host; ``h(name)`` gives an option's help
+    text. What differs between commands is a parameter: the defaults of -c, -t and -z
+    (``default_z``), -z's help (``z_help``), and ``concurrency=None`` for a command whose steps
+    are paced by their rate (no -n, -c, -q)."""
     p.add_argument("url", help=h("url"))
-    p.add_argument("-n", type=int, default=200, dest="requests", help=h("requests"))
-    p.add_argument("-c", type=int, default=concurrency, dest="concurrency", help=h("concurrency"))
-    p.add_argument("-q", type=float, default=0.0, dest="qps", help=h("qps"))
-    p.add_argument("-z", type=duration, default=0.0, dest="duration", help=h("duration"))
+    if concurrency is not None:
+        p.add_argument("-n", type=int, default=200, dest="requests", help=h("requests"))
+        p.add_argument(
+            "-c", type=int, default=concurrency, dest="concurrency", help=h("concurrency")
+        )
+        p.add_argument("-q", type=float, default=0.0, dest="qps", help=h("qps"))
+    p.add_argument(
+        "-z", type=duration, default=default_z, dest="duration", help=z_help or h("duration"),
+    )  # fmt: skip
     p.add_argument(
         "-H", action="append", default=[], dest="headers", metavar="HEADER", help=h("headers")
     )
@@ -110,10 +126,12 @@ def add_hey_flags(p: argparse.ArgumentParser, h, *, concurrency: int, timeout: f
     p.add_argument("-host", "--host", default="", dest="host", help=h("host"))
 
 
-def add_open_loop_flags(g, h) -> None:
-    """kfp-bench's own pacing and process flags, shared by ``load`` and ``llm``: --rate,
-    --arrival, --max-inflight and --workers."""
-    g.add_argument("--rate", type=float, default=0.0, help=h("rate"))
+def add_open_loop_flags(g, h, *, rate: bool = True) -> None:
+    """kfp-bench's own pacing and process flags, shared by ``load``, ``llm`` and ``sweep``:
+    --rate (``rate=False``: not for a sweep, whose --rates it replaces), --arrival,
+    --max-inflight and --workers."""
+    if rate:
+        g.add_argument("--rate", type=float, default=0.0, help=h("rate"))
     g.add_argument(
         "--arrival", default="constant", choices=["constant", "poisson"], help=h("arrival")
     )
@@ -122,26 +140,28 @@ def add_open_loop_flags(g, h) -> None:
 
 
 def add_tls_flags(g, h) -> None:
-    """--insecure, --cacert, --seed and --i-know, shared by ``load`` and ``llm``."""
+    """--insecure, --cacert, --seed and --i-know, shared by ``load``, ``llm`` and ``sweep``."""
     g.add_argument("--insecure", action="store_true", help=h("insecure"))
     g.add_argument("--cacert", default="", metavar="FILE", help=h("cacert"))
     g.add_argument("--seed", type=int, default=None, help=h("seed"))
     g.add_argument("--i-know", action="store_true", help=h("i_know"))
 
 
+#: The ``LoadOptions`` fields of the pacing flags a sweep has not (``add_hey_flags`` with
+#: ``concurrency=None``, ``add_open_loop_flags`` with ``rate=False``).
+PACING = ("requests", "concurrency", "qps", "rate")
+
+
 def shared_options(a: argparse.Namespace) -> dict:
     """The ``LoadOptions`` fields of the flags ``add_hey_flags``, ``add_open_loop_flags`` and
-    ``add_tls_flags`` add, from their parsed values."""
+    ``add_tls_flags`` added, from their parsed values."""
     return dict(
+        {k: getattr(a, k) for k in PACING if k in a},
         url=a.url,
         headers=tuple(a.headers),
         host=a.host,
-        requests=a.requests,
-        concurrency=a.concurrency,
-        qps=a.qps,
         duration=a.duration,
         timeout=a.timeout,
-        rate=a.rate,
         arrival=a.arrival,
         max_inflight=a.max_inflight,
         workers=a.workers,

@@ -7,8 +7,15 @@ import sys
 
 from kfp_bench._doc import field_help
 from kfp_bench.atomic import write_json
-from kfp_bench.cli.common import duration, exit_code
-from kfp_bench.cli.load import request_body
+from kfp_bench.cli.common import (
+    add_hey_flags,
+    add_open_loop_flags,
+    add_tls_flags,
+    duration,
+    exit_code,
+    shared_options,
+)
+from kfp_bench.cli.load import add_body_flags, add_shape_flags, request_body
 from kfp_bench.cli.outputs import Outputs, save
 from kfp_bench.errors import EngineError
 from kfp_bench.load.options import LoadOptions, parse_rates
@@ -31,22 +38,17 @@ def register(sub) -> None:
         "--knee-factor x the first rate's p99, or whose success falls below --knee-success.",
         allow_abbrev=False,
     )
-    p.add_argument("url", help=_h("url"))
-    p.add_argument("--rates", required=True, help="Rates of the steps, requests/s, e.g. 5,50,500.")
-    p.add_argument("-z", type=duration, default=30.0, dest="duration", help="Length of each step.")
-    p.add_argument("-m", default="POST", dest="method", help=_h("method"))
-    p.add_argument(
-        "-H", action="append", default=[], dest="headers", metavar="HEADER", help=_h("headers")
+    # hey's flags and kfp-bench's, defined once (cli/common.py, cli/load.py); a sweep's steps
+    # are paced by --rates, so it has no -n, -c, -q or --rate
+    add_hey_flags(
+        p, _h, concurrency=None, timeout=20.0, default_z=30.0, z_help="Length of each step."
     )
-    p.add_argument("-d", dest="data", help="HTTP request body.")
-    p.add_argument("-D", dest="data_file", metavar="FILE", help="HTTP request body from a file.")
-    p.add_argument("-T", default="application/json", dest="content_type", help=_h("content_type"))
-    p.add_argument("-t", type=float, default=20.0, dest="timeout", help=_h("timeout"))
-    p.add_argument("-host", "--host", default="", dest="host", help=_h("host"))
-    p.add_argument("--v1-shape", metavar="SHAPE", help="Send a KServe V1 body of this shape.")
-    p.add_argument("--v2-shape", metavar="SHAPE", help="Send a V2 body of this shape.")
-    p.add_argument("--max-inflight", type=int, default=1000, help=_h("max_inflight"))
-    p.add_argument("--workers", type=int, default=1, help=_h("workers"))
+    add_body_flags(p, method="POST", content_type="application/json")
+    p.add_argument("--rates", required=True, help="Rates of the steps, requests/s, e.g. 5,50,500.")
+    g = p.add_argument_group("beyond hey")
+    add_open_loop_flags(g, _h, rate=False)
+    add_tls_flags(g, _h)
+    add_shape_flags(g)
     p.add_argument(
         "--knee-factor",
         type=float,
@@ -65,7 +67,6 @@ def register(sub) -> None:
         default=0.0,
         help="Rest between steps, so one step's backlog does not spill over.",
     )
-    p.add_argument("--i-know", action="store_true", help=_h("i_know"))
     p.add_argument(
         "--json-out",
         metavar="FILE",
@@ -76,19 +77,7 @@ def register(sub) -> None:
 
 def _options(a: argparse.Namespace) -> LoadOptions:
     body, content_type = request_body(a)
-    return LoadOptions(
-        url=a.url,
-        method=a.method,
-        headers=tuple(a.headers),
-        body=body,
-        content_type=content_type,
-        host=a.host,
-        timeout=a.timeout,
-        max_inflight=a.max_inflight,
-        workers=a.workers,
-        i_know=a.i_know,
-        duration=a.duration,
-    )
+    return LoadOptions(**shared_options(a), method=a.method, body=body, content_type=content_type)
 
 
 def cmd_sweep(a: argparse.Namespace) -> int:

@@ -63,10 +63,7 @@ def _h(name: str) -> str:
 def _add_load_flags(p: argparse.ArgumentParser) -> None:
     """hey's flags with hey's meaning (single dash, as hey spells them), then kfp-bench's own."""
     add_hey_flags(p, _h, concurrency=50, timeout=20.0)
-    p.add_argument("-m", default="GET", dest="method", help=_h("method"))
-    p.add_argument("-d", dest="data", help="HTTP request body.")
-    p.add_argument("-D", dest="data_file", metavar="FILE", help="HTTP request body from a file.")
-    p.add_argument("-T", default="text/html", dest="content_type", help=_h("content_type"))
+    add_body_flags(p, method="GET", content_type="text/html")
     p.add_argument("-A", default="", dest="accept", help=_h("accept"))
     p.add_argument("-a", default="", dest="basic_auth", metavar="USER:PASS", help=_h("basic_auth"))
     p.add_argument("-U", default="", dest="user_agent", help=_h("user_agent"))
@@ -97,6 +94,28 @@ def _add_load_flags(p: argparse.ArgumentParser) -> None:
         help="Write the full result (histograms, "
         "series, status codes, errors, options) as JSON to FILE.",
     )
+    add_shape_flags(g)
+    g.add_argument(
+        "--progress",
+        action="store_true",
+        help="Show progress on stderr even when it is not a terminal.",
+    )
+
+
+def add_body_flags(p, *, method: str, content_type: str) -> None:
+    """hey's flags of the request, shared by ``load`` and ``sweep`` with their own defaults of
+    -m and -T: -m, -d, -D and -T (``request_body`` reads them)."""
+    p.add_argument("-m", default=method, dest="method", help=_h("method"))
+    p.add_argument("-d", dest="data", help="HTTP request body.")
+    p.add_argument("-D", dest="data_file", metavar="FILE", help="HTTP request body from a file.")
+    hey_default = content_type == LoadOptions.content_type  # the field's help names hey's
+    t_help = _h("content_type") if hey_default else f"Content-Type of the body ({content_type})."
+    p.add_argument("-T", default=content_type, dest="content_type", help=t_help)
+
+
+def add_shape_flags(g) -> None:
+    """kfp-bench's model bodies, shared by ``load`` and ``sweep``: --v1-shape, --v2-shape and
+    --v2-datatype (``request_body`` reads them)."""
     g.add_argument(
         "--v1-shape",
         metavar="SHAPE",
@@ -109,11 +128,6 @@ def _add_load_flags(p: argparse.ArgumentParser) -> None:
         "body with one input tensor of this shape, e.g. 1,4.",
     )
     g.add_argument("--v2-datatype", default="FP32", help="Datatype of the V2 input tensor.")
-    g.add_argument(
-        "--progress",
-        action="store_true",
-        help="Show progress on stderr even when it is not a terminal.",
-    )
 
 
 def request_body(a: argparse.Namespace) -> tuple[bytes, str]:
@@ -124,7 +138,7 @@ def request_body(a: argparse.Namespace) -> tuple[bytes, str]:
         return v1_payload(parse_shape(a.v1_shape, "--v1-shape")), "application/json"
     if a.v2_shape:
         shape = parse_shape(a.v2_shape, "--v2-shape")
-        return v2_payload(shape, getattr(a, "v2_datatype", "FP32")), "application/json"
+        return v2_payload(shape, a.v2_datatype), "application/json"
     return read_body(a.data, a.data_file, a.content_type), a.content_type
 
 
