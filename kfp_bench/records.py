@@ -68,11 +68,12 @@ BATCH_COLUMNS = ("seq", "intended", "sent", "written", "first", "done", "status"
 class ResultBatch:
     """The results of many requests, in the compact form the request loop writes.
 
-    Building a frozen ``Result`` costs about 4 µs in CPython, and turning a list of tuples into
-    arrays about 0.7 µs a row: a fifth of the budget of a request at 50,000 requests/s. So the
-    request loop appends the ``BATCH_COLUMNS`` of each request to one flat ``array('d')``, which
-    aggregators read as a numpy array without a copy. ``results()`` builds ``Result`` records on
-    demand.
+    Building a frozen ``Result`` per request, or arrays from a list of tuples, costs a share of the
+    request loop's time per request that it cannot spare at tens of thousands of requests a second
+    (BENCHMARKS.md, "Figures out of the code"; ``bench/instructions.py`` counts what the packed rows
+    cost instead). So the request loop appends the ``BATCH_COLUMNS`` of each request to one flat
+    ``array('d')``, which aggregators read as a numpy array without a copy. ``results()`` builds
+    ``Result`` records on demand.
 
     Attributes:
         t0: the ``perf_counter()`` reading at the attack's start; row times are offsets from it.

@@ -3,8 +3,9 @@
 Closed loop (hey's model): ``concurrency`` connections each send their next request as soon as the
 previous one is answered, optionally no faster than ``qps`` each. Without ``qps``, the connections
 answered in one pass of the event loop send theirs together right after it (``send_batch``): the
-server wakes once per burst instead of once per request, which on a shared 2-core machine gave
-8-18% more requests/s against nginx; each request's time still counts from its own write.
+server wakes once per burst instead of once per request (what that gave against nginx:
+BENCHMARKS.md, load engine (a), the "closed loop in bursts" rows); each request's time still
+counts from its own write.
 
 Open loop (``rate``): a schedule says when each request is due, whatever the server does; a due
 request goes out on an idle connection, or on a new one while fewer than ``max_inflight`` exist,

@@ -5,9 +5,10 @@ i-th request of a constant-rate schedule is due at ``phase + i / rate``, never "
 previous one", so a slow server cannot stretch the schedule. Poisson arrivals draw exponential gaps
 from a seeded generator.
 
-uvloop's timers have a 1 ms resolution, which alone would add ~0.5 ms to every corrected latency.
-On Linux the timer is a ``timerfd`` armed at an absolute CLOCK_MONOTONIC time (the clock behind
-``time.perf_counter``) and watched by the event loop, which wakes within ~0.1 ms of the due time.
+uvloop's timers have a 1 ms resolution, which alone would add half a millisecond on average to
+every corrected latency. On Linux the timer is a ``timerfd`` armed at an absolute CLOCK_MONOTONIC
+time (the clock behind ``time.perf_counter``) and watched by the event loop, which the kernel
+wakes with microsecond resolution (how late it fires: BENCHMARKS.md, load engine (b)).
 Elsewhere it falls back to ``loop.call_at``.
 """
 

@@ -9,8 +9,8 @@ last packet it read as a control message (``tcp_recv_timestamp`` in net/ipv4/tcp
 in the receive queue keep the newer stamp, ``tcp_try_coalesce``): the time the read's bytes
 arrived, whatever the loop was doing. Two chunks of one stream that are both waiting when the loop
 reads come with the later one's stamp, as they would with the read's own time. (Seen on kernel
-6.18 over loopback: one read of eleven waiting writes carried the last one's stamp, 16 µs before
-the sender's clock reading after that write returned.)
+6.18 over loopback: one read of eleven waiting writes carried the last one's stamp, a little
+before the sender's clock reading after that write returned.)
 
 The stamp is CLOCK_REALTIME; a read converts it to the engine's clock (``perf_counter``, i.e.
 CLOCK_MONOTONIC) by the age it has when read, so that a step of the wall clock between the two

@@ -21,10 +21,8 @@ started, it is held to the window's end. Deadlines are kept on CLOCK_MONOTONIC
 (``time.perf_counter``) and fired by one Linux timerfd (``deadlines.Deadlines``, on the load
 engine's ``pacer.Timer``), which the kernel wakes with microsecond resolution; uvloop's own timers
 (``loop.call_at``, ``--timer call_at``, the fallback off Linux) count whole milliseconds and fire up
-to 1 ms early, so they are re-armed until due. Measured hold
-beyond 10 ms at 500 req/s on an idle 2-vCPU VM: timerfd +0.1 ms median, +0.3 p90, +0.4 to +0.9
-p99; call_at +0.25 median, +0.8 p90, +1.3 p99; neither ever early. The same VM served 24-29k
-req/s without delay (wrk, 20-100 connections), about 8.9k with 10 ms delay over 100 connections.
+to 1 ms early, so they are re-armed until due. How far past the hold the two timers answer, and
+the rates the server reaches: BENCHMARKS.md, "Figures out of the code" and load engine (b).
 
 Ground truth. For every response sent the server records its hold time: from the request's last
 byte parsed to the response's last byte handed to the kernel. ``GET /__stats`` returns the counts,

@@ -1,10 +1,11 @@
 """HDR latency histograms in integer microseconds, recorded in bulk and mergeable.
 
 A thin layer over the ``hdrhistogram`` package. Values are recorded in batches: a request loop that
-runs at tens of thousands of requests a second cannot afford ``record_value``'s ~3 µs per sample, so
-``record_many`` computes the counts-array index of a whole numpy array of values with the package's
-own arithmetic and adds a ``bincount`` into the counts. A test checks it against ``record_value``.
-Samples outside the trackable range are counted in ``out_of_range``, never dropped silently.
+runs at tens of thousands of requests a second cannot afford a Python call of ``record_value`` per
+sample (BENCHMARKS.md, "Figures out of the code"), so ``record_many`` computes the counts-array
+index of a whole numpy array of values with the package's own arithmetic and adds a ``bincount``
+into the counts. A test checks it against ``record_value``. Samples outside the trackable range are
+counted in ``out_of_range``, never dropped silently.
 """
 
 from __future__ import annotations

@@ -499,7 +499,7 @@ class LoadSummary:
 
 def warm_up() -> None:
     """Aggregate one throwaway batch, for a load engine about to start its clock: numpy's first
-    calls take ~20 ms, which would otherwise stall the first flush and show up in the corrected
-    latencies."""
+    calls are slow (BENCHMARKS.md, "Figures out of the code"), which would otherwise stall the
+    first flush and show up in the corrected latencies."""
     row = array("d", [0, 1.0, 1.0, 1.0, 1.0, 1.0, 200, 0])
     LoadStats(corrected=True).add_batch(ResultBatch(1.0, row, [], [(0, 0.1, 0.0)], 1))

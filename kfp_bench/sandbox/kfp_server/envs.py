@@ -6,7 +6,7 @@ SubprocessRunner with ``use_venv=False`` that ``python3`` is the orchestrator's 
 in the server's environment it would replace the server's own kfp (seen: 2.17.3 became 2.14.3).
 So the components of an executed run never use the server's interpreter: they use the
 interpreter of a cached environment made for the kfp version the manifest pins, in which that
-``pip install`` finds its requirement already satisfied (about 1.3 s instead of an install).
+``pip install`` finds its requirement already satisfied instead of installing it.
 
 An environment is an *overlay*: a venv of the server's Python whose own site-packages hold
 ``kfp==X`` (installed once with ``--no-deps``) and anything components install, followed by the
@@ -14,8 +14,9 @@ server's site-packages (added by a ``.pth`` file with ``site.addsitedir``, so th
 ``.pth`` files run too: an editable install of kfp-bench maps ``kfp_bench.compiled`` and the other
 folders outside the package through one) for kfp's dependencies, which kfp 2.14 to 2.17 share.
 Its own site-packages come first, so ``import kfp`` there finds X; pip in it writes only into it
-(pip does not uninstall what lies outside the venv it runs in). Making one takes about 10 s (venv
-with pip, then one small download) against about 60 s for a full ``pip install kfp==X``.
+(pip does not uninstall what lies outside the venv it runs in). Making one is a venv with pip
+and one small download, a fraction of a full ``pip install kfp==X`` (BENCHMARKS.md, "Figures
+out of the code").
 
 Environments live in ``$KFP_BENCH_ENV_CACHE``, else ``$XDG_CACHE_HOME/kfp-bench/envs``, else
 ``~/.cache/kfp-bench/envs``, as ``kfp-X-py3.11-<hash of the server's site-packages>``; they are

@@ -55,7 +55,7 @@ class KfpServerOptions:
         state_dir: directory for run files (pipeline roots, logs); default: a temporary one,
             removed on exit.
         seed: seed of the random draws (faults, simulated durations and failures).
-        use_venv: run each executed task in a fresh venv of kfp.local's own (about 10 s more per
+        use_venv: run each executed task in a fresh venv of kfp.local's own (seconds more per
             task) instead of the cached per-kfp-version environment.
         token_file: require "Authorization: Bearer TOKEN", TOKEN being this file's content, on
             every /apis/ request but healthz (401 otherwise), as multi-user KFP does; empty: no
