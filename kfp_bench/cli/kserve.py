@@ -7,13 +7,13 @@ import sys
 
 from kfp_bench._doc import field_help
 from kfp_bench.atomic import write_json
-from kfp_bench.cli.common import duration, exit_code
+from kfp_bench.cli.common import add_threshold_flag, duration, exit_code, gates_of, said_gates
 from kfp_bench.cli.load import request_body
 from kfp_bench.cli.outputs import Outputs, save
 from kfp_bench.errors import EngineError
 from kfp_bench.load.options import LoadOptions, parse_rates
 from kfp_bench.load.sweep import KNEE_FACTOR, KNEE_MIN_SUCCESS, run_sweep
-from kfp_bench.outcome import describe
+from kfp_bench.outcome import describe, gated
 from kfp_bench.report import sweep as sweep_report
 
 
@@ -71,6 +71,7 @@ def register(sub) -> None:
         metavar="FILE",
         help='Write {"sweep": rows, "sweep_knee": knee} as JSON to FILE.',
     )
+    add_threshold_flag(p)
     p.set_defaults(func=cmd_sweep)
 
 
@@ -94,6 +95,7 @@ def _options(a: argparse.Namespace) -> LoadOptions:
 def cmd_sweep(a: argparse.Namespace) -> int:
     rates = parse_rates(a.rates)
     opts = _options(a)
+    gates = gates_of(a, {"sweep"}, "sweep")
     outs = Outputs()
     json_out = outs.file(a.json_out, "--json-out")
 
@@ -125,6 +127,7 @@ def cmd_sweep(a: argparse.Namespace) -> int:
             raise
         result, failure = exc.partial, exc
     doc = result.as_dict()
+    verdicts = said_gates(gates, lambda: _metrics(doc))
     sweep_report.write_text(doc["sweep"], doc["sweep_knee"], sys.stdout)
     saved = not json_out or save(
         lambda: write_json(doc, json_out), doc, command="sweep", flag="--json-out", path=a.json_out
@@ -139,4 +142,10 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     for line in describe(flags):
         print(f"kfp-bench sweep: {line}", file=sys.stderr)
     code = exit_code(flags)
-    return code if code or failure is None else 1
+    return gated(code, verdicts) if code or failure is None else 1
+
+
+def _metrics(doc: dict) -> dict:
+    from kfp_bench.report.metrics import of_summary  # pandas: only when gates are given
+
+    return of_summary(doc)
