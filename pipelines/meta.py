@@ -174,7 +174,7 @@ def _benchmark(p: dict, job_id, route: str):
             replicas=watch.outputs["replicas"],
         )
     )
-    shown = _step(report(results=merged.outputs["results"]))
+    shown = _step(report(params=params, results=merged.outputs["results"]))
     # The history's packages (scipy, google-cloud-storage) only in a run that asked for one.
     with dsl.If(p["results_uri"] != ""):
         history = _step(report_history(params=params, results=merged.outputs["results"]))
@@ -185,10 +185,15 @@ def _benchmark(p: dict, job_id, route: str):
         kubernetes.use_secret_as_volume(
             history, "mlpipeline-minio-artifact", mount_path=MINIO_SECRET_DIR, optional=True
         )
+        # fail_on_regression and the thresholds, from the report with the verdict: inside the
+        # If, since a check outside it would depend on a skipped task. Its flags are the other
+        # check's to fail on.
+        verdict = check_outcome(results=history.outputs["records"], flags=False)
+        _step(verdict.after(history))
     # A flagged benchmark fails here, after report published its outputs: a failed task
     # publishes only its logs (kfp backend/src/v2/component/launcher_v2.go,
     # uploadOutputArtifacts), so report itself must succeed for its HTML and metrics to show.
-    _step(check_outcome(results=merged.outputs["results"]).after(shown))
+    _step(check_outcome(results=shown.outputs["records"]).after(shown))
     _llm(p, params, target, sweep, route)
 
 
