@@ -1,13 +1,15 @@
-"""Fail the run when the benchmark is flagged, once its report is published."""
+"""Fail the run when the benchmark is flagged or a gate broke, once its report is published."""
 
 from kfp.dsl import Dataset, Input
 from kfp_bench.components._step import step
 
 
 @step()
-def check_outcome(results: Input[Dataset]) -> str:
-    """Fail when the results carry a failure flag (kfp_bench.outcome), so that a flagged run does
-    not end SUCCEEDED; it runs after report, whose outputs are published by then.
+def check_outcome(results: Input[Dataset], flags: bool = True) -> str:
+    """Fail when the results carry a failure flag (kfp_bench.outcome) or a gate the report step
+    checked broke (its gates.json: thresholds, fail_on_regression; kfp_bench.gates), so that
+    the run does not end SUCCEEDED; it runs after the report step, whose outputs are published
+    by then.
 
     A failed task publishes none of its outputs (only its logs), so the report step itself
     never fails for a flag: kfp 2.x's launcher (backend/src/v2/component/launcher_v2.go,
@@ -15,11 +17,13 @@ def check_outcome(results: Input[Dataset]) -> str:
     failed") would drop the HTML, Markdown and metrics the flags are shown in.
 
     Args:
-        results: the results directory from aggregate.
+        results: the report step's records (summary.json and gates.json).
+        flags: check the failure flags too (the check after report_history leaves them to the
+            check after report, and fails for its gates alone).
 
     Returns:
-        "no failure flag" when none is set.
+        What was checked and found sound, e.g. "no failure flag, no gate broken".
     """
     from kfp_bench import steps
 
-    return steps.check_outcome(results.path)
+    return steps.check_outcome(results.path, flags)

@@ -17,15 +17,17 @@ def report_history(
     results there and the regression verdict against baseline, as kfp-bench report
     --results-uri --baseline does (kfp_bench.report.rebuild). It runs only when results_uri is
     set, beside the plain report, so that a run without a history installs no history packages;
-    a history it cannot use fails it, and the plain report stays published.
+    a history it cannot use fails it, and the plain report stays published. The verdicts of
+    thresholds and fail_on_regression open it; the check after it fails for a broken one.
 
     Args:
-        params: the checked parameters (results_uri and baseline are read).
+        params: the checked parameters (results_uri, baseline, thresholds and
+            fail_on_regression are read).
         results: the results directory from aggregate.
         html: the self-contained HTML report, with the History section.
         summary: the Markdown summary, with the verdict, kept under the UI's 400 kB.
         metrics: the scalar metrics and the verdict's (regression, baseline_results, ...).
-        records: the raw records and CSVs.
+        records: the raw records and CSVs, summary.json and gates.json.
     """
     from kfp_bench import steps
     from kfp_bench.params import BenchParams
@@ -38,6 +40,7 @@ def report_history(
         summary.path,
         results_uri=p.results_uri,
         baseline=p.baseline,
+        gates=p.gates({*steps.REPORT_KINDS, "regression"}),
     )
     for name, value in found.items():
         metrics.log_metric(name, value)

@@ -11,7 +11,8 @@ function imports what it uses, and a step that fails to measure saves its error 
 - ``report_llm``: the workers' results merged exactly (``stats.store.merge_workers``), flagged
   as ``aggregate`` flags the predict load's (``workers-lost``, ``no-load``, ``step-failed``),
   and the LLM report bundle (``report.llm_bundle``) with its metrics by their stable names
-  (``stats.llm.metric_values``). check_outcome then reads the flags from its summary.json.
+  (``stats.llm.metric_values``), the verdicts of the LLM's gates first (gates.json).
+  check_outcome then reads the flags from its summary.json and the verdicts.
 """
 
 from __future__ import annotations
@@ -102,8 +103,12 @@ def report_llm(p: BenchParams, loads: list[str], out: str, html: str, summary: s
         for path in (html, summary):
             with open(path, "w") as f:
                 f.write(text)
+        if gates := p.gates({"llm"}):  # nothing measured: each gate broken, "not measured"
+            from kfp_bench.gates import evaluate, write
+
+            write(out, evaluate(gates, {}))
     else:
-        metrics = _bundle(merged, flags, out, html, summary)
+        metrics = _bundle(merged, flags, out, html, summary, p.gates({"llm"}))
         doc.update(flags=merged.flags, llm=merged.summary().as_dict())
     _write_json(os.path.join(out, "summary.json"), doc)
     print(f"LLM results: {sorted(os.listdir(out))}" + (f"; flags {flags}" if flags else ""))
@@ -111,13 +116,13 @@ def report_llm(p: BenchParams, loads: list[str], out: str, html: str, summary: s
     return metrics
 
 
-def _bundle(merged, flags: list[str], out: str, html: str, summary: str) -> dict:
+def _bundle(merged, flags: list[str], out: str, html: str, summary: str, gates) -> dict:
     from kfp_bench.report.llm_bundle import write_llm_bundle
     from kfp_bench.stats import store
 
     merged.flag(*flags)  # the report shows what the pipeline found missing
     store.save(merged, os.path.join(out, LLM_RESULT))
-    files = write_llm_bundle(merged, out, source=LLM_RESULT)
+    files = write_llm_bundle(merged, out, source=LLM_RESULT, gates=gates)
     shutil.copyfile(files["report.html"], html)
     shutil.copyfile(files["summary.md"], summary)  # the bundle keeps it under the UI's limit
     metrics = json.loads(files["metrics.json"].read_text())

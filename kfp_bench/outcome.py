@@ -15,7 +15,9 @@ Exit codes (also in the README's reliability section):
       created, a lost load worker or helper step, an engine error, no LLM stream completed, no
       request of a load or sweep step got a response)
 2     bad input: nothing was sent or created
-3     a regression verdict (``report --fail-on-regression``)
+3     a gate broke: a ``--threshold`` bound (the figure beyond it, or not measured), or a
+      regression verdict with ``--fail-on-regression`` (``kfp_bench.gates``); the report's
+      first lines say which
 4     something the benchmark created is left behind (cleanup failed, or a LIST that could not be
       read may hide some); the summary says what may remain and ``kfp-bench cleanup`` removes it
 5     the measurements could not be written where asked; they are on stdout or in the fallback
@@ -23,7 +25,8 @@ Exit codes (also in the README's reliability section):
 130   interrupted (Ctrl-C); what was measured is still printed and saved
 ====  ==========================================================================================
 
-When several apply, the first in this order wins: interrupted, left behind, not saved, failed.
+When several apply, the first in this order wins: interrupted, left behind, not saved, failed,
+gate broke (``gated``).
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ from __future__ import annotations
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
-EXIT_REGRESSION = 3
+EXIT_GATE = 3
+EXIT_REGRESSION = EXIT_GATE  # the regression verdict is a gate
 EXIT_LEFT_BEHIND = 4
 EXIT_NOT_SAVED = 5
 EXIT_INTERRUPTED = 130
@@ -93,6 +97,12 @@ def exit_code(flags) -> int:
     """The exit code of a command whose result carries ``flags``: 0 when none is a failure."""
     codes = {FAILURES[f][0] for f in failures(flags)}
     return next((c for c in _ORDER if c in codes), EXIT_OK)
+
+
+def gated(code: int, verdicts) -> int:
+    """The exit code of a command whose flags gave ``code`` and whose gates gave ``verdicts``
+    (``kfp_bench.gates.Verdict``): a failure's code first, then ``EXIT_GATE`` if one broke."""
+    return code or (EXIT_GATE if any(v.broken for v in verdicts) else EXIT_OK)
 
 
 def summary_flags(summary: dict) -> list[str]:

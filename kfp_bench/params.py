@@ -134,6 +134,14 @@ class BenchParams:
             latest earlier results there, pooled) or one history key (YYYYMMDDTHHMMSSZ-
             followed by 8 hex digits); empty for the trend alone. Too few earlier results: the
             report says so.
+        thresholds: gates over the stable Metrics names, comma-separated: NAME<N, <=, > or
+            >=, e.g. load_p99_ms<50,runs_success_ratio>=0.99,llm_goodput_ratio>=0.95. Checked
+            once the report and its metrics are published: a figure beyond its bound, or not
+            measured, fails the run, and the report's first lines say which gate broke. A gate
+            on a figure that no switched-on part measures is refused at check_params.
+        fail_on_regression: with results_uri and baseline, fail the run (once its report is
+            published) when the regression verdict finds a regression; too few earlier results
+            for a verdict (a new history's first runs) does not fail it.
     """
 
     kfp_host: str = DEFAULT_KFP_HOST
@@ -176,6 +184,8 @@ class BenchParams:
     lease_wait_sec: float = 0.0
     results_uri: str = ""
     baseline: str = "last:5"
+    thresholds: str = ""
+    fail_on_regression: bool = False
 
     @classmethod
     def names(cls) -> list[str]:
@@ -239,8 +249,32 @@ class BenchParams:
 
             check_llm(self)
         _check_history(self.results_uri, self.baseline)
+        self.gates(self.kinds())  # refused here, before anything starts
         self._check_mesh_route()  # after the URLs: their form is known good here
         return self
+
+    def kinds(self) -> set[str]:
+        """The parts of the benchmark these parameters switch on (``kfp_bench.gates.KINDS``)."""
+        on = {"runs": self.run_benchmark, "load": self.run_load, "llm": self.run_llm}
+        on |= {"sweep": bool(self.sweep_rates.strip()), "replicas": bool(self.isvc)}
+        on["regression"] = bool(self.results_uri and self.baseline)
+        return {k for k, v in on.items() if v}
+
+    def gates(self, kinds) -> tuple:
+        """The gates of thresholds and fail_on_regression (``kfp_bench.gates``) on the figures of
+        ``kinds`` (what one report step publishes); ``ConfigError`` for a bad one, or one on a
+        figure no switched-on part measures."""
+        from kfp_bench import gates
+
+        found = gates.parse(self.thresholds, "pipeline parameter thresholds")
+        found += (gates.REGRESSION_GATE,) if self.fail_on_regression else ()
+        fix = (
+            "switch on what measures it (run_benchmark, run_load, sweep_rates, isvc, "
+            "run_llm; results_uri and baseline for the regression verdict) or drop the gate"
+        )
+        gates.require(found, self.kinds(), "pipeline parameter thresholds", fix,
+                      "pipeline parameter fail_on_regression")  # fmt: skip
+        return tuple(g for g in found if g.kind in kinds)
 
     def isvc_spec(self):
         """The checked ``IsvcSpec`` of the isvc parameter, or None when no InferenceService is

@@ -396,33 +396,47 @@ def _error_of(path: str) -> str | None:
     return (doc.get("error") or None) if isinstance(doc, dict) else None
 
 
-def check_outcome(results: str) -> str:
-    """Fail when the results carry a failure flag (``kfp_bench.outcome``), so that the run does
-    not end SUCCEEDED; the report step before it has published its outputs. What was found, in
-    one line."""
+def check_outcome(results: str, flags: bool = True) -> str:
+    """Fail when the results carry a failure flag (``kfp_bench.outcome``; only with ``flags``)
+    or a gate the report step checked broke (its gates.json, ``kfp_bench.gates``), so that the
+    run does not end SUCCEEDED; the report step before it has published its outputs. What was
+    found, in one line."""
+    from kfp_bench import gates
     from kfp_bench.errors import BenchError, ResultsError
     from kfp_bench.outcome import describe, failures, summary_flags
 
-    # summary.json alone, with the standard library: the step installs no extra
+    # summary.json and gates.json, with the standard library: the step installs no extra
     path = os.path.join(results, "summary.json")
     try:
         with open(path) as f:
             summary = json.load(f)
+        broken = gates.broken_lines(results)
     except (OSError, ValueError) as exc:
-        raise ResultsError(f"{path}: no results summary to check ({exc})") from None
-    flags = failures(summary_flags(summary))
+        raise ResultsError(f"{results}: no results summary or gates to check ({exc})") from None
+    found = failures(summary_flags(summary)) if flags else []
     fail_point("check_outcome")
-    if flags:
-        for line in describe(flags):
+    for line in broken:
+        print(line)
+    if broken and not found:
+        raise BenchError(
+            f"{len(broken)} gate(s) broke ({'; '.join(broken)}): the report is published (the "
+            "report step's HTML, Markdown and metrics, its first lines saying which gate broke) "
+            "and this step fails so that the run does not end SUCCEEDED"
+        )
+    if found:
+        for line in describe(found):
             print(line)
         raise BenchError(
-            f"the benchmark is flagged {', '.join(flags)}: its report is published (the report "
+            f"the benchmark is flagged {', '.join(found)}: its report is published (the report "
             "step's HTML, Markdown and metrics) and says what is missing; this step fails so "
             "that the run does not end SUCCEEDED"
         )
-    return "no failure flag"
+    gated = os.path.exists(os.path.join(results, gates.GATES_FILE))
+    return ("no failure flag, " if flags else "") + ("no gate broken" if gated else "no gate")
 
 
+#: The parts of the benchmark whose figures the report step publishes (``kfp_bench.gates``).
+REPORT_KINDS = frozenset({"runs", "load", "sweep", "replicas"})
 #: The KFP UI truncates Markdown at 400 kB.
 MARKDOWN_LIMIT = 390_000
 
@@ -435,6 +449,7 @@ def report(
     *,
     results_uri: str = "",
     baseline: str = "",
+    gates=(),
 ) -> dict[str, float]:
     """Build the report bundle into ``records``, copy its HTML and (bounded) Markdown out, and
     return the finite scalar metrics, by their stable names.
@@ -445,7 +460,8 @@ def report(
     the results are archived there. A baseline too small for a verdict is said in the report; a
     history that cannot be read or written fails the step (``HistoryError``), naming the
     parameter: in the pipeline that is the report_history step, beside the plain report, whose
-    outputs stay published.
+    outputs stay published. The verdicts of ``gates`` open the report and are saved in
+    ``records``' gates.json, which check_outcome reads; a broken gate never fails this step.
     """
     import math
 
@@ -454,11 +470,12 @@ def report(
     shutil.copytree(results, records, dirs_exist_ok=True)
     res = read_results(results)
     if results_uri:
-        files = _report_with_history(res, records, results_uri, baseline)
+        files = _report_with_history(res, records, results_uri, baseline, gates)
     else:
         from kfp_bench.report.bundle import write_bundle
 
-        files = write_bundle(res, records)
+        files = write_bundle(res, records, gates=gates)
+    _print_gates(files)
     shutil.copyfile(files["report.html"], html)
     text = files["summary.md"].read_text()
     if len(text.encode()) > MARKDOWN_LIMIT:
@@ -476,12 +493,22 @@ def report(
     return found
 
 
-def _report_with_history(res, records: str, results_uri: str, baseline: str) -> dict:
+def _print_gates(files: dict) -> None:
+    from kfp_bench import gates
+
+    if gates.GATES_FILE in files:
+        doc = json.loads(files[gates.GATES_FILE].read_text())
+        print(f"gates: {doc['gates_broken']} of {doc['gates_checked']} broken")
+        for row in doc["gates"]:
+            print(f"  {row['line']}")
+
+
+def _report_with_history(res, records: str, results_uri: str, baseline: str, gates) -> dict:
     from kfp_bench.errors import ConfigError, HistoryError
     from kfp_bench.report.rebuild import rebuild
 
     try:
-        done = rebuild(res, records, results_uri=results_uri, baseline=baseline)
+        done = rebuild(res, records, results_uri=results_uri, baseline=baseline, gates=gates)
     except (ConfigError, HistoryError) as exc:
         # the engine's messages name the CLI's flags; here they are the pipeline's parameters
         text = str(exc).replace("--results-uri", "results_uri").replace("--baseline", "baseline")

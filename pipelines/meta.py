@@ -11,6 +11,7 @@ Wiring only; each step is a component over the engine, each parameter is documen
                                                                                       report
                                                                                         │
                                                                                   check_outcome
+    If results_uri:  aggregate ─ report_history ─ check_outcome (its gates: fail_on_regression)
     If run_llm:  deploy_isvc ─ llm_targets ─ ParallelFor: llm_load (after rate_sweep)
                  ─ report_llm ─ check_outcome
 
@@ -174,7 +175,13 @@ def _benchmark(p: dict, job_id, route: str):
             replicas=watch.outputs["replicas"],
         )
     )
-    shown = _step(report(results=merged.outputs["results"]))
+    shown = _step(report(params=params, results=merged.outputs["results"]))
+    # A flagged benchmark, or one whose thresholds broke, fails here, after report published its
+    # outputs: a failed task publishes only its logs (kfp backend/src/v2/component/
+    # launcher_v2.go, uploadOutputArtifacts), so report itself must succeed for its HTML and
+    # metrics to show.
+    _step(check_outcome(results=shown.outputs["records"]).after(shown))
+    _llm(p, params, target, sweep, route)
     # The history's packages (scipy, google-cloud-storage) only in a run that asked for one.
     with dsl.If(p["results_uri"] != ""):
         history = _step(report_history(params=params, results=merged.outputs["results"]))
@@ -185,11 +192,12 @@ def _benchmark(p: dict, job_id, route: str):
         kubernetes.use_secret_as_volume(
             history, "mlpipeline-minio-artifact", mount_path=MINIO_SECRET_DIR, optional=True
         )
-    # A flagged benchmark fails here, after report published its outputs: a failed task
-    # publishes only its logs (kfp backend/src/v2/component/launcher_v2.go,
-    # uploadOutputArtifacts), so report itself must succeed for its HTML and metrics to show.
-    _step(check_outcome(results=merged.outputs["results"]).after(shown))
-    _llm(p, params, target, sweep, route)
+        # fail_on_regression (and the thresholds again) from the report with the verdict, in
+        # the If: Argo makes a dependency "<task>.Succeeded" (argocompiler/dag.go, depends()),
+        # which a skipped report_history never is. The flags are the first check's to fail on.
+        # Created last, so that the other checks keep their task names.
+        verdict = check_outcome(results=history.outputs["records"], flags=False)
+        _step(verdict.after(history))
 
 
 def _llm(p: dict, params, target, sweep, route: str) -> None:

@@ -170,3 +170,41 @@ def shared_options(a: argparse.Namespace) -> dict:
         i_know=a.i_know,
         seed=a.seed,
     )
+
+
+THRESHOLD_HELP = (
+    "A gate: NAME<N, <=, > or >= over a stable Metrics name (kfp_bench/report/metrics.py; an "
+    "LLM figure as llm_NAME too), comma-separated or repeated, e.g. load_p99_ms<50,"
+    "load_success_ratio>=0.99. A broken gate (or a figure not measured) exits 3 once the "
+    "results are printed and saved; its verdict opens the report."
+)
+
+
+def add_threshold_flag(p: argparse.ArgumentParser) -> None:
+    """--threshold, on every command that measures or reports (``kfp_bench.gates``)."""
+    p.add_argument("--threshold", action="append", default=[], metavar="GATES", help=THRESHOLD_HELP)
+
+
+def gates_of(a: argparse.Namespace, measured: set[str], command: str) -> tuple:
+    """The checked gates of --threshold: ``ConfigError`` for a bad one, or one on a figure
+    ``command`` does not measure (``measured``: its kinds), before anything is sent."""
+    from kfp_bench import gates
+
+    found = gates.parse(a.threshold, "--threshold")
+    parts = " and ".join(gates.KINDS[k] for k in sorted(measured))
+    fix = f"kfp-bench {command} measures {parts} only: drop the gate, or gate the command that does"
+    gates.require(found, measured, "--threshold", fix)
+    return found
+
+
+def said_gates(gates, metrics, out=None) -> list:
+    """Check ``gates`` against ``metrics`` (a dict, or a function giving it: called only with
+    gates) and print their verdicts on ``out`` (stdout): the text report's first lines."""
+    from kfp_bench import gates as gate
+
+    if not gates:
+        return []
+    verdicts = gate.evaluate(gates, metrics() if callable(metrics) else metrics)
+    for line in gate.lines(verdicts):
+        print(line, file=out or sys.stdout)
+    return verdicts

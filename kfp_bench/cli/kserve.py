@@ -10,9 +10,12 @@ from kfp_bench.atomic import write_json
 from kfp_bench.cli.common import (
     add_hey_flags,
     add_open_loop_flags,
+    add_threshold_flag,
     add_tls_flags,
     duration,
     exit_code,
+    gates_of,
+    said_gates,
     shared_options,
 )
 from kfp_bench.cli.load import add_body_flags, add_shape_flags, request_body
@@ -20,7 +23,7 @@ from kfp_bench.cli.outputs import Outputs, save
 from kfp_bench.errors import EngineError
 from kfp_bench.load.options import LoadOptions, parse_rates
 from kfp_bench.load.sweep import KNEE_FACTOR, KNEE_MIN_SUCCESS, run_sweep
-from kfp_bench.outcome import describe
+from kfp_bench.outcome import describe, gated
 from kfp_bench.report import sweep as sweep_report
 
 
@@ -72,6 +75,7 @@ def register(sub) -> None:
         metavar="FILE",
         help='Write {"sweep": rows, "sweep_knee": knee} as JSON to FILE.',
     )
+    add_threshold_flag(p)
     p.set_defaults(func=cmd_sweep)
 
 
@@ -83,6 +87,7 @@ def _options(a: argparse.Namespace) -> LoadOptions:
 def cmd_sweep(a: argparse.Namespace) -> int:
     rates = parse_rates(a.rates)
     opts = _options(a)
+    gates = gates_of(a, {"sweep"}, "sweep")
     outs = Outputs()
     json_out = outs.file(a.json_out, "--json-out")
 
@@ -114,6 +119,7 @@ def cmd_sweep(a: argparse.Namespace) -> int:
             raise
         result, failure = exc.partial, exc
     doc = result.as_dict()
+    verdicts = said_gates(gates, lambda: _metrics(doc))
     sweep_report.write_text(doc["sweep"], doc["sweep_knee"], sys.stdout)
     saved = not json_out or save(
         lambda: write_json(doc, json_out), doc, command="sweep", flag="--json-out", path=a.json_out
@@ -128,4 +134,10 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     for line in describe(flags):
         print(f"kfp-bench sweep: {line}", file=sys.stderr)
     code = exit_code(flags)
-    return code if code or failure is None else 1
+    return gated(code, verdicts) if code or failure is None else 1
+
+
+def _metrics(doc: dict) -> dict:
+    from kfp_bench.report.metrics import of_summary  # pandas: only when gates are given
+
+    return of_summary(doc)

@@ -15,8 +15,11 @@ from kfp_bench.cli.common import (
     Progress,
     add_hey_flags,
     add_open_loop_flags,
+    add_threshold_flag,
     add_tls_flags,
     duration,
+    gates_of,
+    said_gates,
     shared_options,
 )
 from kfp_bench.cli.outputs import NOT_SAVED, Outputs, save
@@ -26,10 +29,11 @@ from kfp_bench.load.llm import NONE_COMPLETED, run_llm
 from kfp_bench.load.llm_sweep import parse_concurrencies, run_llm_sweep
 from kfp_bench.load.openai import ENDPOINTS, LlmOptions
 from kfp_bench.load.options import LoadOptions, parse_rates
-from kfp_bench.outcome import exit_code
+from kfp_bench.outcome import exit_code, gated
 from kfp_bench.redact import public_url
 from kfp_bench.report import llm_text
 from kfp_bench.stats import store
+from kfp_bench.stats.llm import metric_values
 from kfp_bench.stats.llm_sweep import KNEE_FACTOR, KNEE_MIN_GOOD
 from kfp_bench.stats.slo import Slo
 
@@ -146,6 +150,7 @@ def _add_flags(p: argparse.ArgumentParser) -> None:
         "--progress", action="store_true",
         help="Show progress on stderr even when it is not a terminal.",
     )  # fmt: skip
+    add_threshold_flag(g)
 
 
 def _options(a: argparse.Namespace) -> LlmOptions:
@@ -198,6 +203,7 @@ def _served_model(opts: LlmOptions) -> str:
 def cmd_llm(a: argparse.Namespace) -> int:
     opts = _options(a)
     slo = Slo.parse(a.slo)
+    gates = gates_of(a, {"llm"}, "llm")
     if a.warmup < 0 or (a.duration and a.warmup >= a.duration):
         raise ConfigError(
             f"--warmup {a.warmup:g}s: give a duration shorter than -z ({a.duration:g}s)"
@@ -208,7 +214,7 @@ def cmd_llm(a: argparse.Namespace) -> int:
     if not a.model:
         opts = replace(opts, model=_served_model(opts))
     if a.sweep_rates or a.sweep_concurrency:
-        return _sweep(a, opts, prompts, slo, outs, json_out)
+        return _sweep(a, opts, prompts, slo, outs, json_out, gates)
     progress = Progress(a.progress or sys.stderr.isatty())
     failure = None
     with outs.made():
@@ -223,6 +229,7 @@ def cmd_llm(a: argparse.Namespace) -> int:
         path=a.json_out,
     ):  # fmt: skip
         stats.flag(NOT_SAVED)
+    verdicts = said_gates(gates, lambda: metric_values(stats.summary()))
     llm_text.write_text(stats.summary(), sys.stdout)
     if stats.workers["missing"]:
         missing = ", ".join(map(str, stats.workers["missing"]))
@@ -234,13 +241,14 @@ def cmd_llm(a: argparse.Namespace) -> int:
     if failure is not None:
         print(f"kfp-bench: {failure}", file=sys.stderr)
     code = exit_code(stats.flags)
-    return code if code or failure is None else 1
+    return gated(code, verdicts) if code or failure is None else 1
 
 
-def _sweep(a, opts: LlmOptions, prompts: list, slo: Slo, outs: Outputs, json_out) -> int:
+def _sweep(a, opts: LlmOptions, prompts: list, slo: Slo, outs: Outputs, json_out, gates) -> int:
     """``--sweep-rates`` / ``--sweep-concurrency``: a step of -z per level, the table and knee.
     A step in which no stream completed is a measurement of overload, not a failure: only a
-    sweep none of whose steps completed a stream is flagged so (exit 1)."""
+    sweep none of whose steps completed a stream is flagged so (exit 1). The gates are checked
+    against the highest level before the knee, the step the report's figures are."""
     rates = parse_rates(a.sweep_rates, "--sweep-rates") if a.sweep_rates else ()
     streams = parse_concurrencies(a.sweep_concurrency) if a.sweep_concurrency else ()
     if not a.duration:
@@ -274,11 +282,12 @@ def _sweep(a, opts: LlmOptions, prompts: list, slo: Slo, outs: Outputs, json_out
         path=a.json_out,
     ):  # fmt: skip
         flags.append(NOT_SAVED)
+    verdicts = said_gates(gates, lambda: metric_values(sweep.sustained()[1].summary()))
     llm_text.write_sweep(sweep.rows(), sweep.knee.as_dict(), sweep.by, sys.stdout)
     if failure is not None:
         print(f"kfp-bench: {failure}", file=sys.stderr)
     code = exit_code(flags)
-    return code if code or failure is None else 1
+    return gated(code, verdicts) if code or failure is None else 1
 
 
 def _described(a: argparse.Namespace, prompts: list) -> dict:

@@ -14,7 +14,10 @@ from kfp_bench.cli.common import (
     Progress,
     add_hey_flags,
     add_open_loop_flags,
+    add_threshold_flag,
     add_tls_flags,
+    gates_of,
+    said_gates,
     shared_options,
 )
 from kfp_bench.cli.outputs import NOT_SAVED, Outputs, save
@@ -23,7 +26,7 @@ from kfp_bench.jsonl import whole_lines_end
 from kfp_bench.load.options import LoadOptions
 from kfp_bench.load.payload import parse_shape, read_body, v1_payload, v2_payload
 from kfp_bench.load.workers import run_load
-from kfp_bench.outcome import exit_code
+from kfp_bench.outcome import exit_code, gated
 from kfp_bench.report import hey, llm_text
 from kfp_bench.stats import store
 from kfp_bench.stats.llm import LlmStats
@@ -100,6 +103,7 @@ def _add_load_flags(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="Show progress on stderr even when it is not a terminal.",
     )
+    add_threshold_flag(g)
 
 
 def add_body_flags(p, *, method: str, content_type: str) -> None:
@@ -159,6 +163,7 @@ def _load_options(a: argparse.Namespace) -> LoadOptions:
 
 def cmd_load(a: argparse.Namespace) -> int:
     opts = _load_options(a)
+    gates = gates_of(a, {"load"}, "load")
     outs = Outputs()
     json_out = outs.file(a.json_out, "--json-out")
     progress = Progress(a.progress or sys.stderr.isatty())
@@ -185,6 +190,8 @@ def cmd_load(a: argparse.Namespace) -> int:
             )
             if not saved:
                 stats.flag(NOT_SAVED)
+        # the verdicts first; beside the CSV rows, on stderr
+        verdicts = said_gates(gates, lambda: _metrics(stats), sys.stderr if csv_dir else None)
         if csv_dir:
             hey.write_csv_header(sys.stdout)
             for part in sorted(Path(csv_dir).glob("*.csv")):
@@ -213,7 +220,13 @@ def cmd_load(a: argparse.Namespace) -> int:
     if failure is not None:
         print(f"kfp-bench: {failure}", file=sys.stderr)
     code = exit_code(stats.flags)  # not-saved, interrupted, workers-lost, engine-error, ...
-    return code if code or failure is None else 1
+    return gated(code, verdicts) if code or failure is None else 1
+
+
+def _metrics(stats) -> dict:
+    from kfp_bench.report.metrics import of_load  # pandas: only when gates are given
+
+    return of_load(stats)
 
 
 def _copy_whole_lines(path: Path, out) -> None:

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from kfp_bench._doc import field_help
-from kfp_bench.cli.common import EXIT_NOT_SAVED, EXIT_REGRESSION
+from kfp_bench.cli.common import EXIT_NOT_SAVED, EXIT_REGRESSION, add_threshold_flag
 from kfp_bench.cli.outputs import Outputs
 
 
@@ -30,6 +30,13 @@ def register(sub) -> None:
     )
     p.add_argument(
         "--baseline", default="", metavar="last:N|KEY", help=field_help(rebuild, "baseline")
+    )
+    add_threshold_flag(p)
+    p.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help=f"exit {EXIT_REGRESSION} when the verdict against --baseline is a regression (a "
+        "gate: the report's first lines say so).",
     )
     p.set_defaults(func=cmd_report)
 
@@ -55,15 +62,27 @@ def register(sub) -> None:
 
 
 def cmd_report(a: argparse.Namespace) -> int:
+    from kfp_bench import gates as gate
+    from kfp_bench.errors import ConfigError
+    from kfp_bench.outcome import gated
     from kfp_bench.report.rebuild import rebuild_all
 
+    gates = gate.parse(a.threshold, "--threshold")
+    if a.fail_on_regression:
+        if not a.baseline:
+            raise ConfigError(
+                "--fail-on-regression: give --baseline (last:N with --results-uri, a history "
+                "key, or a results directory): without one there is no verdict to fail on"
+            )
+        gates += (gate.REGRESSION_GATE,)
     outs = Outputs()
     outs.folder(a.out, "--out")
     try:
         with outs.made():  # the results are read in rebuild_all: a refused one undoes this
             outcomes = rebuild_all(
-                a.results, sys.stdout, out_dir=a.out, results_uri=a.results_uri, baseline=a.baseline
-            )
+                a.results, sys.stdout, out_dir=a.out, results_uri=a.results_uri,
+                baseline=a.baseline, gates=gates,
+            )  # fmt: skip
     except OSError as exc:  # after the checks: a full disk, a folder removed meanwhile
         where = f"--out {a.out}" if a.out else "RESULTS_DIR/report"
         print(
@@ -75,7 +94,7 @@ def cmd_report(a: argparse.Namespace) -> int:
     refused = [o.history.refused for o in outcomes if o.history and o.history.refused]
     for why in refused:
         print(f"kfp-bench: {why}", file=sys.stderr)
-    return 1 if refused else 0
+    return gated(1 if refused else 0, [v for o in outcomes for v in o.gates])
 
 
 def cmd_compare(a: argparse.Namespace) -> int:

@@ -7,7 +7,15 @@ import sys
 import time
 
 from kfp_bench._doc import field_help
-from kfp_bench.cli.common import EXIT_LEFT_BEHIND, duration, exit_code, writable
+from kfp_bench.cli.common import (
+    EXIT_LEFT_BEHIND,
+    add_threshold_flag,
+    duration,
+    exit_code,
+    gates_of,
+    said_gates,
+    writable,
+)
 
 
 def register(sub) -> None:
@@ -132,6 +140,7 @@ def _add_runs_flags(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="Show progress on stderr even when it is not a terminal.",
     )
+    add_threshold_flag(p)
 
 
 def cmd_runs(a: argparse.Namespace) -> int:
@@ -139,12 +148,14 @@ def cmd_runs(a: argparse.Namespace) -> int:
     from kfp_bench.kfp.auth import Auth
     from kfp_bench.kfp.driver import run_benchmark
     from kfp_bench.kfp.options import RunsOptions, parse_params
+    from kfp_bench.outcome import gated
     from kfp_bench.report import runs as runs_report
     from kfp_bench.results import write_results
 
     # Checked first; the driver makes the folder once it has checked the manifest, so that a
     # refused manifest leaves nothing behind.
     writable(a.out, "--out", folder=True)
+    gates = gates_of(a, {"runs"}, "runs")
     opts = RunsOptions(
         host=a.host,
         pipeline=a.pipeline,
@@ -185,10 +196,21 @@ def cmd_runs(a: argparse.Namespace) -> int:
                  flag="--out", path=a.out)  # fmt: skip
     if not saved:
         doc["flags"] = [*doc.get("flags", []), NOT_SAVED]
+    verdicts = said_gates(gates, lambda: _metrics(a.out if saved else None, doc))
     runs_report.write_text(doc, sys.stdout)
     if saved:
         print(f"Wrote {a.out}/summary.json, runs.jsonl and api_calls.jsonl")
-    return _verdict(doc["flags"], stats.cleanup, stats.benchmark_id)
+    return gated(_verdict(doc["flags"], stats.cleanup, stats.benchmark_id), verdicts)
+
+
+def _metrics(out: str | None, doc: dict) -> dict:
+    """The metrics of the results directory ``out`` (records and all), or of ``doc`` alone
+    when it could not be saved."""
+    from kfp_bench.report.metrics import collect, of_summary
+    from kfp_bench.report.tables import build
+    from kfp_bench.results import read_results
+
+    return collect(build(read_results(out))) if out else of_summary(doc)
 
 
 def _verdict(flags: list, cleanup: dict, bid: str) -> int:

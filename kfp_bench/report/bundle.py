@@ -7,6 +7,7 @@
                        external resource (works offline and in the KFP UI's sandboxed iframe)
     summary.md         the tables and the verdict as Markdown (< 400 kB)
     metrics.json       the flat {name: number} metrics (names in kfp_bench.report.metrics)
+    gates.json         the gates' verdicts (kfp_bench.gates), when gates were given
     runs.csv           one row per run           tasks.csv        one row per task of a run
     api_calls.csv      one row per KFP API call  load_series.csv  one row per second of load
 
@@ -27,6 +28,8 @@ from pathlib import Path
 import pandas as pd
 
 from kfp_bench import atomic
+from kfp_bench.gates import GATES_FILE, counts, evaluate
+from kfp_bench.gates import write as write_gates
 from kfp_bench.report import html, markdown, plots
 from kfp_bench.report.metrics import collect
 from kfp_bench.report.tables import Tables, build
@@ -49,7 +52,7 @@ class BundleTooLarge(RuntimeError):
 
 
 def write_bundle(
-    results: Results, out_dir: str | os.PathLike, *, history=None, kde: bool = True
+    results: Results, out_dir: str | os.PathLike, *, history=None, kde: bool = True, gates=()
 ) -> dict[str, Path]:
     """Write report.html, summary.md, metrics.json and the CSV files of ``results``.
 
@@ -60,6 +63,9 @@ def write_bundle(
         history: a ``kfp_bench.history.History`` (earlier results and the regression verdict),
             or None for a report of this result alone.
         kde: draw a kernel density estimate over the latency and duration histograms.
+        gates: ``kfp_bench.gates.Gate``s checked against the metrics: their verdicts open the
+            Markdown and the HTML, join the metrics (gates_checked, gates_broken) and are saved
+            in gates.json (listed only when given).
 
     Returns:
         Each file's name (``FILES``) mapped to its path in ``out_dir``.
@@ -67,22 +73,29 @@ def write_bundle(
     tables = build(results)
     verdict = history.verdict if history is not None else None
     metrics = collect(tables, verdict)
+    verdicts = evaluate(gates, metrics)
+    if gates:
+        metrics = dict(sorted({**metrics, **counts(verdicts)}.items()))
     load_options = results.load.options if results.load is not None else None
     out = Path(out_dir)
     figures = plots.render(tables, history=history, metrics=metrics, kde=kde)
-    page = html.render(tables, figures, metrics, history=history, load_options=load_options)
-    markdown_bytes = _markdown(tables, history, load_options)
-    with atomic.folder(out, fresh=FILES) as stage:
+    page = html.render(
+        tables, figures, metrics, history=history, load_options=load_options, gates=verdicts
+    )
+    markdown_bytes = _markdown(tables, history, load_options, verdicts)
+    with atomic.folder(out, fresh=(*FILES, GATES_FILE)) as stage:
         (stage / "report.html").write_text(page, encoding="utf-8")
         (stage / "summary.md").write_bytes(markdown_bytes)
         (stage / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n")
         _csvs(tables, stage)
-    return {name: out / name for name in FILES}
+        if gates:
+            write_gates(stage, verdicts)
+    return {name: out / name for name in (*FILES, *([GATES_FILE] if gates else []))}
 
 
-def _markdown(tables: Tables, history, load_options) -> bytes:
+def _markdown(tables: Tables, history, load_options, verdicts) -> bytes:
     buf = io.StringIO()
-    markdown.write(tables, buf, history=history, load_options=load_options)
+    markdown.write(tables, buf, history=history, load_options=load_options, gates=verdicts)
     data = buf.getvalue().encode("utf-8")
     if len(data) >= markdown.MAX_BYTES:
         raise BundleTooLarge(f"summary.md would be {len(data)} bytes (limit {markdown.MAX_BYTES})")

@@ -16,6 +16,7 @@ from html import escape
 
 import pandas as pd
 
+from kfp_bench.gates import lines
 from kfp_bench.report import fmt
 from kfp_bench.report.plots import Figure
 from kfp_bench.report.tables import Tables, run_times_caption, run_times_shown
@@ -84,14 +85,17 @@ def render(
     *,
     history=None,
     load_options: dict | None = None,
+    gates=(),
 ) -> str:
-    """The page for ``tables`` with ``figures``, ``metrics`` and ``history`` (or None)."""
+    """The page for ``tables`` with ``figures``, ``metrics`` and ``history`` (or None), the
+    verdicts of ``gates`` (``kfp_bench.gates.Verdict``) first."""
     figs = {f.name: f for f in figures}
     parts = [
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>kfp-bench report</title><style>{CSS}</style></head><body><main>\n",
         "<h1>kfp-bench report</h1>",
+        gates_html(gates),
         f'<p class="sub">{escape(fmt.header(tables.summary, load_options))}</p>\n',
         _failures(tables),
         _verdict(history),
@@ -111,6 +115,16 @@ def render(
         parts.append("</ul>\n")
     parts.append("</main></body></html>\n")
     return "".join(parts)
+
+
+def gates_html(verdicts) -> str:
+    """The gates' verdicts, at the top of a page (``kfp_bench.gates.lines``)."""
+    head, *rest = lines(verdicts) or [""]
+    if not head:
+        return ""
+    items = "".join(f"<li>{escape(r.strip())}</li>" for r in rest)
+    cls = "bad" if any(v.broken for v in verdicts) else "ok"
+    return f'<div class="verdict {cls}" id="gates">{escape(head)}<ul>{items}</ul></div>\n'
 
 
 def _fig(figs: dict, name: str) -> str:

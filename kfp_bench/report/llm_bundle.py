@@ -9,6 +9,7 @@
     metrics.json       ``kfp_bench.stats.llm.metric_values``: the stable flat names
     llm_latency.csv    the percentiles of every histogram (ms)
     llm_series.csv     one row per second (``kfp_bench.stats.token_series``)
+    gates.json         the gates' verdicts (``kfp_bench.gates``), when gates were given
 
 The tables are built once (``sections``) and rendered by both the Markdown and the HTML writer,
 so the two never disagree. Goodput against load: an LLM sweep's rows (``sweep``)
@@ -26,8 +27,10 @@ from html import escape
 from pathlib import Path
 
 from kfp_bench import atomic
+from kfp_bench.gates import GATES_FILE, counts, evaluate
+from kfp_bench.gates import write as write_gates
 from kfp_bench.outcome import describe, describe_warnings
-from kfp_bench.report import fmt, html, llm_plots, llm_text
+from kfp_bench.report import fmt, html, llm_plots, llm_text, markdown
 from kfp_bench.report.llm_text import _OPEN_LOOP_ONLY, ROWS
 from kfp_bench.report.markdown import MAX_BYTES
 from kfp_bench.report.markdown import _table as md_table
@@ -65,6 +68,7 @@ def write_llm_bundle(
     *,
     source: str = "",
     sweep: list[dict] | None = None,
+    gates=(),
 ) -> dict[str, Path]:
     """Write the bundle of ``stats`` into ``out_dir`` (created when missing).
 
@@ -74,26 +78,33 @@ def write_llm_bundle(
         source: the results file's name, shown in the header.
         sweep: goodput against load, one dict per step of an LLM sweep (``level`` first, then
             its figures: ``stats.llm_sweep.LlmSweep.rows``).
+        gates: ``kfp_bench.gates.Gate``s checked against the metrics: their verdicts open both
+            pages, join the metrics (gates_checked, gates_broken) and go to gates.json.
 
     Returns:
         Each file's name (``FILES``) mapped to its path in ``out_dir``.
     """
     s = stats.summary()
     metrics = metric_values(s)
+    verdicts = evaluate(gates, metrics)
+    if gates:
+        metrics.update(counts(verdicts))
     parts = sections(s, sweep)
     head = header(s, stats, source)
-    page = render_html(s, head, parts, llm_plots.render(stats, sweep), metrics)
-    md = render_markdown(s, head, parts).encode("utf-8")
+    page = render_html(s, head, parts, llm_plots.render(stats, sweep), metrics, verdicts)
+    md = render_markdown(s, head, parts, verdicts).encode("utf-8")
     if len(md) >= MAX_BYTES:
         raise RuntimeError(f"summary.md would be {len(md)} bytes (limit {MAX_BYTES})")
     out = Path(out_dir)
-    with atomic.folder(out, fresh=FILES) as stage:
+    with atomic.folder(out, fresh=(*FILES, GATES_FILE)) as stage:
         (stage / "report.html").write_text(page, encoding="utf-8")
         (stage / "summary.md").write_bytes(md)
         (stage / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n")
         (stage / "llm_latency.csv").write_text(_latency_csv(s))
         (stage / "llm_series.csv").write_text(_series_csv(stats))
-    return {name: out / name for name in FILES}
+        if gates:
+            write_gates(stage, verdicts)
+    return {name: out / name for name in (*FILES, *([GATES_FILE] if gates else []))}
 
 
 def _cell(v) -> str:
@@ -209,10 +220,12 @@ def _notes(s: LlmSummary) -> list[str]:
 
 
 # -- the writers -------------------------------------------------------------------------------
-def render_markdown(s: LlmSummary, head: str, parts: list[Section]) -> str:
+def render_markdown(s: LlmSummary, head: str, parts: list[Section], verdicts=()) -> str:
     buf = io.StringIO()
     w = buf.write
-    w(f"# kfp-bench LLM report\n\n{head}.\n\n")
+    w("# kfp-bench LLM report\n\n")
+    markdown.write_gates(w, verdicts)
+    w(f"{head}.\n\n")
     failed = describe(s.flags)
     if failed:
         w("**FAILED**: the benchmark did not do all that was asked; what is below is partial.\n\n")
@@ -229,13 +242,17 @@ def render_markdown(s: LlmSummary, head: str, parts: list[Section]) -> str:
     return buf.getvalue()
 
 
-def render_html(s: LlmSummary, head: str, parts: list[Section], figures, metrics: dict) -> str:
+def render_html(
+    s: LlmSummary, head: str, parts: list[Section], figures, metrics: dict, verdicts=()
+) -> str:
     figs = {f.name: f for f in figures}
     out = [
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>kfp-bench LLM report</title><style>{html.CSS}</style></head><body><main>\n",
-        f'<h1>kfp-bench LLM report</h1><p class="sub">{escape(head)}</p>\n',
+        "<h1>kfp-bench LLM report</h1>",
+        html.gates_html(verdicts),
+        f'<p class="sub">{escape(head)}</p>\n',
     ]
     failed = describe(s.flags)
     if failed:

@@ -12,6 +12,7 @@ from typing import TextIO
 
 import pandas as pd
 
+from kfp_bench.gates import lines
 from kfp_bench.report import fmt
 from kfp_bench.report.tables import Tables, run_times_caption, run_times_shown
 
@@ -34,10 +35,14 @@ def _df(w, df: pd.DataFrame, index: str | None = None) -> None:
     _table(w, head, body)
 
 
-def write(tables: Tables, out: TextIO, *, history=None, load_options: dict | None = None) -> None:
-    """Write summary.md for ``tables`` (and ``history``, a ``kfp_bench.history.History``)."""
+def write(
+    tables: Tables, out: TextIO, *, history=None, load_options: dict | None = None, gates=()
+) -> None:
+    """Write summary.md for ``tables`` (and ``history``, a ``kfp_bench.history.History``), the
+    verdicts of ``gates`` (``kfp_bench.gates.Verdict``) first."""
     w = out.write
     w("# kfp-bench report\n\n")
+    write_gates(w, gates)
     w(f"{fmt.header(tables.summary, load_options)}.\n\n")
     _failures(w, tables)
     _verdict(w, history)
@@ -58,6 +63,14 @@ def write(tables: Tables, out: TextIO, *, history=None, load_options: dict | Non
     if tables.notes:
         w("## Notes\n\n" + "".join(f"- {n}\n" for n in tables.notes) + "\n")
     w("Charts: report.html. Records: runs.csv, tasks.csv, api_calls.csv, load_series.csv.\n")
+
+
+def write_gates(w, verdicts) -> None:
+    """The gates' verdicts as a quote: the report's first lines (``kfp_bench.gates.lines``)."""
+    head, *rest = lines(verdicts) or [""]
+    if not head:
+        return
+    w(f"> **{head}**\n>\n" + "".join(f"> - {r.strip()}\n" for r in rest) + "\n")
 
 
 def _failures(w, t: Tables) -> None:

@@ -69,6 +69,13 @@ Regression verdict (present when a baseline was compared)::
     regression_failed_tests                tests that found a regression
     regression_min_p_value                 the smallest Holm-adjusted p-value
     baseline_results                       results pooled into the baseline
+
+Gates (present when gates were checked: ``--threshold``, ``thresholds``, ``fail_on_regression``;
+``kfp_bench.gates``, whose verdicts are in the report's first lines and in gates.json)::
+
+    gates_checked                          the gates checked
+    gates_broken                           the gates broken: a figure beyond its bound, a figure
+                                           not measured, or a regression with fail_on_regression
 """
 
 from __future__ import annotations
@@ -77,8 +84,8 @@ import math
 import re
 
 from kfp_bench.outcome import failures
-from kfp_bench.report.tables import Tables
-from kfp_bench.results import flags
+from kfp_bench.report.tables import Tables, build
+from kfp_bench.results import Results, flags
 from kfp_bench.stats.runs import OPERATIONS
 
 _STATS = ("mean", "p50", "p90", "p95", "p99", "max")
@@ -119,6 +126,22 @@ def collect(tables: Tables, verdict=None) -> dict[str, float]:
     if verdict is not None:
         out.update(verdict.metrics())
     return dict(sorted(out.items()))
+
+
+def of_summary(summary: dict, load=None) -> dict[str, float]:
+    """The metrics of a results summary held in memory (and its load stats), as ``collect``
+    gives them for a results directory: what a benchmark command's gates are checked against."""
+    from pathlib import Path
+
+    return collect(build(Results(Path("."), summary, load=load)))
+
+
+def of_load(stats) -> dict[str, float]:
+    """The metrics of a load result (``kfp-bench load``), as its results directory gives them."""
+    from kfp_bench.results import LOAD_SUMMARY_KEYS
+
+    full = stats.to_dict()
+    return of_summary({"load": {k: full[k] for k in LOAD_SUMMARY_KEYS if k in full}}, stats)
 
 
 def _failures(t: Tables, out: dict) -> None:

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from kfp_bench import gates as gate
 from kfp_bench import history as hist
 from kfp_bench.errors import BaselineError, ConfigError
 from kfp_bench.results import Results, read_results
@@ -37,12 +38,14 @@ class Outcome:
         history: the history shown in the report, or None without a results URI or baseline.
         key: the result's key in the history ("" without a results URI).
         archived: True when stored now, False when the key was stored before, None without a URI.
+        gates: the gates' verdicts (``kfp_bench.gates.Verdict``), empty without gates.
     """
 
     files: dict[str, Path]
     history: hist.History | None = None
     key: str = ""
     archived: bool | None = None
+    gates: list = field(default_factory=list)
 
 
 def rebuild(
@@ -51,8 +54,10 @@ def rebuild(
     *,
     results_uri: str = "",
     baseline: str = "",
+    gates=(),
 ) -> Outcome:
-    """Write the bundle of ``results`` into ``out_dir``, with the history when asked.
+    """Write the bundle of ``results`` into ``out_dir``, with the history when asked, and the
+    verdicts of ``gates`` (``kfp_bench.gates.Gate``) first in it.
 
     A baseline too small for a verdict is not an error here: ``Outcome.history.refused`` says
     why (the CLI then exits nonzero).
@@ -75,12 +80,28 @@ def rebuild(
     res = results if isinstance(results, Results) else read_results(results)
     store = hist.open_store(results_uri) if results_uri else None
     history = _history(res, store, baseline)
-    files = write_bundle(res, out_dir, history=history)
-    out = Outcome(files, history)
+    files = write_bundle(res, out_dir, history=history, gates=gates)
+    out = Outcome(files, history, gates=_verdicts(gates, files))
     if store is not None:
         out.key = history.key
         out.archived = hist.archive(store, history.key, res, files)
     return out
+
+
+def _verdicts(gates, files: dict) -> list:
+    """The verdicts of ``gates`` against the metrics a bundle wrote (as its pages show them)."""
+    import json
+
+    return gate.evaluate(gates, json.loads(files["metrics.json"].read_text())) if gates else []
+
+
+def kinds(res: Results, baseline: str = "") -> set[str]:
+    """The parts of a benchmark ``res`` measured (``kfp_bench.gates.KINDS``): a gate on another
+    part's figure is refused."""
+    s, found = res.summary, {"regression"} if baseline else set()
+    found |= {"runs"} if s.get("runs") or res.runs or res.api_calls else set()
+    found |= {"load"} if res.load is not None else set()
+    return found | {k for k in ("sweep", "replicas") if s.get(k)}
 
 
 def _history(res: Results, store, baseline: str) -> hist.History | None:
@@ -106,13 +127,20 @@ def _history(res: Results, store, baseline: str) -> hist.History | None:
 
 # -- compare -----------------------------------------------------------------------------------
 def rebuild_all(
-    paths: list[str], out: TextIO, *, out_dir: str = "", results_uri: str = "", baseline: str = ""
+    paths: list[str],
+    out: TextIO,
+    *,
+    out_dir: str = "",
+    results_uri: str = "",
+    baseline: str = "",
+    gates=(),
 ) -> list[Outcome]:
     """``kfp-bench report``: a load result file is printed in hey's layout; an LLM result file
     is printed and gets its bundle (``report.llm_bundle``); each results directory gets its
     bundle (oldest first, so a batch builds the history in order). With ``results_uri`` every
-    input is archived there (``history.archive_file`` for a result file). Every input is read
-    before anything is written."""
+    input is archived there (``history.archive_file`` for a result file). Every input is read,
+    and each of ``gates`` refused unless every input measures its figure, before anything is
+    written; each input's verdicts are printed first."""
     from kfp_bench.report import hey
     from kfp_bench.stats import store
     from kfp_bench.stats.llm import LlmStats
@@ -129,14 +157,27 @@ def rebuild_all(
             f"--baseline: {files[0][0]} is a load or LLM result file, and a verdict compares "
             "benchmark directories only; report it without --baseline"
         )
+    fix = "drop the gate, or give results that measure it"
+    for p, stats in files:
+        what = "llm" if isinstance(stats, LlmStats | LlmSweep) else "load"
+        gate.require(gates, {what}, f"--threshold (for {p})", fix, "--fail-on-regression")
+    for res in dirs:
+        where = f"--threshold (for {res.path})"
+        gate.require(gates, kinds(res, baseline), where, fix, "--fail-on-regression")
     store = hist.open_store(results_uri) if results_uri and files else None
     outcomes = []
     for p, stats in files:
         if isinstance(stats, LlmStats | LlmSweep):
-            o, kind = _llm_report(p, stats, out, out_dir, len(paths) > 1), "llm"
+            o, kind = _llm_report(p, stats, out, out_dir, len(paths) > 1, gates), "llm"
         else:
+            from kfp_bench.report.metrics import of_load
+
+            o, kind = (
+                Outcome({}, gates=gate.evaluate(gates, of_load(stats) if gates else {})),
+                "load",
+            )
+            _said(o, out, f"{p}: ")
             hey.write_text(stats, out)
-            o, kind = Outcome({}), "load"
         if store is not None:
             o.key, o.archived = hist.archive_file(store, Path(p), kind, o.files)
             _archived(o, results_uri, out, f"{p}: ")
@@ -147,7 +188,8 @@ def rebuild_all(
             target = res.path / "report"
         else:
             target = Path(out_dir) / res.path.name if len(dirs) > 1 else Path(out_dir)
-        o = rebuild(res, target, results_uri=results_uri, baseline=baseline)
+        o = rebuild(res, target, results_uri=results_uri, baseline=baseline, gates=gates)
+        _said(o, out, f"{res.path}: ")
         out.write(f"{res.path}: wrote {', '.join(o.files)} in {target}\n")
         h = o.history
         if h is not None and h.verdict is not None:
@@ -157,13 +199,19 @@ def rebuild_all(
     return outcomes
 
 
+def _said(o: Outcome, out: TextIO, lead: str) -> None:
+    """The gates' verdicts: the first lines of an input's text report."""
+    for line in gate.lines(o.gates):
+        out.write(f"{lead}{line.strip() if line.startswith('  ') else line}\n")
+
+
 def _archived(o: Outcome, results_uri: str, out: TextIO, lead: str) -> None:
     if o.archived is not None:
         done = "archived as" if o.archived else "already archived as"
         out.write(f"{lead}{done} {o.key} in {results_uri}\n")
 
 
-def _llm_report(path: str, stats, out: TextIO, out_dir: str, several: bool) -> Outcome:
+def _llm_report(path: str, stats, out: TextIO, out_dir: str, several: bool, gates=()) -> Outcome:
     """An LLM result's text summary, and its bundle in ``out_dir`` (OUT/STEM for one of several
     inputs), by default STEM-report beside the file."""
     from kfp_bench.report import llm_text
@@ -175,16 +223,24 @@ def _llm_report(path: str, stats, out: TextIO, out_dir: str, several: bool) -> O
         target = p.with_name(f"{p.stem}-report")
     else:
         target = Path(out_dir) / p.stem if several else Path(out_dir)
-    sweep = None
+    sweep, o = None, Outcome({})
+    if gates:
+        from kfp_bench.stats.llm import metric_values
+
+        step = stats.sustained()[1] if isinstance(stats, LlmSweep) else stats
+        o.gates = gate.evaluate(gates, metric_values(step.summary()))
+        _said(o, out, f"{p}: ")
     if isinstance(stats, LlmSweep):  # the highest level before the knee, and the sweep's table
         level, sweep = stats.sustained()[0], stats
         stats = stats.sustained()[1]
         llm_text.write_sweep(sweep.rows(), sweep.knee.as_dict(), sweep.by, out)
         out.write(f"The report's figures are the step at {sweep.by} {level:g}.\n")
     llm_text.write_text(stats.summary(), out)
-    files = write_llm_bundle(stats, target, source=p.name, sweep=sweep and sweep.rows())
-    out.write(f"{p}: wrote {', '.join(files)} in {target}\n")
-    return Outcome(files)
+    o.files = write_llm_bundle(
+        stats, target, source=p.name, sweep=sweep and sweep.rows(), gates=gates
+    )
+    out.write(f"{p}: wrote {', '.join(o.files)} in {target}\n")
+    return o
 
 
 def load_either(spec: str, results_uri: str, tmp: Path) -> Results:

@@ -182,6 +182,7 @@ def test_aggregate_reports_a_missing_worker_and_report_publishes_the_bundle(mode
         params = _params(
             run_benchmark=False, load_workers=3, duration_sec=0.5, concurrency=3,
             sweep_rates="5,10", sweep_step_sec=0.5,
+            thresholds="load_success_ratio>=0.5,sweep_max_rps>0",
         )  # fmt: skip
         staged = stage_manifest(params=params)
         uploaded = upload_manifest(params=params, manifest=staged.outputs["manifest"])
@@ -199,7 +200,7 @@ def test_aggregate_reports_a_missing_worker_and_report_publishes_the_bundle(mode
             sweep=sweep.outputs["sweep"],
             replicas=watch.outputs["replicas"],
         )
-        shown = report(results=merged.outputs["results"])
+        shown = report(params=params, results=merged.outputs["results"])
         return shown.outputs["records"]
 
     records = Path(chain().output.path)
@@ -216,6 +217,10 @@ def test_aggregate_reports_a_missing_worker_and_report_publishes_the_bundle(mode
     assert not re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", html, re.I)
     assert 'src="data:image/png;base64,' in html
     assert len((records / "summary.md").read_bytes()) < 400_000
+    # the thresholds' verdicts, for check_outcome, and first in the report
+    gates = json.loads((records / "gates.json").read_text())
+    assert (gates["gates_checked"], gates["gates_broken"]) == (2, 0), gates
+    assert (records / "summary.md").read_text().startswith("# kfp-bench report\n\n> **Gates: all")
     assert all(
         isinstance(v, int | float)
         for v in json.loads((records / "metrics.json").read_text()).values()

@@ -7,7 +7,9 @@ one benchmark_id overlap. The lease keeps them apart: with lease_wait_sec the se
 first's exit handler and its report shows the trend and a verdict from the first; with 0 it
 refuses at check-params, naming the holder. The waiting pair keeps its history on S3, a real
 SeaweedFS (tests/seaweedfs.py), as a nightly on Kubeflow keeps it in KFP's store; the server's
-runs inherit its environment, boto3's endpoint and key. Each run's kfp.local log is
+runs inherit its environment, boto3's endpoint and key. Its target slows down once the first
+run's report is published (``_Target``): a regression injected into the second run, which
+fail_on_regression fails after its report is published. Each run's kfp.local log is
 <state_dir>/runs/<run_id>/log.txt (executor.py), its outputs under .../root/<job>/<task>/.
 """
 
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
 from pathlib import Path
 
@@ -24,6 +27,7 @@ from kfp_bench import history as hist
 from kfp_bench.compile import DEFAULT_OUT
 from kfp_bench.sandbox.kfp_server import start_kfp_server
 from tests.kfp.conftest import kfp_client
+from tests.loopback import Handler, serving
 from tests.seaweedfs import seaweedfs
 
 pytestmark = pytest.mark.slow
@@ -61,6 +65,29 @@ def server(state_dir, mounted, s3):
             yield s
 
 
+class _Target(Handler):
+    """A V1 predict endpoint that answers at once until ``slow`` is set, then 50 ms late."""
+
+    protocol_version = "HTTP/1.1"  # keep-alive, as a model server's
+    disable_nagle_algorithm = True  # else headers and body wait out the peer's delayed ACK
+    slow = threading.Event()
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        if self.slow.is_set():
+            time.sleep(0.05)
+        self.send(200, {"predictions": [1, 1]})
+
+
+def _slow_after_a_report(state_dir: Path, stop: threading.Event) -> None:
+    """Set ``_Target.slow`` once a run's report_history has published (the first run's: the
+    second's load begins only after the first's cleanup released the lease)."""
+    while not stop.is_set() and not _Target.slow.is_set():
+        if any(state_dir.glob("runs/*/root/*/report-history/executor_output.json")):
+            _Target.slow.set()
+        time.sleep(0.1)
+
+
 def _schedule_two(server, model_server, name: str, **params) -> list:
     """A recurring run every 3 s with max concurrency 2 and catch-up off, disabled as soon as it
     made two runs; those two runs once final (in no particular order: see ``_by_lease``)."""
@@ -77,7 +104,7 @@ def _schedule_two(server, model_server, name: str, **params) -> list:
             "kfp_host": server.url,
             "num_runs": 1,
             "poll_interval_sec": 0.5,
-            "inference_url": model_server.v1_predict_url,
+            "inference_url": getattr(model_server, "v1_predict_url", model_server),
             "duration_sec": 1.0,
             "concurrency": 1,
             "run_load": True,
@@ -89,7 +116,8 @@ def _schedule_two(server, model_server, name: str, **params) -> list:
     client.disable_recurring_run(job.recurring_run_id)
     # max concurrency 2 kept a third from starting while both lived, and it is disabled now
     ids = [r.run_id for r in runs]
-    done = [_wait(lambda i=i: client.get_run(i), lambda r: r.state in FINAL, 200) for i in ids]
+    # a deadline, not a measurement: both cores may be busy with other work
+    done = [_wait(lambda i=i: client.get_run(i), lambda r: r.state in FINAL, 600) for i in ids]
     assert len(_runs(client, exp.experiment_id)) == 2
     return done
 
@@ -154,13 +182,23 @@ def _benchmark_id(log: str) -> str:
     return re.search(r"parameters OK; benchmark id (\S+)", log).group(1)
 
 
-def test_the_second_run_waits_for_the_first_and_reports_a_verdict(
-    server, model_server, state_dir, tmp_path, s3, monkeypatch
+def test_the_second_run_waits_for_the_first_and_fails_on_its_regression(
+    server, state_dir, tmp_path, s3, monkeypatch
 ):
     uri = f"s3://{s3.bucket}/pair-wait-{tmp_path.name}"
-    runs = _schedule_two(server, model_server, "pair-wait", lease_wait_sec=240.0, results_uri=uri)
+    stop = threading.Event()
+    watcher = threading.Thread(target=_slow_after_a_report, args=(state_dir, stop), daemon=True)
+    with serving(_Target) as target:
+        watcher.start()
+        try:
+            runs = _schedule_two(
+                server, f"{target}/v1/models/iris:predict", "pair-wait", lease_wait_sec=240.0,
+                results_uri=uri, fail_on_regression=True,
+            )  # fmt: skip
+        finally:
+            stop.set()
     first, second = _by_lease(state_dir, runs, "pair-wait")
-    assert (first.state, second.state) == ("SUCCEEDED", "SUCCEEDED"), (first.error, second.error)
+    assert (first.state, second.state) == ("SUCCEEDED", "FAILED"), (first.error, second.error)
     # They never overlapped: the second started while the first ran, yet its benchmark began
     # only after the first's exit handler had ended (the tasks' times are the runner's events).
     t1, t2 = _tasks(first), _tasks(second)
@@ -177,12 +215,21 @@ def test_the_second_run_waits_for_the_first_and_reports_a_verdict(
     waited = WAITED.search(log2)
     assert waited and waited.group(1) == "pair-wait" and int(waited.group(2)) >= 1, log2[-3000:]
     assert "lease kfp-bench-lease-pair-wait: released" in log1 and "after waiting" not in log1
-    # The second's report holds the first's result: the trend and a verdict.
+    # The second's report holds the first's result: the trend and a verdict, a regression (its
+    # target slowed down), which failed the run in the check after its report was published.
     m1, html1 = _report(state_dir, first)
     m2, html2 = _report(state_dir, second)
     assert "regression" not in m1 and "0 earlier results in" in html1
-    assert m2["baseline_results"] == 1 and m2["regression"] in (0, 1)
+    assert (m1["gates_checked"], m1["gates_broken"]) == (1, 0)  # no verdict yet: not broken
+    assert "no verdict (too few earlier results" in html1
+    assert m2["baseline_results"] == 1 and m2["regression"] == 1 and m2["gates_broken"] == 1
     assert "<h2>History</h2>" in html2 and "1 earlier results in" in html2
+    assert '<div class="verdict bad" id="gates">GATES: 1 of 1 broken' in html2
+    assert "BROKEN fail_on_regression: a regression was found" in html2
+    states = {t.display_name: t.state for t in second.run_details.task_details or []}
+    assert states["report-history"] == "SUCCEEDED" and states["check-outcome-3"] == "FAILED"
+    assert states["report"] == states["check-outcome"] == "SUCCEEDED"  # no flag, no threshold
+    assert "1 gate(s) broke (BROKEN fail_on_regression: a regression was found)" in log2
     for name, value in s3.env().items():
         monkeypatch.setenv(name, value)
     assert len(hist.entries(hist.open_store(uri))) == 2
