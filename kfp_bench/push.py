@@ -192,9 +192,9 @@ def _put(url: str, body: str) -> None:
             resp.read()
     except urllib.error.HTTPError as exc:
         text = scrub(exc.read().decode("utf-8", "replace").strip())[:500]
-        fix = "check the URL and its credentials" if exc.code in (401, 403) else _FIX_400
-        fix = fix if exc.code < 500 else "the Pushgateway failed: see its log, then run again"
-        raise PushError(f"Pushgateway {shown}: HTTP {exc.code} {text!r}: {fix}") from None
+        raise PushError(
+            f"Pushgateway {shown}: HTTP {exc.code} {text!r}: {_fix(exc.code)}"
+        ) from None
     except (OSError, ValueError) as exc:
         why = scrub(str(getattr(exc, "reason", None) or exc))
         raise PushError(
@@ -203,7 +203,17 @@ def _put(url: str, body: str) -> None:
         ) from None
 
 
-_FIX_400 = (
-    "the push was refused; the Pushgateway's answer says why (e.g. a metric of the same name "
-    "and labels pushed by another job)"
-)
+def _fix(code: int) -> str:
+    if code in (401, 403):
+        return "check the credentials in the URL (user:password@) and the Pushgateway's web config"
+    if code in (404, 405):
+        return (
+            "check the URL: give the Pushgateway's base URL (its --web.route-prefix, if any, "
+            "included); this answer is not the Pushgateway's push API"
+        )
+    if code >= 500:
+        return "the Pushgateway failed: see its log, then run again"
+    return (
+        "the push was refused; the Pushgateway's answer says why (e.g. a metric of the same name "
+        "pushed with another type by another job)"
+    )

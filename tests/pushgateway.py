@@ -78,7 +78,7 @@ def series(url: str) -> dict[tuple, float]:
     out = {}
     for group in groups(url):
         for name, family in group.items():
-            if not isinstance(family, dict) or name.startswith("push_"):
+            if name == "labels" or not isinstance(family, dict) or name.startswith("push_"):
                 continue
             for m in family["metrics"]:
                 out[(name, frozenset(m["labels"].items()))] = float(m["value"])
