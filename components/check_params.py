@@ -45,6 +45,7 @@ def check_params(
     lease_wait_sec: float,
     results_uri: str,
     baseline: str,
+    pushgateway_url: str,
     job_id: str,
 ) -> dict:
     """Check the pipeline's parameters (kfp_bench.params.BenchParams.check); fail with one
@@ -54,7 +55,7 @@ def check_params(
     goes through this pod's sidecar, as the load will, and the step ends the sidecar at the end.
 
     Args:
-        kfp_host: see BenchParams; likewise every parameter up to baseline.
+        kfp_host: see BenchParams; likewise every parameter up to pushgateway_url.
         job_id: the pipeline run's id, from which an empty benchmark_id is derived.
 
     Returns:
@@ -104,6 +105,7 @@ def check_params(
         lease_wait_sec=lease_wait_sec,
         results_uri=results_uri,
         baseline=baseline,
+        pushgateway_url=pushgateway_url,
     )
     try:
         return steps.check_params(p, job_id)

@@ -134,6 +134,10 @@ class BenchParams:
             latest earlier results there, pooled) or one history key (YYYYMMDDTHHMMSSZ-
             followed by 8 hex digits); empty for the trend alone. Too few earlier results: the
             report says so.
+        pushgateway_url: a Prometheus Pushgateway's base URL (http://HOST:9091): the check step
+            pushes the headline figures there, labelled benchmark (benchmark_id as given, else
+            kfp-bench), target and part, and the last-success time when the run passed
+            (kfp_bench.push, docs/alerting.md). Empty (the default): no push.
     """
 
     kfp_host: str = DEFAULT_KFP_HOST
@@ -176,6 +180,7 @@ class BenchParams:
     lease_wait_sec: float = 0.0
     results_uri: str = ""
     baseline: str = "last:5"
+    pushgateway_url: str = ""
 
     @classmethod
     def names(cls) -> list[str]:
@@ -239,6 +244,10 @@ class BenchParams:
 
             check_llm(self)
         _check_history(self.results_uri, self.baseline)
+        if self.pushgateway_url:
+            from kfp_bench.push import check_url
+
+            check_url(self.pushgateway_url, "pipeline parameter pushgateway_url=")
         self._check_mesh_route()  # after the URLs: their form is known good here
         return self
 

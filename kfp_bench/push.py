@@ -64,8 +64,9 @@ def check_url(url: str, name: str = "--pushgateway-url") -> str:
     if parts and parts.scheme in ("http", "https") and parts.hostname and not parts.query:
         if "/metrics/job/" not in parts.path:
             return url
+    sep = "" if name.endswith("=") else " "
     raise ConfigError(
-        f"{name} {public_url(url)!r}: give the Pushgateway's base URL, http(s)://HOST:PORT "
+        f"{name}{sep}{public_url(url)!r}: give the Pushgateway's base URL, http(s)://HOST:PORT "
         "(e.g. http://pushgateway.monitoring:9091); the group's path is added from the labels"
     )
 

@@ -188,7 +188,8 @@ def _benchmark(p: dict, job_id, route: str):
     # A flagged benchmark fails here, after report published its outputs: a failed task
     # publishes only its logs (kfp backend/src/v2/component/launcher_v2.go,
     # uploadOutputArtifacts), so report itself must succeed for its HTML and metrics to show.
-    _step(check_outcome(results=merged.outputs["results"]).after(shown))
+    # report's records hold the results and the metrics.json that check_outcome pushes
+    _step(check_outcome(results=shown.outputs["records"], params=params))
     _llm(p, params, target, sweep, route)
 
 
@@ -204,7 +205,7 @@ def _llm(p: dict, params, target, sweep, route: str) -> None:
             load = _step(load.after(sweep), MAX_DURATION_S + _SHORT)
             _worker(load, p["load_node_selector"], route, p["token_secret"])
         shown = _step(report_llm(params=params, loads=dsl.Collected(load.outputs["result"])))
-        _step(check_outcome(results=shown.outputs["results"]).after(shown))
+        _step(check_outcome(results=shown.outputs["results"], params=params))
 
 
 def _pipeline_func(route: str):
