@@ -47,6 +47,7 @@ def check_params(
     baseline: str,
     thresholds: str,
     fail_on_regression: bool,
+    pushgateway_url: str,
     job_id: str,
 ) -> dict:
     """Check the pipeline's parameters (kfp_bench.params.BenchParams.check); fail with one
@@ -56,7 +57,7 @@ def check_params(
     goes through this pod's sidecar, as the load will, and the step ends the sidecar at the end.
 
     Args:
-        kfp_host: see BenchParams; likewise every parameter up to fail_on_regression.
+        kfp_host: see BenchParams; likewise every parameter up to pushgateway_url.
         job_id: the pipeline run's id, from which an empty benchmark_id is derived.
 
     Returns:
@@ -108,6 +109,7 @@ def check_params(
         baseline=baseline,
         thresholds=thresholds,
         fail_on_regression=fail_on_regression,
+        pushgateway_url=pushgateway_url,
     )
     try:
         return steps.check_params(p, job_id)

@@ -14,6 +14,7 @@
     │   └── NotOursError          the InferenceService name is taken by one not this benchmark's
     ├── HistoryError              the results history (--results-uri) cannot be read or written
     │   └── BaselineError         a baseline with too few samples for a regression verdict
+    ├── PushError                 the Pushgateway (--pushgateway-url) did not take the push
     └── ServerError               a server kfp-bench started itself could not be started or reached
 
 A failed request during a benchmark is *not* an exception: it is a measurement, stored in the
@@ -86,6 +87,14 @@ class HistoryError(BenchError):
 
 class BaselineError(HistoryError):
     """A baseline too small for a regression verdict; no verdict is guessed."""
+
+
+class PushError(BenchError):
+    """The Pushgateway could not be reached or refused the push (``kfp_bench.push``). The
+    benchmark's own result is written and shown before the push; exit 5, as for results that
+    could not be written where asked (``kfp_bench.outcome``)."""
+
+    exit_code = 5
 
 
 class ServerError(BenchError):

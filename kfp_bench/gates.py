@@ -251,12 +251,22 @@ def write(folder, verdicts) -> None:
         json.dump(as_doc(verdicts), f, indent=1)
 
 
-def broken_lines(folder) -> list[str]:
-    """The lines of the broken gates saved in ``folder`` (none: no file, or none broke). Standard
-    library only: the check step reads it."""
+def _saved(folder) -> list[dict]:
+    """The gates' rows saved in ``folder`` (none: no file). Standard library only: the check
+    step reads them."""
     try:
         with open(os.path.join(folder, GATES_FILE)) as f:
-            doc = json.load(f)
+            return json.load(f).get("gates", [])
     except FileNotFoundError:
         return []
-    return [row["line"] for row in doc.get("gates", []) if row.get("broken")]
+
+
+def broken_lines(folder) -> list[str]:
+    """The lines of the broken gates saved in ``folder`` (none: no file, or none broke)."""
+    return [row["line"] for row in _saved(folder) if row.get("broken")]
+
+
+def saved_verdicts(folder) -> dict[str, bool]:
+    """Each gate saved in ``folder`` (its text) and whether it broke, as ``kfp_bench.push``
+    sends them."""
+    return {row["gate"]: bool(row.get("broken")) for row in _saved(folder)}

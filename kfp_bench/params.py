@@ -142,6 +142,10 @@ class BenchParams:
         fail_on_regression: with results_uri and baseline, fail the run (once its report is
             published) when the regression verdict finds a regression; too few earlier results
             for a verdict (a new history's first runs) does not fail it.
+        pushgateway_url: a Prometheus Pushgateway's base URL (http://HOST:9091): the check step
+            pushes the headline figures there, labelled benchmark (benchmark_id as given, else
+            kfp-bench), target and part, and the last-success time when the run passed
+            (kfp_bench.push, docs/alerting.md). Empty (the default): no push.
     """
 
     kfp_host: str = DEFAULT_KFP_HOST
@@ -186,6 +190,7 @@ class BenchParams:
     baseline: str = "last:5"
     thresholds: str = ""
     fail_on_regression: bool = False
+    pushgateway_url: str = ""
 
     @classmethod
     def names(cls) -> list[str]:
@@ -250,6 +255,10 @@ class BenchParams:
             check_llm(self)
         _check_history(self.results_uri, self.baseline)
         self.gates(self.kinds())  # refused here, before anything starts
+        if self.pushgateway_url:
+            from kfp_bench.push import check_url
+
+            check_url(self.pushgateway_url, "pipeline parameter pushgateway_url=")
         self._check_mesh_route()  # after the URLs: their form is known good here
         return self
 

@@ -396,13 +396,21 @@ def _error_of(path: str) -> str | None:
     return (doc.get("error") or None) if isinstance(doc, dict) else None
 
 
-def check_outcome(results: str, flags: bool = True) -> str:
-    """Fail when the results carry a failure flag (``kfp_bench.outcome``; only with ``flags``)
+def check_outcome(
+    results: str, params: dict | None = None, flags: bool = True, verdicts: dict | None = None
+) -> str:
+    """Push the results' figures to ``params``' pushgateway_url when set (``push_outcome``),
+    then fail when the results carry a failure flag (``kfp_bench.outcome``; only with ``flags``)
     or a gate the report step checked broke (its gates.json, ``kfp_bench.gates``), so that the
-    run does not end SUCCEEDED; the report step before it has published its outputs. What was
-    found, in one line."""
+    run does not end SUCCEEDED; the report step before it has published its outputs. A push
+    that failed fails the step too, after the flags and gates (which it never hides). What was
+    found, in one line.
+
+    One check pushes each part's group (``_pushes``): with results_uri, the check after
+    report_history (``flags`` False), whose figures carry the regression verdict; else the
+    check after report; and the LLM's check its own."""
     from kfp_bench import gates
-    from kfp_bench.errors import BenchError, ResultsError
+    from kfp_bench.errors import BenchError, PushError, ResultsError
     from kfp_bench.outcome import describe, failures, summary_flags
 
     # summary.json and gates.json, with the standard library: the step installs no extra
@@ -413,15 +421,25 @@ def check_outcome(results: str, flags: bool = True) -> str:
         broken = gates.broken_lines(results)
     except (OSError, ValueError) as exc:
         raise ResultsError(f"{results}: no results summary or gates to check ({exc})") from None
-    found = failures(summary_flags(summary)) if flags else []
+    flagged = failures(summary_flags(summary))
+    found = flagged if flags else []
+    p = BenchParams.from_dict(params) if params else None
+    push_error, pushed = None, []
+    if p is not None and _pushes(p, results, flags):
+        try:
+            pushed = push_outcome(p, results, flagged, verdicts or gates.saved_verdicts(results))
+        except PushError as exc:
+            print(f"push failed: {exc}")
+            push_error = exc
     fail_point("check_outcome")
+    also = f" (the push failed too: {push_error})" if push_error else ""
     for line in broken:
         print(line)
     if broken and not found:
         raise BenchError(
             f"{len(broken)} gate(s) broke ({'; '.join(broken)}): the report is published (the "
             "report step's HTML, Markdown and metrics, its first lines saying which gate broke) "
-            "and this step fails so that the run does not end SUCCEEDED"
+            f"and this step fails so that the run does not end SUCCEEDED{also}"
         )
     if found:
         for line in describe(found):
@@ -429,10 +447,66 @@ def check_outcome(results: str, flags: bool = True) -> str:
         raise BenchError(
             f"the benchmark is flagged {', '.join(found)}: its report is published (the report "
             "step's HTML, Markdown and metrics) and says what is missing; this step fails so "
-            "that the run does not end SUCCEEDED"
+            f"that the run does not end SUCCEEDED{also}"
+        )
+    if push_error is not None:
+        raise PushError(
+            f"the benchmark passed and its report is published, but {push_error}; this step "
+            "fails so that a missing push shows in the run, not only as a stale alert"
         )
     gated = os.path.exists(os.path.join(results, gates.GATES_FILE))
-    return ("no failure flag, " if flags else "") + ("no gate broken" if gated else "no gate")
+    done = ("no failure flag, " if flags else "") + ("no gate broken" if gated else "no gate")
+    return "; ".join([done, *pushed])
+
+
+def _pushes(p: BenchParams, results: str, flags: bool) -> bool:
+    """Whether this check pushes its part's group: two checks PUT to one group would race."""
+    if not p.pushgateway_url:
+        return False
+    llm = os.path.exists(os.path.join(results, "llm.json"))  # llm_steps.LLM_RESULT
+    return llm or not flags or not p.results_uri
+
+
+def push_outcome(p: BenchParams, results: str, flags: list[str], verdicts=None) -> list[str]:
+    """Push the figures of ``results`` (its metrics.json, which the report steps write; else
+    only the failure count) to ``p.pushgateway_url`` (``kfp_bench.push``), labelled benchmark
+    (``benchmark_label``), target (what was measured) and part (main, or llm for report_llm's
+    results); print and return what was pushed."""
+    from kfp_bench.push import push
+    from kfp_bench.redact import public_url
+
+    metrics = {"failures": len(flags)}
+    if os.path.exists(path := os.path.join(results, "metrics.json")):
+        with open(path) as f:
+            metrics = {**json.load(f), **metrics}
+    llm = os.path.exists(os.path.join(results, "llm.json"))  # llm_steps.LLM_RESULT
+    isvc = f"isvc/{p.isvc.get('name', '')}" if p.isvc else ""  # deployed: its URL is made later
+    if llm:
+        target = p.llm_url or isvc
+    else:
+        target = (isvc or p.inference_url) if (p.run_load or p.sweep_rates) else p.kfp_host
+    labels = {
+        "benchmark": benchmark_label(p.benchmark_id),
+        "target": public_url(target).split("?")[0],
+        "part": "llm" if llm else "main",
+    }
+    lines = push(p.pushgateway_url, metrics, labels, verdicts=verdicts)
+    for line in lines:
+        print(line)
+    return lines
+
+
+def benchmark_label(bid: str) -> str:
+    """The benchmark_id parameter as given, from the run's own id (``benchmark_id_for``: the
+    given prefix + "-" + 10 hex digits); "kfp-bench" for an id made from the run's id (no
+    benchmark_id given), as the lease's name (``kfp.lease.lease_name``). Stable across the runs
+    of a recurring run, so that their pushes share a group."""
+    import re
+
+    from kfp_bench.params import RUN_HASH_LEN
+
+    found = re.fullmatch(rf"(.+)-[0-9a-f]{{{RUN_HASH_LEN}}}", bid)
+    return found.group(1) if found else "kfp-bench"
 
 
 #: The parts of the benchmark whose figures the report step publishes (``kfp_bench.gates``).

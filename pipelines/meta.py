@@ -180,7 +180,7 @@ def _benchmark(p: dict, job_id, route: str):
     # outputs: a failed task publishes only its logs (kfp backend/src/v2/component/
     # launcher_v2.go, uploadOutputArtifacts), so report itself must succeed for its HTML and
     # metrics to show.
-    _step(check_outcome(results=shown.outputs["records"]).after(shown))
+    _step(check_outcome(results=shown.outputs["records"], params=params))
     _llm(p, params, target, sweep, route)
     # The history's packages (scipy, google-cloud-storage) only in a run that asked for one.
     with dsl.If(p["results_uri"] != ""):
@@ -196,7 +196,7 @@ def _benchmark(p: dict, job_id, route: str):
         # the If: Argo makes a dependency "<task>.Succeeded" (argocompiler/dag.go, depends()),
         # which a skipped report_history never is. The flags are the first check's to fail on.
         # Created last, so that the other checks keep their task names.
-        verdict = check_outcome(results=history.outputs["records"], flags=False)
+        verdict = check_outcome(results=history.outputs["records"], params=params, flags=False)
         _step(verdict.after(history))
 
 
@@ -212,7 +212,7 @@ def _llm(p: dict, params, target, sweep, route: str) -> None:
             load = _step(load.after(sweep), MAX_DURATION_S + _SHORT)
             _worker(load, p["load_node_selector"], route, p["token_secret"])
         shown = _step(report_llm(params=params, loads=dsl.Collected(load.outputs["result"])))
-        _step(check_outcome(results=shown.outputs["results"]).after(shown))
+        _step(check_outcome(results=shown.outputs["results"], params=params))
 
 
 def _pipeline_func(route: str):

@@ -38,6 +38,21 @@ def register(sub) -> None:
         help=f"exit {EXIT_REGRESSION} when the verdict against --baseline is a regression (a "
         "gate: the report's first lines say so).",
     )
+    p.add_argument(
+        "--pushgateway-url",
+        default="",
+        metavar="URL",
+        help="push the headline figures and, when the run passed, its last-success time to this "
+        "Prometheus Pushgateway (docs/alerting.md); one input only.",
+    )
+    p.add_argument(
+        "--push-label",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a label of the pushed group, e.g. benchmark=nightly, target=my-model (repeat; "
+        "benchmark defaults to kfp-bench).",
+    )
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser(
@@ -75,6 +90,7 @@ def cmd_report(a: argparse.Namespace) -> int:
                 "key, or a results directory): without one there is no verdict to fail on"
             )
         gates += (gate.REGRESSION_GATE,)
+    labels = _push_labels(a)
     outs = Outputs()
     outs.folder(a.out, "--out")
     try:
@@ -94,7 +110,53 @@ def cmd_report(a: argparse.Namespace) -> int:
     refused = [o.history.refused for o in outcomes if o.history and o.history.refused]
     for why in refused:
         print(f"kfp-bench: {why}", file=sys.stderr)
+    if a.pushgateway_url:  # after the report is written: a failed push hides nothing
+        _push(a, outcomes[0], labels)
     return gated(1 if refused else 0, [v for o in outcomes for v in o.gates])
+
+
+def _push_labels(a: argparse.Namespace) -> dict[str, str]:
+    """The pushed group's labels, checked before any work (bad input: exit 2)."""
+    from kfp_bench.errors import ConfigError
+    from kfp_bench.push import check_labels, check_url
+
+    if not a.pushgateway_url:
+        if a.push_label:
+            raise ConfigError("--push-label: give --pushgateway-url too, or leave the labels out")
+        return {}
+    check_url(a.pushgateway_url)
+    if len(a.results) > 1:
+        raise ConfigError(
+            "--pushgateway-url: one run's figures are pushed at a time, and "
+            f"{len(a.results)} inputs were given; report the run to push alone"
+        )
+    labels = {"benchmark": "kfp-bench"}
+    for item in a.push_label:
+        key, sep, value = item.partition("=")
+        if not sep or not value:
+            raise ConfigError(f"--push-label {item!r}: give NAME=VALUE, e.g. benchmark=nightly")
+        labels[key] = value
+    return check_labels(labels)
+
+
+def _push(a: argparse.Namespace, outcome, labels: dict[str, str]) -> None:
+    import json
+
+    from kfp_bench.errors import ConfigError
+    from kfp_bench.push import push
+
+    if "metrics.json" not in outcome.files:
+        raise ConfigError(
+            f"--pushgateway-url: {a.results[0]} is a load result file, which has no metrics to "
+            "push; give a results directory (kfp-bench runs --out, a pipeline run's results) "
+            "or an LLM result file"
+        )
+    metrics = json.loads(outcome.files["metrics.json"].read_text())
+    part = "llm" if "llm_latency.csv" in outcome.files else "main"
+    labels = {**labels, "part": labels.get("part", part)}
+    verdicts = {v.gate.text: v.broken for v in outcome.gates}
+    for line in push(a.pushgateway_url, metrics, labels, verdicts=verdicts):
+        print(line)
 
 
 def cmd_compare(a: argparse.Namespace) -> int:

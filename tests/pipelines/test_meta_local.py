@@ -44,22 +44,26 @@ def test_bad_parameter_fails_first_step_and_cleanup_still_runs(root, kfp_api, ca
 @pytest.mark.slow
 def test_two_runs_into_one_results_uri_give_the_second_a_verdict(root, model_server, tmp_path):
     """A nightly schedule in miniature (issue 18): the second run's report step finds the first
-    run archived at results_uri and publishes the trend and the verdict in its metrics."""
+    run archived at results_uri and publishes the trend and the verdict in its metrics; each
+    run's check step pushes its figures to a real Pushgateway (when Debian's is installed)."""
+    import contextlib
     import json
 
     from kfp_bench import history as hist
+    from tests import pushgateway as pg
 
     uri = str(tmp_path / "history")
-    for n in (1, 2):
-        pipeline()(
-            run_benchmark=False,
-            inference_url=model_server.v1_predict_url,
-            duration_sec=1.0,
-            concurrency=1,
-            benchmark_id=f"meta-history-{n}",
-            results_uri=uri,
-            baseline="last:5",
-        )
+    with contextlib.ExitStack() as stack:
+        gateway = stack.enter_context(pg.pushgateway(tmp_path)) if pg.binary() else ""
+        for n in (1, 2):
+            _nightly(n, model_server, uri, gateway)
+        pushed = pg.series(gateway) if gateway else {}
+    for n in (1, 2):  # through check_params' parameters and report's records to the push
+        labels = {"job": "kfp_bench", "instance": "", "benchmark": f"meta-history-{n}"}
+        labels |= {"target": model_server.v1_predict_url, "part": "main"}
+        if gateway:
+            assert pushed[("kfp_bench_load_requests_per_second", frozenset(labels.items()))] > 0
+            assert pushed[("kfp_bench_passed", frozenset(labels.items()))] == 1
     store = hist.open_store(uri)
     first, second = (json.loads(store.read(e.key, "metrics.json")) for e in hist.entries(store))
     assert "regression" not in first
@@ -70,3 +74,16 @@ def test_two_runs_into_one_results_uri_give_the_second_a_verdict(root, model_ser
         if "metrics" in doc.get("artifacts", {})
     ]
     assert [m.get("baseline_results") for m in published if "baseline_results" in m] == [1]
+
+
+def _nightly(n: int, model_server, uri: str, gateway: str) -> None:
+    pipeline()(
+        run_benchmark=False,
+        inference_url=model_server.v1_predict_url,
+        duration_sec=1.0,
+        concurrency=1,
+        benchmark_id=f"meta-history-{n}",
+        results_uri=uri,
+        baseline="last:5",
+        pushgateway_url=gateway,
+    )
