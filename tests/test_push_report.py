@@ -117,7 +117,7 @@ def test_the_check_step_pushes_then_fails_a_flagged_run(gateway, tmp_path):
     params = {**p.as_dict(), "benchmark_id": benchmark_id_for(p.benchmark_id, "run-1")}
     labels = {"benchmark": "nightly-gpu", "target": DEFAULT_INFERENCE_URL, "part": "main"}
     done = steps.check_outcome(_pipeline_records(tmp_path / "a", p, 2), params)
-    assert done.startswith("no failure flag; pushed")
+    assert done.startswith("no failure flag, no gate; pushed")
     got = _group(gateway, **labels)
     assert got["kfp_bench_load_requests_per_second"] == 20 and got["kfp_bench_passed"] == 1
     first = _group(gateway, "kfp_bench_last_success", **labels)[LAST_SUCCESS]
@@ -131,6 +131,21 @@ def test_the_check_step_pushes_then_fails_a_flagged_run(gateway, tmp_path):
     assert _group(gateway, "kfp_bench_last_success", **labels)[LAST_SUCCESS] == first
 
 
+def test_with_a_history_only_the_check_after_report_history_pushes(gateway, tmp_path):
+    """Two checks PUT to one group would race: with results_uri the plain report's check
+    leaves the push to the check after report_history (flags off), whose figures carry the
+    verdict."""
+    p = BenchParams(run_benchmark=False, load_workers=1, benchmark_id="hist")
+    p = BenchParams(**{**p.as_dict(), "pushgateway_url": gateway, "results_uri": "s3://b/p"})
+    params = {**p.as_dict(), "benchmark_id": benchmark_id_for(p.benchmark_id, "run-1")}
+    labels = {"benchmark": "hist", "target": DEFAULT_INFERENCE_URL, "part": "main"}
+    records = _pipeline_records(tmp_path, p, 1)
+    assert steps.check_outcome(records, params) == "no failure flag, no gate"
+    assert _group(gateway, **labels) == {}
+    assert "pushed" in steps.check_outcome(records, params, flags=False)
+    assert _group(gateway, **labels)["kfp_bench_passed"] == 1
+
+
 def test_the_check_step_fails_a_passed_run_whose_push_failed(tmp_path, capsys):
     p = BenchParams(run_benchmark=False, load_workers=1)
     p = BenchParams(**{**p.as_dict(), "pushgateway_url": f"http://127.0.0.1:{free_port()}"})
@@ -140,7 +155,7 @@ def test_the_check_step_fails_a_passed_run_whose_push_failed(tmp_path, capsys):
     assert "push failed: Pushgateway http://127.0.0.1:" in capsys.readouterr().out
     # Without a pushgateway_url the step is what it was: no push.
     p = BenchParams(run_benchmark=False, load_workers=1)
-    assert steps.check_outcome(records, p.as_dict()) == "no failure flag"
+    assert steps.check_outcome(records, p.as_dict()) == "no failure flag, no gate"
 
 
 @pytest.mark.parametrize(
