@@ -1,9 +1,11 @@
 """Starting the kfp_bench pipeline on a KFP server: one run, or a recurring (cron) run.
 
 ``submit`` and ``schedule`` take the compiled pipeline (compiled/kfp_bench.yaml by default) and
-parameters checked by ``parse_params``: a name the pipeline does not declare, or a value that does
-not parse as its type, is refused with ``ConfigError`` before anything is sent, and so is a KFP
-backend older than the pipeline needs (its healthz ``tag_name``; ``kfp_bench.kfp.backend``). They
+parameters checked by ``parse_params``: a name the pipeline does not declare, a value that does
+not parse as its type, or one the pipeline's first step would refuse (a gate on a figure the run
+does not measure, a bad ``results_uri``), is refused with ``ConfigError`` before anything is
+sent, and so is a KFP backend older than the pipeline needs (its healthz ``tag_name``;
+``kfp_bench.kfp.backend``). They
 use kfp.Client as examples/benchmark.ipynb does, built by ``kfp_bench.kfp.incluster.kfp_client``:
 inside a pod the projected service-account token and, on multi-user KFP, the pod's namespace;
 outside, ``--token-file`` and ``--namespace``.
@@ -46,7 +48,16 @@ def parse_params(pairs: list[str]) -> dict:
                 f"{', '.join(types)}"
             )
         out[name] = _typed(name, types[name], text)
+    _check_values(out)
     return out
+
+
+def _check_values(params: dict) -> None:
+    """The values as the pipeline's first step checks them by their text (``BenchParams.check``
+    without fetching anything: gates, the history's URI and baseline, URLs, limits), so that a
+    schedule is refused now rather than at its first run in the night. The defaults are
+    BenchParams'; a mesh package's ``mesh_route`` is checked in the run (sidecar adds rules)."""
+    BenchParams.from_dict({**BenchParams().as_dict(), **params}).check(fetch=False)
 
 
 _EXAMPLES = {"int": "5", "float": "2.5", "bool": "true", "dict": "'{\"key\": 1}'"}
