@@ -1,7 +1,8 @@
 """A small OpenAI-style SSE server for the streaming client's tests, with exact control of what
 it sends and when (the real ``kfp-bench llm-server`` is another part's). The request's prompt
-names the scenario; the server logs, per ``X-Request-Id``, the ``perf_counter`` time at which it
-wrote each content chunk's last byte (the same clock as the client's, on one machine).
+names the scenario; the server logs, per ``X-Request-Id``, the ``perf_counter`` times just before
+and just after the write of each content chunk's last byte (the same clock as the client's, on
+one machine): the kernel receives those bytes between the two.
 
 Every stream that reaches its end sends the usage chunk and [DONE] in one chunk of the encoding
 (two events in one read). Scenarios (the prompt text, ``name`` or ``name:arg``):
@@ -47,6 +48,7 @@ class SseServer:
     def __init__(self, ssl=None):
         self.ssl = ssl
         self.sent: dict[str, list[float]] = defaultdict(list)  # request id -> content times
+        self.before: dict[str, list[float]] = defaultdict(list)  # ... and just before each write
         self.requests: list[dict] = []  # (id, body) of every request
         self.loop = asyncio.new_event_loop()
         self.port = 0
@@ -135,9 +137,10 @@ class SseServer:
                 writer.write(_chunk(data[:half]))
                 await writer.drain()
                 await asyncio.sleep(SPLIT_S)
-                writer.write(_chunk(data[half:]))
-            else:
-                writer.write(_chunk(data))
+                data = data[half:]
+            if content:
+                self.before[rid].append(time.perf_counter())
+            writer.write(_chunk(data))
             await writer.drain()
             if content:
                 self.sent[rid].append(time.perf_counter())
