@@ -1,17 +1,16 @@
-"""Load workers' pods that die mid-load, in compiled/kfp_bench.yaml run the way a cluster runs
+"""A load worker's pod that dies mid-load, in compiled/kfp_bench.yaml run the way a cluster runs
 it (``kfp_bench.sandbox.pods``, as in test_pods.py): the report is still published, naming the
-lost workers, and the run ends FAILED.
+lost worker, and the run ends FAILED.
 
 The pod's death is its process killed with SIGKILL (what the kernel's OOM killer and the kubelet
 past a pod's deadline do): the executor running ``inference_load`` for worker 1, and whatever it
 started, found by their command lines once the worker has marked its start. kfp.local then runs
 the step's retry policy as Argo would (``tests/pipelines/argo_rules.py`` holds the Argo side);
 the retry finds that mark and saves the worker lost instead of loading. As on an Argo retry on
-KFP 2.16.0 (a fresh output path, no KFP_RETRY_INDEX), the pod of the ``FRESH`` worker takes that
-mark with it: its retry knows it is one only by the start mark its first attempt left on the KFP
-API (kfp_bench.kfp.start_mark), which the exit handler's cleanup deletes. Both ways of knowing are
-proven in one run (two of three workers die, one each way): two runs of the whole pipeline would
-prove nothing more. No mock: the real steps, the local KFP API and the KServe model server.
+KFP 2.16.0 (a fresh output path, no KFP_RETRY_INDEX), the ``fresh`` case removes that mark with
+the pod: the retry then knows it is one only by the start mark its first attempt left on the
+KFP API (kfp_bench.kfp.start_mark), which the exit handler's cleanup deletes. No mock: the real
+steps, the local KFP API and the KServe model server.
 """
 
 from __future__ import annotations
@@ -34,7 +33,7 @@ from tests.kfp.conftest import NOTHING, remains
 from tests.pipelines.test_pods import _ANSI, _finished, e2e_args
 
 pytestmark = pytest.mark.slow
-KEPT, FRESH = 1, 2  # the workers whose pods die: with their output path kept, and without
+DEAD = 1  # the worker whose pod dies
 LOAD_S = 30.0  # long enough to kill it mid-load, whatever the machine's load
 INTO_LOAD_S = 3.0  # how long after its start mark the worker is killed
 
@@ -85,38 +84,37 @@ def _worker_pid(worker: int) -> tuple[int, Path] | None:
     return None
 
 
-def _kill_workers_mid_load(done: threading.Event, killed: dict) -> None:
-    """SIGKILL each dying worker's process and its children, as a pod's death does; FRESH's
-    output goes too (an Argo retry's pod starts with none)."""
-    while not done.is_set() and len(killed) < 2:
-        for worker in {KEPT, FRESH} - set(killed):
-            found = _worker_pid(worker)
-            if not found:
-                continue
+def _kill_worker_mid_load(worker: int, done: threading.Event, killed: dict, fresh: bool) -> None:
+    """SIGKILL the worker's process and its children, as a pod's death does; ``fresh``: and
+    remove its output (an Argo retry's pod starts with none)."""
+    while not done.is_set():
+        found = _worker_pid(worker)
+        if found:
             pid, path = found
             for p in [pid, *_descendants(pid)]:
                 try:
                     os.kill(p, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-            if worker == FRESH:
+            if fresh:
                 path.unlink()
-            killed[worker] = pid
+            killed.update(pid=pid, path=path)
+            return
         time.sleep(0.2)
 
 
-def test_killed_load_workers_are_named_in_the_published_report_and_the_run_fails(
-    wheels, mounted, tmp_path, model_server, capfd
+@pytest.mark.parametrize("fresh", [False, True], ids=["kfp-local-path", "fresh-path"])
+def test_a_killed_load_worker_is_named_in_the_published_report_and_the_run_fails(
+    fresh, wheels, mounted, tmp_path, model_server, capfd
 ):
     root = tmp_path / "root"
     pipeline = components.load_component_from_file(str(compiled_file("kfp_bench")))
     done, killed = threading.Event(), {}
-    killer = threading.Thread(target=_kill_workers_mid_load, args=(done, killed))
+    killer = threading.Thread(target=_kill_worker_mid_load, args=(DEAD, done, killed, fresh))
     with start_kfp_server(simulate="all:fixed(0.2)") as kfp_api, as_pods(wheels, root, mounted):
-        bid = "pods-loss"
+        bid = "pods-loss-fresh" if fresh else "pods-loss"
         args = {**e2e_args(kfp_api.url, model_server.v1_predict_url, bid)}
         args.update(duration_sec=LOAD_S, sweep_rates="", num_runs=1)
-        args.update(load_workers=3, concurrency=3)
         killer.start()
         try:
             with pytest.raises(RuntimeError, match="check-outcome"):
@@ -125,25 +123,27 @@ def test_killed_load_workers_are_named_in_the_published_report_and_the_run_fails
             done.set()
             killer.join()
         assert remains(kfp_api.url, bid) == NOTHING  # the start marks swept with the rest
-    assert set(killed) == {KEPT, FRESH}, f"found mid-load and killed: {killed}"
+    assert killed, "worker 1's process was never found mid-load"
     text = _ANSI.sub("", "".join(capfd.readouterr()))
     done_tasks = dict(_finished(text))
     assert done_tasks["aggregate"] == done_tasks["report"] == "SUCCESS", done_tasks
     assert done_tasks["check-outcome"] == "FAILURE", done_tasks
-    # the pods died: kfp.local ran the step's retry (a task per worker, and the dead ones'
-    # retries), which did not load
-    assert text.count("Task inference-load failed (attempt 1/3)") == 2
-    assert text.count("Executing task 'inference-load'") == 5
-    assert f"load worker {KEPT}: lost: its pod died after it started at" in text, text
-    lost = f"load worker {FRESH}: lost: its start mark, experiment kfp-bench-{bid}-"
-    assert lost in text and f"-worker-{FRESH}, exists (created " in text, text
+    # the pod died: kfp.local ran the step's retry (a task per worker, and the dead one's retry),
+    # which did not load
+    assert "Task inference-load failed (attempt 1/3)" in text
+    assert text.count("Executing task 'inference-load'") == 3
+    if fresh:
+        lost = f"load worker {DEAD}: lost: its start mark, experiment kfp-bench-{bid}-"
+        assert lost in text and f"-worker-{DEAD}, exists (created " in text, text
+    else:
+        assert f"load worker {DEAD}: lost: its pod died after it started at" in text, text
     # the published report: the surviving worker's load, the dead one named
     (records,) = root.glob("kfp-bench-*/report/records")
     res = read_results(records)
     pipeline_doc = res.summary["pipeline"]
-    assert pipeline_doc["workers_lost"] == [KEPT, FRESH]
+    assert pipeline_doc["workers_lost"] == [DEAD]
     assert "workers-lost" in pipeline_doc["flags"]
-    assert "its pod died" in pipeline_doc["errors"][f"inference_load {KEPT}"]
-    assert "its start mark, experiment" in pipeline_doc["errors"][f"inference_load {FRESH}"]
-    assert res.load.workers["missing"] == [KEPT, FRESH] and res.load.workers["reported"] == 1
+    why = "its start mark, experiment" if fresh else "its pod died"
+    assert why in pipeline_doc["errors"][f"inference_load {DEAD}"]
+    assert res.load.workers["missing"] == [DEAD] and res.load.workers["reported"] == 1
     assert res.load.requests > 0
