@@ -132,8 +132,9 @@ def test_content_chunks_arrive_when_the_server_sent_them(sse, endpoint, scenario
         assert not error and row["outcome"] == 0 and row["status"] == 200
         # the role or empty chunk, 5 content chunks, the finish chunk, the usage chunk
         assert row["chunks"] == 8 and row["content_chunks"] == 5 == len(times)
-        # received times are the kernel's: the head may come before the write call returned
-        assert row["first"] == times[0] > row["headers"] > row["sent"]
+        # received times are the kernel's: the head may come before the write call returned;
+        # a client that came to read late reads the head and the first chunk at once, one stamp
+        assert row["first"] == times[0] >= row["headers"] > row["sent"]
         assert row["written"] >= row["sent"]
         assert row["prompt_tokens"] == 7 and row["completion_tokens"] == 5
         assert row["done"] >= times[-1]
