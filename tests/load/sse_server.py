@@ -49,6 +49,8 @@ class SseServer:
         self.ssl = ssl
         self.sent: dict[str, list[float]] = defaultdict(list)  # request id -> content times
         self.before: dict[str, list[float]] = defaultdict(list)  # ... and just before each write
+        #: request id -> (before, after, content index or None) of every write of an event
+        self.writes: dict[str, list[tuple]] = defaultdict(list)
         self.requests: list[dict] = []  # (id, body) of every request
         self.loop = asyncio.new_event_loop()
         self.port = 0
@@ -138,12 +140,14 @@ class SseServer:
                 await writer.drain()
                 await asyncio.sleep(SPLIT_S)
                 data = data[half:]
-            if content:
-                self.before[rid].append(time.perf_counter())
+            before = time.perf_counter()
             writer.write(_chunk(data))
             await writer.drain()
+            after = time.perf_counter()
+            self.writes[rid].append((before, after, len(self.sent[rid]) if content else None))
             if content:
-                self.sent[rid].append(time.perf_counter())
+                self.before[rid].append(before)
+                self.sent[rid].append(after)
 
         role = {"id": rid, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}
         await send(role if chat else piece(""))

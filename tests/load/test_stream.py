@@ -118,6 +118,7 @@ def _run(url, prompts, sse_log=None, sink=ListSink, **kw):
     if sse_log is not None:  # request ids repeat from run to run in one process
         sse_log.sent.clear()
         sse_log.before.clear()
+        sse_log.writes.clear()
         sse_log.requests.clear()
     results = run_stream(opts, [P(p) for p in prompts], sink)
     return [r for _, sink, _ in results for r in sink.rows()], results
@@ -149,18 +150,23 @@ def test_content_chunks_arrive_when_the_server_sent_them(sse, endpoint, scenario
 
 def _outside_the_writes(rows, sse, late=EPS_S):
     """(time, before, after) of every content chunk of ``rows`` whose time is not within
-    ``[before - EPS_S, after + late]`` of the fixture's write of it or, with the same time as
-    the chunks after it, of one of theirs; every row must be whole."""
+    ``[before - EPS_S, after + late]`` of the fixture's write of it or, read at once with the
+    writes after it (every content chunk among them with the same time), of one of theirs;
+    every row must be whole."""
     out = []
     for row, times, error, source in rows:
         assert not error and row["outcome"] == 0, error
-        rid = f"{source}-{int(row['seq'])}"
-        before, after = sse.before[rid], sse.sent[rid]
-        assert len(times) == len(after) == len(before)
+        writes = sse.writes[f"{source}-{int(row['seq'])}"]
+        index = [k for k, (_, _, content) in enumerate(writes) if content is not None]
+        assert len(times) == len(index)
         for i, t in enumerate(times):
-            same = [j for j in range(i, len(times)) if times[j] == t]
-            if not any(before[j] - EPS_S <= t <= after[j] + late for j in same):
-                out.append((t, before[i], after[i]))
+            ok = False
+            for before, after, content in writes[index[i] :]:
+                if content is not None and times[content] != t:
+                    break  # a later chunk read on its own: this one was read before it
+                ok = ok or before - EPS_S <= t <= after + late
+            if not ok:
+                out.append((t, writes[index[i]][0], writes[index[i]][1]))
     return out
 
 
