@@ -30,6 +30,10 @@ from kfp_bench.stats.slo import Slo
 
 FIRST_MS, GAP_MS, TOKENS = 60.0, 20.0, 12
 WITHIN_S = GAP_MS / 2 / 1000
+#: How early a kernel-stamped time may come out: stamped.py reads perf_counter, then time_ns, and
+#: a client waiting for a core between the two puts the time early by that wait (3.1 and 3.7 ms
+#: seen beside two busy loops). Half a gap still tells a token from the one before it.
+EARLY_S = WITHIN_S
 COL = {name: i for i, name in enumerate(STREAM_COLUMNS)}
 
 
@@ -84,7 +88,7 @@ def test_every_figure_is_the_truth_logs(llm, endpoint):
         # longest write, which the server logs after it returns), and mostly within half a gap
         # (a client descheduled on a loaded machine reads several late, never early).
         late = np.subtract(times, t["tokens"])
-        assert late.min() > -0.002 - t["write_max_ms"] / 1000, late
+        assert late.min() > -EARLY_S - t["write_max_ms"] / 1000, late
         errors += late.tolist()
         # TTFT is to the first token, not to the head (written FIRST_MS earlier)
         assert r[COL["first"]] - r[COL["headers"]] > FIRST_MS / 1000 - WITHIN_S
@@ -101,7 +105,7 @@ def test_every_figure_is_the_truth_logs(llm, endpoint):
     # mostly its own token's: a chunk takes a later one's time only when the client came to read
     # after that one was written too (one read, one kernel stamp), a gap or more late
     assert np.median(errors) < WITHIN_S, errors
-    assert min(ttft_err) > -0.002, ttft_err
+    assert min(ttft_err) > -EARLY_S, ttft_err
     # The aggregate of those same rows: one ITL sample per gap, pooled; TPOT without the first
     s = sink.stats.close(record.duration_s).summary()
     lat = s.latency_ms
