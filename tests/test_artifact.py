@@ -17,6 +17,7 @@ import venv
 import zipfile
 from pathlib import Path
 
+import kubernetes_validate
 import pytest
 import yaml
 
@@ -100,9 +101,6 @@ def test_pip_reads_the_extras_of_the_wheel_as_pyproject_declares_them(tmp_path):
             req.name = canonicalize_name(req.name)
             want.add(str(req))
     assert got == want
-
-
-kubernetes_validate = pytest.importorskip("kubernetes_validate")
 
 
 def test_the_config_map_validates_against_kubernetes_schemas():

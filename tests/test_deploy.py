@@ -8,10 +8,9 @@ are validated inside a Pod instead.
 
 from pathlib import Path
 
+import kubernetes_validate
 import pytest
 import yaml
-
-kubernetes_validate = pytest.importorskip("kubernetes_validate")
 
 DEPLOY = Path(__file__).resolve().parent.parent / "deploy"
 K8S = "1.30"

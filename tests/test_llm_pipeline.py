@@ -120,8 +120,8 @@ def test_llm_workers_merge_exactly_and_a_lost_or_failed_one_is_flagged(llm_serve
     assert merged.hists["ttft"].count == sum(s.hists["ttft"].count for s in parts) > 0
     assert metrics["llm_requests"] == merged.summary().requests > 0
     # the server's timing (first token 20 ms, a token every 5 ms): a first token never comes
-    # sooner; a gap, read between two late reads, can be measured a hair short (4.999 seen)
-    assert metrics["ttft_p50_ms"] >= 20 and abs(metrics["itl_p50_ms"] - 5) < 1
+    # sooner; the gaps' median is the 5 ms one, not 0 or 10 (how close: the bench's)
+    assert metrics["ttft_p50_ms"] >= 20 and abs(metrics["itl_p50_ms"] - 5) < 2.5
     assert "TTFT" in html.read_text() and md.read_text()
     with pytest.raises(BenchError, match="flagged workers-lost, step-failed"):
         steps.check_outcome(str(out))

@@ -20,9 +20,10 @@ from kfp_bench.kfp.backend import (
     parse_version,
 )
 from kfp_bench.sandbox.kfp_server import start_kfp_server
-from kfp_bench.submit import DEFAULT_PACKAGE
+from kfp_bench.submit import DEFAULT_PACKAGE, Target
 from tests.conftest import run_cli
 from tests.kfp.conftest import counts
+from tests.loopback import Handler, serving
 
 OLD = "2.0.5"
 
@@ -203,15 +204,18 @@ def test_a_dev_build_server_takes_the_run_with_a_warning():
         assert counts(server.url)[2] == 1
 
 
-def test_a_healthz_that_answers_no_version_is_not_refused(monkeypatch, capsys):
-    from urllib.error import HTTPError
+class _LoginPage(Handler):
+    """A gateway in front of KFP that wants a login first: 401 and a page, no JSON."""
 
-    from kfp_bench.kfp import backend
-    from kfp_bench.submit import Target
+    def do_GET(self):
+        self.paths.append(self.path)
+        self.send(401, b"<html>sign in</html>", "text/html")
 
-    def login_page(host, timeout=10.0):
-        raise HTTPError(f"{host}/apis/v2beta1/healthz", 401, "Unauthorized", {}, None)
 
-    monkeypatch.setattr(backend, "server_version", login_page)
-    Target("http://kfp:8888").check_backend()
-    assert "version unknown (healthz answered HTTP 401)" in capsys.readouterr().err
+def test_a_healthz_that_answers_401_is_not_refused(capsys):
+    _LoginPage.paths = []
+    with serving(_LoginPage) as url:
+        Target(url).check_backend()
+    assert _LoginPage.paths == ["/apis/v2beta1/healthz"]
+    err = capsys.readouterr().err
+    assert "version unknown (healthz answered HTTP 401)" in err and err.count("\n") == 1

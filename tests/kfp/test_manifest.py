@@ -7,6 +7,7 @@ import http.server
 import threading
 
 import pytest
+from gcp_storage_emulator import server as emulator
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.kfp.manifest import load_manifest, parse_manifest
@@ -136,7 +137,6 @@ def test_unreachable_url():
 
 @pytest.fixture
 def gcs(monkeypatch):
-    emulator = pytest.importorskip("gcp_storage_emulator.server")
     import socket
 
     with socket.socket() as s:

@@ -14,7 +14,9 @@ import re
 import socket
 import threading
 
+import kfp_server_api as ksa
 import pytest
+import urllib3
 
 from kfp_bench.kfp.api import Backoff, KfpApi
 from kfp_bench.kfp.auth import Auth
@@ -67,9 +69,6 @@ def recorder():
 
 def _generated(url: str, token: str):
     """The generated client as kfp_bench.kfp.api configured it before."""
-    ksa = pytest.importorskip("kfp_server_api")
-    import urllib3
-
     config = ksa.Configuration(host=url)
     config.connection_pool_maxsize = 8
     config.retries = urllib3.Retry(total=0, redirect=0, raise_on_redirect=False)

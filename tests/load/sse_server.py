@@ -1,7 +1,8 @@
 """A small OpenAI-style SSE server for the streaming client's tests, with exact control of what
 it sends and when (the real ``kfp-bench llm-server`` is another part's). The request's prompt
-names the scenario; the server logs, per ``X-Request-Id``, the ``perf_counter`` time at which it
-wrote each content chunk's last byte (the same clock as the client's, on one machine).
+names the scenario; the server logs, per ``X-Request-Id``, the ``perf_counter`` times just before
+and just after the write of each content chunk's last byte (the same clock as the client's, on
+one machine): the kernel receives those bytes between the two.
 
 Every stream that reaches its end sends the usage chunk and [DONE] in one chunk of the encoding
 (two events in one read). Scenarios (the prompt text, ``name`` or ``name:arg``):
@@ -47,6 +48,9 @@ class SseServer:
     def __init__(self, ssl=None):
         self.ssl = ssl
         self.sent: dict[str, list[float]] = defaultdict(list)  # request id -> content times
+        self.before: dict[str, list[float]] = defaultdict(list)  # ... and just before each write
+        #: request id -> (before, after, content index or None) of every write of an event
+        self.writes: dict[str, list[tuple]] = defaultdict(list)
         self.requests: list[dict] = []  # (id, body) of every request
         self.loop = asyncio.new_event_loop()
         self.port = 0
@@ -135,12 +139,15 @@ class SseServer:
                 writer.write(_chunk(data[:half]))
                 await writer.drain()
                 await asyncio.sleep(SPLIT_S)
-                writer.write(_chunk(data[half:]))
-            else:
-                writer.write(_chunk(data))
+                data = data[half:]
+            before = time.perf_counter()
+            writer.write(_chunk(data))
             await writer.drain()
+            after = time.perf_counter()
+            self.writes[rid].append((before, after, len(self.sent[rid]) if content else None))
             if content:
-                self.sent[rid].append(time.perf_counter())
+                self.before[rid].append(before)
+                self.sent[rid].append(after)
 
         role = {"id": rid, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}
         await send(role if chat else piece(""))

@@ -9,6 +9,9 @@ import json
 
 import numpy as np
 import pytest
+import tokenizers
+from tokenizers.models import WordLevel
+from tokenizers.pre_tokenizers import Whitespace
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.load.prompts import (
@@ -185,12 +188,6 @@ def test_without_the_tokenizers_package_the_error_says_pip_install(tmp_path, mon
 def _word_tokenizer(tmp_path):
     """A word-level tokenizer.json over VOCAB that splits off punctuation: the real file
     format a model ships, small enough to build here."""
-    tokenizers = pytest.importorskip(
-        "tokenizers", reason="the tokenizers package is not installed (not in requirements.txt)"
-    )
-    from tokenizers.models import WordLevel
-    from tokenizers.pre_tokenizers import Whitespace
-
     vocab = {w: i for i, w in enumerate(("[UNK]", "?", ".", *VOCAB))}
     tok = tokenizers.Tokenizer(WordLevel(vocab, unk_token="[UNK]"))
     tok.pre_tokenizer = Whitespace()  # "river?" is two tokens: river and ?

@@ -18,14 +18,25 @@ from kfp_bench.load.openai import LlmOptions, render
 from kfp_bench.load.stream import READ_TIME_TOKENS
 from kfp_bench.load.workers import run_stream
 from kfp_bench.records import STREAM_COLUMNS
-from tests.load.sse_server import GAP_S, SPLIT_S, SseServer
+from tests.load.sse_server import SPLIT_S, SseServer
 from tests.load.test_tls import _self_signed
 
-#: How far a chunk's arrival may be from the fixture's send time. The client's precision is the
-#: bench's to measure (bench/, BENCHMARKS.md); here each time must be its own event's: half a gap
-#: tells an event from its neighbours (a role chunk counted, an event taken at its first part are
-#: a gap or SPLIT_S off), and leaves room for a loaded machine's scheduling (5.3 ms was seen).
-WITHIN_S = GAP_S / 2
+#: A kernel-stamped chunk's time lies between the fixture's clock readings just before and just
+#: after the write of its last byte (the kernel stamps loopback bytes inside the write), or, when
+#: the client came to read so late that the next chunk of the stream was waiting too, it is that
+#: one's (one read, one stamp: stamped.py). EPS_S is for the stamp's conversion to perf_counter
+#: (two clock readings in a row). That holds on any load and tells an event from its neighbours
+#: (a role chunk counted, an event taken at its first part are a gap or SPLIT_S off) and from its
+#: read (the held-up loop's test). How close to the write the client is, is the bench's
+#: (bench/llm_peers.py, BENCHMARKS.md).
+EPS_S = 0.002
+#: The early side of that window: stamped.py reads perf_counter, then time_ns, and a client that
+#: waits for a core between the two puts the time early by that wait (seen: 3.7 ms beside two
+#: busy loops). Half of SPLIT_S still tells an event's last part from its first.
+EARLY_S = SPLIT_S / 2
+#: A time read by the loop (no kernel stamp) comes after the write, by however long the client
+#: waited for a core: here no more than LATE_S, far above any wait seen beside two busy loops.
+LATE_S = 0.050
 
 COL = {name: i for i, name in enumerate(STREAM_COLUMNS)}
 
@@ -74,11 +85,6 @@ class HoldingSink(ListSink):
 
 
 HOLD_S = 0.015  # under a gap: a held-up connection has at most one chunk of its stream waiting
-#: How far a chunk's time may come after the fixture's log of its write when the kernel stamped
-#: it. The stamp is taken inside the write, the log after it returns, so a stamped time is never
-#: later than the log; the other way round, on a loaded machine the log came up to 5.5 ms after
-#: the stamp (the fixture's thread waiting for a core), which says nothing of the client.
-KERNEL_WITHIN_S = 0.002
 
 
 @contextlib.contextmanager
@@ -115,6 +121,8 @@ def _run(url, prompts, sse_log=None, sink=ListSink, **kw):
     opts = LlmOptions(url=url, model="m", **kw)
     if sse_log is not None:  # request ids repeat from run to run in one process
         sse_log.sent.clear()
+        sse_log.before.clear()
+        sse_log.writes.clear()
         sse_log.requests.clear()
     results = run_stream(opts, [P(p) for p in prompts], sink)
     return [r for _, sink, _ in results for r in sink.rows()], results
@@ -125,18 +133,17 @@ def _run(url, prompts, sse_log=None, sink=ListSink, **kw):
 def test_content_chunks_arrive_when_the_server_sent_them(sse, endpoint, scenario):
     rows, results = _run(sse.url, sse_log=sse, prompts=[f"{scenario}:5"] * 3, endpoint=endpoint)
     assert len(rows) == 3
-    for row, times, error, source in rows:
+    for row, times, error, _source in rows:
         assert not error and row["outcome"] == 0 and row["status"] == 200
-        rid = f"{source}-{int(row['seq'])}"
-        truth = sse.sent[rid]
         # the role or empty chunk, 5 content chunks, the finish chunk, the usage chunk
         assert row["chunks"] == 8 and row["content_chunks"] == 5 == len(times)
-        # received times are the kernel's: the head may come before the write call returned
-        assert row["first"] == times[0] > row["headers"] > row["sent"]
+        # received times are the kernel's: the head may come before the write call returned;
+        # a client that came to read late reads the head and the first chunk at once, one stamp
+        assert row["first"] == times[0] >= row["headers"] > row["sent"]
         assert row["written"] >= row["sent"]
-        assert all(abs(t - s) < WITHIN_S for t, s in zip(times, truth, strict=True)), (times, truth)
         assert row["prompt_tokens"] == 7 and row["completion_tokens"] == 5
         assert row["done"] >= times[-1]
+    assert not _outside_the_writes(rows, sse)
     sent = [r["body"] for r in sse.requests if r["id"].startswith(rows[0][3])]
     assert all(b["stream"] and b["stream_options"] == {"include_usage": True} for b in sent)
     assert results[0][2].duration_s > 0 and results[0][2].client_cpu["processes"] == 1
@@ -145,14 +152,25 @@ def test_content_chunks_arrive_when_the_server_sent_them(sse, endpoint, scenario
     assert [int(c[0]) for c in connects] == [0]
 
 
-def _errors_against_truth(rows, sse):
-    """client time - fixture's write time, of every content chunk of ``rows``."""
+def _outside_the_writes(rows, sse, late=EPS_S):
+    """(time, before, after) of every content chunk of ``rows`` whose time is not within
+    ``[before - EARLY_S, after + late]`` of the fixture's write of it or, read at once with the
+    writes after it (every content chunk among them with the same time), of one of theirs;
+    every row must be whole."""
     out = []
     for row, times, error, source in rows:
         assert not error and row["outcome"] == 0, error
-        truth = sse.sent[f"{source}-{int(row['seq'])}"]
-        assert len(times) == len(truth)
-        out += [t - s for t, s in zip(times, truth, strict=True)]
+        writes = sse.writes[f"{source}-{int(row['seq'])}"]
+        index = [k for k, (_, _, content) in enumerate(writes) if content is not None]
+        assert len(times) == len(index)
+        for i, t in enumerate(times):
+            ok = False
+            for before, after, content in writes[index[i] :]:
+                if content is not None and times[content] != t:
+                    break  # a later chunk read on its own: this one was read before it
+                ok = ok or before - EARLY_S <= t <= after + late
+            if not ok:
+                out.append((t, writes[index[i]][0], writes[index[i]][1]))
     return out
 
 
@@ -162,17 +180,15 @@ def test_token_times_are_the_kernels_while_the_loop_is_held_up(sse):
     rows, results = _run(
         sse.url, sse_log=sse, prompts=["ok:40"], requests=2, concurrency=2, sink=HoldingSink
     )
-    late = _errors_against_truth(rows, sse)
-    assert len(late) == 80
-    assert max(late) < KERNEL_WITHIN_S, sorted(late)[-5:]  # read up to 15 ms late: not timed so
-    assert min(late) > -WITHIN_S, sorted(late)[:5]  # and each chunk's own time, no neighbour's
+    assert sum(len(times) for _, times, _, _ in rows) == 80
+    assert not _outside_the_writes(rows, sse)  # read up to 15 ms late: not timed so
     assert READ_TIME_TOKENS not in results[0][2].flags
 
 
 def test_without_kernel_stamps_chunks_take_the_read_time_and_the_run_says_so(sse, monkeypatch):
     monkeypatch.setattr(stamped, "SO_TIMESTAMPNS", 0)  # as on a system without them
     rows, results = _run(sse.url, sse_log=sse, prompts=["ok:3"] * 2)
-    assert max(map(abs, _errors_against_truth(rows, sse))) < WITHIN_S
+    assert not _outside_the_writes(rows, sse, late=LATE_S)
     assert READ_TIME_TOKENS in results[0][2].flags
 
 
@@ -182,7 +198,7 @@ def test_tls_streams_are_read_and_timed_as_plain_ones(sse_tls):
         server.url, sse_log=server, prompts=["ok:5", "split:3", "crlf:4"], cacert=str(cert)
     )
     assert [r[0]["content_chunks"] for r in rows] == [5, 3, 4]
-    assert max(map(abs, _errors_against_truth(rows, server))) < WITHIN_S
+    assert not _outside_the_writes(rows, server)
     assert all(r[0]["prompt_tokens"] == 7 for r in rows)
     assert READ_TIME_TOKENS not in results[0][2].flags
     connects = [c for _, sink, _ in results for b in sink.batches for c in b.connects]
@@ -212,9 +228,8 @@ def test_closed_loop_q_paces_each_connection(sse):
 def test_split_events_take_the_time_of_their_last_part(sse):
     rows, _ = _run(sse.url, sse_log=sse, prompts=["split:3"])
     row, times, _, source = rows[0]
-    truth = sse.sent[f"{source}-0"]
     # the first half of each event came SPLIT_S before: the chunk is not counted until its end
-    assert all(abs(t - s) < WITHIN_S for t, s in zip(times, truth, strict=True)), (times, truth)
+    assert not _outside_the_writes(rows, sse)
     assert times[0] - row["headers"] > SPLIT_S
 
 
@@ -258,7 +273,8 @@ def test_open_loop_counts_from_the_intended_send(sse):
     intended = sorted(r[0]["intended"] for r in rows)
     gaps = [b - a for a, b in zip(intended, intended[1:], strict=False)]
     assert all(abs(g - 0.05) < 1e-6 for g in gaps)
-    assert all(r[0]["outcome"] == 0 and r[0]["sent"] - r[0]["intended"] < 0.01 for r in rows)
+    # sent on schedule: never before its time, and not a whole rate gap after it
+    assert all(r[0]["outcome"] == 0 and 0 <= r[0]["sent"] - r[0]["intended"] < 0.05 for r in rows)
 
 
 def test_workers_each_send_their_share_with_their_own_ids(sse):

@@ -8,7 +8,8 @@ import json
 import urllib.request
 from pathlib import Path
 
-import pytest
+import nbclient
+import nbformat
 
 from kfp_bench.sandbox.kfp_server import start_kfp_server
 from tests.kfp.conftest import GOOD, NS
@@ -17,8 +18,6 @@ NOTEBOOK = Path(__file__).resolve().parents[2] / "examples" / "benchmark.ipynb"
 
 
 def _execute(server, monkeypatch) -> str:
-    nbformat = pytest.importorskip("nbformat")
-    nbclient = pytest.importorskip("nbclient")
     monkeypatch.setenv("KFP_BENCH_NOTEBOOK_HOST", server.url)
     nb = nbformat.read(NOTEBOOK, as_version=4)
     nbclient.NotebookClient(nb, timeout=120, kernel_name="python3").execute()

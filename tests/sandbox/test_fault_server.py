@@ -14,6 +14,10 @@ from kfp_bench.sandbox.fault_server import FaultModes, start_fault_server
 
 from .helpers import get, paced_load
 
+#: How late a wake-up may be beside other work on two cores: bounds tell the mode asked for from
+#: another, never how precise the server is (that is the bench's, BENCHMARKS.md).
+LATE_S = 0.050
+
 
 def test_health_and_default_body(fault_server):
     status, _, body, _ = get(fault_server.port, "/__health")
@@ -29,7 +33,7 @@ def test_delay_is_honoured_and_measured(fault_server):
     elapsed = [get(fault_server.port, "/?delay_ms=20", conn=conn)[3] for _ in range(20)]
     conn.close()
     assert min(elapsed) >= 0.020  # never early
-    assert statistics.median(elapsed) < 0.025
+    assert statistics.median(elapsed) < 0.020 + LATE_S  # the 20 ms asked, not 40 or more
     hold = fault_server.stats()["hold_ms"]
     assert hold["count"] == before + 20
     assert hold["max"] >= 20.0
@@ -45,9 +49,9 @@ def test_delay_precision_at_500_per_second(timer):
     hold = stats["hold_ms"]
     assert hold["count"] == 500
     assert hold["min"] >= 10.0  # a deadline never fires early
-    # timerfd measured +0.05 ms median (call_at +0.3 ms) on an idle 2-vCPU VM; leave room for a
-    # busy CI machine.
-    assert hold["p50"] < (11.0 if timer == "timerfd" else 12.0)
+    # The 10 ms asked and not a multiple: how close to it is bench/run.py's case (b), where
+    # timerfd measured +0.05 ms median (call_at +0.3 ms) on an idle 2-vCPU VM (BENCHMARKS.md).
+    assert hold["p50"] < 20.0
 
 
 def test_status_override(fault_server):
@@ -157,14 +161,14 @@ def test_stall_holds_responses_until_the_window_ends():
         # Due inside the window: sent before it opens, with a delay that lands inside it.
         time.sleep(max(0.0, window - 0.1 - time.monotonic()))
         get(server.port, "/?delay_ms=150", conn=conn)
-        assert window + length <= time.monotonic() < window + length + 0.05
+        assert window + length <= time.monotonic() < window + length + LATE_S
         # Arriving inside the next window: held to its end.
         time.sleep(max(0.0, window + every + 0.1 - time.monotonic()))
         get(server.port, "/", conn=conn)
-        assert window + every + length <= time.monotonic() < window + every + length + 0.05
-        # Outside a window: answered at once.
+        assert window + every + length <= time.monotonic() < window + every + length + LATE_S
+        # Outside a window: answered at once, not held for one.
         elapsed = get(server.port, "/", conn=conn)[3]
-        assert elapsed < 0.1
+        assert elapsed < length / 2
         conn.close()
 
 
@@ -211,7 +215,9 @@ def test_sustains_thousands_of_requests_per_second(fault_server):
     elapsed = time.perf_counter() - start
     assert statuses == [200] * 4000
     assert fault_server.stats()["served"] - before == 4000
-    assert 4000 / elapsed > 2000  # the Python client, not the server, is the limit here
+    # Thousands, not hundreds (a server that took a millisecond per request); how many is the
+    # bench's (BENCHMARKS.md), and beside other work the Python client gets less of a core.
+    assert 4000 / elapsed > 1000
 
 
 def test_modes_are_checked_before_anything_starts():

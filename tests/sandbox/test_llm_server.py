@@ -11,10 +11,12 @@ import asyncio
 import http.client
 import importlib.util
 import json
-import statistics
+import os
+import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -71,31 +73,41 @@ def llm(tmp_path_factory):
         yield server
 
 
+#: How late a wake-up may be here. The suite runs beside other work on two cores, where a
+#: process waits for a core now and then: bounds tell the configured timing from another one,
+#: never how precise the server is (bench/llm_server_precision.py measures that, BENCHMARKS.md).
+LATE_S = 0.050
+
+
+def _lateness(record: dict, first_s: float, gap_s: float) -> list[float]:
+    """Each token's logged send time less its deadline ``arrived + first + i * gap``."""
+    return [t - (record["arrived"] + first_s + i * gap_s) for i, t in enumerate(record["tokens"])]
+
+
 def test_completion_stream_timing_matches_the_configured_truth(llm):
-    reply = send(llm.port, COMPLETIONS, {"prompt": "one two three", "max_tokens": 12, **USAGE})
+    body = {"prompt": "one two three", "max_tokens": 12, **USAGE}
+    reply = send(llm.port, COMPLETIONS, body, {"X-Request-Id": "timing-1"})
     assert reply.status == 200 and reply.complete
     times = reply.content_times(chat=False)
     assert len(times) == 12
-    first_ms = (times[0] - reply.sent) * 1e3
-    gaps_ms = [(b - a) * 1e3 for a, b in zip(times, times[1:], strict=False)]
-    assert 199.0 <= first_ms <= 208.0, first_ms
-    assert abs(statistics.median(gaps_ms) - 20.0) < 1.0, gaps_ms
-    # Most gaps within 3 ms: on a shared 2-core machine a wake-up (the server's or this
-    # client's) is now and then late, and the next gap short by as much.
-    assert sum(abs(g - 20.0) <= 3.0 for g in gaps_ms) >= 0.7 * len(gaps_ms), gaps_ms
-    assert abs(sum(gaps_ms) - 11 * 20.0) < 5.0  # no drift: the last token is on its deadline
+    # Never early (the request was written before the server's clock started), and the first
+    # token is the configured 200 ms one, not a gap's or a header's.
+    assert 0.200 <= times[0] - reply.sent < 0.200 + LATE_S, times[0] - reply.sent
+    late = _lateness(llm.truth(wait_for=("timing-1",)).requests["timing-1"], 0.200, 0.020)
+    assert min(late) >= 0 and max(late) < LATE_S, late  # every token on its own deadline
     # The head came at once, long before the first token: a client must not take it for one.
-    assert (reply.head_at - reply.sent) * 1e3 < 50
+    assert reply.head_at - reply.sent < 0.100
 
 
 def test_per_request_headers_override_the_timing(llm):
-    headers = {"X-Llm-First-Token-Ms": "30", "X-Llm-Token-Gap-Ms": "5"}
+    headers = {"X-Llm-First-Token-Ms": "30", "X-Llm-Token-Gap-Ms": "5", "X-Request-Id": "hdr-1"}
     reply = send(llm.port, COMPLETIONS, {"prompt": "x", "max_tokens": 6, "stream": True}, headers)
     times = reply.content_times(chat=False)
     assert len(times) == 6
-    assert 29.0 <= (times[0] - reply.sent) * 1e3 <= 38.0
-    gaps_ms = [(b - a) * 1e3 for a, b in zip(times, times[1:], strict=False)]
-    assert abs(statistics.median(gaps_ms) - 5.0) < 1.0, gaps_ms
+    # 30 ms + 5 gaps of 5 ms = 55 ms, where the default timing would take 300 ms
+    assert 0.030 <= times[0] - reply.sent and times[-1] - reply.sent < 0.055 + LATE_S
+    late = _lateness(llm.truth(wait_for=("hdr-1",)).requests["hdr-1"], 0.030, 0.005)
+    assert min(late) >= 0, late
 
 
 def test_chat_stream_role_chunk_content_usage_done(llm, api):
@@ -205,45 +217,49 @@ def test_truth_log_records_each_request(llm):
     # may run before write() returns in the server, by at most the longest write.
     slack = record["write_max_ms"] / 1e3
     for seen, sent in zip(reply.content_times(chat=True), record["tokens"], strict=True):
-        assert -slack <= seen - sent < 0.005
-    due = [record["arrived"] + 0.020 + i * 0.004 for i in range(5)]
-    assert all(0 <= t - d < 0.005 for t, d in zip(record["tokens"], due, strict=True))
+        assert -slack <= seen - sent < LATE_S
+    late = _lateness(record, 0.020, 0.004)
+    assert min(late) >= 0 and max(late) < LATE_S, late
     assert abs(truth.epoch(record["arrived"]) - time.time()) < 5
     assert truth.header["options"]["first_token_ms"] == 200.0
 
 
-def test_precision_at_200_streams_of_20_ms_gaps(tmp_path):
+def test_200_streams_at_once_are_each_served_whole_and_never_early(tmp_path):
+    """Concurrency, not precision: 200 streams from one client all end, every token once and
+    none before its deadline (how late they are at this load: bench/llm_server_precision.py)."""
     truth = tmp_path / "truth.jsonl"
-    body = {"prompt": "x", "max_tokens": 50, "stream": True}
-
-    async def one(port, i):
-        await asyncio.sleep(i * 0.0001)  # arrivals spread over one gap, as a rate would
-        return await send_async(port, COMPLETIONS, body)
+    body = {"prompt": "x", "max_tokens": 10, "stream": True}
 
     async def many(port):
-        return await asyncio.gather(*(one(port, i) for i in range(200)))
+        return await asyncio.gather(*(send_async(port, COMPLETIONS, body) for _ in range(200)))
 
     with start_llm_server(truth_log=truth, first_token_ms=100, token_gap_ms=20) as server:
         replies = uvloop.run(many(server.port))
-    assert all(r.complete and len(r.content_times(chat=False)) == 50 for r in replies)
-    late, drift = [], []
-    for r in read_truth(truth).requests.values():
-        mine = [t - (r["arrived"] + 0.100 + i * 0.020) for i, t in enumerate(r["tokens"])]
-        late += mine
-        drift.append(mine[-1] - mine[0])
-    late.sort()
-    assert len(late) == 10000 and late[0] >= 0  # never early
-    p50, p99 = late[len(late) // 2] * 1e3, late[int(len(late) * 0.99)] * 1e3
-    drift_ms = statistics.median(drift) * 1e3
-    print(f"send-time error at 200 streams x 20 ms: p50 {p50:.3f} ms, p99 {p99:.3f} ms, "
-          f"median drift {drift_ms:.3f} ms")  # fmt: skip
-    # Deadlines are absolute: a stream's last token is no later than its first. A sleep per
-    # token would drift by a sleep's overshoot at each of the 50 tokens (seen: 17 to 22 ms).
-    assert drift_ms < 3.0, drift_ms
-    # Loose bounds for a shared, loaded 2-core machine, where the scheduler's wake-up delays
-    # (the server's, and this client's 200 streams) make the tail; BENCHMARKS-grade numbers come
-    # from bench/, not from here.
-    assert p50 < 5.0 and p99 < 40.0, (p50, p99)
+    assert all(r.complete and len(r.content_times(chat=False)) == 10 for r in replies)
+    records = read_truth(truth).requests.values()
+    assert len(records) == 200 and all(r["outcome"] == "ok" for r in records)
+    assert min(min(_lateness(r, 0.100, 0.020)) for r in records) >= 0
+
+
+def test_deadlines_are_absolute_so_a_stalled_server_catches_up(llm):
+    """The server stopped for 150 ms mid-stream (SIGSTOP, a real pause of its process): the
+    tokens due meanwhile go out late, at once, and the later ones on their own deadlines again.
+    A sleep per token would carry the 150 ms to the end (and its overshoots, drift: the bench's
+    ``drift`` figure)."""
+    headers = {"X-Request-Id": "paused-1", "X-Llm-First-Token-Ms": "50"}
+    body = {"prompt": "x", "max_tokens": 30, "stream": True}  # the last due at 50 + 29 * 20 ms
+    with ThreadPoolExecutor(1) as pool:
+        reply = pool.submit(send, llm.port, COMPLETIONS, body, headers)
+        time.sleep(0.100)
+        os.kill(llm.pid, signal.SIGSTOP)
+        try:
+            time.sleep(0.150)
+        finally:
+            os.kill(llm.pid, signal.SIGCONT)
+        assert reply.result().complete
+    late = _lateness(llm.truth(wait_for=("paused-1",)).requests["paused-1"], 0.050, 0.020)
+    assert min(late) >= 0 and max(late) > 0.100, late  # the pause held some tokens back
+    assert late[-1] < LATE_S, late  # and the last is on its deadline
 
 
 def test_bad_options_are_one_clear_error_before_starting():
