@@ -135,9 +135,13 @@ class SseServer:
         async def send(doc, content=False):
             data = _event(doc).replace(b"\n", eol)
             if name == "split":
+                # logged too: a late read that takes an event's end with the next one's first
+                # half carries the first half's stamp (load/stamped.py)
                 half = len(data) // 2
+                before = time.perf_counter()
                 writer.write(_chunk(data[:half]))
                 await writer.drain()
+                self.writes[rid].append((before, time.perf_counter(), None))
                 await asyncio.sleep(SPLIT_S)
                 data = data[half:]
             before = time.perf_counter()
