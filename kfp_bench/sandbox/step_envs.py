@@ -1,0 +1,161 @@
+"""Step environments reused by install command: a template per command, a fresh copy per task.
+
+kfp.local's ``SubprocessRunner(use_venv=True)`` makes a new virtual environment for every task
+(``kfp/local/subprocess_task_handler.py``, ``environment()``: ``venv.create(with_pip=True)``,
+then ``pip install --upgrade pip`` and ``setuptools wheel``) and the step's ``sh -c`` install
+script runs in it. What that environment holds is a function of the script's text, the
+interpreter, the wheels pip may read (the index is off, ``pods.pod_env``) and pip's settings:
+so ``StepEnvs`` builds it once per distinct (byte-identical) script as a template, exactly as
+kfp.local would and then with the script's own installs, and gives each task a copy of its own.
+The task's command still runs its ``pip install`` lines (everything is found satisfied). A copy is
+a full copy, never hardlinks: a step writing into its site-packages must not reach the template
+or any other task, as a pod's filesystem is its own. A script whose template cannot be built runs
+in kfp.local's own fresh environment, so its failure shows as a pod's would.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import threading
+import venv
+from pathlib import Path
+
+#: kfp.local's own upgrades of a new environment (subprocess_task_handler.environment()).
+_KFP_LOCAL_UPGRADES = (("pip",), ("setuptools", "wheel"))
+#: Templates kept in the cache folder; the least recently used beyond this are removed (a code
+#: change gives every script a new wheel pin, so old templates are never used again).
+KEEP = 24
+_KEY_CHARS = 16
+
+
+def install_script(full_command: list[str]) -> str | None:
+    """The ``sh -c`` install script of a lightweight component's command (the KFP SDK's
+    ``_get_packages_to_install_command``, ending ``&& "$0" "$@"``), None for any other shape."""
+    if len(full_command) > 3 and full_command[:2] == ["sh", "-c"]:
+        return full_command[2]
+    return None
+
+
+def _files_digest(h, folder: Path) -> None:
+    for f in sorted(Path(folder).rglob("*")):
+        if f.is_file():
+            h.update(f"{f.relative_to(folder)}\0".encode())
+            h.update(hashlib.sha256(f.read_bytes()).digest())
+
+
+class StepEnvs:
+    """The templates in ``cache`` for pip reading only ``wheels`` and ``mounted`` (the steps'
+    wheel volume); ``env``: the pip settings the tasks run with (part of every key)."""
+
+    def __init__(self, cache: Path, wheels: Path, mounted: Path, env: dict[str, str]):
+        self.cache = Path(cache)
+        self.cache.mkdir(parents=True, exist_ok=True)
+        h = hashlib.sha256(f"{sys.version}\0{sys.executable}\0".encode())
+        for k in sorted(env):
+            h.update(f"{k}={env[k]}\0".encode())
+        _files_digest(h, wheels)
+        _files_digest(h, mounted)
+        self._base = h.digest()
+        self._env = dict(env)
+        self._locks: dict[str, threading.Lock] = {}
+        self._guard = threading.Lock()
+
+    def key(self, script: str) -> str:
+        """The template's name for ``script``: the sha256 of its exact text and of this cache's
+        interpreter, pip settings and wheel folders."""
+        return hashlib.sha256(self._base + script.encode()).hexdigest()[:_KEY_CHARS]
+
+    @contextlib.contextmanager
+    def environment(self, full_command: list[str]):
+        """Yield the Python of a fresh environment for a task running ``full_command``: a copy of
+        its script's template, removed afterwards; None when there is no template (another
+        command shape, or the script failed): run it in kfp.local's own environment."""
+        script = install_script(full_command)
+        template = self._template(script) if script is not None else None
+        if template is None:
+            yield None
+            return
+        copy = self.cache / f"{template.name[:9]}-{secrets.token_hex(3)}"  # same length
+        try:
+            with self._lock(template.name):  # not pruned while it is copied
+                _copy(template, copy)
+                self._done(template.name).touch()  # recently used
+            yield str(copy / "bin" / "python")
+        finally:
+            shutil.rmtree(copy, ignore_errors=True)
+
+    def _template(self, script: str) -> Path | None:
+        path = self.cache / self.key(script)
+        with self._lock(path.name):
+            if self._done(path.name).exists():
+                return path
+            shutil.rmtree(path, ignore_errors=True)  # a build cut short
+            if not _build(path, script, self._env):
+                shutil.rmtree(path, ignore_errors=True)
+                return None
+            self._done(path.name).touch()
+        self._prune(keep=path.name)
+        return path
+
+    def _done(self, name: str) -> Path:
+        """The mark of a finished template, beside it (never inside: copies would carry it)."""
+        return self.cache / f"{name}.ok"
+
+    @contextlib.contextmanager
+    def _lock(self, name: str):
+        """Held by one thread of this process and one process (pytest-xdist workers share the
+        cache) at a time."""
+        with self._guard:
+            lock = self._locks.setdefault(name, threading.Lock())
+        with lock, open(self.cache / f"{name}.lock", "w") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            yield
+
+    def _prune(self, keep: str) -> None:
+        done = sorted(
+            (p for p in self.cache.glob("*.ok") if p.stem != keep),
+            key=lambda p: p.stat().st_mtime,
+        )
+        for ok in done[: max(0, len(done) + 1 - KEEP)]:
+            with self._lock(ok.stem):
+                ok.unlink(missing_ok=True)
+                shutil.rmtree(self.cache / ok.stem, ignore_errors=True)
+
+
+def _build(path: Path, script: str, env: dict[str, str]) -> bool:
+    """Make ``path`` the environment kfp.local makes for a task, then run ``script``'s installs
+    in it (its final ``"$0" "$@"`` as ``true``); False when the script failed."""
+    from kfp.local.subprocess_task_handler import replace_python_executable
+
+    venv.create(path, with_pip=True)
+    python = str(path / "bin" / "python")
+    full = {**os.environ, **env}
+    for pkgs in _KFP_LOCAL_UPGRADES:  # kfp.local goes on when these fail; so does the copy
+        subprocess.run([python, "-m", "pip", "install", "--upgrade", *pkgs], env=full,
+                       capture_output=True)  # fmt: skip
+    cmd = replace_python_executable(["sh", "-c", script, "true"], python)
+    with open(path / "install.log", "w") as log:
+        done = subprocess.run(cmd, env=full, stdout=log, stderr=subprocess.STDOUT)
+    return done.returncode == 0
+
+
+def _copy(src: Path, dst: Path) -> None:
+    """A full copy of the environment ``src`` at ``dst`` (copy-on-write clones where the
+    filesystem has them), its scripts' and pyvenv.cfg's absolute paths moved to ``dst``."""
+    if shutil.which("cp") and sys.platform.startswith("linux"):
+        subprocess.run(["cp", "-a", "--reflink=auto", str(src), str(dst)], check=True)
+    else:
+        shutil.copytree(src, dst, symlinks=True)
+    old, new = str(src).encode(), str(dst).encode()
+    for f in [dst / "pyvenv.cfg", *(dst / "bin").iterdir()]:
+        if f.is_file() and not f.is_symlink():
+            data = f.read_bytes()
+            if old in data:
+                f.write_bytes(data.replace(old, new))
