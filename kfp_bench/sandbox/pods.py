@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 
 from kfp_bench.errors import ConfigError
-from kfp_bench.sandbox.step_envs import StepEnvs
+from kfp_bench.sandbox.step_envs import StepEnvs, install_script
 
 #: Where the step environments' templates are kept, in the running Python's environment.
 ENVS = "kfp-bench-step-envs"
@@ -176,15 +176,59 @@ def _reused_envs(envs: StepEnvs):
         sth.SubprocessTaskHandler = saved
 
 
+def step_envs(wheels: Path, mounted: Path, cache: Path | None = None) -> StepEnvs:
+    """The step environments of ``as_pods(wheels, root, mounted)``, kept in ``cache`` (default:
+    ``ENVS`` in this Python's environment, kept between runs)."""
+    return StepEnvs(cache or Path(sys.prefix) / ENVS, wheels, mounted, pod_env(wheels, mounted))
+
+
+def install_scripts(spec: dict) -> list[str]:
+    """The install scripts of the tasks of the compiled pipeline ``spec`` that run whatever its
+    arguments (a task under a condition is left out), each once, in the order of its first
+    task in the pipeline's DAGs."""
+    out: dict[str, None] = {}
+
+    def walk(dag: dict) -> None:
+        for task in _in_order(dag.get("tasks") or {}):
+            if (task.get("triggerPolicy") or {}).get("condition"):
+                continue
+            comp = spec["components"][task["componentRef"]["name"]]
+            if "dag" in comp:
+                walk(comp["dag"])
+            else:
+                container = spec["deploymentSpec"]["executors"][comp["executorLabel"]]
+                script = install_script(list(container["container"].get("command") or []))
+                if script is not None:
+                    out[script] = None
+
+    walk(spec["root"]["dag"])
+    return list(out)
+
+
+def _in_order(tasks: dict) -> list[dict]:
+    """A DAG's tasks, each after the tasks it depends on."""
+    done: dict[str, dict] = {}
+
+    def visit(name: str) -> None:
+        if name not in done:
+            for dep in tasks[name].get("dependentTasks") or ():
+                visit(dep)
+            done[name] = tasks[name]
+
+    for name in tasks:
+        visit(name)
+    return list(done.values())
+
+
 @contextlib.contextmanager
-def as_pods(wheels: Path, root: Path, mounted: Path, envs: Path | None = None):
+def as_pods(wheels: Path, root: Path, mounted: Path, envs: Path | StepEnvs | None = None):
     """Run the pipelines called inside as pods would: ``init_local(root)``, ``pod_env(wheels,
     mounted)`` in this process's environment (the tasks inherit it; restored after), and
     ``root`` as the working directory: a step runs ``python3 -m ...``, which puts its working
     directory first on sys.path, and from a checkout it would import the checkout's kfp_bench
     instead of the wheel. Each task gets a fresh copy of the environment its install script
-    makes, built once per byte-identical script into ``envs`` (default: ``ENVS`` in this
-    Python's environment, kept between runs) or, with ``envs=False``, kfp.local's own new venv."""
+    makes, built once per byte-identical script (``step_envs(wheels, mounted, envs)``, or
+    ``envs`` itself when it is one) or, with ``envs=False``, kfp.local's own new venv."""
     env = pod_env(wheels, mounted)
     saved = {k: os.environ.get(k) for k in env}
     root.mkdir(parents=True, exist_ok=True)
@@ -192,7 +236,9 @@ def as_pods(wheels: Path, root: Path, mounted: Path, envs: Path | None = None):
     os.environ.update(env)
     reuse = contextlib.nullcontext()
     if envs is not False:
-        reuse = _reused_envs(StepEnvs(envs or Path(sys.prefix) / ENVS, wheels, mounted, env))
+        if not isinstance(envs, StepEnvs):
+            envs = step_envs(wheels, mounted, envs)
+        reuse = _reused_envs(envs)
     try:
         with contextlib.chdir(root), reuse:
             yield

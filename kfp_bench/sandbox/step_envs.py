@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 import venv
 from pathlib import Path
 
@@ -31,7 +32,7 @@ from pathlib import Path
 _KFP_LOCAL_UPGRADES = (("pip",), ("setuptools", "wheel"))
 #: Templates kept in the cache folder; the least recently used beyond this are removed (a code
 #: change gives every script a new wheel pin, so old templates are never used again).
-KEEP = 24
+KEEP = 12
 _KEY_CHARS = 16
 
 
@@ -84,12 +85,36 @@ class StepEnvs:
             return
         copy = self.cache / f"{template.name[:9]}-{secrets.token_hex(3)}"  # same length
         try:
+            t0 = time.monotonic()
             with self._lock(template.name):  # not pruned while it is copied
                 _copy(template, copy)
                 self._done(template.name).touch()  # recently used
+            print(f"step environment {copy.name}: a copy of {template.name} "
+                  f"({time.monotonic() - t0:.1f} s)", flush=True)  # fmt: skip
             yield str(copy / "bin" / "python")
         finally:
             shutil.rmtree(copy, ignore_errors=True)
+
+    def prepare(self, scripts: list[str], workers: int = 2) -> None:
+        """Build the templates of ``scripts`` in the background, in that order (a task that
+        needs one being built waits for it): the same work a task would do, done earlier."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(workers, thread_name_prefix="step-env")
+        for script in dict.fromkeys(scripts):
+            pool.submit(self._template, script)
+        pool.shutdown(wait=False)
+
+    def _kfp_local_env(self) -> Path:
+        """kfp.local's new environment before a script runs (a venv with pip, then pip,
+        setuptools and wheel upgraded): the same for every script, so made once and copied."""
+        path = self.cache / self.key("")
+        with self._lock(path.name):
+            if not self._done(path.name).exists():
+                shutil.rmtree(path, ignore_errors=True)
+                _kfp_local_venv(path, self._env)
+                self._done(path.name).touch()
+        return path
 
     def _template(self, script: str) -> Path | None:
         path = self.cache / self.key(script)
@@ -97,7 +122,15 @@ class StepEnvs:
             if self._done(path.name).exists():
                 return path
             shutil.rmtree(path, ignore_errors=True)  # a build cut short
-            if not _build(path, script, self._env):
+            t0 = time.monotonic()
+            base = self._kfp_local_env()
+            with self._lock(base.name):  # not pruned while it is copied
+                _copy(base, path)
+                self._done(base.name).touch()
+            ok = _run_installs(path, script, self._env)
+            with open(self.cache / f"{path.name}.log", "a") as log:  # the builds stay silent
+                log.write(f"\n{'built' if ok else 'failed'} in {time.monotonic() - t0:.1f} s\n")
+            if not ok:
                 shutil.rmtree(path, ignore_errors=True)
                 return None
             self._done(path.name).touch()
@@ -129,20 +162,23 @@ class StepEnvs:
                 shutil.rmtree(self.cache / ok.stem, ignore_errors=True)
 
 
-def _build(path: Path, script: str, env: dict[str, str]) -> bool:
-    """Make ``path`` the environment kfp.local makes for a task, then run ``script``'s installs
-    in it (its final ``"$0" "$@"`` as ``true``); False when the script failed."""
-    from kfp.local.subprocess_task_handler import replace_python_executable
-
+def _kfp_local_venv(path: Path, env: dict[str, str]) -> None:
+    """The environment kfp.local makes for a task at ``path`` (``environment()``)."""
     venv.create(path, with_pip=True)
     python = str(path / "bin" / "python")
-    full = {**os.environ, **env}
-    for pkgs in _KFP_LOCAL_UPGRADES:  # kfp.local goes on when these fail; so does the copy
-        subprocess.run([python, "-m", "pip", "install", "--upgrade", *pkgs], env=full,
-                       capture_output=True)  # fmt: skip
-    cmd = replace_python_executable(["sh", "-c", script, "true"], python)
-    with open(path / "install.log", "w") as log:
-        done = subprocess.run(cmd, env=full, stdout=log, stderr=subprocess.STDOUT)
+    for pkgs in _KFP_LOCAL_UPGRADES:  # kfp.local goes on when these fail; so does this
+        subprocess.run([python, "-m", "pip", "install", "--upgrade", *pkgs],
+                       env={**os.environ, **env}, capture_output=True)  # fmt: skip
+
+
+def _run_installs(path: Path, script: str, env: dict[str, str]) -> bool:
+    """Run ``script``'s installs in the environment ``path`` (its final ``"$0" "$@"`` as
+    ``true``, with python3 replaced as kfp.local replaces it); False when it failed."""
+    from kfp.local.subprocess_task_handler import replace_python_executable
+
+    cmd = replace_python_executable(["sh", "-c", script, "true"], str(path / "bin" / "python"))
+    with open(path.parent / f"{path.name}.log", "w") as log:
+        done = subprocess.run(cmd, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT)
     return done.returncode == 0
 
 

@@ -7,12 +7,15 @@ an environment of its own, and the tasks of one script share one template.
 """
 
 # (no "from __future__ import annotations": KFP reads the components' annotations as types)
+import re
 from pathlib import Path
 
 import pytest
+import yaml
 from kfp import dsl
 
-from kfp_bench.sandbox.pods import as_pods
+from kfp_bench.params import compiled_file
+from kfp_bench.sandbox.pods import as_pods, install_scripts, step_envs
 from kfp_bench.sandbox.step_envs import StepEnvs
 
 pytestmark = pytest.mark.slow
@@ -68,18 +71,17 @@ def writes_then_reads() -> str:
 
 
 def test_a_step_writing_its_site_packages_leaves_the_next_step_clean(wheels, mounted, tmp_path):
-    envs = tmp_path / "envs"
+    envs = step_envs(wheels, mounted, tmp_path / "envs")
     with as_pods(wheels, tmp_path / "root", mounted, envs=envs):
         out = writes_then_reads().output
     reader, writer, leaks = out.split("|")
     assert leaks == "", f"the reader's environment holds the writer's {leaks}"
     assert reader != writer
-    # one template per distinct script (write_site and read_site share one), none left of the
-    # tasks' copies
-    assert len(list(envs.glob("*.ok"))) == 2
-    assert sorted(p.name for p in envs.iterdir() if p.is_dir()) == sorted(
-        p.stem for p in envs.glob("*.ok")
-    )
+    # kfp.local's new venv and one template per distinct script (write_site and read_site
+    # share one), none left of the tasks' copies
+    built = sorted(p.stem for p in envs.cache.glob("*.ok"))
+    assert len(built) == 3 and envs.key("") in built
+    assert sorted(p.name for p in envs.cache.iterdir() if p.is_dir()) == built
     assert not Path(reader).exists() and not Path(writer).exists()
 
 
@@ -105,3 +107,12 @@ def test_a_template_is_reused_only_for_the_same_script_wheels_and_settings(tmp_p
     else:
         other = _envs(tmp_path, env={"PIP_NO_INDEX": "0"}).key(script)
     assert other != same
+
+
+def test_the_scripts_prepared_are_those_of_the_tasks_that_always_run_first_needed_first():
+    spec = next(yaml.safe_load_all(compiled_file("kfp_bench").read_text()))
+    extras = [re.search(r'"KFP-bench(\S*) @', s).group(1) for s in install_scripts(spec)]
+    # check-params first; report-history (history,report) runs only with results_uri
+    assert extras[0] == "[kfp]"
+    assert "[history,report]" not in extras
+    assert len(extras) == len(set(extras)) == 7
