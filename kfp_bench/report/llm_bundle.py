@@ -65,6 +65,7 @@ def write_llm_bundle(
     *,
     source: str = "",
     sweep: list[dict] | None = None,
+    sweep_by: str | None = None,
 ) -> dict[str, Path]:
     """Write the bundle of ``stats`` into ``out_dir`` (created when missing).
 
@@ -74,6 +75,7 @@ def write_llm_bundle(
         source: the results file's name, shown in the header.
         sweep: goodput against load, one dict per step of an LLM sweep (``level`` first, then
             its figures: ``stats.llm_sweep.LlmSweep.rows``).
+        sweep_by: what the sweep stepped, "rate" or "concurrency" (its chart's x axis).
 
     Returns:
         Each file's name (``FILES``) mapped to its path in ``out_dir``.
@@ -82,7 +84,7 @@ def write_llm_bundle(
     metrics = metric_values(s)
     parts = sections(s, sweep)
     head = header(s, stats, source)
-    page = render_html(s, head, parts, llm_plots.render(stats, sweep), metrics)
+    page = render_html(s, head, parts, llm_plots.render(stats, sweep, sweep_by), metrics)
     md = render_markdown(s, head, parts).encode("utf-8")
     if len(md) >= MAX_BYTES:
         raise RuntimeError(f"summary.md would be {len(md)} bytes (limit {MAX_BYTES})")

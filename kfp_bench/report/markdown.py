@@ -13,7 +13,7 @@ from typing import TextIO
 import pandas as pd
 
 from kfp_bench.report import fmt
-from kfp_bench.report.tables import Tables, run_times_caption, run_times_shown
+from kfp_bench.report.tables import Tables, run_times_caption, run_times_shown, sweep_shown
 
 MAX_BYTES = 400_000
 MAX_ROWS = 40
@@ -47,7 +47,7 @@ def write(tables: Tables, out: TextIO, *, history=None, load_options: dict | Non
         _load(w, tables)
     if tables.sweep is not None:
         w("## Rate sweep\n\n")
-        _df(w, tables.sweep.set_index(tables.sweep.columns[0]))
+        _df(w, sweep_shown(tables.sweep))
     if tables.replicas is not None and "ready" in tables.replicas:
         r = tables.replicas
         w("## Replicas\n\n")

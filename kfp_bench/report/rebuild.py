@@ -182,7 +182,9 @@ def _llm_report(path: str, stats, out: TextIO, out_dir: str, several: bool) -> O
         llm_text.write_sweep(sweep.rows(), sweep.knee.as_dict(), sweep.by, out)
         out.write(f"The report's figures are the step at {sweep.by} {level:g}.\n")
     llm_text.write_text(stats.summary(), out)
-    files = write_llm_bundle(stats, target, source=p.name, sweep=sweep and sweep.rows())
+    files = write_llm_bundle(
+        stats, target, source=p.name, sweep=sweep and sweep.rows(), sweep_by=sweep and sweep.by
+    )
     out.write(f"{p}: wrote {', '.join(files)} in {target}\n")
     return Outcome(files)
 
