@@ -23,7 +23,6 @@ import secrets
 import shutil
 import subprocess
 import sys
-import threading
 import time
 import venv
 from pathlib import Path
@@ -65,8 +64,6 @@ class StepEnvs:
         _files_digest(h, mounted)
         self._base = h.digest()
         self._env = dict(env)
-        self._locks: dict[str, threading.Lock] = {}
-        self._guard = threading.Lock()
 
     def key(self, script: str) -> str:
         """The template's name for ``script``: the sha256 of its exact text and of this cache's
@@ -86,9 +83,14 @@ class StepEnvs:
         copy = self.cache / f"{template.name[:9]}-{secrets.token_hex(3)}"  # same length
         try:
             t0 = time.monotonic()
-            with self._lock(template.name):  # not pruned while it is copied
-                _copy(template, copy)
-                self._done(template.name).touch()  # recently used
+            with self._lock(template.name, shared=True):  # not pruned while it is copied
+                kept = self._done(template.name).exists()  # (pruned since: kfp.local's own)
+                if kept:
+                    _copy(template, copy)
+                    self._done(template.name).touch()  # recently used
+            if not kept:
+                yield None
+                return
             print(f"step environment {copy.name}: a copy of {template.name} "
                   f"({time.monotonic() - t0:.1f} s)", flush=True)  # fmt: skip
             yield str(copy / "bin" / "python")
@@ -124,7 +126,7 @@ class StepEnvs:
             shutil.rmtree(path, ignore_errors=True)  # a build cut short
             t0 = time.monotonic()
             base = self._kfp_local_env()
-            with self._lock(base.name):  # not pruned while it is copied
+            with self._lock(base.name, shared=True):  # not pruned while it is copied
                 _copy(base, path)
                 self._done(base.name).touch()
             ok = _run_installs(path, script, self._env)
@@ -142,18 +144,17 @@ class StepEnvs:
         return self.cache / f"{name}.ok"
 
     @contextlib.contextmanager
-    def _lock(self, name: str):
-        """Held by one thread of this process and one process (pytest-xdist workers share the
-        cache) at a time."""
-        with self._guard:
-            lock = self._locks.setdefault(name, threading.Lock())
-        with lock, open(self.cache / f"{name}.lock", "w") as f:
-            fcntl.flock(f, fcntl.LOCK_EX)
+    def _lock(self, name: str, shared: bool = False):
+        """flock on a file of its own per call: exclusive to build or remove ``name``, shared to
+        copy it (tasks copy one template at once). Locks of separate opens exclude each other in
+        one process too, so threads and processes (pytest-xdist workers share the cache) alike."""
+        with open(self.cache / f"{name}.lock", "a") as f:
+            fcntl.flock(f, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
             yield
 
     def _prune(self, keep: str) -> None:
         done = sorted(
-            (p for p in self.cache.glob("*.ok") if p.stem != keep),
+            (p for p in self.cache.glob("*.ok") if p.stem not in (keep, self.key(""))),
             key=lambda p: p.stat().st_mtime,
         )
         for ok in done[: max(0, len(done) + 1 - KEEP)]:
