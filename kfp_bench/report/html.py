@@ -19,7 +19,7 @@ import pandas as pd
 from kfp_bench.gates import lines
 from kfp_bench.report import fmt
 from kfp_bench.report.plots import Figure
-from kfp_bench.report.tables import Tables, run_times_caption, run_times_shown
+from kfp_bench.report.tables import Tables, run_times_caption, run_times_shown, sweep_shown
 
 CSS = """
 body{font:14px/1.45 -apple-system,"Segoe UI",Roboto,"DejaVu Sans",Arial,sans-serif;color:#212121;
@@ -107,7 +107,7 @@ def render(
         parts.append(_load(tables, figs))
     if tables.sweep is not None:
         parts.append("<h2>Rate sweep</h2>\n" + _fig(figs, "sweep"))
-        parts.append(_df(tables.sweep.set_index(tables.sweep.columns[0])))
+        parts.append(_df(sweep_shown(tables.sweep)))
     if history is not None:
         parts.append(_history(history, figs))
     if tables.notes:

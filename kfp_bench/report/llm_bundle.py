@@ -69,6 +69,7 @@ def write_llm_bundle(
     source: str = "",
     sweep: list[dict] | None = None,
     gates=(),
+    sweep_by: str | None = None,
 ) -> dict[str, Path]:
     """Write the bundle of ``stats`` into ``out_dir`` (created when missing).
 
@@ -80,6 +81,7 @@ def write_llm_bundle(
             its figures: ``stats.llm_sweep.LlmSweep.rows``).
         gates: ``kfp_bench.gates.Gate``s checked against the metrics: their verdicts open both
             pages, join the metrics (gates_checked, gates_broken) and go to gates.json.
+        sweep_by: what the sweep stepped, "rate" or "concurrency" (its chart's x axis).
 
     Returns:
         Each file's name (``FILES``) mapped to its path in ``out_dir``.
@@ -91,7 +93,7 @@ def write_llm_bundle(
         metrics.update(counts(verdicts))
     parts = sections(s, sweep)
     head = header(s, stats, source)
-    page = render_html(s, head, parts, llm_plots.render(stats, sweep), metrics, verdicts)
+    page = render_html(s, head, parts, llm_plots.render(stats, sweep, sweep_by), metrics, verdicts)
     md = render_markdown(s, head, parts, verdicts).encode("utf-8")
     if len(md) >= MAX_BYTES:
         raise RuntimeError(f"summary.md would be {len(md)} bytes (limit {MAX_BYTES})")

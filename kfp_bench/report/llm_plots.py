@@ -27,15 +27,24 @@ DISTRIBUTIONS = {
 BINS = 40
 
 
-def render(stats: LlmStats, sweep: list[dict] | None = None) -> list[Figure]:
-    """Every chart the data allows, in report order (``sweep``: an LLM sweep's rows)."""
+#: The x axis of goodput against load, by what the sweep stepped (``LlmSweep.by``).
+LEVEL_AXIS = {
+    "rate": "offered rate (requests/s)",
+    "concurrency": "concurrent streams",
+    None: "the sweep's level (requests/s or streams)",
+}
+
+
+def render(stats: LlmStats, sweep: list[dict] | None = None, by: str | None = None) -> list[Figure]:
+    """Every chart the data allows, in report order (``sweep``: an LLM sweep's rows, ``by``:
+    what it stepped, "rate" or "concurrency")."""
     out = []
     with plt.rc_context(_RC), sns.axes_style("whitegrid"):
         for fig in (
             distribution(stats, "ttft"),
             distribution(stats, "itl"),
             timeline(stats),
-            against_load(sweep or []),
+            against_load(sweep or [], by),
         ):
             if fig is not None:
                 out.append(fig)
@@ -112,16 +121,19 @@ def timeline(stats: LlmStats) -> Figure | None:
     )
 
 
-def against_load(rows: list[dict]) -> Figure | None:
-    """An LLM sweep (``stats.llm_sweep.LlmSweep.rows``): goodput and requests/s per step, the
-    TTFT p99 on a second axis, the knee's step marked."""
+def against_load(rows: list[dict], by: str | None = None) -> Figure | None:
+    """An LLM sweep (``stats.llm_sweep.LlmSweep.rows``, stepping ``by`` "rate" or
+    "concurrency"): goodput and requests/s per step, the TTFT p99 on a second axis, the knee's
+    step marked."""
     if len(rows) < 2:
         return None
     level = np.array([r["level"] for r in rows], dtype=float)
     fig, ax = _figure(3.2)
     ax.plot(level, [r["rps"] for r in rows], "o-", color="#2e7d32", label="requests/s")
     ax.plot(level, [r["goodput_rps"] for r in rows], "s-", color="#1565c0", label="goodput/s")
-    ax.set(xlabel="load (the sweep's level)", ylabel="per second", title="Goodput against load")
+    axis = LEVEL_AXIS.get(by, LEVEL_AXIS[None])
+    ax.set(xlabel=axis, ylabel="per second",
+           title="Goodput against load")  # fmt: skip
     ttft = ax.twinx()
     ttft.plot(level, [r["ttft_p99_ms"] for r in rows], "^:", color="#c62828", label="TTFT p99")
     ttft.set_ylabel("TTFT p99 (ms)")
@@ -135,7 +147,8 @@ def against_load(rows: list[dict]) -> Figure | None:
     return Figure(
         "llm_sweep",
         "Goodput against load",
-        "One point per step of the sweep: requests and good requests (within the SLO) per "
-        "second, and the TTFT p99 (right axis); the first step past the knee is marked.",
+        f"One point per step of the sweep, at its {axis}: requests and good requests (within "
+        "the SLO) per second, and the TTFT p99 (right axis); the first step past the knee is "
+        "marked.",
         _png(fig),
     )

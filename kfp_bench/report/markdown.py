@@ -14,7 +14,7 @@ import pandas as pd
 
 from kfp_bench.gates import lines
 from kfp_bench.report import fmt
-from kfp_bench.report.tables import Tables, run_times_caption, run_times_shown
+from kfp_bench.report.tables import Tables, run_times_caption, run_times_shown, sweep_shown
 
 MAX_BYTES = 400_000
 MAX_ROWS = 40
@@ -52,7 +52,7 @@ def write(
         _load(w, tables)
     if tables.sweep is not None:
         w("## Rate sweep\n\n")
-        _df(w, tables.sweep.set_index(tables.sweep.columns[0]))
+        _df(w, sweep_shown(tables.sweep))
     if tables.replicas is not None and "ready" in tables.replicas:
         r = tables.replicas
         w("## Replicas\n\n")

@@ -237,8 +237,9 @@ def _llm_report(path: str, stats, out: TextIO, out_dir: str, several: bool, gate
         out.write(f"The report's figures are the step at {sweep.by} {level:g}.\n")
     llm_text.write_text(stats.summary(), out)
     o.files = write_llm_bundle(
-        stats, target, source=p.name, sweep=sweep and sweep.rows(), gates=gates
-    )
+        stats, target, source=p.name, sweep=sweep and sweep.rows(), gates=gates,
+        sweep_by=sweep and sweep.by,
+    )  # fmt: skip
     out.write(f"{p}: wrote {', '.join(o.files)} in {target}\n")
     return o
 

@@ -16,6 +16,7 @@ statistic's bounds (``kfp_bench.stats.runs.figure``, docs/run-figures.md).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -373,6 +374,47 @@ def sweep_frame(summary: dict) -> pd.DataFrame | None:
     if not {"rps", "p99_ms"} <= set(df.columns):
         return None
     return df.sort_values("rate" if "rate" in df else "rps", ignore_index=True)
+
+
+#: The sweep table as shown: column -> header, in order (a column not measured is left out;
+#: requests and duration_s, rps times the step's length, stay in summary.json).
+SWEEP_SHOWN = {
+    "rate": "rate",
+    "rps": "rps",
+    "mean_ms": "mean ms",
+    "p50_ms": "p50 ms",
+    "p95_ms": "p95 ms",
+    "p99_ms": "p99 ms",
+    "success_ratio": "success",
+    "no_response": "no resp.",
+    "max_replicas": "replicas",
+    "client_busiest": "client CPU",
+    "started_at": "started UTC",
+}
+
+
+def sweep_shown(sweep: pd.DataFrame) -> pd.DataFrame:
+    """``sweep_frame``'s rows as the reports show them, indexed by rate: the start a time of
+    day (the steps are seconds apart), the shares as percentages, short headers, so that the
+    table fits the page's column."""
+    df = sweep[[c for c in SWEEP_SHOWN if c in sweep]].copy()
+    if "started_at" in df:
+        df["started_at"] = [
+            "–" if pd.isna(t) else time.strftime("%H:%M:%S", time.gmtime(t))
+            for t in df["started_at"]
+        ]
+    if "rate" in df:  # the first step past the knee named in its rate: no column of its own
+        knee = sweep["knee"] if "knee" in sweep else [False] * len(df)
+        marks = zip(df["rate"], knee, strict=True)
+        df["rate"] = [f"{r:g} (knee)" if k is True else f"{r:g}" for r, k in marks]
+    if "max_replicas" in df:  # a count (NaN made the column float)
+        df["max_replicas"] = ["–" if pd.isna(v) else str(int(v)) for v in df["max_replicas"]]
+    for c in ("success_ratio", "client_busiest"):
+        if c in df:
+            df[c] = ["–" if pd.isna(v) else f"{v:.0%}" if v in (0, 1) else f"{v:.1%}"
+                     for v in df[c]]  # fmt: skip
+    df = df.rename(columns=SWEEP_SHOWN)
+    return df.set_index(df.columns[0])
 
 
 # -- everything --------------------------------------------------------------------------------

@@ -41,6 +41,8 @@ LLM_DIR = "llm"
 LLM_ARGS = dict(llm_duration_sec=5.0, llm_concurrency=8, llm_workers=1, llm_slo="ttft=500ms")
 #: The folder of wheels the demo's steps install from, in the running environment.
 WHEELS = "kfp-bench-pod-wheels"
+#: The steps' wheel volume (the ConfigMap kfp-bench install writes), in the running environment.
+VOLUME = "kfp-bench-wheel-volume"
 _TASK_DONE = re.compile(r"Task \S*?'(\S+?)'\S* finished with status \S*?(SUCCESS|FAILURE)")
 
 
@@ -58,7 +60,7 @@ def run_demo(
     """Run the demo; return the process exit code (130 when interrupted)."""
     from kfp_bench.sandbox.kfp_server import start_kfp_server
     from kfp_bench.sandbox.llm_server import start_llm_server
-    from kfp_bench.sandbox.pods import installed, wheelhouse
+    from kfp_bench.sandbox.pods import installed, step_envs, wheelhouse
 
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -67,8 +69,15 @@ def run_demo(
     wheelhouse(wheels)
     _check_pin()
     root = Path(tempfile.mkdtemp(prefix="kfp-bench-demo-"))
-    # what kfp-bench install would put into the namespace: the steps' pinned wheel
-    mounted = installed(root / "wheel-volume")
+    # what kfp-bench install would put into the namespace, at a path that stays: the steps'
+    # environments are kept by install command, and the command names the wheel by its path
+    mounted = Path(sys.prefix) / VOLUME
+    shutil.rmtree(mounted, ignore_errors=True)
+    installed(mounted)
+    # the steps' environments, built while the servers start and the first steps run (a task
+    # whose environment is still being built waits for it)
+    envs = step_envs(wheels, mounted)
+    envs.prepare(_install_scripts())
     try:
         _say("starting the KServe model server (iris), the LLM server and the local KFP API on "
              "127.0.0.1")  # fmt: skip
@@ -101,7 +110,7 @@ def run_demo(
                 f"{LLM_ARGS['llm_concurrency']} LLM streams x {LLM_ARGS['llm_duration_sec']:g}s"
             )
             _say(f"running the kfp_bench pipeline with kfp.local: {what} ({out}/pipeline.log)")
-            ok = _run_pipeline(args, root, out / "pipeline.log", wheels, mounted)
+            ok = _run_pipeline(args, root, out / "pipeline.log", wheels, mounted, envs)
         _collect(root, out)
     except KeyboardInterrupt:
         _say("interrupted: the servers are stopped; what finished is in " + str(out))
@@ -134,9 +143,23 @@ def _check_pin() -> None:
         )
 
 
-def _run_pipeline(args: dict, root: Path, log: Path, wheels: Path, mounted: Path) -> bool:
-    """Run compiled/kfp_bench.yaml with kfp.local, a fresh environment per step installing from
-    ``wheels`` and kfp-bench from ``mounted``; its output to ``log``, a line per finished step."""
+def _install_scripts() -> list[str]:
+    """The install scripts of compiled/kfp_bench.yaml's steps that run whatever the arguments."""
+    import yaml
+
+    from kfp_bench.params import compiled_file
+    from kfp_bench.sandbox.pods import install_scripts
+
+    with open(compiled_file("kfp_bench")) as f:
+        return install_scripts(next(yaml.safe_load_all(f)))
+
+
+def _run_pipeline(
+    args: dict, root: Path, log: Path, wheels: Path, mounted: Path, envs=None
+) -> bool:
+    """Run compiled/kfp_bench.yaml with kfp.local, a fresh environment per step (a copy from
+    ``envs``) installing from ``wheels`` and kfp-bench from ``mounted``; its output to ``log``,
+    a line per finished step."""
     from kfp import components
 
     from kfp_bench.params import compiled_file
@@ -146,7 +169,7 @@ def _run_pipeline(args: dict, root: Path, log: Path, wheels: Path, mounted: Path
     kfp_bench = components.load_component_from_file(str(compiled_file("kfp_bench")))
     stderr = os.fdopen(os.dup(2), "w", buffering=1)
     stop = threading.Event()
-    with open(log, "w") as f, _redirected(f.fileno()), as_pods(wheels, root, mounted):
+    with open(log, "w") as f, _redirected(f.fileno()), as_pods(wheels, root, mounted, envs):
         tail = threading.Thread(target=_follow, args=(log, stderr, stop), daemon=True)
         tail.start()
         try:

@@ -2,7 +2,9 @@
 
 A step's pod starts from a bare ``python:3.11-slim`` and has only what its command installs.
 kfp.local's ``SubprocessRunner(use_venv=True)`` gives each task the same: a new virtual
-environment (no system site-packages) in which the step's own ``pip install`` lines run. What
+environment (no system site-packages) in which the step's own ``pip install`` lines run; here
+that environment is a fresh copy of one built once per byte-identical install script
+(``step_envs``), in which those lines run again and find everything installed. What
 differs from a cluster is where pip finds the packages: a local folder of wheels (``wheelhouse``)
 with the index switched off, so that kfp-bench's own wheel, built from this checkout, is the one
 installed, and nothing outside the folder can hide a missing pin.
@@ -26,7 +28,10 @@ import sys
 from pathlib import Path
 
 from kfp_bench.errors import ConfigError
+from kfp_bench.sandbox.step_envs import StepEnvs, install_script
 
+#: Where the step environments' templates are kept, in the running Python's environment.
+ENVS = "kfp-bench-step-envs"
 #: What kfp.local installs into each new environment before the step's own command runs.
 _VENV_TOOLS = ("pip", "setuptools", "wheel")
 
@@ -136,20 +141,106 @@ def init_local(pipeline_root: Path) -> None:
     local.init(runner=runner, pipeline_root=str(pipeline_root))
 
 
+def _handler(envs: StepEnvs):
+    """kfp.local's task handler for ``SubprocessRunner``, with the environment of a task a
+    fresh copy of its install script's template (``step_envs``) instead of a new venv; the
+    rest is kfp.local's own (``kfp/local/subprocess_task_handler.py``,
+    ``SubprocessTaskHandler.run``)."""
+    from kfp.local import status, subprocess_task_handler
+
+    base = subprocess_task_handler.SubprocessTaskHandler
+
+    class StepEnvHandler(base):
+        def run(self) -> status.Status:
+            with envs.environment(self.full_command) as python:
+                if python is None:  # kfp.local's fresh venv: the script fails as in a pod
+                    return super().run()
+                cmd = subprocess_task_handler.replace_python_executable(self.full_command, python)
+                code = subprocess_task_handler.run_local_subprocess(cmd, self.env_vars)
+                return status.Status.SUCCESS if code == 0 else status.Status.FAILURE
+
+    return StepEnvHandler
+
+
 @contextlib.contextmanager
-def as_pods(wheels: Path, root: Path, mounted: Path):
+def _reused_envs(envs: StepEnvs):
+    """kfp.local's dispatcher looks the handler up in ``subprocess_task_handler`` for every task
+    (``kfp/local/task_dispatcher.py``, ``run_single_task_implementation``): ours while inside."""
+    from kfp.local import subprocess_task_handler as sth
+
+    saved = sth.SubprocessTaskHandler
+    sth.SubprocessTaskHandler = _handler(envs)
+    try:
+        yield
+    finally:
+        sth.SubprocessTaskHandler = saved
+
+
+def step_envs(wheels: Path, mounted: Path, cache: Path | None = None) -> StepEnvs:
+    """The step environments of ``as_pods(wheels, root, mounted)``, kept in ``cache`` (default:
+    ``ENVS`` in this Python's environment, kept between runs)."""
+    return StepEnvs(cache or Path(sys.prefix) / ENVS, wheels, mounted, pod_env(wheels, mounted))
+
+
+def install_scripts(spec: dict) -> list[str]:
+    """The install scripts of the tasks of the compiled pipeline ``spec`` that run whatever its
+    arguments (a task under a condition is left out), each once, in the order of its first
+    task in the pipeline's DAGs."""
+    out: dict[str, None] = {}
+
+    def walk(dag: dict) -> None:
+        for task in _in_order(dag.get("tasks") or {}):
+            if (task.get("triggerPolicy") or {}).get("condition"):
+                continue
+            comp = spec["components"][task["componentRef"]["name"]]
+            if "dag" in comp:
+                walk(comp["dag"])
+            else:
+                container = spec["deploymentSpec"]["executors"][comp["executorLabel"]]
+                script = install_script(list(container["container"].get("command") or []))
+                if script is not None:
+                    out[script] = None
+
+    walk(spec["root"]["dag"])
+    return list(out)
+
+
+def _in_order(tasks: dict) -> list[dict]:
+    """A DAG's tasks, each after the tasks it depends on."""
+    done: dict[str, dict] = {}
+
+    def visit(name: str) -> None:
+        if name not in done:
+            for dep in tasks[name].get("dependentTasks") or ():
+                visit(dep)
+            done[name] = tasks[name]
+
+    for name in tasks:
+        visit(name)
+    return list(done.values())
+
+
+@contextlib.contextmanager
+def as_pods(wheels: Path, root: Path, mounted: Path, envs: Path | StepEnvs | None = None):
     """Run the pipelines called inside as pods would: ``init_local(root)``, ``pod_env(wheels,
     mounted)`` in this process's environment (the tasks inherit it; restored after), and
     ``root`` as the working directory: a step runs ``python3 -m ...``, which puts its working
     directory first on sys.path, and from a checkout it would import the checkout's kfp_bench
-    instead of the wheel."""
+    instead of the wheel. Each task gets a fresh copy of the environment its install script
+    makes, built once per byte-identical script (``step_envs(wheels, mounted, envs)``, or
+    ``envs`` itself when it is one) or, with ``envs=False``, kfp.local's own new venv."""
     env = pod_env(wheels, mounted)
     saved = {k: os.environ.get(k) for k in env}
     root.mkdir(parents=True, exist_ok=True)
     init_local(root)
     os.environ.update(env)
+    reuse = contextlib.nullcontext()
+    if envs is not False:
+        if not isinstance(envs, StepEnvs):
+            envs = step_envs(wheels, mounted, envs)
+        reuse = _reused_envs(envs)
     try:
-        with contextlib.chdir(root):
+        with contextlib.chdir(root), reuse:
             yield
     finally:
         for k, v in saved.items():

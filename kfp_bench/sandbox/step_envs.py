@@ -1,0 +1,198 @@
+"""Step environments reused by install command: a template per command, a fresh copy per task.
+
+kfp.local's ``SubprocessRunner(use_venv=True)`` makes a new virtual environment for every task
+(``kfp/local/subprocess_task_handler.py``, ``environment()``: ``venv.create(with_pip=True)``,
+then ``pip install --upgrade pip`` and ``setuptools wheel``) and the step's ``sh -c`` install
+script runs in it. What that environment holds is a function of the script's text, the
+interpreter, the wheels pip may read (the index is off, ``pods.pod_env``) and pip's settings:
+so ``StepEnvs`` builds it once per distinct (byte-identical) script as a template, exactly as
+kfp.local would and then with the script's own installs, and gives each task a copy of its own.
+The task's command still runs its ``pip install`` lines (everything is found satisfied). A copy is
+a full copy, never hardlinks: a step writing into its site-packages must not reach the template
+or any other task, as a pod's filesystem is its own. A script whose template cannot be built runs
+in kfp.local's own fresh environment, so its failure shows as a pod's would.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import time
+import venv
+from pathlib import Path
+
+#: kfp.local's own upgrades of a new environment (subprocess_task_handler.environment()).
+_KFP_LOCAL_UPGRADES = (("pip",), ("setuptools", "wheel"))
+#: Templates kept in the cache folder; the least recently used beyond this are removed (a code
+#: change gives every script a new wheel pin, so old templates are never used again).
+KEEP = 12
+_KEY_CHARS = 16
+
+
+def install_script(full_command: list[str]) -> str | None:
+    """The ``sh -c`` install script of a lightweight component's command (the KFP SDK's
+    ``_get_packages_to_install_command``, ending ``&& "$0" "$@"``), None for any other shape."""
+    if len(full_command) > 3 and full_command[:2] == ["sh", "-c"]:
+        return full_command[2]
+    return None
+
+
+def _files_digest(h, folder: Path) -> None:
+    for f in sorted(Path(folder).rglob("*")):
+        if f.is_file():
+            h.update(f"{f.relative_to(folder)}\0".encode())
+            h.update(hashlib.sha256(f.read_bytes()).digest())
+
+
+class StepEnvs:
+    """The templates in ``cache`` for pip reading only ``wheels`` and ``mounted`` (the steps'
+    wheel volume); ``env``: the pip settings the tasks run with (part of every key)."""
+
+    def __init__(self, cache: Path, wheels: Path, mounted: Path, env: dict[str, str]):
+        self.cache = Path(cache)
+        self.cache.mkdir(parents=True, exist_ok=True)
+        h = hashlib.sha256(f"{sys.version}\0{sys.executable}\0".encode())
+        for k in sorted(env):
+            h.update(f"{k}={env[k]}\0".encode())
+        _files_digest(h, wheels)
+        _files_digest(h, mounted)
+        self._base = h.digest()
+        self._env = dict(env)
+
+    def key(self, script: str) -> str:
+        """The template's name for ``script``: the sha256 of its exact text and of this cache's
+        interpreter, pip settings and wheel folders."""
+        return hashlib.sha256(self._base + script.encode()).hexdigest()[:_KEY_CHARS]
+
+    @contextlib.contextmanager
+    def environment(self, full_command: list[str]):
+        """Yield the Python of a fresh environment for a task running ``full_command``: a copy of
+        its script's template, removed afterwards; None when there is no template (another
+        command shape, or the script failed): run it in kfp.local's own environment."""
+        script = install_script(full_command)
+        template = self._template(script) if script is not None else None
+        if template is None:
+            yield None
+            return
+        copy = self.cache / f"{template.name[:9]}-{secrets.token_hex(3)}"  # same length
+        try:
+            t0 = time.monotonic()
+            with self._lock(template.name, shared=True):  # not pruned while it is copied
+                kept = self._done(template.name).exists()  # (pruned since: kfp.local's own)
+                if kept:
+                    _copy(template, copy)
+                    self._done(template.name).touch()  # recently used
+            if not kept:
+                yield None
+                return
+            print(f"step environment {copy.name}: a copy of {template.name} "
+                  f"({time.monotonic() - t0:.1f} s)", flush=True)  # fmt: skip
+            yield str(copy / "bin" / "python")
+        finally:
+            shutil.rmtree(copy, ignore_errors=True)
+
+    def prepare(self, scripts: list[str], workers: int = 2) -> None:
+        """Build the templates of ``scripts`` in the background, in that order (a task that
+        needs one being built waits for it): the same work a task would do, done earlier."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        pool = ThreadPoolExecutor(workers, thread_name_prefix="step-env")
+        for script in dict.fromkeys(scripts):
+            pool.submit(self._template, script)
+        pool.shutdown(wait=False)
+
+    def _kfp_local_env(self) -> Path:
+        """kfp.local's new environment before a script runs (a venv with pip, then pip,
+        setuptools and wheel upgraded): the same for every script, so made once and copied."""
+        path = self.cache / self.key("")
+        with self._lock(path.name):
+            if not self._done(path.name).exists():
+                shutil.rmtree(path, ignore_errors=True)
+                _kfp_local_venv(path, self._env)
+                self._done(path.name).touch()
+        return path
+
+    def _template(self, script: str) -> Path | None:
+        path = self.cache / self.key(script)
+        with self._lock(path.name):
+            if self._done(path.name).exists():
+                return path
+            shutil.rmtree(path, ignore_errors=True)  # a build cut short
+            t0 = time.monotonic()
+            base = self._kfp_local_env()
+            with self._lock(base.name, shared=True):  # not pruned while it is copied
+                _copy(base, path)
+                self._done(base.name).touch()
+            ok = _run_installs(path, script, self._env)
+            with open(self.cache / f"{path.name}.log", "a") as log:  # the builds stay silent
+                log.write(f"\n{'built' if ok else 'failed'} in {time.monotonic() - t0:.1f} s\n")
+            if not ok:
+                shutil.rmtree(path, ignore_errors=True)
+                return None
+            self._done(path.name).touch()
+        self._prune(keep=path.name)
+        return path
+
+    def _done(self, name: str) -> Path:
+        """The mark of a finished template, beside it (never inside: copies would carry it)."""
+        return self.cache / f"{name}.ok"
+
+    @contextlib.contextmanager
+    def _lock(self, name: str, shared: bool = False):
+        """flock on a file of its own per call: exclusive to build or remove ``name``, shared to
+        copy it (tasks copy one template at once). Locks of separate opens exclude each other in
+        one process too, so threads and processes (pytest-xdist workers share the cache) alike."""
+        with open(self.cache / f"{name}.lock", "a") as f:
+            fcntl.flock(f, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+            yield
+
+    def _prune(self, keep: str) -> None:
+        done = sorted(
+            (p for p in self.cache.glob("*.ok") if p.stem not in (keep, self.key(""))),
+            key=lambda p: p.stat().st_mtime,
+        )
+        for ok in done[: max(0, len(done) + 1 - KEEP)]:
+            with self._lock(ok.stem):
+                ok.unlink(missing_ok=True)
+                shutil.rmtree(self.cache / ok.stem, ignore_errors=True)
+
+
+def _kfp_local_venv(path: Path, env: dict[str, str]) -> None:
+    """The environment kfp.local makes for a task at ``path`` (``environment()``)."""
+    venv.create(path, with_pip=True)
+    python = str(path / "bin" / "python")
+    for pkgs in _KFP_LOCAL_UPGRADES:  # kfp.local goes on when these fail; so does this
+        subprocess.run([python, "-m", "pip", "install", "--upgrade", *pkgs],
+                       env={**os.environ, **env}, capture_output=True)  # fmt: skip
+
+
+def _run_installs(path: Path, script: str, env: dict[str, str]) -> bool:
+    """Run ``script``'s installs in the environment ``path`` (its final ``"$0" "$@"`` as
+    ``true``, with python3 replaced as kfp.local replaces it); False when it failed."""
+    from kfp.local.subprocess_task_handler import replace_python_executable
+
+    cmd = replace_python_executable(["sh", "-c", script, "true"], str(path / "bin" / "python"))
+    with open(path.parent / f"{path.name}.log", "w") as log:
+        done = subprocess.run(cmd, env={**os.environ, **env}, stdout=log, stderr=subprocess.STDOUT)
+    return done.returncode == 0
+
+
+def _copy(src: Path, dst: Path) -> None:
+    """A full copy of the environment ``src`` at ``dst`` (copy-on-write clones where the
+    filesystem has them), its scripts' and pyvenv.cfg's absolute paths moved to ``dst``."""
+    if shutil.which("cp") and sys.platform.startswith("linux"):
+        subprocess.run(["cp", "-a", "--reflink=auto", str(src), str(dst)], check=True)
+    else:
+        shutil.copytree(src, dst, symlinks=True)
+    old, new = str(src).encode(), str(dst).encode()
+    for f in [dst / "pyvenv.cfg", *(dst / "bin").iterdir()]:
+        if f.is_file() and not f.is_symlink():
+            data = f.read_bytes()
+            if old in data:
+                f.write_bytes(data.replace(old, new))

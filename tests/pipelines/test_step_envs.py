@@ -1,0 +1,118 @@
+"""Step environments reused by install command (kfp_bench.sandbox.step_envs) stay a pod's own.
+
+Real kfp.local runs (``pods.as_pods``, the wheel folder of the pipeline tests): a task that
+writes into its site-packages, a new module and an edit of an installed one, leaves the next
+task of the same install script a clean environment; a script that differs by one package gets
+an environment of its own, and the tasks of one script share one template.
+"""
+
+# (no "from __future__ import annotations": KFP reads the components' annotations as types)
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from kfp import dsl
+
+from kfp_bench.params import compiled_file
+from kfp_bench.sandbox.pods import as_pods, install_scripts, step_envs
+from kfp_bench.sandbox.step_envs import StepEnvs
+
+pytestmark = pytest.mark.slow
+_PBR = ["pbr==7.1.3"]
+_IMAGE = "python:3.11-slim"  # what the steps use (components/_step.py)
+
+
+@dsl.component(base_image=_IMAGE, packages_to_install=_PBR)
+def write_site() -> str:
+    """Add a module to this environment's site-packages and edit an installed one in place."""
+    import pathlib
+    import sys
+
+    import pbr
+
+    site = pathlib.Path(pbr.__file__).parents[1]
+    (site / "stepenv_leak.py").write_text("LEAKED = True\n")
+    with open(pbr.__file__, "a") as f:  # in place: a hardlinked copy would share this inode
+        f.write("\nLEAKED = True\n")
+    return sys.prefix
+
+
+@dsl.component(base_image=_IMAGE, packages_to_install=_PBR)
+def read_site(after: str) -> str:
+    """What this environment holds of the writer's changes, and where it lives."""
+    import importlib.util
+    import sys
+
+    import pbr
+
+    leaks = [
+        *(["a new module"] if importlib.util.find_spec("stepenv_leak") else []),
+        *(["an edited pbr"] if hasattr(pbr, "LEAKED") else []),
+        *(["six"] if importlib.util.find_spec("six") else []),
+    ]
+    return f"{sys.prefix}|{after}|{','.join(leaks)}"
+
+
+@dsl.component(base_image=_IMAGE, packages_to_install=[*_PBR, "six==1.17.0"])
+def with_six(after: str) -> str:
+    """A script one package longer (six must be there); passes ``after`` on."""
+    import six
+
+    assert six.__name__ == "six"
+    return after
+
+
+@dsl.pipeline
+def writes_then_reads() -> str:
+    w = write_site()
+    s = with_six(after=w.output)
+    return read_site(after=s.output).output
+
+
+def test_a_step_writing_its_site_packages_leaves_the_next_step_clean(wheels, mounted, tmp_path):
+    envs = step_envs(wheels, mounted, tmp_path / "envs")
+    with as_pods(wheels, tmp_path / "root", mounted, envs=envs):
+        out = writes_then_reads().output
+    reader, writer, leaks = out.split("|")
+    assert leaks == "", f"the reader's environment holds the writer's {leaks}"
+    assert reader != writer
+    # kfp.local's new venv and one template per distinct script (write_site and read_site
+    # share one), none left of the tasks' copies
+    built = sorted(p.stem for p in envs.cache.glob("*.ok"))
+    assert len(built) == 3 and envs.key("") in built
+    assert sorted(p.name for p in envs.cache.iterdir() if p.is_dir()) == built
+    assert not Path(reader).exists() and not Path(writer).exists()
+
+
+def _envs(tmp_path, wheel=b"v1", env=None) -> StepEnvs:
+    (tmp_path / "w").mkdir(exist_ok=True)
+    (tmp_path / "m").mkdir(exist_ok=True)
+    (tmp_path / "w" / "a-1.0-py3-none-any.whl").write_bytes(wheel)
+    return StepEnvs(tmp_path / "envs", tmp_path / "w", tmp_path / "m", env or {"PIP_NO_INDEX": "1"})
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["script", "wheel", "pip setting"],
+)
+def test_a_template_is_reused_only_for_the_same_script_wheels_and_settings(tmp_path, change):
+    script = 'python3 -m pip install \'a==1.0\' && "$0" "$@"'
+    same = _envs(tmp_path).key(script)
+    assert _envs(tmp_path).key(script) == same
+    if change == "script":
+        other = _envs(tmp_path).key(script.replace("a==1.0", "a==1.0 "))
+    elif change == "wheel":
+        other = _envs(tmp_path, wheel=b"v2").key(script)
+    else:
+        other = _envs(tmp_path, env={"PIP_NO_INDEX": "0"}).key(script)
+    assert other != same
+
+
+def test_the_scripts_prepared_are_those_of_the_tasks_that_always_run_first_needed_first():
+    spec = next(yaml.safe_load_all(compiled_file("kfp_bench").read_text()))
+    extras = [re.search(r'"KFP-bench(\S*) @', s).group(1) for s in install_scripts(spec)]
+    # check-params first; report-history (history,report) runs only with results_uri
+    assert extras[0] == "[kfp]"
+    assert "[history,report]" not in extras
+    assert len(extras) == len(set(extras)) == 7
