@@ -17,15 +17,6 @@ import kfp_bench
 
 PACKAGE = Path(kfp_bench.__file__).parent
 
-#: The import cycles the pipeline round removes (issue 27, part 1: one pipeline package). Listed
-#: here so that no other cycle can join them; the test fails once they are gone, to be emptied.
-KNOWN_CYCLES = frozenset(
-    {
-        frozenset({"kfp_bench.params", "kfp_bench.llm_params"}),
-        frozenset({"kfp_bench.steps", "kfp_bench.llm_steps"}),
-    }
-)
-
 
 def _fresh(code: str, **env) -> subprocess.CompletedProcess:
     """Run ``code`` in a fresh interpreter of this environment; fail with its stderr."""
@@ -180,7 +171,4 @@ def test_imports_in_functions_relative_ones_and_names_of_a_package_count(tmp_pat
 
 def test_no_module_of_the_package_is_in_an_import_cycle():
     found = cycles(import_graph())
-    new = found - KNOWN_CYCLES
-    assert not new, "import cycles: " + "; ".join(" <-> ".join(sorted(c)) for c in new)
-    gone = KNOWN_CYCLES - found
-    assert not gone, f"no longer cycles, take them out of KNOWN_CYCLES: {sorted(map(sorted, gone))}"
+    assert not found, "import cycles: " + "; ".join(" <-> ".join(sorted(c)) for c in found)
