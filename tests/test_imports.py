@@ -39,6 +39,24 @@ def test_the_request_loop_imports_neither_numpy_nor_the_statistics():
     assert out.stdout.strip() == "[]"
 
 
+#: The packages of kfp-bench's extras (pyproject.toml) that a step's pod may lack.
+EXTRAS_PACKAGES = ("yaml", "numpy", "urllib3", "kubernetes", "hdrh", "httptools", "scipy",
+                   "google", "boto3", "prometheus_client", "matplotlib")  # fmt: skip
+
+
+def test_the_pipelines_modules_import_without_any_extra():
+    # A step's pod installs kfp-bench with its own extra only (components/_step.py): what a step
+    # module imports at its top must be there in every pod; the rest is imported where used.
+    modules = [m for m in _modules() if m.startswith("kfp_bench.pipeline.")]
+    _fresh(
+        "import importlib, sys\n"
+        f"for name in {EXTRAS_PACKAGES!r}:\n"
+        "    sys.modules[name] = None\n"
+        f"for name in {modules!r}:\n"
+        "    importlib.import_module(name)\n"
+    )
+
+
 def _modules() -> list[str]:
     """Every module of the package but ``__main__``s (which run a command when imported)."""
     return sorted(_name(p) for p in PACKAGE.rglob("*.py") if p.name != "__main__.py")
