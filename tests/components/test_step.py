@@ -9,6 +9,15 @@ from kfp_bench.components._step import Delivery, step
 IMAGE = "ghcr.io/example/kfp-bench@sha256:" + "2" * 64
 
 
+@pytest.fixture(autouse=True)
+def _default_delivery():
+    """These tests are about the default delivery (package mode); kfp.local's session fixture
+    (conftest.kfp_local) keeps image mode active once a test of this folder has used it, and
+    with one process the files run in order: test_components.py before this one."""
+    with Delivery().active():
+        yield
+
+
 @pytest.mark.parametrize("name", comps.__all__)
 def test_each_component_is_documented_and_installs_only_its_extra(name):
     component = getattr(comps, name)
