@@ -20,8 +20,8 @@ import pytest
 from kfp import components
 
 from kfp_bench import artifact
-from kfp_bench.compile import compile_all, delivery_for
-from kfp_bench.params import compiled_file
+from kfp_bench.pipeline.bundled import compiled_file
+from kfp_bench.pipeline.compile import compile_all, delivery_for
 from kfp_bench.results import read_results
 from kfp_bench.sandbox.kfp_server import start_kfp_server
 from kfp_bench.sandbox.llm_server import start_llm_server
