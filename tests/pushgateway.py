@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -16,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from kfp_bench.sandbox.process import free_port
+from tests.group import process_group
 
 BINARY = "/usr/bin/prometheus-pushgateway"
 
@@ -32,19 +31,10 @@ def pushgateway(workdir: Path, timeout: float = 60):
     args = [binary() or BINARY, f"--web.listen-address=127.0.0.1:{port}"]
     # Debian's default keeps a file under /var/lib/prometheus: empty keeps the groups in memory.
     args += ["--persistence.file=", "--log.level=debug"]
-    log = (workdir / "pushgateway.log").open("wb")
-    proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
-    try:
+    with process_group(args, workdir / "pushgateway.log") as proc:
         _wait_ready(url, proc, workdir, timeout)
         yield url
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait(30)
-        log.close()
 
 
 def _wait_ready(url: str, proc, workdir: Path, timeout: float) -> None:

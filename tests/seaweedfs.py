@@ -6,10 +6,7 @@ for minutes); its data lives in a temporary folder."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import signal
-import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -18,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kfp_bench.sandbox.process import free_port
+from tests.group import process_group
 
 ACCESS_KEY, SECRET_KEY = "kfp-bench-test", "kfp-bench-test-secret"
 BUCKET = "kfp-bench-results"
@@ -69,19 +67,10 @@ def seaweedfs(workdir: Path, *flags: str, timeout: float = 120):
     args += ["-s3.port.iceberg=0", "-s3.port.lance=0", "-master.telemetry=false"]
     args += [f"-s3.config={config}", f"-filer.localSocket={workdir}/filer.sock"]
     args += [f"-s3.localSocket={workdir}/s3.sock", *flags]
-    log = (workdir / "weed.log").open("wb")
-    proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
+    with process_group(args, workdir / "weed.log") as proc:
         store = SeaweedFS(f"http://127.0.0.1:{ports['s3.port']}", BUCKET)
         _wait_ready(store, proc, workdir, timeout)
         yield store
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait(30)
-        log.close()
 
 
 def _wait_ready(store: SeaweedFS, proc, workdir: Path, timeout: float) -> None:

@@ -1,4 +1,5 @@
-"""Fixtures of the pod-faithful runs: the steps' wheels and the wheel volume."""
+"""Fixtures of the pipeline runs: the steps' wheels and the wheel volume (pod-faithful runs),
+and kfp.local in this process's environment (``local_root``)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from kfp import local
+from kfp.local import config
 
 from kfp_bench.cli import main
 from kfp_bench.sandbox.pods import mount_config_map, wheelhouse
@@ -31,3 +34,13 @@ def mounted(tmp_path_factory) -> Path:
         assert main(["install", "--namespace", "team", "--kubeconfig", kubeconfig]) == 0
     ((_, obj),) = store.items()
     return mount_config_map(obj, folder / "volume")
+
+
+@pytest.fixture
+def local_root(tmp_path):
+    """kfp.local with its tasks in this process's environment, its pipeline root under
+    ``tmp_path``; the previous configuration restored after."""
+    before = config.LocalExecutionConfig.instance
+    local.init(runner=local.SubprocessRunner(use_venv=False), pipeline_root=str(tmp_path / "r"))
+    yield tmp_path / "r"
+    config.LocalExecutionConfig.instance = before

@@ -10,35 +10,27 @@ import re
 from pathlib import Path
 
 import pytest
-from kfp import local
-from kfp.local import config
 
 from tests.venv_image import pipeline
 
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture
-def root(tmp_path):
-    before = config.LocalExecutionConfig.instance
-    local.init(runner=local.SubprocessRunner(use_venv=False), pipeline_root=str(tmp_path / "r"))
-    yield tmp_path / "r"
-    config.LocalExecutionConfig.instance = before
-
-
 def _out(capfd) -> str:
     return re.sub(r"\x1b\[[0-9;]*m", "", capfd.readouterr().out)  # kfp.local colours its lines
 
 
-def test_a_gate_on_a_figure_nothing_measures_is_refused_first(root, capfd):
+def test_a_gate_on_a_figure_nothing_measures_is_refused_first(local_root, capfd):
     with pytest.raises(RuntimeError, match="check-params"):
         pipeline()(run_benchmark=False, thresholds="llm_ttft_p99_ms<500", benchmark_id="gate-no")
     out = _out(capfd)
     assert "pipeline parameter thresholds 'llm_ttft_p99_ms<500': ttft_p99_ms is a figure of " in out
-    assert not list(Path(root).rglob("inference-load*"))  # nothing started
+    assert not list(Path(local_root).rglob("inference-load*"))  # nothing started
 
 
-def test_a_broken_threshold_fails_the_run_after_the_report_is_published(root, model_server, capfd):
+def test_a_broken_threshold_fails_the_run_after_the_report_is_published(
+    local_root, model_server, capfd
+):
     with pytest.raises(RuntimeError, match=r"Inner task failed: \S*'check-outcome'"):
         pipeline()(
             run_benchmark=False,
@@ -51,7 +43,7 @@ def test_a_broken_threshold_fails_the_run_after_the_report_is_published(root, mo
     out = _out(capfd)
     assert "1 gate(s) broke (BROKEN load_p50_ms<0.001: load_p50_ms is " in out
     assert "benchmark ended FAILED" in out  # the exit handler saw it
-    (md,) = [p for p in Path(root).rglob("summary") if p.parent.name == "report"]
+    (md,) = [p for p in Path(local_root).rglob("summary") if p.parent.name == "report"]
     assert md.read_text().startswith(
         "# kfp-bench report\n\n> **GATES: 1 of 2 broken**\n>\n> - BROKEN load_p50_ms<0.001: "
     )

@@ -14,8 +14,6 @@ import re
 from pathlib import Path
 
 import pytest
-from kfp import local
-from kfp.local import config
 
 from tests.kserve.fake_kube import NS, READY, Frame, Scenario
 from tests.venv_image import pipeline
@@ -24,19 +22,13 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def root(tmp_path):
-    before = config.LocalExecutionConfig.instance
-    local.init(runner=local.SubprocessRunner(use_venv=False), pipeline_root=str(tmp_path / "r"))
-    yield tmp_path / "r"
-    config.LocalExecutionConfig.instance = before
-
-
-@pytest.fixture
 def fake(fake_cluster):
     return fake_cluster
 
 
-def test_a_refused_replica_watcher_still_gives_a_flagged_report(root, fake, fault_server, capfd):
+def test_a_refused_replica_watcher_still_gives_a_flagged_report(
+    local_root, fake, fault_server, capfd
+):
     frames = [Frame(1, 1, 1, 1)]
     s = fake.play(Scenario([READY], frames, pa_forbidden_after=2, address=fault_server.url))
     with pytest.raises(RuntimeError, match=r"Inner task failed: \S*'check-outcome'"):
@@ -52,7 +44,7 @@ def test_a_refused_replica_watcher_still_gives_a_flagged_report(root, fake, faul
     assert "watch_replicas failed to measure: KubeError: " in out
     assert "the benchmark is flagged step-failed" in out
     assert "benchmark ended FAILED" in out and s.deleted == ["bench-iris"]  # the exit handler
-    (md,) = [p for p in Path(root).rglob("summary") if p.parent.name == "report"]
+    (md,) = [p for p in Path(local_root).rglob("summary") if p.parent.name == "report"]
     text = md.read_text()
     assert "**FAILED**" in text and "step-failed: a helper step failed to measure" in text
     assert "watch_replicas: KubeError: list podautoscalers" in text and "HTTP 403" in text
