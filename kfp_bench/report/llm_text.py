@@ -23,7 +23,7 @@ ROWS = {
     "e2e_intended": "E2E from intended",
     "lag": "Sched. lag",
 }
-_OPEN_LOOP_ONLY = ("ttft_intended", "e2e_intended", "lag")
+OPEN_LOOP_ONLY = ("ttft_intended", "e2e_intended", "lag")
 
 
 def write_text(s: LlmSummary, out: TextIO) -> None:
@@ -38,7 +38,7 @@ def write_text(s: LlmSummary, out: TextIO) -> None:
     w("\nLatency (ms):\n")
     w("  \tcount\t" + "\t".join(c.replace("_", ".") for c in COLUMNS) + "\n")
     for key, label in ROWS.items():
-        if key in _OPEN_LOOP_ONLY and not s.corrected:
+        if key in OPEN_LOOP_ONLY and not s.corrected:
             continue
         lat = s.latency_ms[key]
         cells = "\t".join(f"{lat[c]:.3f}" for c in COLUMNS) if lat["count"] else "–"
