@@ -4,10 +4,9 @@ KServe's own benchmark is a table of QPS against mean, p50, p95 and p99 latency 
 rate. ``run_sweep`` builds it with the load engine: for each rate of ``rates`` it runs
 ``run_load`` open-loop for ``step_s`` seconds (latency from the intended send time, so a server
 that falls behind shows it) and keeps one ``SweepStep``. ``find_knee`` then names the saturation
-knee: the first rate whose p99 exceeds ``k`` times the low-load p99 (the first step's), or whose
-success ratio falls below ``min_success``. A step in which no request got a response (flagged
-``no-response``) has no latency and is never the knee nor its baseline: a closed port is not a
-saturated server. The module never prints; ``on_step`` hears each step.
+knee (``stats.knee``, shared with the LLM sweep): the first rate whose p99 exceeds ``k`` times
+the low-load p99 (the first step's), or whose success ratio falls below ``min_success``. The
+module never prints; ``on_step`` hears each step.
 """
 
 from __future__ import annotations
@@ -21,10 +20,13 @@ from kfp_bench.errors import ConfigError, EngineError
 from kfp_bench.load.options import LoadOptions, check_rates
 from kfp_bench.load.workers import run_load
 from kfp_bench.outcome import failures
+from kfp_bench.stats import knee as kn
+from kfp_bench.stats.knee import KNEE_FACTOR
 
-#: Defaults of the knee: p99 beyond 3x the low-load p99, or under 99% success.
-KNEE_FACTOR = 3.0
+#: The knee's floor of success: a step under 99% success is past it (p99: ``KNEE_FACTOR``).
 KNEE_MIN_SUCCESS = 0.99
+#: The reason's words: "p99 ... ms > 3x the low-load p99 ... ms", "success 98.00% < 99%".
+WORDS = kn.Words(latency="p99", baseline="the low-load p99", ratio="success", decimals=2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,19 +156,9 @@ def find_knee(
     is below ``min_success``. The first step is the baseline but is itself past the knee when its
     success ratio is already too low. Steps without a response are left out: they have no p99,
     and the refusals of a server that is not there say nothing of where it saturates."""
-    steps = [s for s in steps if s.answered]
-    if not steps:
-        return Knee(None, "no steps with a response", 0.0, factor, min_success)
-    base = steps[0].p99_ms
-    for s in steps:
-        if s.success_ratio < min_success:
-            reason = f"success {s.success_ratio:.2%} < {min_success:.0%}"
-            return Knee(s.rate, reason, base, factor, min_success)
-        if s is not steps[0] and s.p99_ms > factor * base:
-            reason = f"p99 {s.p99_ms:.1f} ms > {factor:g}x the low-load p99 {base:.1f} ms"
-            return Knee(s.rate, reason, base, factor, min_success)
-    return Knee(None, f"no step past {factor:g}x p99 or under {min_success:.0%}", base, factor,
-                min_success)  # fmt: skip
+    points = [kn.Point(s.rate, s.p99_ms, s.success_ratio, s.answered) for s in steps]
+    at = kn.find_knee(points, factor, min_success, WORDS)
+    return Knee(at.level, at.reason, at.baseline_ms, factor, min_success)
 
 
 def run_sweep(
