@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from kfp_bench.outcome import describe, describe_warnings
+from kfp_bench.report.hey import write_distributions
 from kfp_bench.stats.llm import LlmSummary
 
 COLUMNS = ("p50", "p90", "p95", "p99", "p99_9", "max", "mean")
@@ -45,13 +46,7 @@ def write_text(s: LlmSummary, out: TextIO) -> None:
         w(f"  {label}:\t{lat['count']}\t{cells}\n")
     w(f"\nGoodput ({'SLO ' + s.slo if s.slo else 'no SLO: every completed request'}):\n")
     w(f"  Good:\t{s.good} of {s.requests} ({s.good_ratio:.1%}), {s.goodput_rps:4.4f}/sec\n")
-    w("\nStatus code distribution:\n")
-    for code, n in s.status_codes.items():
-        w(f"  [{code}]\t{n} responses\n")
-    if s.errors:
-        w("\nError distribution:\n")
-        for err, n in s.errors.items():
-            w(f"  [{n}]\t{err}\n")
+    write_distributions(s.status_codes, s.errors, w)
     _write_notes(s, w)
     w("\n")
 
