@@ -15,6 +15,7 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from kfp_bench.errors import ConfigError, EngineError
 from kfp_bench.load.options import LoadOptions, check_rates
@@ -192,8 +193,7 @@ def run_sweep(
             it did not hold its rate for ``step_s``).
     """
     check_rates(rates)
-    if not (step_s > 0 and math.isfinite(step_s)):
-        raise ConfigError(f"-z {step_s}: each step needs a duration above 0, e.g. -z 30s")
+    check_step_s(step_s)
     if not factor > 1:
         raise ConfigError(f"--knee-factor {factor}: give a p99 multiple above 1, e.g. 3")
     if not 0 < min_success <= 1:
@@ -202,26 +202,61 @@ def run_sweep(
     for p in plans:
         p.validate()
     steps: list[SweepStep] = []
-    for i, opts in enumerate(plans):
+
+    def keep(opts: LoadOptions, stats) -> None:
+        steps.append(_step(opts.rate, stats, max_replicas))
+        if on_step is not None:
+            on_step(steps[-1])
+
+    def result() -> SweepResult:
+        return SweepResult(tuple(steps), find_knee(steps, factor, min_success))
+
+    labelled = [(f"{p.rate:g} req/s", p) for p in plans]
+    step_through(labelled, run_load, keep, result, pause_s)
+    return result()
+
+
+def check_step_s(step_s: float) -> None:
+    """A sweep step's length: above 0 and finite (``ConfigError`` naming ``-z`` otherwise)."""
+    if not (step_s > 0 and math.isfinite(step_s)):
+        raise ConfigError(f"-z {step_s}: each step needs a duration above 0, e.g. -z 30s")
+
+
+def step_through(
+    plans: Sequence[tuple[str, Any]],
+    run: Callable[[Any], Any],
+    keep: Callable[[Any, Any], None],
+    partial: Callable[[], Any],
+    pause_s: float = 0.0,
+) -> None:
+    """The driver of a sweep, predict or LLM: ``run`` each step's options in order and ``keep``
+    (options, stats); stop after a step flagged ``interrupted``.
+
+    Args:
+        plans: (label, options) of each step; the label names the step in an error message.
+        run: runs one step's options and returns its stats (with ``flags``).
+        keep: takes a finished step's options and stats.
+        partial: the sweep's result from the steps kept so far.
+        pause_s: seconds of rest between steps.
+
+    Raises:
+        EngineError: a bug of the engine ended a step; its ``partial`` is ``partial()`` (the cut
+            step is left out: it did not hold its level for the step's length).
+    """
+    for i, (label, opts) in enumerate(plans):
         if i and pause_s > 0:
             time.sleep(pause_s)
         try:
-            stats = run_load(opts)
+            stats = run(opts)
         except EngineError as exc:
-            done = SweepResult(tuple(steps), find_knee(steps, factor, min_success))
             raise EngineError(
-                f"the sweep's step at {opts.rate:g} req/s: {exc}; the {len(steps)} step(s) "
-                "before it are kept",
+                f"the sweep's step at {label}: {exc}; the {i} step(s) before it are kept",
                 exc.stats,
-                partial=done,
+                partial=partial(),
             ) from exc
-        step = _step(opts.rate, stats, max_replicas)
-        steps.append(step)
-        if on_step is not None:
-            on_step(step)
-        if step.interrupted:
+        keep(opts, stats)
+        if "interrupted" in stats.flags:
             break
-    return SweepResult(tuple(steps), find_knee(steps, factor, min_success))
 
 
 def _step(rate: float, stats, max_replicas) -> SweepStep:
