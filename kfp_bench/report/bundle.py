@@ -12,7 +12,7 @@
     api_calls.csv      one row per KFP API call  load_series.csv  one row per second of load
 
 The bundle appears whole or not at all: every file is rendered into a stage folder beside
-``out_dir`` and the stage replaces ``out_dir`` in one rename (``kfp_bench.atomic.folder``), so a
+``out_dir`` and the stage replaces ``out_dir`` in one rename (``report.folder.write_folder``), so a
 failure or a crash half-way never leaves new files beside old ones. Other files in ``out_dir``
 (e.g. the results themselves, when the report is written beside them) are carried over. The CSV
 files are always written, with only their header when nothing of that kind was measured.
