@@ -1,13 +1,13 @@
 """KFP components of kfp-bench, one per step, installed as ``kfp_bench.components``.
 
 Each is a short function marked with the kfp-bench extra its pod installs (``_step.step``) whose
-body is one call into ``kfp_bench.steps``. The steps, in pipeline order: check_params,
-deploy_isvc, stage_manifest, upload_manifest, spawn_runs, poll_runs, rate_sweep, inference_load
-(one per load worker) beside watch_replicas, aggregate, report (and report_history with a
-results_uri), check_outcome (fails a flagged run once the report is published); with run_llm,
-llm_targets, llm_load (one per LLM load worker; ``kfp_bench.llm_steps``), report_llm and its own
-check_outcome; and cleanup (the exit handler, which also deletes the InferenceService and sweeps
-the KFP resources the runs phases made).
+body is one call into a step module of ``kfp_bench.pipeline``. The steps, in pipeline order:
+check_params, deploy_isvc, stage_manifest, upload_manifest, spawn_runs, poll_runs, rate_sweep,
+inference_load (one per load worker) beside watch_replicas, aggregate, report (and report_history
+with a results_uri), check_outcome (fails a flagged run once the report is published); with run_llm,
+llm_targets, llm_load (one per LLM load worker; ``kfp_bench.pipeline.llm_steps``), report_llm and
+its own check_outcome; and cleanup (the exit handler, which also deletes the InferenceService and
+sweeps the KFP resources the runs phases made).
 """
 
 from kfp_bench.components.aggregate import aggregate

@@ -26,9 +26,9 @@ def aggregate(
             joined with the load's per-second series into summary.json's replicas rows.
         results: the results directory.
     """
-    from kfp_bench import steps
-    from kfp_bench.params import BenchParams
+    from kfp_bench.pipeline import publish
+    from kfp_bench.pipeline.params import BenchParams
 
     p = BenchParams.from_dict(params)
     paths = [d.path for d in loads]
-    steps.aggregate(p, runs.path, paths, sweep.path, replicas.path, results.path)
+    publish.aggregate(p, runs.path, paths, sweep.path, replicas.path, results.path)

@@ -28,6 +28,6 @@ def check_outcome(results: Input[Dataset], params: dict, flags: bool = True) -> 
         What was checked and found sound, e.g. "no failure flag, no gate broken", and what was
         pushed.
     """
-    from kfp_bench import steps
+    from kfp_bench.pipeline import outcome
 
-    return steps.check_outcome(results.path, params, flags)
+    return outcome.check_outcome(results.path, params, flags)

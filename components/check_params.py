@@ -1,4 +1,16 @@
-"""The first step: check every pipeline parameter before anything is created."""
+"""The first step: check every pipeline parameter before anything is created.
+
+Its inputs are BenchParams' fields, written out here once more, and a test holds the two equal
+(tests/components/test_step.py). They cannot be derived from the dataclass as
+pipelines/meta.py derives the pipeline's signature: KFP (2.17.3) reads a component's inputs from
+``inspect.signature`` (dsl/component_factory.py, ``extract_component_interface``), which would
+take a ``__signature__``, but a lightweight component ships its function's source text
+(``_get_function_source_definition``: ``inspect.getsource``), and in the pod the executor calls
+that function with the inputs its written signature annotates
+(dsl/executor.py, ``Executor.execute``: ``inspect.getfullargspec(...).annotations``): inputs
+declared only by a ``__signature__`` reach the pod and are dropped there. Generating the source
+text instead would leave this component with no code to read in the repository.
+"""
 
 from kfp_bench.components._step import step
 
@@ -50,8 +62,8 @@ def check_params(
     pushgateway_url: str,
     job_id: str,
 ) -> dict:
-    """Check the pipeline's parameters (kfp_bench.params.BenchParams.check); fail with one
-    message naming the parameter and the fix. Then take the benchmark's lease on the KFP server
+    """Check the pipeline's parameters (kfp_bench.pipeline.params.BenchParams.check); fail with
+    one message naming the parameter and the fix. Then take the benchmark's lease on the KFP server
     (kfp_bench.kfp.lease), sweeping what an expired holder left; fail, naming the holder, while
     another live benchmark of that benchmark_id holds it. With mesh_route=sidecar the probe
     goes through this pod's sidecar, as the load will, and the step ends the sidecar at the end.
@@ -63,55 +75,14 @@ def check_params(
     Returns:
         The checked parameters, benchmark_id this run's own: what every later step reads.
     """
-    from kfp_bench import mesh, steps
-    from kfp_bench.params import BenchParams
+    params = dict(locals())  # first: the arguments alone, the parameters and job_id
+    job_id = params.pop("job_id")
+    from kfp_bench import mesh
+    from kfp_bench.pipeline import start
+    from kfp_bench.pipeline.params import BenchParams
 
-    p = BenchParams(
-        kfp_host=kfp_host,
-        namespace=namespace,
-        pipeline=pipeline,
-        run_benchmark=run_benchmark,
-        num_runs=num_runs,
-        create_concurrency=create_concurrency,
-        poll_interval_sec=poll_interval_sec,
-        run_timeout_sec=run_timeout_sec,
-        run_parameters=run_parameters,
-        run_node_selector=run_node_selector,
-        run_load=run_load,
-        inference_url=inference_url,
-        host_header=host_header,
-        payload=payload,
-        duration_sec=duration_sec,
-        concurrency=concurrency,
-        rate=rate,
-        load_workers=load_workers,
-        load_node_selector=load_node_selector,
-        mesh_route=mesh_route,
-        sweep_rates=sweep_rates,
-        sweep_step_sec=sweep_step_sec,
-        isvc=isvc,
-        run_llm=run_llm,
-        llm_url=llm_url,
-        llm_endpoint=llm_endpoint,
-        llm_model=llm_model,
-        llm_concurrency=llm_concurrency,
-        llm_rate=llm_rate,
-        llm_duration_sec=llm_duration_sec,
-        llm_input_tokens=llm_input_tokens,
-        llm_output_tokens=llm_output_tokens,
-        llm_slo=llm_slo,
-        llm_warmup_sec=llm_warmup_sec,
-        llm_workers=llm_workers,
-        token_secret=token_secret,
-        benchmark_id=benchmark_id,
-        lease_wait_sec=lease_wait_sec,
-        results_uri=results_uri,
-        baseline=baseline,
-        thresholds=thresholds,
-        fail_on_regression=fail_on_regression,
-        pushgateway_url=pushgateway_url,
-    )
+    p = BenchParams(**params)
     try:
-        return steps.check_params(p, job_id)
+        return start.check_params(p, job_id)
     finally:
         mesh.after_load(mesh_route)

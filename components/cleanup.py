@@ -32,8 +32,8 @@ def cleanup(
     Returns:
         What was deleted, in one line.
     """
-    from kfp_bench import steps
-    from kfp_bench.params import BenchParams
+    from kfp_bench.pipeline import exit_handler
+    from kfp_bench.pipeline.params import BenchParams
 
     p = BenchParams(
         kfp_host=kfp_host,
@@ -42,4 +42,4 @@ def cleanup(
         run_benchmark=run_benchmark,
         isvc=isvc,
     )
-    return steps.cleanup(p, job_id, status.state, status.error_message or "")
+    return exit_handler.cleanup(p, job_id, status.state, status.error_message or "")

@@ -21,7 +21,7 @@ def deploy_isvc(params: dict, timeout_sec: float) -> list:
         One item per load worker, {"worker": index, "params": the parameters, inference_url
         the URL to POST to}, over which the pipeline fans out; the sweep takes the first.
     """
-    from kfp_bench import steps
-    from kfp_bench.params import BenchParams
+    from kfp_bench.pipeline import serving
+    from kfp_bench.pipeline.params import BenchParams
 
-    return steps.deploy_isvc(BenchParams.from_dict(params), timeout_sec)
+    return serving.deploy_isvc(BenchParams.from_dict(params), timeout_sec)

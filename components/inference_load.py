@@ -16,11 +16,12 @@ def inference_load(params: dict, worker: int, result: Output[Dataset]):
         worker: this worker's index, 0 to load_workers - 1.
         result: the load result JSON (kfp_bench.stats.store), merged by aggregate.
     """
-    from kfp_bench import mesh, steps
-    from kfp_bench.params import BenchParams
+    from kfp_bench import mesh
+    from kfp_bench.pipeline import predict
+    from kfp_bench.pipeline.params import BenchParams
 
     p = BenchParams.from_dict(params)
     try:
-        steps.inference_load(p, int(worker), result.path)
+        predict.inference_load(p, int(worker), result.path)
     finally:
         mesh.after_load(p.mesh_route)  # with mesh_route=sidecar: the pod completes

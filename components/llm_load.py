@@ -6,7 +6,7 @@ from kfp_bench.components._step import step
 
 @step("load")
 def llm_load(params: dict, worker: int, result: Output[Dataset]):
-    """Stream this worker's share of the LLM load (kfp_bench.llm_steps.llm_load: TTFT, ITL,
+    """Stream this worker's share of the LLM load (kfp_bench.pipeline.llm_steps.llm_load: TTFT, ITL,
     TPOT, tokens/s, goodput) and save its histograms.
 
     Args:
@@ -15,8 +15,9 @@ def llm_load(params: dict, worker: int, result: Output[Dataset]):
         worker: this worker's index, 0 to llm_workers - 1.
         result: the LLM result JSON (kfp_bench.stats.store), merged by report_llm.
     """
-    from kfp_bench import llm_steps, mesh
-    from kfp_bench.params import BenchParams
+    from kfp_bench import mesh
+    from kfp_bench.pipeline import llm_steps
+    from kfp_bench.pipeline.params import BenchParams
 
     p = BenchParams.from_dict(params)
     try:

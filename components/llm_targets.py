@@ -5,8 +5,8 @@ from kfp_bench.components._step import step
 
 @step()
 def llm_targets(targets: list) -> list:
-    """One item per LLM load worker (kfp_bench.llm_steps.llm_items), over which the LLM load
-    fans out; a step of its own, run only with run_llm, as kfp.local (kfp 2.17.3) cannot fan
+    """One item per LLM load worker (kfp_bench.pipeline.llm_steps.llm_items), over which the LLM
+    load fans out; a step of its own, run only with run_llm, as kfp.local (kfp 2.17.3) cannot fan
     out over one of a task's several named outputs.
 
     Args:
@@ -15,6 +15,6 @@ def llm_targets(targets: list) -> list:
     Returns:
         {"worker": index, "params": the parameters} for each of llm_workers.
     """
-    from kfp_bench import llm_steps
+    from kfp_bench.pipeline import llm_steps
 
     return llm_steps.llm_items(targets[0]["params"])

@@ -17,8 +17,8 @@ def poll_runs(params: dict, handle: str, spawned: Input[Dataset], runs: Output[D
         runs: a directory: runs_summary.json, runs.jsonl and api_calls.jsonl of all three
             phases; empty when switched off.
     """
-    from kfp_bench import steps
-    from kfp_bench.params import BenchParams
+    from kfp_bench.pipeline import child_runs
+    from kfp_bench.pipeline.params import BenchParams
 
     p = BenchParams.from_dict(params)
-    steps.poll_runs(p, handle, spawned.path, runs.path)
+    child_runs.poll_runs(p, handle, spawned.path, runs.path)

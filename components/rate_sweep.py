@@ -15,11 +15,12 @@ def rate_sweep(targets: list, sweep: Output[Dataset]):
             inference_url that of the InferenceService deployed).
         sweep: {"sweep": rows, "sweep_knee": knee}, the keys aggregate adds to summary.json.
     """
-    from kfp_bench import mesh, steps
-    from kfp_bench.params import BenchParams
+    from kfp_bench import mesh
+    from kfp_bench.pipeline import predict
+    from kfp_bench.pipeline.params import BenchParams
 
     p = BenchParams.from_dict(targets[0]["params"])
     try:
-        steps.rate_sweep(p, sweep.path)
+        predict.rate_sweep(p, sweep.path)
     finally:
         mesh.after_load(p.mesh_route)  # with mesh_route=sidecar: the pod completes

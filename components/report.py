@@ -25,11 +25,11 @@ def report(
         metrics: the scalar metrics, with stable names for the UI's "Compare runs".
         records: the raw records and CSVs, summary.json and gates.json.
     """
-    from kfp_bench import steps
-    from kfp_bench.params import BenchParams
+    from kfp_bench.pipeline import publish
+    from kfp_bench.pipeline.params import BenchParams
 
     p = BenchParams.from_dict(params)
-    gates = p.gates(steps.REPORT_KINDS)
-    found = steps.report(results.path, records.path, html.path, summary.path, gates=gates)
+    gates = p.gates(publish.REPORT_KINDS)
+    found = publish.report(results.path, records.path, html.path, summary.path, gates=gates)
     for name, value in found.items():
         metrics.log_metric(name, value)

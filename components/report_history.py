@@ -29,18 +29,18 @@ def report_history(
         metrics: the scalar metrics and the verdict's (regression, baseline_results, ...).
         records: the raw records and CSVs, summary.json and gates.json.
     """
-    from kfp_bench import steps
-    from kfp_bench.params import BenchParams
+    from kfp_bench.pipeline import publish
+    from kfp_bench.pipeline.params import BenchParams
 
     p = BenchParams.from_dict(params)
-    found = steps.report(
+    found = publish.report(
         results.path,
         records.path,
         html.path,
         summary.path,
         results_uri=p.results_uri,
         baseline=p.baseline,
-        gates=p.gates({*steps.REPORT_KINDS, "regression"}),
+        gates=p.gates({*publish.REPORT_KINDS, "regression"}),
     )
     for name, value in found.items():
         metrics.log_metric(name, value)

@@ -14,7 +14,7 @@ def report_llm(
     metrics: Output[Metrics],
 ):
     """Merge the LLM workers' results (a missing one named and flagged workers-lost) and
-    publish the LLM report bundle (kfp_bench.llm_steps.report_llm).
+    publish the LLM report bundle (kfp_bench.pipeline.llm_steps.report_llm).
 
     Args:
         params: the checked parameters, from check_params.
@@ -26,8 +26,8 @@ def report_llm(
         summary: the Markdown summary.
         metrics: the LLM metrics, names stable (kfp_bench.stats.llm.metric_values).
     """
-    from kfp_bench import llm_steps
-    from kfp_bench.params import BenchParams
+    from kfp_bench.pipeline import llm_steps
+    from kfp_bench.pipeline.params import BenchParams
 
     p = BenchParams.from_dict(params)
     paths = [d.path for d in loads]

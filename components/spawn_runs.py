@@ -18,8 +18,8 @@ def spawn_runs(params: dict, handle: str, uploaded: Input[Dataset], runs: Output
     Returns:
         How many runs were created.
     """
-    from kfp_bench import steps
-    from kfp_bench.params import BenchParams
+    from kfp_bench.pipeline import child_runs
+    from kfp_bench.pipeline.params import BenchParams
 
     p = BenchParams.from_dict(params)
-    return steps.spawn_runs(p, handle, uploaded.path, runs.path)
+    return child_runs.spawn_runs(p, handle, uploaded.path, runs.path)

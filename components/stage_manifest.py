@@ -14,8 +14,8 @@ def stage_manifest(params: dict, manifest: Output[Dataset]):
         params: the checked parameters, from check_params.
         manifest: the compiled child pipeline (YAML).
     """
-    from kfp_bench import steps
-    from kfp_bench.params import BenchParams
+    from kfp_bench.pipeline import child_runs
+    from kfp_bench.pipeline.params import BenchParams
 
     p = BenchParams.from_dict(params)
-    manifest.metadata.update(steps.stage_manifest(p, manifest.path))
+    manifest.metadata.update(child_runs.stage_manifest(p, manifest.path))

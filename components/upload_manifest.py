@@ -18,8 +18,8 @@ def upload_manifest(params: dict, manifest: Input[Dataset], runs: Output[Dataset
         The benchmark handle (kfp_bench.kfp.phases.BenchmarkHandle) as JSON; empty when the
         runs benchmark is off.
     """
-    from kfp_bench import steps
-    from kfp_bench.params import BenchParams
+    from kfp_bench.pipeline import child_runs
+    from kfp_bench.pipeline.params import BenchParams
 
     p = BenchParams.from_dict(params)
-    return steps.upload_manifest(p, manifest.path, runs.path)
+    return child_runs.upload_manifest(p, manifest.path, runs.path)

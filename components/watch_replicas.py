@@ -14,7 +14,7 @@ def watch_replicas(params: dict, replicas: Output[Dataset]):
         params: the checked parameters, from check_params.
         replicas: the samples and autoscaler settings (kfp_bench.kserve.watch.watcher_doc).
     """
-    from kfp_bench import steps
-    from kfp_bench.params import BenchParams
+    from kfp_bench.pipeline import serving
+    from kfp_bench.pipeline.params import BenchParams
 
-    steps.watch_replicas(BenchParams.from_dict(params), replicas.path)
+    serving.watch_replicas(BenchParams.from_dict(params), replicas.path)

@@ -1,7 +1,7 @@
 """The kfp_bench meta-pipeline: benchmark a KFP server and an inference endpoint, as a KFP run.
 
 Wiring only; each step is a component over the engine, each parameter is documented in
-``kfp_bench.params.BenchParams``::
+``kfp_bench.pipeline.params.BenchParams``::
 
     exit handler ─ cleanup (sweeps the KFP server for this benchmark's resources and deletes the
     │              InferenceService of isvc, always)
@@ -81,7 +81,9 @@ from kfp_bench.components._step import Delivery
 from kfp_bench._doc import field_docs
 from kfp_bench.history.s3 import MINIO_SECRET_DIR
 from kfp_bench.mesh import SIDECAR_ANNOTATIONS, SIDECAR_LABELS
-from kfp_bench.params import MAX_DURATION_S, MAX_RUN_TIMEOUT_S, TOKEN_DIR, BenchParams
+from kfp_bench.pipeline.auth import TOKEN_DIR
+from kfp_bench.pipeline.checks import MAX_DURATION_S, MAX_RUN_TIMEOUT_S
+from kfp_bench.pipeline.params import BenchParams
 
 _SHORT = 15 * 60  # seconds: the bound on steps that do no long work
 # What a load pod asks the scheduler for. One core: the engine is one process, and a load
@@ -122,15 +124,15 @@ def _mesh_pod(task, route: str):
 
 
 def _worker(task, node_selector, route: str, token_secret):
-    """A load or LLM worker: a load pod, retried once when its pod dies, so that the loop and
-    what follows it still run. KFP's Argo compiler makes every dependency ``.Succeeded``
+    """A load or LLM worker: a load pod, retried once when its pod dies, so that the loop and what
+    follows it still run. KFP's Argo compiler makes every dependency ``.Succeeded``
     (kubeflow/pipelines 7b70c7b95f argocompiler/dag.go:713), so one failed worker would fail the
     loop and skip aggregate, report and report_llm; a retry policy becomes the executor's Argo
     retryStrategy (container.go:379-392, 586-592), which with no retryPolicy set retries a Failed
-    pod (Argo's default OnFailure: OOM-killed, evicted, past its deadline). The retry does not
-    load: it saves why its worker is lost (``kfp_bench.steps.worker_started``) and succeeds. It
-    knows it is a retry by the start mark its first attempt created on the KFP API, hence the KFP
-    caller's token and label (``_kfp_caller``)."""
+    pod (Argo's default OnFailure: OOM-killed, evicted, past its deadline). The retry does not load:
+    it saves why its worker is lost (``kfp_bench.pipeline.worker_start.worker_started``) and
+    succeeds. It knows it is a retry by the start mark its first attempt created on the KFP API,
+    hence the KFP caller's token and label (``_kfp_caller``)."""
     task.set_retry(num_retries=WORKER_RETRIES)
     return _kfp_caller(_load_pod(task, node_selector, route), token_secret)
 

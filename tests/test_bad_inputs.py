@@ -33,7 +33,7 @@ import pytest
 
 from kfp_bench.cli import build_parser
 from kfp_bench.errors import ConfigError
-from kfp_bench.params import BenchParams
+from kfp_bench.pipeline.params import BenchParams
 from kfp_bench.sandbox.kfp_server import start_kfp_server
 from tests.paths import PIPELINES as REF
 

@@ -8,9 +8,10 @@ import json
 
 import pytest
 
-from kfp_bench import gates, steps
+from kfp_bench import gates
 from kfp_bench.errors import BenchError, ConfigError
-from kfp_bench.params import BenchParams
+from kfp_bench.pipeline import outcome, publish
+from kfp_bench.pipeline.params import BenchParams
 from kfp_bench.report.metrics import collect
 from kfp_bench.report.tables import build
 from kfp_bench.results import read_results
@@ -109,8 +110,8 @@ def test_check_params_refuses_fail_on_regression_without_a_history(tmp_path):
     p = _params(fail_on_regression=True, results_uri=str(tmp_path), thresholds="load_rps>1")
     assert p.check(fetch=False) is p
     # each report step checks the gates on the figures it publishes
-    assert [g.text for g in p.gates(steps.REPORT_KINDS)] == ["load_rps>1"]
-    assert [g.text for g in p.gates({*steps.REPORT_KINDS, "regression"})][-1] == (
+    assert [g.text for g in p.gates(publish.REPORT_KINDS)] == ["load_rps>1"]
+    assert [g.text for g in p.gates({*publish.REPORT_KINDS, "regression"})][-1] == (
         "fail_on_regression"
     )
 
@@ -119,11 +120,11 @@ def test_check_outcome_fails_for_a_broken_gate_and_keeps_the_verdicts_as_data(tm
     (tmp_path / "summary.json").write_text(json.dumps({"pipeline": {"flags": []}}))
     found = gates.parse("load_p99_ms<50,load_rps>1")
     gates.write(tmp_path, gates.evaluate(found, {"load_p99_ms": 10.0, "load_rps": 5}))
-    assert steps.check_outcome(str(tmp_path)) == "no failure flag, no gate broken"
+    assert outcome.check_outcome(str(tmp_path)) == "no failure flag, no gate broken"
     verdicts = gates.evaluate([*found, gates.REGRESSION_GATE], {"load_rps": 5, "regression": 1})
     gates.write(tmp_path, verdicts)
     with pytest.raises(BenchError) as err:
-        steps.check_outcome(str(tmp_path), flags=False)
+        outcome.check_outcome(str(tmp_path), flags=False)
     assert "2 gate(s) broke (BROKEN load_p99_ms<50: load_p99_ms was not measured; BROKEN " in (
         str(err.value)
     )

@@ -1,6 +1,7 @@
-"""The meta-pipeline's LLM load, step by step (kfp_bench.llm_params, kfp_bench.llm_steps and the
-first step's probe), against the real local streaming server (``start_llm_server``). The whole
-pipeline with the LLM load runs as pods run it in tests/pipelines/test_pods.py."""
+"""The meta-pipeline's LLM load, step by step (kfp_bench.pipeline.llm_params,
+kfp_bench.pipeline.llm_steps and the first step's probe), against the real local streaming server
+(``start_llm_server``). The whole pipeline with the LLM load runs as pods run it in
+tests/pipelines/test_pods.py."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ import json
 
 import pytest
 
-from kfp_bench import llm_steps, steps
 from kfp_bench.errors import BenchError, ConfigError
-from kfp_bench.llm_params import check_dist
 from kfp_bench.load.prompts import Dist
-from kfp_bench.params import BenchParams
+from kfp_bench.pipeline import llm_steps, outcome, start
+from kfp_bench.pipeline.llm_params import check_dist
+from kfp_bench.pipeline.params import BenchParams
 from kfp_bench.sandbox.llm_server import start_llm_server
 from kfp_bench.stats import store
 
@@ -79,20 +80,20 @@ def test_the_first_steps_distribution_check_agrees_with_the_prompts(text):
 
 def test_first_step_probes_v1_models_and_hands_on_the_served_model(llm_server, capfd):
     p = BenchParams(**{**LLM, "llm_url": llm_server.url + "/openai"})
-    checked = steps.check_params(p, "job-llm")
+    checked = start.check_params(p, "job-llm")
     assert checked["llm_model"] == "kfp-bench-llm"
     assert (
         "/v1/models lists kfp-bench-llm; the LLM load asks for kfp-bench-llm"
         in capfd.readouterr().out
     )
     with pytest.raises(ConfigError, match=r"llm_model='gpt-4': .* serves kfp-bench-llm; give one"):
-        steps.check_params(BenchParams(**{**LLM, "llm_url": p.llm_url, "llm_model": "gpt-4"}), "j")
+        start.check_params(BenchParams(**{**LLM, "llm_url": p.llm_url, "llm_model": "gpt-4"}), "j")
     wrong = BenchParams(**{**LLM, "llm_url": llm_server.url + "/nothing"})
     with pytest.raises(ConfigError, match=r"llm_url='.*/nothing': GET .* answered HTTP 404"):
-        steps.check_params(wrong, "j")
+        start.check_params(wrong, "j")
     gone = BenchParams(**LLM)  # port 9: nothing listens
     with pytest.raises(ConfigError, match=r"llm_url='http://127.0.0.1:9/openai': cannot reach"):
-        steps.check_params(gone, "j")
+        start.check_params(gone, "j")
 
 
 def test_llm_workers_merge_exactly_and_a_lost_or_failed_one_is_flagged(llm_server, tmp_path):
@@ -124,4 +125,4 @@ def test_llm_workers_merge_exactly_and_a_lost_or_failed_one_is_flagged(llm_serve
     assert metrics["ttft_p50_ms"] >= 20 and abs(metrics["itl_p50_ms"] - 5) < 2.5
     assert "TTFT" in html.read_text() and md.read_text()
     with pytest.raises(BenchError, match="flagged workers-lost, step-failed"):
-        steps.check_outcome(str(out))
+        outcome.check_outcome(str(out))

@@ -12,8 +12,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from kfp_bench.errors import ConfigError
-from kfp_bench.params import BenchParams
-from kfp_bench.probe import REFUSED_FOR_S, TIMEOUT_S, probe
+from kfp_bench.pipeline.params import BenchParams
+from kfp_bench.pipeline.probe import REFUSED_FOR_S, TIMEOUT_S, probe
 from kfp_bench.sandbox.fault_server import start_fault_server
 from kfp_bench.sandbox.kfp_server import start_kfp_server
 

@@ -1,5 +1,5 @@
 """The push from where it is made: ``kfp-bench report --pushgateway-url`` on a saved results
-directory, and the pipeline's check step (``steps.check_outcome``) on the records its report step
+directory, and the pipeline's check step (``outcome.check_outcome``) on the records its report step
 wrote; each read back from a real Pushgateway's query API (tests/pushgateway.py)."""
 
 from __future__ import annotations
@@ -8,9 +8,12 @@ import json
 
 import pytest
 
-from kfp_bench import cli, steps
+from kfp_bench import cli
 from kfp_bench.errors import BenchError, ConfigError, PushError
-from kfp_bench.params import DEFAULT_INFERENCE_URL, BenchParams, benchmark_id_for
+from kfp_bench.pipeline import ids, outcome, publish
+from kfp_bench.pipeline.ids import benchmark_id_for
+from kfp_bench.pipeline.load_params import DEFAULT_INFERENCE_URL
+from kfp_bench.pipeline.params import BenchParams
 from kfp_bench.push import LAST_SUCCESS
 from kfp_bench.sandbox.process import free_port
 from kfp_bench.stats import store
@@ -102,11 +105,11 @@ def _pipeline_records(tmp_path, p: BenchParams, workers: int) -> str:
         (tmp_path / f"{name}.json").write_text(json.dumps({"skipped": True}))
     (tmp_path / "runs").mkdir()
     results, records = tmp_path / "results", tmp_path / "records"
-    steps.aggregate(
+    publish.aggregate(
         p, str(tmp_path / "runs"), loads, str(tmp_path / "sweep.json"),
         str(tmp_path / "replicas.json"), str(results),
     )  # fmt: skip
-    steps.report(str(results), str(records), str(tmp_path / "r.html"), str(tmp_path / "r.md"))
+    publish.report(str(results), str(records), str(tmp_path / "r.html"), str(tmp_path / "r.md"))
     return str(records)
 
 
@@ -116,7 +119,7 @@ def test_the_check_step_pushes_then_fails_a_flagged_run(gateway, tmp_path):
     # As check_params hands the parameters on: the run's own benchmark id.
     params = {**p.as_dict(), "benchmark_id": benchmark_id_for(p.benchmark_id, "run-1")}
     labels = {"benchmark": "nightly-gpu", "target": DEFAULT_INFERENCE_URL, "part": "main"}
-    done = steps.check_outcome(_pipeline_records(tmp_path / "a", p, 2), params)
+    done = outcome.check_outcome(_pipeline_records(tmp_path / "a", p, 2), params)
     assert done.startswith("no failure flag, no gate; pushed")
     got = _group(gateway, **labels)
     assert got["kfp_bench_load_requests_per_second"] == 20 and got["kfp_bench_passed"] == 1
@@ -125,7 +128,7 @@ def test_the_check_step_pushes_then_fails_a_flagged_run(gateway, tmp_path):
     # success stays the first night's.
     params["benchmark_id"] = benchmark_id_for(p.benchmark_id, "run-2")
     with pytest.raises(BenchError, match="flagged workers-lost"):
-        steps.check_outcome(_pipeline_records(tmp_path / "b", p, 1), params)
+        outcome.check_outcome(_pipeline_records(tmp_path / "b", p, 1), params)
     got = _group(gateway, **labels)
     assert got["kfp_bench_failures"] == 1 and got["kfp_bench_passed"] == 0
     assert _group(gateway, "kfp_bench_last_success", **labels)[LAST_SUCCESS] == first
@@ -140,9 +143,9 @@ def test_with_a_history_only_the_check_after_report_history_pushes(gateway, tmp_
     params = {**p.as_dict(), "benchmark_id": benchmark_id_for(p.benchmark_id, "run-1")}
     labels = {"benchmark": "hist", "target": DEFAULT_INFERENCE_URL, "part": "main"}
     records = _pipeline_records(tmp_path, p, 1)
-    assert steps.check_outcome(records, params) == "no failure flag, no gate"
+    assert outcome.check_outcome(records, params) == "no failure flag, no gate"
     assert _group(gateway, **labels) == {}
-    assert "pushed" in steps.check_outcome(records, params, flags=False)
+    assert "pushed" in outcome.check_outcome(records, params, flags=False)
     assert _group(gateway, **labels)["kfp_bench_passed"] == 1
 
 
@@ -151,11 +154,11 @@ def test_the_check_step_fails_a_passed_run_whose_push_failed(tmp_path, capsys):
     p = BenchParams(**{**p.as_dict(), "pushgateway_url": f"http://127.0.0.1:{free_port()}"})
     records = _pipeline_records(tmp_path, p, 1)
     with pytest.raises(PushError, match="the benchmark passed and its report is published, but"):
-        steps.check_outcome(records, {**p.as_dict(), "benchmark_id": "ab12cd34-run"})
+        outcome.check_outcome(records, {**p.as_dict(), "benchmark_id": "ab12cd34-run"})
     assert "push failed: Pushgateway http://127.0.0.1:" in capsys.readouterr().out
     # Without a pushgateway_url the step is what it was: no push.
     p = BenchParams(run_benchmark=False, load_workers=1)
-    assert steps.check_outcome(records, p.as_dict()) == "no failure flag, no gate"
+    assert outcome.check_outcome(records, p.as_dict()) == "no failure flag, no gate"
 
 
 @pytest.mark.parametrize(
@@ -170,7 +173,7 @@ def test_the_check_step_fails_a_passed_run_whose_push_failed(tmp_path, capsys):
     ],
 )
 def test_the_benchmark_label_is_the_id_as_given(bid, label):
-    assert steps.benchmark_label(bid) == label
+    assert ids.benchmark_label(bid) == label
 
 
 def test_a_bad_pushgateway_url_parameter_is_refused_without_its_password():

@@ -2,7 +2,8 @@
 had and its error and succeeds; aggregate flags what is missing; the report and its metrics show
 the flags; check_outcome fails the run after the report is written.
 
-The steps' functions are called directly (kfp_bench.steps), as a component's one call into them.
+The steps' functions are called directly (kfp_bench.pipeline's step modules), as a component's
+one call into them.
 The Kubernetes API is ``fake_kube``'s loopback server, the one mock of the kserve tests (no
 Kubernetes API can run here); the kubernetes client that talks to it is real.
 """
@@ -14,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from kfp_bench import steps
 from kfp_bench.errors import BenchError
-from kfp_bench.params import BenchParams
+from kfp_bench.pipeline import outcome, predict, publish, serving
+from kfp_bench.pipeline.params import BenchParams
 from kfp_bench.report.bundle import write_bundle
 from kfp_bench.results import read_results
 from kfp_bench.stats import store
@@ -55,14 +56,14 @@ def _aggregate(tmp_path, p, loads, replicas=None) -> dict:
     runs.mkdir(exist_ok=True)
     out = tmp_path / "results"
     replicas = replicas or _skipped(tmp_path / "replicas.json")
-    steps.aggregate(p, str(runs), loads, _skipped(tmp_path / "sweep.json"), replicas, str(out))
+    publish.aggregate(p, str(runs), loads, _skipped(tmp_path / "sweep.json"), replicas, str(out))
     return read_results(out).summary
 
 
 def test_a_403_on_podautoscalers_keeps_the_samples_and_the_error(fake, tmp_path, capfd):
     fake.play(Scenario(frames=[Frame(1, 1, 1, 1)], pa_forbidden_after=2))
     out = tmp_path / "replicas.json"
-    steps.watch_replicas(_params(isvc=ISVC), str(out))  # ends successfully
+    serving.watch_replicas(_params(isvc=ISVC), str(out))  # ends successfully
     doc = json.loads(out.read_text())
     assert doc["error"].startswith("KubeError: ")
     assert "HTTP 403" in doc["error"] and "podautoscalers" in doc["error"]
@@ -74,7 +75,7 @@ def test_a_failed_helper_step_is_flagged_and_reaches_the_report(fake, tmp_path):
     fake.play(Scenario(frames=[Frame(1, 1, 1, 1)], pa_forbidden_after=1))
     replicas = tmp_path / "replicas.json"
     p = _params(isvc=ISVC)
-    steps.watch_replicas(p, str(replicas))
+    serving.watch_replicas(p, str(replicas))
     loads = [_worker(tmp_path / "w0.json"), _worker(tmp_path / "w1.json")]
     summary = _aggregate(tmp_path, p, loads, str(replicas))
     assert summary["pipeline"]["flags"] == ["step-failed"]
@@ -113,7 +114,7 @@ def test_a_load_worker_that_fails_to_measure_saves_its_error_and_succeeds(tmp_pa
     # The engine refuses the URL (a ConfigError, before anything is sent): a measurement failure.
     p = _params(inference_url="ftp://127.0.0.1:9/v1/models/m:predict")
     out = tmp_path / "w0.json"
-    steps.inference_load(p, 0, str(out))
+    predict.inference_load(p, 0, str(out))
     doc = json.loads(out.read_text())
     assert doc["error"].startswith("ConfigError: ") and "ftp" in doc["error"]
     assert "worker 0: inference_load failed to measure: ConfigError" in capfd.readouterr().out
@@ -126,7 +127,7 @@ def test_the_failpoint_still_fails_a_helper_step(fake, tmp_path, monkeypatch):
     fake.play(Scenario(frames=[Frame(1, 1, 1, 1)], pa_forbidden_after=0))
     monkeypatch.setenv("KFP_BENCH_FAIL_STEP", "watch_replicas")
     with pytest.raises(BenchError, match="failed on purpose"):
-        steps.watch_replicas(_params(isvc=ISVC, sweep_rates=""), str(tmp_path / "r.json"))
+        serving.watch_replicas(_params(isvc=ISVC, sweep_rates=""), str(tmp_path / "r.json"))
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +140,7 @@ def flagged_bundle(tmp_path_factory):
     assert summary["pipeline"]["flags"] == ["workers-lost", "step-failed"]
     out = tmp / "records"
     html, md = tmp / "report.html", tmp / "summary.md"
-    metrics = steps.report(str(tmp / "results"), str(out), str(html), str(md))
+    metrics = publish.report(str(tmp / "results"), str(out), str(html), str(md))
     return metrics, md.read_text(), html.read_text(), tmp
 
 
@@ -166,12 +167,12 @@ def test_a_clean_result_has_zero_failures(tmp_path):
     assert metrics["failures"] == 0
     assert not [k for k in metrics if k.startswith("flag_")]
     assert (
-        steps.check_outcome(str(summary_dir)) == "no failure flag, no gate"
+        outcome.check_outcome(str(summary_dir)) == "no failure flag, no gate"
     )  # no failure: the run may end SUCCEEDED
 
 
 def test_check_outcome_fails_the_run_after_the_report(flagged_bundle):
     *_, tmp = flagged_bundle
     with pytest.raises(BenchError, match="workers-lost, step-failed") as err:
-        steps.check_outcome(str(tmp / "results"))
+        outcome.check_outcome(str(tmp / "results"))
     assert "its report is published" in str(err.value)

@@ -13,8 +13,8 @@ import json
 
 import pytest
 
-from kfp_bench import llm_steps, steps
-from kfp_bench.params import BenchParams
+from kfp_bench.pipeline import exit_handler, llm_steps, predict, worker_start
+from kfp_bench.pipeline.params import BenchParams
 from kfp_bench.stats import store
 from tests.components.test_partial import _aggregate, _worker
 
@@ -30,9 +30,9 @@ def _params(**over) -> BenchParams:
 def attempt(monkeypatch):
     def set_index(index: int | None):
         if index is None:
-            monkeypatch.delenv(steps.RETRY_INDEX_ENV, raising=False)
+            monkeypatch.delenv(worker_start.RETRY_INDEX_ENV, raising=False)
         else:
-            monkeypatch.setenv(steps.RETRY_INDEX_ENV, str(index))
+            monkeypatch.setenv(worker_start.RETRY_INDEX_ENV, str(index))
 
     set_index(None)
     return set_index
@@ -41,7 +41,7 @@ def attempt(monkeypatch):
 def test_a_retried_load_worker_saves_itself_lost_and_aggregate_names_it(tmp_path, attempt, capfd):
     attempt(1)
     out = tmp_path / "w1.json"
-    steps.inference_load(_params(inference_url=UNREACHABLE), 1, str(out))
+    predict.inference_load(_params(inference_url=UNREACHABLE), 1, str(out))
     doc = json.loads(out.read_text())
     assert doc["worker"] == 1 and "retried the step (attempt 2)" in doc["error"]
     assert "load worker 1: lost: its pod died" in capfd.readouterr().out
@@ -55,10 +55,10 @@ def test_a_retried_load_worker_saves_itself_lost_and_aggregate_names_it(tmp_path
 def test_the_first_attempt_loads_and_leaves_a_mark_its_retry_reads(tmp_path, attempt):
     attempt(0)
     out = tmp_path / "w0.json"
-    assert steps.worker_started(str(out), 0, "load worker 0: ") == ""
+    assert worker_start.worker_started(str(out), 0, "load worker 0: ") == ""
     assert json.loads(out.read_text())["started"]  # the mark, until the result replaces it
     attempt(None)  # kfp.local: no attempt index, the same output path
-    why = steps.worker_started(str(out), 0, "load worker 0: ")
+    why = worker_start.worker_started(str(out), 0, "load worker 0: ")
     assert "its pod died after it started at" in why
     assert json.loads(out.read_text()) == {"worker": 0, "error": why}
 
@@ -66,7 +66,7 @@ def test_the_first_attempt_loads_and_leaves_a_mark_its_retry_reads(tmp_path, att
 def test_a_first_attempt_measures_as_before(tmp_path, attempt):
     attempt(0)
     out = tmp_path / "w0.json"
-    steps.inference_load(_params(inference_url=UNREACHABLE), 0, str(out))
+    predict.inference_load(_params(inference_url=UNREACHABLE), 0, str(out))
     doc = json.loads(out.read_text())
     assert doc["error"].startswith("ConfigError: ") and doc["worker"] == 0
 
@@ -99,11 +99,11 @@ def test_the_kfp_api_mark_alone_tells_a_retry(tmp_path, attempt, kfp_api, capfd)
     p = _params(inference_url=UNREACHABLE, kfp_host=kfp_api.url, benchmark_id="retry-api-1")
     first = tmp_path / "first" / "w1.json"
     first.parent.mkdir()
-    steps.inference_load(p, 1, str(first))
+    predict.inference_load(p, 1, str(first))
     assert json.loads(first.read_text())["error"].startswith("ConfigError: ")  # it loaded
     fresh = tmp_path / "retry" / "w1.json"
     fresh.parent.mkdir()
-    steps.inference_load(p, 1, str(fresh))
+    predict.inference_load(p, 1, str(fresh))
     doc = json.loads(fresh.read_text())
     assert doc["worker"] == 1
     assert "experiment kfp-bench-retry-api-1-worker-1, exists" in doc["error"]
@@ -112,7 +112,7 @@ def test_the_kfp_api_mark_alone_tells_a_retry(tmp_path, attempt, kfp_api, capfd)
     llm = _params(run_llm=True, llm_url="http://127.0.0.1:9/openai", llm_workers=2,
                   kfp_host=kfp_api.url, benchmark_id="retry-api-1")  # fmt: skip
     first_llm = str(tmp_path / "llm1.json")
-    assert steps.worker_started(first_llm, 1, "LLM worker 1: ", llm, "llm-worker") == ""
+    assert worker_start.worker_started(first_llm, 1, "LLM worker 1: ", llm, "llm-worker") == ""
     retried = tmp_path / "retry" / "llm1.json"
     llm_steps.llm_load(llm, 1, str(retried))
     assert "lost: its start mark" in json.loads(retried.read_text())["error"]
@@ -120,7 +120,7 @@ def test_the_kfp_api_mark_alone_tells_a_retry(tmp_path, attempt, kfp_api, capfd)
 
 def test_an_unreachable_kfp_api_leaves_a_first_attempt_that_says_so(tmp_path, attempt, capfd):
     p = _params(inference_url=UNREACHABLE, kfp_host="http://127.0.0.1:9", benchmark_id="u-1")
-    steps.inference_load(p, 0, str(tmp_path / "w0.json"))
+    predict.inference_load(p, 0, str(tmp_path / "w0.json"))
     assert json.loads((tmp_path / "w0.json").read_text())["error"].startswith("ConfigError: ")
     assert "load worker 0: WARNING: no start mark on the KFP API" in capfd.readouterr().out
 
@@ -128,7 +128,7 @@ def test_an_unreachable_kfp_api_leaves_a_first_attempt_that_says_so(tmp_path, at
 def test_the_exit_handlers_cleanup_deletes_the_marks_of_a_load_only_benchmark(kfp_api):
     from kfp_bench.kfp.auth import Auth
     from kfp_bench.kfp.start_mark import claim, mark_name
-    from kfp_bench.params import benchmark_id_for
+    from kfp_bench.pipeline.ids import benchmark_id_for
     from tests.components.conftest import leftovers
 
     bid = benchmark_id_for("retry-clean", "job-1")
@@ -136,6 +136,6 @@ def test_the_exit_handlers_cleanup_deletes_the_marks_of_a_load_only_benchmark(kf
         assert claim(kfp_api.url, Auth("none"), mark_name(bid, kind, i)) == (False, "")
     assert leftovers(kfp_api.url, bid) == 3
     p = _params(kfp_host=kfp_api.url, benchmark_id="retry-clean")  # run_benchmark off
-    done = steps.cleanup(p, "job-1", "FAILED", "load worker 1 lost")
+    done = exit_handler.cleanup(p, "job-1", "FAILED", "load worker 1 lost")
     assert f"benchmark {bid}: deleted 0 runs, 3 experiments" in done and "no lease taken" in done
     assert leftovers(kfp_api.url, bid) == 0

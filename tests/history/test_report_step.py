@@ -10,8 +10,8 @@ import json
 import pytest
 
 from kfp_bench import history as hist
-from kfp_bench import steps
 from kfp_bench.errors import HistoryError
+from kfp_bench.pipeline import publish
 from tests.history.conftest import BUCKET
 from tests.synthetic import T0, make_results
 
@@ -20,7 +20,7 @@ def _report(tmp_path, name: str, results, **history) -> tuple[dict, str, str]:
     out = tmp_path / name
     out.mkdir()
     html, md = out / "report.html", out / "summary.md"
-    found = steps.report(str(results), str(out / "records"), str(html), str(md), **history)
+    found = publish.report(str(results), str(out / "records"), str(html), str(md), **history)
     return found, html.read_text(), md.read_text()
 
 

@@ -14,9 +14,11 @@ import urllib.request
 
 import pytest
 
-from kfp_bench import steps
 from kfp_bench.errors import ConfigError
-from kfp_bench.params import BenchParams, bundled_manifest, token_auth
+from kfp_bench.pipeline import child_runs
+from kfp_bench.pipeline.auth import token_auth
+from kfp_bench.pipeline.bundled import bundled_manifest
+from kfp_bench.pipeline.params import BenchParams
 from tests.conftest import run_cli
 from tests.kfp.conftest import GOOD, NS, STALE, _start
 
@@ -65,7 +67,7 @@ def api(server, path: str) -> dict:
 
 def upload(server, tmp_path, bid: str, namespace: str = ""):
     p = BenchParams(kfp_host=server.url, namespace=namespace, benchmark_id=bid, run_load=False)
-    return steps.upload_manifest(p, str(bundled_manifest("noop")), str(tmp_path / "out"))
+    return child_runs.upload_manifest(p, str(bundled_manifest("noop")), str(tmp_path / "out"))
 
 
 # -- the local KFP API in multi-user mode ---------------------------------------------------------

@@ -9,13 +9,14 @@ import time
 
 import pytest
 
-from kfp_bench import steps
 from kfp_bench.errors import LeaseError
 from kfp_bench.kfp.api import KfpApi
 from kfp_bench.kfp.lease import Lease, lease_name, read
 from kfp_bench.kfp.options import NAME_PREFIX
 from kfp_bench.names import is_dns1123_label
-from kfp_bench.params import MAX_ID, BenchParams, benchmark_id_for
+from kfp_bench.pipeline import exit_handler, start
+from kfp_bench.pipeline.ids import MAX_ID, benchmark_id_for
+from kfp_bench.pipeline.params import BenchParams
 from tests.kfp.conftest import HELLO, kfp_client
 
 
@@ -35,36 +36,36 @@ def test_each_run_of_a_fixed_benchmark_id_gets_its_own_id():
 
 def test_a_second_benchmark_is_refused_while_the_lease_is_live(kfp_server):
     p = _params(kfp_server.url, "lease-live")
-    first = steps.check_params(p, "job-a")
+    first = start.check_params(p, "job-a")
     with pytest.raises(LeaseError) as err:
-        steps.check_params(p, "job-b")
+        start.check_params(p, "job-b")
     msg = str(err.value)
     assert f"holds the lease {NAME_PREFIX}lease-lease-live" in msg
     assert f"benchmark {first['benchmark_id']} (pipeline run job-a), until " in msg
     assert "lease_wait_sec" in msg and f"cleanup --benchmark-id {first['benchmark_id']}" in msg
-    line = steps.cleanup(p, "job-a", "SUCCEEDED", "")
+    line = exit_handler.cleanup(p, "job-a", "SUCCEEDED", "")
     assert line.endswith(f"lease {NAME_PREFIX}lease-lease-live: released")
     assert read(KfpApi(kfp_server.url), lease_name("lease-live")) is None
 
 
 def test_a_waiting_benchmark_gets_the_lease_once_it_is_released(kfp_server):
     p = _params(kfp_server.url, "lease-wait")
-    steps.check_params(p, "job-a")
+    start.check_params(p, "job-a")
     got: dict = {}
     waiter = threading.Thread(
-        target=lambda: got.update(steps.check_params(_params(**_w(p)), "job-b"))
+        target=lambda: got.update(start.check_params(_params(**_w(p)), "job-b"))
     )
     t0 = time.monotonic()
     waiter.start()
     time.sleep(1.0)
     assert not got  # still waiting
-    steps.cleanup(p, "job-a", "SUCCEEDED", "")
+    exit_handler.cleanup(p, "job-a", "SUCCEEDED", "")
     waiter.join(timeout=20)
     assert got["benchmark_id"] == benchmark_id_for("lease-wait", "job-b")
     assert time.monotonic() - t0 < 10
     held = read(KfpApi(kfp_server.url), lease_name("lease-wait"))
     assert held.holder == got["benchmark_id"]
-    steps.cleanup(p, "job-b", "SUCCEEDED", "")
+    exit_handler.cleanup(p, "job-b", "SUCCEEDED", "")
 
 
 def _w(p: BenchParams) -> dict:
@@ -79,13 +80,13 @@ def test_an_expired_lease_is_taken_over_and_its_holders_leftovers_swept(kfp_serv
     desc = f"Created by kfp-bench, benchmark {old}; delete with kfp-bench cleanup."
     assert api.create_experiment(NAME_PREFIX + old, desc).ok
     p = _params(kfp_server.url, "lease-exp")
-    checked = steps.check_params(p, "job-new")
+    checked = start.check_params(p, "job-new")
     out = capsys.readouterr().out
     assert f"took over the stale lease of benchmark {old} (pipeline run job-old)" in out
     assert "swept its leftovers: 0 recurring runs, 0 runs, 1 experiments" in out
     assert api.find_experiment(NAME_PREFIX + old) == (True, None)
     assert read(api, stale.name).holder == checked["benchmark_id"]
-    steps.cleanup(p, "job-new", "SUCCEEDED", "")
+    exit_handler.cleanup(p, "job-new", "SUCCEEDED", "")
 
 
 def test_the_lease_of_a_terminated_benchmark_is_taken_over_at_once(slow_kfp_server, capsys):
@@ -95,14 +96,14 @@ def test_the_lease_of_a_terminated_benchmark_is_taken_over_at_once(slow_kfp_serv
     client = kfp_client(slow_kfp_server.url)
     run = client.create_run_from_pipeline_package(str(HELLO), arguments={})
     p = _params(slow_kfp_server.url, "lease-term")
-    first = steps.check_params(p, run.run_id)
+    first = start.check_params(p, run.run_id)
     client.terminate_run(run.run_id)
     deadline = time.monotonic() + 20
     while client.get_run(run.run_id).state != "CANCELED":
         assert time.monotonic() < deadline, client.get_run(run.run_id).state
         time.sleep(0.2)
     capsys.readouterr()
-    checked = steps.check_params(p, "job-next")
+    checked = start.check_params(p, "job-next")
     out = capsys.readouterr().out
     assert f"took over the stale lease of benchmark {first['benchmark_id']}" in out, out
     assert "swept its leftovers" in out
@@ -110,4 +111,4 @@ def test_the_lease_of_a_terminated_benchmark_is_taken_over_at_once(slow_kfp_serv
         read(KfpApi(slow_kfp_server.url), lease_name("lease-term")).holder
         == checked["benchmark_id"]
     )
-    steps.cleanup(p, "job-next", "SUCCEEDED", "")
+    exit_handler.cleanup(p, "job-next", "SUCCEEDED", "")

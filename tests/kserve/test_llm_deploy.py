@@ -5,9 +5,9 @@ kubeconfig as a step's pod reaches its own; the step and the kubernetes client a
 
 from __future__ import annotations
 
-from kfp_bench import llm_steps, steps
-from kfp_bench.llm_params import llm_options
-from kfp_bench.params import BenchParams
+from kfp_bench.pipeline import llm_steps, serving
+from kfp_bench.pipeline.llm_params import llm_options
+from kfp_bench.pipeline.params import BenchParams
 from tests.kserve.fake_kube import NS, READY, Scenario
 
 LLM_ISVC = {
@@ -26,7 +26,7 @@ def _params(**kw) -> BenchParams:
 
 def test_the_llm_load_targets_the_deployed_llm_isvc(fake_cluster, schema, capfd):
     s = fake_cluster.play(Scenario(conditions=[READY]))
-    items = steps.deploy_isvc(_params().check(fetch=False), 5.0)
+    items = serving.deploy_isvc(_params().check(fetch=False), 5.0)
     (created,) = s.created
     schema.validate(created)  # KServe's CRD (tests/kserve/conftest.py)
     model = created["spec"]["predictor"]["model"]
@@ -45,5 +45,5 @@ def test_the_llm_load_targets_the_deployed_llm_isvc(fake_cluster, schema, capfd)
 def test_a_given_llm_url_and_model_are_kept(fake_cluster):
     fake_cluster.play(Scenario(conditions=[READY]))
     p = _params(llm_url="http://vllm.team.svc:8000", llm_model="mine").check(fetch=False)
-    params = steps.deploy_isvc(p, 5.0)[0]["params"]
+    params = serving.deploy_isvc(p, 5.0)[0]["params"]
     assert (params["llm_url"], params["llm_model"]) == ("http://vllm.team.svc:8000", "mine")

@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from kfp_bench import steps
-from kfp_bench.params import BenchParams
+from kfp_bench.pipeline import serving
+from kfp_bench.pipeline.params import BenchParams
 from tests.kserve.fake_kube import (
     HPA_PATH,
     NS,
@@ -36,7 +36,7 @@ def _params(isvc: dict) -> BenchParams:
 
 def test_deploy_isvc_says_the_mode_and_where_it_was_learnt(fake, capfd):
     fake.play(Scenario(conditions=[READY], default_mode="Standard"))
-    steps.deploy_isvc(_params(RAW), 5.0)
+    serving.deploy_isvc(_params(RAW), 5.0)
     out = capfd.readouterr().out
     assert f"InferenceService bench-iris in namespace {NS} ready in" in out
     assert out.rstrip().endswith(
@@ -47,7 +47,7 @@ def test_deploy_isvc_says_the_mode_and_where_it_was_learnt(fake, capfd):
 
 def test_deploy_isvc_says_when_the_config_map_is_forbidden(fake, capfd):
     fake.play(Scenario(conditions=[READY], default_mode="Standard", config_map="forbidden"))
-    steps.deploy_isvc(_params(RAW), 5.0)
+    serving.deploy_isvc(_params(RAW), 5.0)
     out = capfd.readouterr().out
     assert "deployment mode Standard (from the InferenceService's deploymentMode annotation" in out
     assert "the cluster's default is not readable here: " in out
@@ -58,10 +58,10 @@ def _watch(fake, tmp_path, scenario: Scenario, isvc: dict) -> dict:
     """watch_replicas over the deployed InferenceService of ``isvc``; the autoscaler LISTs are
     refused after the second, which ends the step's window early (and is saved as its error)."""
     s = fake.play(scenario)
-    steps.deploy_isvc(_params(isvc), 5.0)
+    serving.deploy_isvc(_params(isvc), 5.0)
     s.pa_forbidden_after = 2
     out = tmp_path / "replicas.json"
-    steps.watch_replicas(_params(isvc), str(out))
+    serving.watch_replicas(_params(isvc), str(out))
     return json.loads(out.read_text())
 
 

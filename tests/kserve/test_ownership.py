@@ -11,11 +11,12 @@ import json
 
 import pytest
 
-from kfp_bench import steps
 from kfp_bench.errors import NotOursError
 from kfp_bench.kserve.deploy import NOT_OURS, delete
 from kfp_bench.kserve.kube import Kube
-from kfp_bench.params import BenchParams, benchmark_id_for
+from kfp_bench.pipeline import exit_handler, serving
+from kfp_bench.pipeline.ids import benchmark_id_for
+from kfp_bench.pipeline.params import BenchParams
 from tests.kserve.fake_kube import ISVC_PATH, NS, READY, Scenario
 
 #: A user's InferenceService, not made by kfp-bench, under the name the benchmark asks for.
@@ -57,35 +58,35 @@ def test_a_users_isvc_of_that_name_is_refused_untouched_and_left_by_the_cleanup(
     s = cluster.play(Scenario(conditions=[READY], present=[USERS]))
     before = json.loads(json.dumps(s.live["bench-iris"]))
     with pytest.raises(NotOursError) as err:
-        steps.deploy_isvc(_checked("bench-a", "job-a"), timeout_s=5)
+        serving.deploy_isvc(_checked("bench-a", "job-a"), timeout_s=5)
     msg = str(err.value)
     assert "InferenceService bench-iris in namespace bench exists already" in msg
     assert "not created by kfp-bench" in msg and "nothing was changed" in msg
     assert "give the isvc parameter another name" in msg and "kubectl delete" in msg
     assert s.created == [] and _deletes(s) == []
-    line = steps.cleanup(_params("bench-a"), "job-a", "FAILED", msg)
+    line = exit_handler.cleanup(_params("bench-a"), "job-a", "FAILED", msg)
     assert "InferenceService bench-iris not ours: left alone (not created by kfp-bench)" in line
     assert s.live["bench-iris"] == before and _deletes(s) == []
 
 
 def test_a_second_benchmark_of_the_same_name_is_refused_and_its_cleanup_spares_the_first(cluster):
     s = cluster.play(Scenario(conditions=[READY]))
-    steps.deploy_isvc(_checked("bench-a", "job-a"), timeout_s=5)
+    serving.deploy_isvc(_checked("bench-a", "job-a"), timeout_s=5)
     with pytest.raises(NotOursError, match="exists already, created by benchmark bench-a"):
-        steps.deploy_isvc(_checked("bench-b", "job-b"), timeout_s=5)
-    line = steps.cleanup(_params("bench-b"), "job-b", "FAILED", "")
+        serving.deploy_isvc(_checked("bench-b", "job-b"), timeout_s=5)
+    line = exit_handler.cleanup(_params("bench-b"), "job-b", "FAILED", "")
     assert (
         f"not ours: left alone (created by benchmark {benchmark_id_for('bench-a', 'job-a')})"
         in line
     )
     assert "bench-iris" in s.live and s.deleted == []
-    line = steps.cleanup(_params("bench-a"), "job-a", "SUCCEEDED", "")
+    line = exit_handler.cleanup(_params("bench-a"), "job-a", "SUCCEEDED", "")
     assert "InferenceService bench-iris deleted" in line and s.deleted == ["bench-iris"]
 
 
 def test_every_object_the_steps_create_carries_the_benchmark_label(cluster):
     s = cluster.play(Scenario(conditions=[READY]))
-    steps.deploy_isvc(_checked("bench-a", "job-a"), timeout_s=5)
+    serving.deploy_isvc(_checked("bench-a", "job-a"), timeout_s=5)
     # The InferenceService is the one object kfp-bench creates; KServe's own (Knative Service,
     # revisions, Deployments, pods) inherit its labels (kfp_bench.kserve.spec, LABELS).
     assert [r for r in s.requests if r.startswith("POST")] == [f"POST {ISVC_PATH}"]
@@ -98,9 +99,9 @@ def test_every_object_the_steps_create_carries_the_benchmark_label(cluster):
 
 def test_an_isvc_replaced_between_the_get_and_the_delete_is_not_deleted(cluster):
     s = cluster.play(Scenario(conditions=[READY]))
-    steps.deploy_isvc(_checked("bench-a", "job-a"), timeout_s=5)
+    serving.deploy_isvc(_checked("bench-a", "job-a"), timeout_s=5)
     s.race["DELETE"] = USERS  # a user deletes ours and creates theirs after the cleanup's GET
-    line = steps.cleanup(_params("bench-a"), "job-a", "SUCCEEDED", "")
+    line = exit_handler.cleanup(_params("bench-a"), "job-a", "SUCCEEDED", "")
     assert "InferenceService bench-iris not ours: left alone" in line
     assert s.live["bench-iris"]["metadata"]["labels"] == {"team": "fraud"} and s.deleted == []
 
@@ -108,7 +109,7 @@ def test_an_isvc_replaced_between_the_get_and_the_delete_is_not_deleted(cluster)
 def test_a_name_taken_between_the_get_and_the_create_is_refused_the_same_way(cluster):
     s = cluster.play(Scenario(conditions=[READY], race={"POST": USERS}))
     with pytest.raises(NotOursError) as err:
-        steps.deploy_isvc(_checked("bench-a", "job-a"), timeout_s=5)
+        serving.deploy_isvc(_checked("bench-a", "job-a"), timeout_s=5)
     msg = str(err.value)
     assert "InferenceService bench-iris in namespace bench exists already" in msg
     assert "not created by kfp-bench" in msg

@@ -18,10 +18,11 @@ from urllib.parse import quote
 
 import pytest
 
-from kfp_bench import steps
 from kfp_bench.errors import ConfigError
 from kfp_bench.kfp.lease import lease_name
-from kfp_bench.params import BenchParams, benchmark_id_for
+from kfp_bench.pipeline import exit_handler, serving, start
+from kfp_bench.pipeline.ids import benchmark_id_for
+from kfp_bench.pipeline.params import BenchParams
 from tests.kfp.conftest import GOOD, _start
 from tests.kserve.fake_kube import CM_PATH, NS, READY, Frame, Scenario
 
@@ -69,13 +70,13 @@ def test_every_object_of_a_run_goes_to_the_pods_namespace(kfp, pod, fake_cluster
     )
     given = BenchParams(kfp_host=kfp.url, isvc=ISVC, run_load=False, num_runs=1,
                         benchmark_id="podns", duration_sec=1.0)  # fmt: skip
-    params = steps.check_params(given, "run-1")
+    params = start.check_params(given, "run-1")
     bid = params["benchmark_id"]
     assert lease_name("podns") in _experiments(kfp, NS)  # the lease, a KFP experiment
-    steps.deploy_isvc(BenchParams.from_dict(params), 5.0)
+    serving.deploy_isvc(BenchParams.from_dict(params), 5.0)
     s.pa_forbidden_after = 2  # ends the watch's window early
-    steps.watch_replicas(BenchParams.from_dict(params), str(tmp_path / "replicas.json"))
-    print(steps.cleanup(given, "run-1", "SUCCEEDED", ""))  # the pipeline's own parameters
+    serving.watch_replicas(BenchParams.from_dict(params), str(tmp_path / "replicas.json"))
+    print(exit_handler.cleanup(given, "run-1", "SUCCEEDED", ""))  # the pipeline's own parameters
 
     assert [c["metadata"]["namespace"] for c in s.created] == [NS]
     assert s.deleted == ["bench-iris"]
@@ -94,7 +95,7 @@ def test_cleanup_alone_finds_the_pods_namespace(kfp, pod, fake_cluster):
     owner = benchmark_id_for("x-1", "run-2")  # as deploy_isvc labelled it
     s.store(s.admit(BenchParams(isvc=ISVC, namespace=NS).isvc_spec().to_dict(benchmark_id=owner)))
     given = BenchParams(kfp_host=kfp.url, isvc=ISVC, run_benchmark=False, benchmark_id="x-1")
-    done = steps.cleanup(given, "run-2", "FAILED", "")
+    done = exit_handler.cleanup(given, "run-2", "FAILED", "")
     assert "InferenceService bench-iris deleted" in done
     assert s.deleted == ["bench-iris"]
 
@@ -121,5 +122,5 @@ def test_outside_a_pod_on_multi_user_kfp_the_cleanup_names_the_parameter(
     given = BenchParams(kfp_host=kfp.url, isvc=ISVC, run_benchmark=False)
     with pytest.raises(ConfigError, match="pipeline parameter namespace is empty"):
         given.with_namespace()
-    done = steps.cleanup(given, "run-3", "FAILED", "")
+    done = exit_handler.cleanup(given, "run-3", "FAILED", "")
     assert done.startswith("nothing to clean up: ") and "namespace" in done

@@ -29,7 +29,7 @@ from kfp import local
 from kfp.local import config
 
 from kfp_bench.failpoint import FAIL_STEP_ENV
-from kfp_bench.params import bundled_manifest
+from kfp_bench.pipeline.bundled import bundled_manifest
 from kfp_bench.sandbox.kfp_server import start_kfp_server
 from tests.components.conftest import leftovers
 from tests.venv_image import pipeline

@@ -9,8 +9,8 @@ import pytest
 import yaml
 from kfp_bench.pipelines import PIPELINES
 
-from kfp_bench.compile import DEFAULT_OUT, compile_all, delivery_for
 from kfp_bench.errors import ConfigError
+from kfp_bench.pipeline.compile import DEFAULT_OUT, compile_all, delivery_for
 
 
 @pytest.fixture(scope="module")
@@ -170,7 +170,7 @@ def test_meta_pipeline_parameters_have_working_defaults():
     assert (
         params["kfp_host"]["defaultValue"] == "http://ml-pipeline.kubeflow.svc.cluster.local:8888"
     )
-    from kfp_bench.params import BenchParams
+    from kfp_bench.pipeline.params import BenchParams
 
     assert set(params) == set(BenchParams.names())
 

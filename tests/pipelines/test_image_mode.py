@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from kfp_bench.compile import compile_all, delivery_for
+from kfp_bench.pipeline.compile import compile_all, delivery_for
 from kfp_bench.sandbox.kfp_server import start_kfp_server
 from kfp_bench.sandbox.llm_server import start_llm_server
 from kfp_bench.sandbox.pods import build_wheel

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 from kfp import components
 
-from kfp_bench.params import compiled_file
+from kfp_bench.pipeline.bundled import compiled_file
 from kfp_bench.results import read_results
 from kfp_bench.sandbox.kfp_server import start_kfp_server
 from kfp_bench.sandbox.pods import as_pods

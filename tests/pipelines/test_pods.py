@@ -20,8 +20,8 @@ import pytest
 from kfp import components
 
 from kfp_bench import artifact
-from kfp_bench.compile import compile_all, delivery_for
-from kfp_bench.params import compiled_file
+from kfp_bench.pipeline.bundled import compiled_file
+from kfp_bench.pipeline.compile import compile_all, delivery_for
 from kfp_bench.results import read_results
 from kfp_bench.sandbox.kfp_server import start_kfp_server
 from kfp_bench.sandbox.llm_server import start_llm_server
@@ -97,7 +97,8 @@ def test_every_step_succeeds_in_a_fresh_environment(wheels, mounted, tmp_path, m
     assert {state for _, state in done} == {"SUCCESS"}, done
     # each step ran the installed wheel, not this checkout
     (where,) = re.findall(r"kfp-bench \S+ from (\S+)", text)
-    assert "site-packages" in where and not where.startswith(str(ROOT)), where
+    # (the step environments may live in the checkout's .venv; their kfp_bench is the wheel's)
+    assert "site-packages" in where and not where.startswith(str(ROOT / "kfp_bench")), where
     (records,) = root.glob("kfp-bench-*/report/records")
     res = read_results(records)
     assert res.summary["runs"]["by_state"] == {"SUCCEEDED": 3}

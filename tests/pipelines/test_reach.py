@@ -15,7 +15,7 @@ import warnings
 
 import pytest
 
-from kfp_bench.compile import DEFAULT_OUT
+from kfp_bench.pipeline.compile import DEFAULT_OUT
 from kfp_bench.sandbox.kfp_server import start_kfp_server
 from tests.conftest import run_cli
 

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from kfp import dsl
 
-from kfp_bench.params import compiled_file
+from kfp_bench.pipeline.bundled import compiled_file
 from kfp_bench.sandbox.pods import as_pods, install_scripts, step_envs
 from kfp_bench.sandbox.step_envs import StepEnvs
 

@@ -17,9 +17,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from kfp_bench import steps
 from kfp_bench.jsonl import JsonlWriter, read
 from kfp_bench.kfp import convert
+from kfp_bench.pipeline import publish
 from kfp_bench.records import RunRecord
 from kfp_bench.report import runs as runs_report
 from kfp_bench.results import write_results
@@ -147,7 +147,7 @@ def test_the_report_and_its_metrics_at_whole_seconds(tmp_path):
             w.write(rec)
     write_results(results, runs_summary=stats.summary())
     html, md = tmp_path / "report.html", tmp_path / "summary.md"
-    metrics = steps.report(str(results), str(tmp_path / "records"), str(html), str(md))
+    metrics = publish.report(str(results), str(tmp_path / "records"), str(html), str(md))
     assert metrics["run_time_resolution_s"] == 1.0
     assert metrics["run_queue_delay_count"] == len(RUNS)
     for phase in ("duration", "queue_delay", "execution"):
@@ -183,7 +183,7 @@ def test_saved_results_without_a_resolution_still_load(tmp_path):
             summary["runs"][key].pop(k)
     summary["runs"].pop("resolution_s")
     write_results(results, runs_summary=summary)
-    metrics = steps.report(
+    metrics = publish.report(
         str(results), str(tmp_path / "records"), str(tmp_path / "r.html"), str(tmp_path / "s.md")
     )
     assert "run_time_resolution_s" not in metrics and metrics["run_queue_delay_p50_s"] > 0

@@ -39,7 +39,9 @@ import urllib.request
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.mesh import RBAC_DENIED, is_mesh_refusal
-from kfp_bench.params import BenchParams
+from kfp_bench.pipeline.load_params import load_options
+from kfp_bench.pipeline.params import BenchParams
+from kfp_bench.pipeline.runs_params import runs_options
 
 #: Seconds one probe request may take (connect and answer).
 TIMEOUT_S = 5.0
@@ -135,7 +137,7 @@ def _probe_inference(p: BenchParams) -> str:
         "inferenceservices -A), or give isvc to have the benchmark deploy one"
     )
     try:
-        status, reason, location, body = _send(req, p.load_options().ssl_context())
+        status, reason, location, body = _send(req, load_options(p).ssl_context())
     except urllib.error.URLError as exc:
         raise ConfigError(f"{where}: cannot reach it ({_why(exc)}); {fix}") from None
     except TimeoutError:
@@ -204,7 +206,7 @@ def _probe_kfp(p: BenchParams) -> str:
     url = f"{host}/apis/v2beta1/healthz"
     where = f"pipeline parameter kfp_host={p.kfp_host!r}"
     # The driver's credentials: healthz itself wants none, but a gateway in front may.
-    authorization = p.runs_options("check").auth.configure(host).authorization
+    authorization = runs_options(p, "check").auth.configure(host).authorization
     token = authorization() if authorization else None
     headers = {"User-Agent": "kfp-bench probe", **({"Authorization": token} if token else {})}
     fix = (

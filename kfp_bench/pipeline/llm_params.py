@@ -4,8 +4,8 @@ load's options they become.
 ``check_llm`` is run by ``BenchParams.check`` in the first step, whose pod installs the ``kfp``
 extra only: everything here is the standard library (the prompts module needs numpy, so a length
 distribution is checked by its text here, as ``kfp_bench.load.prompts.Dist.parse`` reads it; a
-test keeps the two in agreement). ``llm_options`` and ``llm_prompts`` are what an llm_load step
-(the ``load`` extra) builds from the checked parameters.
+test keeps the two in agreement). ``llm_options``, ``llm_slo`` and ``llm_prompts`` are what an
+llm_load step (the ``load`` extra) builds from the checked parameters.
 """
 
 from __future__ import annotations
@@ -14,6 +14,16 @@ import re
 from urllib.parse import urlsplit
 
 from kfp_bench.errors import ConfigError
+from kfp_bench.load.openai import ENDPOINTS, LlmOptions
+from kfp_bench.pipeline.checks import (
+    MAX_DURATION_S,
+    MAX_LOAD_WORKERS,
+    bad,
+    positive,
+    positive_int,
+    translated,
+)
+from kfp_bench.stats.slo import Slo
 
 #: The forms of a length distribution (kfp_bench.load.prompts.DIST_FORMS).
 DIST_FORMS = (
@@ -25,10 +35,6 @@ _NUMBER = r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*"
 _DIST = re.compile(rf"\s*(?:(fixed|uniform|normal|lognormal)\s*:)?{_NUMBER}(?:,{_NUMBER})?")
 
 
-def _bad(name: str, value, fix: str) -> ConfigError:
-    return ConfigError(f"pipeline parameter {name}={value!r}: {fix}")
-
-
 def check_dist(name: str, text) -> None:
     """A length distribution's text as ``Dist.parse`` takes it; ``ConfigError`` naming ``name``."""
     m = _DIST.fullmatch(text) if isinstance(text, str) else None
@@ -36,73 +42,73 @@ def check_dist(name: str, text) -> None:
     if m and (m[1] is None) and m[3] is not None:
         m = None  # a bare pair of numbers names no distribution
     if m is None or (kind == "fixed") != (m[3] is None):
-        raise _bad(name, text, f"use {DIST_FORMS}")
+        raise bad(name, text, f"use {DIST_FORMS}")
     a, b = float(m[2]), float(m[3] or 0)
     if kind in ("fixed", "uniform"):
         if not (a.is_integer() and b.is_integer()) or a < 1 or (kind == "uniform" and b < a):
-            raise _bad(name, text, f"whole numbers of tokens from 1, HI not below LO; {DIST_FORMS}")
+            raise bad(name, text, f"whole numbers of tokens from 1, HI not below LO; {DIST_FORMS}")
     elif a < 1:
-        raise _bad(name, text, f"the centre must be 1 or more; {DIST_FORMS}")
+        raise bad(name, text, f"the centre must be 1 or more; {DIST_FORMS}")
 
 
 def check_llm(p) -> None:
     """Check the LLM load's parameters of ``p`` (a ``BenchParams`` with run_llm on)."""
-    from kfp_bench.load.openai import ENDPOINTS
-    from kfp_bench.params import MAX_DURATION_S, MAX_LOAD_WORKERS, _positive, _positive_int
-    from kfp_bench.stats.slo import Slo
-
     if p.llm_url:
         parts = urlsplit(p.llm_url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise _bad(
+            raise bad(
                 "llm_url", p.llm_url, "give an http(s) OpenAI base URL, e.g. http://host/openai"
             )
         if parts.path.rstrip("/").endswith(("/v1", *ENDPOINTS.values())):
-            raise _bad(
+            raise bad(
                 "llm_url", p.llm_url, "give the base URL without /v1 (e.g. http://host/openai); "
                 "llm_endpoint picks the route",
             )  # fmt: skip
     elif not p.isvc:
-        raise _bad(
+        raise bad(
             "llm_url", "", "run_llm is on and there is no target: give an OpenAI base URL (KServe: "
             "http://NAME-predictor.NAMESPACE.svc.cluster.local/openai), or an LLM isvc to deploy",
         )  # fmt: skip
     if p.llm_endpoint not in ENDPOINTS:
-        raise _bad("llm_endpoint", p.llm_endpoint, f"give {' or '.join(ENDPOINTS)}")
-    _positive("llm_duration_sec", p.llm_duration_sec, MAX_DURATION_S)
-    _positive_int("llm_workers", p.llm_workers, MAX_LOAD_WORKERS)
-    _positive_int("llm_concurrency", p.llm_concurrency, 10000)
+        raise bad("llm_endpoint", p.llm_endpoint, f"give {' or '.join(ENDPOINTS)}")
+    positive("llm_duration_sec", p.llm_duration_sec, MAX_DURATION_S)
+    positive_int("llm_workers", p.llm_workers, MAX_LOAD_WORKERS)
+    positive_int("llm_concurrency", p.llm_concurrency, 10000)
     if p.llm_concurrency < p.llm_workers:
-        raise _bad(
+        raise bad(
             "llm_concurrency", p.llm_concurrency,
             f"give at least one stream per LLM load worker (llm_workers={p.llm_workers})",
         )  # fmt: skip
     r = p.llm_rate
     if not (isinstance(r, int | float) and not isinstance(r, bool) and 0 <= r < float("inf")):
-        raise _bad("llm_rate", r, "give requests/s >= 0 (0: closed loop at llm_concurrency)")
+        raise bad("llm_rate", r, "give requests/s >= 0 (0: closed loop at llm_concurrency)")
     w = p.llm_warmup_sec
     if not (isinstance(w, int | float) and not isinstance(w, bool) and 0 <= w < p.llm_duration_sec):
-        raise _bad(
+        raise bad(
             "llm_warmup_sec",
             w,
             f"give seconds from 0 to below llm_duration_sec ({p.llm_duration_sec:g})",
         )
     check_dist("llm_input_tokens", p.llm_input_tokens)
     check_dist("llm_output_tokens", p.llm_output_tokens)
-    try:
-        Slo.parse(p.llm_slo)
-    except ConfigError as exc:
-        raise ConfigError(f"pipeline parameter llm_slo: {str(exc).replace('--slo ', '')}") from None
+    llm_slo(p)
     # What each worker runs (the largest share), checked as the engine will check it.
     opts = llm_options(p, url=p.llm_url or "http://isvc.example/openai", model=p.llm_model or "-")
-    p._translated(lambda: opts.share(0, p.llm_workers).validate())
+    translated(lambda: opts.share(0, p.llm_workers).validate())
+
+
+def llm_slo(p) -> Slo:
+    """The goodput bounds of llm_slo, parsed (``Slo.parse``), a bad one named as the pipeline's
+    parameter: the first step's check and each LLM load worker read it here."""
+    try:
+        return Slo.parse(p.llm_slo)
+    except ConfigError as exc:
+        raise ConfigError(f"pipeline parameter llm_slo: {str(exc).replace('--slo ', '')}") from None
 
 
 def llm_options(p, *, url: str = "", model: str = ""):
     """The streaming load's ``LlmOptions`` for all LLM workers together (``share`` splits them):
     ``url`` and ``model`` default to llm_url and llm_model."""
-    from kfp_bench.load.openai import LlmOptions
-
     return LlmOptions(
         url=url or p.llm_url,
         endpoint=p.llm_endpoint,
@@ -117,7 +123,7 @@ def llm_options(p, *, url: str = "", model: str = ""):
 def llm_prompts(p, worker: int) -> list:
     """Worker ``worker``'s synthetic prompts: seeded by its index, so that two workers do not
     send the same prompts (a server's prefix cache would answer the second from the first)."""
-    from kfp_bench.load.prompts import Dist, synthetic
+    from kfp_bench.load.prompts import Dist, synthetic  # numpy: the load extra's
 
     inp, out = Dist.parse(p.llm_input_tokens), Dist.parse(p.llm_output_tokens)
     return synthetic(PROMPTS_PER_WORKER, inp, out, seed=worker)

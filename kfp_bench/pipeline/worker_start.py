@@ -11,7 +11,10 @@ from __future__ import annotations
 import json
 import os
 
-from kfp_bench.params import BenchParams, token_auth
+from kfp_bench.errors import BenchError
+from kfp_bench.jsonl import write_json_atomic
+from kfp_bench.pipeline.auth import token_auth
+from kfp_bench.pipeline.params import BenchParams
 
 #: Argo's attempt index of a step with a retry policy (``{{retries}}``, 0 on the first), which
 #: KFP's compiler puts in the executor's environment from backend 2.17.0 on (kubeflow/pipelines
@@ -33,8 +36,6 @@ def worker_started(out: str, worker: int, who: str, p: BenchParams | None = None
     (kfp.local's retries, kfp/local/orchestrator/task_executor.py, rerun a task with the same
     paths), or, on every backend, by its start mark on the KFP API (``_api_mark``)."""
     from datetime import UTC, datetime
-
-    from kfp_bench.jsonl import write_json_atomic
 
     attempt = os.environ.get(RETRY_INDEX_ENV, "").strip()
     earlier = None
@@ -62,7 +63,6 @@ def _api_mark(p: BenchParams, kind: str, worker: int, who: str) -> str:
     this attempt made it, why it is a retry when it was there. An API that cannot tell leaves
     the attempt a first one, said in the log: the load is the measurement, and a retry is then
     loud only through KFP_RETRY_INDEX (docs/running-in-a-cluster.md, "When a pod dies")."""
-    from kfp_bench.errors import BenchError
     from kfp_bench.kfp.start_mark import claim, mark_name
 
     name = mark_name(p.benchmark_id, kind, worker)

@@ -20,7 +20,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from kfp_bench.errors import ApiError, ConfigError
-from kfp_bench.params import BenchParams, compiled_file
+from kfp_bench.pipeline.bundled import compiled_file
+from kfp_bench.pipeline.params import BenchParams
 from kfp_bench.redact import public_url, scrub
 
 #: compiled/kfp_bench.yaml, as the package ships it (kfp_bench.compiled).

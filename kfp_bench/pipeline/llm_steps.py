@@ -1,7 +1,8 @@
 """The work of the meta-pipeline's LLM load steps (run_llm), as functions of parameters and paths.
 
-Beside ``kfp_bench.steps`` and under the same rules: a component is one call in here, each
-function imports what it uses, and a step that fails to measure saves its error and succeeds.
+Under the rules of every step: a component is one call in here, the engine's modules are
+imported by the function that uses them (a step's pod installs its own extra only), and a step
+that fails to measure saves its error and succeeds (``kfp_bench.pipeline.outputs``).
 
 - ``deployed_llm_target``: deploy_isvc's part: with an isvc and no llm_url, the LLM load streams
   from the deployed InferenceService's ``/openai`` and asks for the model it serves;
@@ -23,9 +24,15 @@ import math
 import os
 import shutil
 
+from kfp_bench.errors import BenchError
 from kfp_bench.failpoint import fail_point
-from kfp_bench.params import BenchParams
-from kfp_bench.steps import _error_of, _failed, _write_json, worker_started
+from kfp_bench.gates import evaluate as evaluate_gates
+from kfp_bench.gates import write as write_gates
+from kfp_bench.jsonl import write_json_atomic
+from kfp_bench.pipeline.llm_params import llm_options, llm_prompts, llm_slo
+from kfp_bench.pipeline.outputs import error_of, failed, write_json
+from kfp_bench.pipeline.params import BenchParams
+from kfp_bench.pipeline.worker_start import worker_started
 
 #: The merged LLM result in report_llm's results directory (a ``kfp-bench llm --json-out`` file).
 LLM_RESULT = "llm.json"
@@ -52,11 +59,7 @@ def llm_items(params: dict) -> list[dict]:
 def llm_load(p: BenchParams, worker: int, out: str) -> None:
     """Stream LLM load worker ``worker``'s share and save its LLM result at ``out`` (with its
     error, when it failed to measure: what was measured before it stays)."""
-    from kfp_bench.errors import BenchError
-    from kfp_bench.jsonl import write_json_atomic
-    from kfp_bench.llm_params import llm_options, llm_prompts
     from kfp_bench.load.llm import run_llm
-    from kfp_bench.stats.slo import Slo
 
     if worker_started(out, worker, f"LLM worker {worker}: ", p, "llm-worker"):
         return
@@ -64,10 +67,10 @@ def llm_load(p: BenchParams, worker: int, out: str) -> None:
     prompts = llm_prompts(p, worker)
     error, stats = "", None
     try:
-        stats = run_llm(opts, prompts, slo=Slo.parse(p.llm_slo), warmup_s=p.llm_warmup_sec)
+        stats = run_llm(opts, prompts, slo=llm_slo(p), warmup_s=p.llm_warmup_sec)
     except (BenchError, OSError) as exc:
         stats = getattr(exc, "stats", None)  # an EngineError's: what was measured before it
-        error = _failed("llm_load", exc, f"LLM worker {worker}: ")
+        error = failed("llm_load", exc, f"LLM worker {worker}: ")
     doc = {**(stats.to_dict() if stats is not None else {}), "worker": worker}
     write_json_atomic({**doc, "error": error} if error else doc, out)
     if stats is not None:
@@ -89,7 +92,7 @@ def report_llm(p: BenchParams, loads: list[str], out: str, html: str, summary: s
         print(note)
     errors = {}
     for i, path in sorted(by_worker(loads).items()):
-        if i < p.llm_workers and (error := _error_of(path)) is not None:
+        if i < p.llm_workers and (error := error_of(path)) is not None:
             errors[f"llm_load {i}"] = error
     flags = ["workers-lost"] if lost else []
     flags += ["no-load"] if merged is None else []
@@ -104,13 +107,11 @@ def report_llm(p: BenchParams, loads: list[str], out: str, html: str, summary: s
             with open(path, "w") as f:
                 f.write(text)
         if gates := p.gates({"llm"}):  # nothing measured: each gate broken, "not measured"
-            from kfp_bench.gates import evaluate, write
-
-            write(out, evaluate(gates, {}))
+            write_gates(out, evaluate_gates(gates, {}))
     else:
         metrics = _bundle(merged, flags, out, html, summary, p.gates({"llm"}))
         doc.update(flags=merged.flags, llm=merged.summary().as_dict())
-    _write_json(os.path.join(out, "summary.json"), doc)
+    write_json(os.path.join(out, "summary.json"), doc)
     print(f"LLM results: {sorted(os.listdir(out))}" + (f"; flags {flags}" if flags else ""))
     fail_point("report_llm")
     return metrics

@@ -1,0 +1,86 @@
+"""The runs branch's steps: stage, upload, spawn and poll the child runs, over the engine's three
+phases (``kfp_bench.kfp.phases``), each extending the directory of records the one before made.
+With run_benchmark off each only says so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+from kfp_bench.errors import BenchError
+from kfp_bench.failpoint import fail_point
+from kfp_bench.pipeline.outputs import ERROR_FILE, OFF_RUNS, failed, write_json
+from kfp_bench.pipeline.params import BenchParams
+from kfp_bench.pipeline.runs_params import child_params, manifest_source, runs_options
+
+
+def stage_manifest(p: BenchParams, out: str) -> dict:
+    """Resolve, check and keep the child manifest at ``out``; return its metadata."""
+    if not p.run_benchmark:
+        print(OFF_RUNS)
+        open(out, "w").close()
+        return {}
+    from kfp_bench.kfp.manifest import load_manifest
+
+    m = load_manifest(manifest_source(p))
+    m.check_params(child_params(p))
+    with open(out, "wb") as f:
+        f.write(m.data)
+    print(f"manifest {m.name!r} from {p.pipeline}: {len(m.data)} bytes")
+    fail_point("stage_manifest")
+    return {"pipeline": m.name, "source": p.pipeline, "bytes": len(m.data)}
+
+
+def upload_manifest(p: BenchParams, manifest: str, out: str) -> str:
+    """Upload the staged manifest and create the experiment; the handle as JSON ("" if off)."""
+    import dataclasses
+
+    from kfp_bench.kfp.phases import upload
+
+    os.makedirs(out, exist_ok=True)
+    if not p.run_benchmark:
+        print(OFF_RUNS)
+        return ""
+    opts = dataclasses.replace(runs_options(p, p.benchmark_id), pipeline=manifest)
+    handle = upload(opts, out_dir=out)
+    print(f"pipeline {handle.pipeline_id}, experiment {handle.experiment_id}")
+    fail_point("upload_manifest")
+    return handle.to_json()
+
+
+def spawn_runs(p: BenchParams, handle: str, uploaded: str, out: str) -> int:
+    """Create the child runs; return how many were created."""
+    shutil.copytree(uploaded, out, dirs_exist_ok=True)
+    if not handle:
+        print(OFF_RUNS)
+        return 0
+    from kfp_bench.kfp.phases import BenchmarkHandle, spawn
+
+    h = BenchmarkHandle.from_json(handle)
+    ids = spawn(h, runs_options(p, h.benchmark_id), out)
+    print(f"created {len(ids)} of {p.num_runs} runs")
+    fail_point("spawn_runs")
+    return len(ids)
+
+
+def poll_runs(p: BenchParams, handle: str, spawned: str, out: str) -> None:
+    """Poll the child runs until final and write runs_summary.json beside the records."""
+    os.makedirs(out, exist_ok=True)
+    if not handle:
+        print(OFF_RUNS)
+        return
+    from kfp_bench.kfp.phases import BenchmarkHandle, poll
+
+    shutil.copytree(spawned, out, dirs_exist_ok=True)
+    h = BenchmarkHandle.from_json(handle)
+    try:
+        doc = poll(h, runs_options(p, h.benchmark_id), out).summary()
+    except (BenchError, OSError) as exc:  # the records written so far stay in ``out``
+        write_json(os.path.join(out, ERROR_FILE), {"error": failed("poll_runs", exc)})
+    else:
+        with open(os.path.join(out, "runs_summary.json"), "w") as f:
+            json.dump(doc, f, indent=1, sort_keys=True)
+        print(json.dumps(doc.get("runs", {}), indent=1))
+    fail_point("poll_runs")
