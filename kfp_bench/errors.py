@@ -15,6 +15,7 @@
     ├── HistoryError              the results history (--results-uri) cannot be read or written
     │   └── BaselineError         a baseline with too few samples for a regression verdict
     ├── PushError                 the Pushgateway (--pushgateway-url) did not take the push
+    ├── BundleTooLarge            a report's summary.md outgrew its limit (a reporter's bug)
     └── ServerError               a server kfp-bench started itself could not be started or reached
 
 A failed request during a benchmark is *not* an exception: it is a measurement, stored in the
@@ -95,6 +96,12 @@ class PushError(BenchError):
     could not be written where asked (``kfp_bench.outcome``)."""
 
     exit_code = 5
+
+
+class BundleTooLarge(BenchError):
+    """A report bundle's summary.md (predict or LLM) would reach ``report.markdown.MAX_BYTES``:
+    a bug in the reporter's row limits, not in the results. Nothing was written; the results
+    are intact, and ``kfp-bench report`` rebuilds the report once the limits are mended."""
 
 
 class ServerError(BenchError):

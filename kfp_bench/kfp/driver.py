@@ -93,7 +93,7 @@ def run_benchmark(
     stats.options["benchmark_id"] = bid
     stats.flags += opts.flags()
     wall0, cpu0 = time.perf_counter(), time.process_time()
-    sinks = _Sinks(stats, out_dir, defer=True)
+    sinks = Sinks(stats, out_dir, defer=True)
     api = KfpApi(
         opts.host,
         auth=opts.auth,
@@ -107,7 +107,7 @@ def run_benchmark(
         api.preflight()  # ConfigError for an unreachable host, 401, 403: nothing created yet
         sinks.open()
         before = promscrape.scrape(metrics_url, opts.request_timeout) if metrics_url else None
-        driver = _Driver(opts, api, manifest, params, bid, sinks, on_progress)
+        driver = Driver(opts, api, manifest, params, bid, sinks, on_progress)
         stopped = None
         try:
             driver.run()
@@ -145,7 +145,7 @@ def metrics_url_of(opts: RunsOptions, api: KfpApi) -> str:
     return "" if opts.metrics_url == "none" else (opts.metrics_url or api.base + "/metrics")
 
 
-class _Sinks:
+class Sinks:
     """Records go to the stats and, if asked, to JSON-lines files, from any thread; ``append``
     adds to the files an earlier phase wrote. With ``defer`` the files are made only by
     ``open()``: records until then wait in memory, so that a benchmark refused at its preflight
@@ -192,7 +192,7 @@ class _Sinks:
                 w.close()
 
 
-class _Driver:
+class Driver:
     def __init__(self, opts, api, manifest, params, bid, sinks, on_progress):
         self.o: RunsOptions = opts
         self.api: KfpApi = api
@@ -200,7 +200,7 @@ class _Driver:
         self.params = params
         self.bid = bid
         self.name = NAME_PREFIX + bid
-        self.sinks: _Sinks = sinks
+        self.sinks: Sinks = sinks
         self.on_progress = on_progress or (lambda *a: None)
         self.pipeline_id = ""
         self.version_id = ""

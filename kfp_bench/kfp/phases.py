@@ -2,7 +2,7 @@
 
 ``run_benchmark`` (driver.py) runs the same steps in one process and polls while it spawns; the
 meta-pipeline runs them as three components, one after the other. Nothing is lost by the gap: the
-run figures come from the server's timestamps. Each phase is ``_Driver`` code, so the two ways
+run figures come from the server's timestamps. Each phase is ``Driver`` code, so the two ways
 measure alike. A phase hands the next what it needs through ``out_dir``:
 
 - ``handle.json``: the ``BenchmarkHandle`` (the ids ``upload`` created),
@@ -31,7 +31,7 @@ from kfp_bench import jsonl
 from kfp_bench.errors import ApiError, ConfigError
 from kfp_bench.kfp import promscrape
 from kfp_bench.kfp.api import Backoff, KfpApi
-from kfp_bench.kfp.driver import _Driver, _Sinks, metrics_url_of
+from kfp_bench.kfp.driver import Driver, Sinks, metrics_url_of
 from kfp_bench.kfp.manifest import Manifest, load_manifest
 from kfp_bench.kfp.options import RunsOptions, new_benchmark_id
 from kfp_bench.records import ApiCall, RunRecord
@@ -229,7 +229,7 @@ class _Phase:
             for record in self.earlier_runs:
                 stats.add(record)
         self.stats = stats
-        self.sinks = _Sinks(stats, self.dir, append=not first)
+        self.sinks = Sinks(stats, self.dir, append=not first)
         self.api = KfpApi(
             opts.host,
             auth=opts.auth,
@@ -244,8 +244,8 @@ class _Phase:
         path = self.dir / name
         return jsonl.read(path, cls) if path.exists() else []
 
-    def driver(self, params: dict, manifest: Manifest | None = None) -> _Driver:
-        return _Driver(self.o, self.api, manifest, params, self.bid, self.sinks, None)
+    def driver(self, params: dict, manifest: Manifest | None = None) -> Driver:
+        return Driver(self.o, self.api, manifest, params, self.bid, self.sinks, None)
 
     def __enter__(self) -> _Phase:
         return self

@@ -1,18 +1,19 @@
 """The LLM sweep's run: one ``load.llm.run_llm`` step per rate (open loop) or concurrency
-(closed loop), for ``step_s`` seconds each; the steps and the knee are ``stats.llm_sweep``'s.
+(closed loop), for ``step_s`` seconds each, through the predict sweep's driver
+(``load.sweep.step_through``); the steps and the knee are ``stats.llm_sweep``'s.
 The module never prints; ``on_step`` hears each step.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from kfp_bench.errors import ConfigError, EngineError
+from kfp_bench.errors import ConfigError
 from kfp_bench.load.llm import run_llm
 from kfp_bench.load.openai import LlmOptions
 from kfp_bench.load.options import check_rates
+from kfp_bench.load.sweep import check_step_s, step_through
 from kfp_bench.stats.llm import LlmStats
 from kfp_bench.stats.llm_sweep import KNEE_FACTOR, KNEE_MIN_GOOD, LlmSweep, find_llm_knee
 from kfp_bench.stats.slo import Slo
@@ -41,24 +42,21 @@ def run_llm_sweep(
     plans = _plans(base, rates, concurrencies, step_s, warmup_s, factor, min_good)
     by = "rate" if rates else "concurrency"
     levels, steps = [], []
-    for level, opts in plans:
-        try:
-            stats = run_llm(opts, prompts, slo=slo, warmup_s=warmup_s)
-        except EngineError as exc:
-            done = LlmSweep(by, levels, steps, find_llm_knee(levels, steps, factor, min_good))
-            raise EngineError(
-                f"the sweep's step at {by} {level:g}: {exc}; the {len(steps)} step(s) before "
-                "it are kept",
-                exc.stats,
-                partial=done,
-            ) from exc
-        levels.append(level)
+
+    def run(opts: LlmOptions) -> LlmStats:
+        return run_llm(opts, prompts, slo=slo, warmup_s=warmup_s)
+
+    def keep(opts: LlmOptions, stats: LlmStats) -> None:
+        levels.append(opts.rate if by == "rate" else float(opts.concurrency))
         steps.append(stats)
         if on_step is not None:
-            on_step(level, stats)
-        if "interrupted" in stats.flags:
-            break
-    return LlmSweep(by, levels, steps, find_llm_knee(levels, steps, factor, min_good))
+            on_step(levels[-1], stats)
+
+    def result() -> LlmSweep:
+        return LlmSweep(by, levels, steps, find_llm_knee(levels, steps, factor, min_good))
+
+    step_through([(f"{by} {level:g}", opts) for level, opts in plans], run, keep, result)
+    return result()
 
 
 def _plans(base, rates, concurrencies, step_s, warmup_s, factor, min_good) -> list:
@@ -66,8 +64,7 @@ def _plans(base, rates, concurrencies, step_s, warmup_s, factor, min_good) -> li
         raise ConfigError(
             "sweep: give one of --sweep-rates (open loop) and --sweep-concurrency (closed loop)"
         )
-    if not (step_s > 0 and math.isfinite(step_s)):
-        raise ConfigError(f"-z {step_s}: each step needs a duration above 0, e.g. -z 30s")
+    check_step_s(step_s)
     if not 0 <= warmup_s < step_s:
         raise ConfigError(f"--warmup {warmup_s:g}s: give less than each step's -z ({step_s:g}s)")
     if not factor > 1:

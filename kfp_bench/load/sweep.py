@@ -4,10 +4,9 @@ KServe's own benchmark is a table of QPS against mean, p50, p95 and p99 latency 
 rate. ``run_sweep`` builds it with the load engine: for each rate of ``rates`` it runs
 ``run_load`` open-loop for ``step_s`` seconds (latency from the intended send time, so a server
 that falls behind shows it) and keeps one ``SweepStep``. ``find_knee`` then names the saturation
-knee: the first rate whose p99 exceeds ``k`` times the low-load p99 (the first step's), or whose
-success ratio falls below ``min_success``. A step in which no request got a response (flagged
-``no-response``) has no latency and is never the knee nor its baseline: a closed port is not a
-saturated server. The module never prints; ``on_step`` hears each step.
+knee (``stats.knee``, shared with the LLM sweep): the first rate whose p99 exceeds ``k`` times
+the low-load p99 (the first step's), or whose success ratio falls below ``min_success``. The
+module never prints; ``on_step`` hears each step.
 """
 
 from __future__ import annotations
@@ -16,15 +15,19 @@ import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from kfp_bench.errors import ConfigError, EngineError
 from kfp_bench.load.options import LoadOptions, check_rates
 from kfp_bench.load.workers import run_load
 from kfp_bench.outcome import failures
+from kfp_bench.stats import knee as kn
+from kfp_bench.stats.knee import KNEE_FACTOR
 
-#: Defaults of the knee: p99 beyond 3x the low-load p99, or under 99% success.
-KNEE_FACTOR = 3.0
+#: The knee's floor of success: a step under 99% success is past it (p99: ``KNEE_FACTOR``).
 KNEE_MIN_SUCCESS = 0.99
+#: The reason's words: "p99 ... ms > 3x the low-load p99 ... ms", "success 98.00% < 99%".
+WORDS = kn.Words(latency="p99", baseline="the low-load p99", ratio="success", decimals=2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,19 +157,9 @@ def find_knee(
     is below ``min_success``. The first step is the baseline but is itself past the knee when its
     success ratio is already too low. Steps without a response are left out: they have no p99,
     and the refusals of a server that is not there say nothing of where it saturates."""
-    steps = [s for s in steps if s.answered]
-    if not steps:
-        return Knee(None, "no steps with a response", 0.0, factor, min_success)
-    base = steps[0].p99_ms
-    for s in steps:
-        if s.success_ratio < min_success:
-            reason = f"success {s.success_ratio:.2%} < {min_success:.0%}"
-            return Knee(s.rate, reason, base, factor, min_success)
-        if s is not steps[0] and s.p99_ms > factor * base:
-            reason = f"p99 {s.p99_ms:.1f} ms > {factor:g}x the low-load p99 {base:.1f} ms"
-            return Knee(s.rate, reason, base, factor, min_success)
-    return Knee(None, f"no step past {factor:g}x p99 or under {min_success:.0%}", base, factor,
-                min_success)  # fmt: skip
+    points = [kn.Point(s.rate, s.p99_ms, s.success_ratio, s.answered) for s in steps]
+    at = kn.find_knee(points, factor, min_success, WORDS)
+    return Knee(at.level, at.reason, at.baseline_ms, factor, min_success)
 
 
 def run_sweep(
@@ -200,8 +193,7 @@ def run_sweep(
             it did not hold its rate for ``step_s``).
     """
     check_rates(rates)
-    if not (step_s > 0 and math.isfinite(step_s)):
-        raise ConfigError(f"-z {step_s}: each step needs a duration above 0, e.g. -z 30s")
+    check_step_s(step_s)
     if not factor > 1:
         raise ConfigError(f"--knee-factor {factor}: give a p99 multiple above 1, e.g. 3")
     if not 0 < min_success <= 1:
@@ -210,26 +202,61 @@ def run_sweep(
     for p in plans:
         p.validate()
     steps: list[SweepStep] = []
-    for i, opts in enumerate(plans):
+
+    def keep(opts: LoadOptions, stats) -> None:
+        steps.append(_step(opts.rate, stats, max_replicas))
+        if on_step is not None:
+            on_step(steps[-1])
+
+    def result() -> SweepResult:
+        return SweepResult(tuple(steps), find_knee(steps, factor, min_success))
+
+    labelled = [(f"{p.rate:g} req/s", p) for p in plans]
+    step_through(labelled, run_load, keep, result, pause_s)
+    return result()
+
+
+def check_step_s(step_s: float) -> None:
+    """A sweep step's length: above 0 and finite (``ConfigError`` naming ``-z`` otherwise)."""
+    if not (step_s > 0 and math.isfinite(step_s)):
+        raise ConfigError(f"-z {step_s}: each step needs a duration above 0, e.g. -z 30s")
+
+
+def step_through(
+    plans: Sequence[tuple[str, Any]],
+    run: Callable[[Any], Any],
+    keep: Callable[[Any, Any], None],
+    partial: Callable[[], Any],
+    pause_s: float = 0.0,
+) -> None:
+    """The driver of a sweep, predict or LLM: ``run`` each step's options in order and ``keep``
+    (options, stats); stop after a step flagged ``interrupted``.
+
+    Args:
+        plans: (label, options) of each step; the label names the step in an error message.
+        run: runs one step's options and returns its stats (with ``flags``).
+        keep: takes a finished step's options and stats.
+        partial: the sweep's result from the steps kept so far.
+        pause_s: seconds of rest between steps.
+
+    Raises:
+        EngineError: a bug of the engine ended a step; its ``partial`` is ``partial()`` (the cut
+            step is left out: it did not hold its level for the step's length).
+    """
+    for i, (label, opts) in enumerate(plans):
         if i and pause_s > 0:
             time.sleep(pause_s)
         try:
-            stats = run_load(opts)
+            stats = run(opts)
         except EngineError as exc:
-            done = SweepResult(tuple(steps), find_knee(steps, factor, min_success))
             raise EngineError(
-                f"the sweep's step at {opts.rate:g} req/s: {exc}; the {len(steps)} step(s) "
-                "before it are kept",
+                f"the sweep's step at {label}: {exc}; the {i} step(s) before it are kept",
                 exc.stats,
-                partial=done,
+                partial=partial(),
             ) from exc
-        step = _step(opts.rate, stats, max_replicas)
-        steps.append(step)
-        if on_step is not None:
-            on_step(step)
-        if step.interrupted:
+        keep(opts, stats)
+        if "interrupted" in stats.flags:
             break
-    return SweepResult(tuple(steps), find_knee(steps, factor, min_success))
 
 
 def _step(rate: float, stats, max_replicas) -> SweepStep:

@@ -12,7 +12,7 @@
     api_calls.csv      one row per KFP API call  load_series.csv  one row per second of load
 
 The bundle appears whole or not at all: every file is rendered into a stage folder beside
-``out_dir`` and the stage replaces ``out_dir`` in one rename (``kfp_bench.atomic.folder``), so a
+``out_dir`` and the stage replaces ``out_dir`` in one rename (``report.folder.write_folder``), so a
 failure or a crash half-way never leaves new files beside old ones. Other files in ``out_dir``
 (e.g. the results themselves, when the report is written beside them) are carried over. The CSV
 files are always written, with only their header when nothing of that kind was measured.
@@ -21,16 +21,15 @@ files are always written, with only their header when nothing of that kind was m
 from __future__ import annotations
 
 import io
-import json
 import os
 from pathlib import Path
 
 import pandas as pd
 
-from kfp_bench import atomic
-from kfp_bench.gates import GATES_FILE, counts, evaluate
-from kfp_bench.gates import write as write_gates
+from kfp_bench.errors import BundleTooLarge
+from kfp_bench.gates import counts, evaluate
 from kfp_bench.report import html, markdown, plots
+from kfp_bench.report.folder import metrics_json, summary_bytes, write_folder
 from kfp_bench.report.metrics import collect
 from kfp_bench.report.tables import Tables, build
 from kfp_bench.results import Results
@@ -45,10 +44,8 @@ FILES = (
     "api_calls.csv",
     "load_series.csv",
 )
-
-
-class BundleTooLarge(RuntimeError):
-    """summary.md outgrew its limit: a bug in the Markdown reporter's row limits."""
+#: Importable from here as before; the class is in the exception tree (``kfp_bench.errors``).
+__all__ = ["FILES", "BundleTooLarge", "write_bundle"]
 
 
 def write_bundle(
@@ -77,37 +74,33 @@ def write_bundle(
     if gates:
         metrics = dict(sorted({**metrics, **counts(verdicts)}.items()))
     load_options = results.load.options if results.load is not None else None
-    out = Path(out_dir)
     figures = plots.render(tables, history=history, metrics=metrics, kde=kde)
     page = html.render(
         tables, figures, metrics, history=history, load_options=load_options, gates=verdicts
     )
-    markdown_bytes = _markdown(tables, history, load_options, verdicts)
-    with atomic.folder(out, fresh=(*FILES, GATES_FILE)) as stage:
-        (stage / "report.html").write_text(page, encoding="utf-8")
-        (stage / "summary.md").write_bytes(markdown_bytes)
-        (stage / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n")
-        _csvs(tables, stage)
-        if gates:
-            write_gates(stage, verdicts)
-    return {name: out / name for name in (*FILES, *([GATES_FILE] if gates else []))}
+    files = {
+        "report.html": page,
+        "summary.md": _markdown(tables, history, load_options, verdicts),
+        "metrics.json": metrics_json(metrics),
+        **_csvs(tables),
+    }
+    return write_folder(out_dir, files, verdicts if gates else None)
 
 
 def _markdown(tables: Tables, history, load_options, verdicts) -> bytes:
     buf = io.StringIO()
     markdown.write(tables, buf, history=history, load_options=load_options, gates=verdicts)
-    data = buf.getvalue().encode("utf-8")
-    if len(data) >= markdown.MAX_BYTES:
-        raise BundleTooLarge(f"summary.md would be {len(data)} bytes (limit {markdown.MAX_BYTES})")
-    return data
+    return summary_bytes(buf.getvalue())
 
 
-def _csvs(t: Tables, d: Path) -> None:
-    t.runs.to_csv(d / "runs.csv", index=False)
-    t.tasks.to_csv(d / "tasks.csv", index=False)
-    t.api.to_csv(d / "api_calls.csv", index=False)
+def _csvs(t: Tables) -> dict:
+    """The CSV files' writers (pandas writes each at the path it is given)."""
     series = t.series if t.series is not None else pd.DataFrame(columns=_SERIES_COLUMNS)
-    series.to_csv(d / "load_series.csv", index=False)
+    frames = {"runs.csv": t.runs, "tasks.csv": t.tasks, "api_calls.csv": t.api}
+    return {
+        name: (lambda path, df=df: df.to_csv(path, index=False))
+        for name, df in {**frames, "load_series.csv": series}.items()
+    }
 
 
 _SERIES_COLUMNS = [

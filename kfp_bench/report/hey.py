@@ -50,15 +50,21 @@ def write_text(stats: LoadStats, out: TextIO) -> None:
         w(f"  Size/request:\t{stats.bytes_in // max(stats.requests, 1)} bytes\n")
     if s.latency_ms is not None:
         _write_latency(stats, w)
-    w("\nStatus code distribution:\n")
-    for code, n in sorted(stats.status_codes.items()):
-        w(f"  [{code}]\t{n} responses\n")
-    if stats.errors:
-        w("\nError distribution:\n")
-        for err, n in stats.errors.most_common():
-            w(f"  [{n}]\t{err}\n")
+    write_distributions(stats.status_codes, stats.errors, w)
     _write_extras(stats, w)
     w("\n")
+
+
+def write_distributions(status_codes: dict, errors: dict, w) -> None:
+    """hey's status code and error distributions (codes in order, errors most frequent first);
+    the LLM summary writes the same sections (``report.llm_text``)."""
+    w("\nStatus code distribution:\n")
+    for code, n in sorted(status_codes.items()):
+        w(f"  [{code}]\t{n} responses\n")
+    if errors:
+        w("\nError distribution:\n")
+        for err, n in sorted(errors.items(), key=lambda item: -item[1]):  # stable, as most_common
+            w(f"  [{n}]\t{err}\n")
 
 
 def _write_latency(stats: LoadStats, w) -> None:

@@ -56,7 +56,8 @@ CARDS = (
 )
 
 
-def _table(head: list[str], body: list[list[str]], classes: list[str] | None = None) -> str:
+def table(head: list[str], body: list[list[str]], classes: list[str] | None = None) -> str:
+    """An HTML table of text cells (escaped), ``classes`` a CSS class per body row."""
     th = "".join(f"<th>{escape(h)}</th>" for h in head)
     trs = []
     for i, r in enumerate(body):
@@ -66,10 +67,11 @@ def _table(head: list[str], body: list[list[str]], classes: list[str] | None = N
 
 
 def _df(df: pd.DataFrame, index: str | None = None) -> str:
-    return _table(*fmt.rows(df, index))
+    return table(*fmt.rows(df, index))
 
 
-def _figure(f: Figure) -> str:
+def figure(f: Figure) -> str:
+    """A chart inline: its PNG as a data URI, with its caption."""
     data = base64.b64encode(f.png).decode("ascii")
     return (
         f'<figure id="fig-{escape(f.name)}"><img alt="{escape(f.title)}" width="800" '
@@ -128,7 +130,7 @@ def gates_html(verdicts) -> str:
 
 
 def _fig(figs: dict, name: str) -> str:
-    return _figure(figs[name]) if name in figs else ""
+    return figure(figs[name]) if name in figs else ""
 
 
 def _failures(t: Tables) -> str:
@@ -191,7 +193,7 @@ def _runs(t: Tables, figs: dict) -> str:
 
 def _load(t: Tables, figs: dict) -> str:
     out = ["<h2>Load</h2>\n"]
-    out.append(_table(["summary", "value"], [list(r) for r in fmt.load_rows(t.load)]))
+    out.append(table(["summary", "value"], [list(r) for r in fmt.load_rows(t.load)]))
     out += [_fig(figs, "load_latency"), "<h3>Latency percentiles (milliseconds)</h3>\n"]
     out.append(_df(t.load_pcts))
     out.append(_fig(figs, "load_timeline"))
@@ -227,7 +229,7 @@ def _history(h, figs: dict) -> str:
             )
             classes.append("reg" if t.regressed else "")
         head = ["metric", "test", "n cur / base", "baseline", "current", "change", "p", "regressed"]
-        out.append(_table(head, body, classes))
+        out.append(table(head, body, classes))
         if v.skipped:
             out.append(
                 f'<p class="sub">Not tested (too few samples): '

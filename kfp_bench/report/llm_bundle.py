@@ -1,6 +1,6 @@
 """The report bundle of a saved LLM result (``kfp-bench llm --json-out``, or a merge of them).
 
-``write_llm_bundle(stats, out_dir)`` writes, whole or not at all (``kfp_bench.atomic.folder``, as
+``write_llm_bundle(stats, out_dir)`` writes, whole or not at all (``report.folder``, as
 ``report.bundle`` does)::
 
     report.html        the page: TTFT and ITL distributions, tokens/s and requests/s over time,
@@ -20,20 +20,17 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import os
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 
-from kfp_bench import atomic
-from kfp_bench.gates import GATES_FILE, counts, evaluate
-from kfp_bench.gates import write as write_gates
+from kfp_bench.gates import counts, evaluate
 from kfp_bench.outcome import describe, describe_warnings
 from kfp_bench.report import fmt, html, llm_plots, llm_text, markdown
-from kfp_bench.report.llm_text import _OPEN_LOOP_ONLY, ROWS
-from kfp_bench.report.markdown import MAX_BYTES
-from kfp_bench.report.markdown import _table as md_table
+from kfp_bench.report.folder import metrics_json, summary_bytes, write_folder
+from kfp_bench.report.llm_text import OPEN_LOOP_ONLY, ROWS
+from kfp_bench.report.markdown import table as md_table
 from kfp_bench.stats.llm import LlmStats, LlmSummary, metric_values
 from kfp_bench.stats.token_series import COUNTS
 
@@ -94,19 +91,14 @@ def write_llm_bundle(
     parts = sections(s, sweep)
     head = header(s, stats, source)
     page = render_html(s, head, parts, llm_plots.render(stats, sweep, sweep_by), metrics, verdicts)
-    md = render_markdown(s, head, parts, verdicts).encode("utf-8")
-    if len(md) >= MAX_BYTES:
-        raise RuntimeError(f"summary.md would be {len(md)} bytes (limit {MAX_BYTES})")
-    out = Path(out_dir)
-    with atomic.folder(out, fresh=(*FILES, GATES_FILE)) as stage:
-        (stage / "report.html").write_text(page, encoding="utf-8")
-        (stage / "summary.md").write_bytes(md)
-        (stage / "metrics.json").write_text(json.dumps(metrics, indent=1) + "\n")
-        (stage / "llm_latency.csv").write_text(_latency_csv(s))
-        (stage / "llm_series.csv").write_text(_series_csv(stats))
-        if gates:
-            write_gates(stage, verdicts)
-    return {name: out / name for name in (*FILES, *([GATES_FILE] if gates else []))}
+    files = {
+        "report.html": page,
+        "summary.md": summary_bytes(render_markdown(s, head, parts, verdicts)),
+        "metrics.json": metrics_json(metrics),
+        "llm_latency.csv": _latency_csv(s),
+        "llm_series.csv": _series_csv(stats),
+    }
+    return write_folder(out_dir, files, verdicts if gates else None)
 
 
 def _cell(v) -> str:
@@ -173,7 +165,7 @@ def _summary_rows(s: LlmSummary) -> list[list[str]]:
 def _pct_rows(s: LlmSummary) -> list[list[str]]:
     rows = []
     for key, label in ROWS.items():
-        if key in _OPEN_LOOP_ONLY and not s.corrected:
+        if key in OPEN_LOOP_ONLY and not s.corrected:
             continue  # equal to the rows from the send in closed loop
         lat = s.latency_ms[key]
         cells = [fmt.num(lat[c]) if lat["count"] else fmt.DASH for c in PCT_COLUMNS]
@@ -268,8 +260,8 @@ def render_html(
         out.append(f"<h2>{escape(sec.title)}</h2>\n")
         if sec.intro:
             out.append(f'<p class="sub">{escape(sec.intro)}</p>\n')
-        out += [html._figure(figs[n]) for n in sec.figures if n in figs]
-        out += [html._table(cols, body) for cols, body in sec.tables]
+        out += [html.figure(figs[n]) for n in sec.figures if n in figs]
+        out += [html.table(cols, body) for cols, body in sec.tables]
         if sec.items:
             out.append("<ul>" + "".join(f"<li>{escape(i)}</li>" for i in sec.items) + "</ul>\n")
     out.append("</main></body></html>\n")

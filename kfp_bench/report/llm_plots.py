@@ -16,7 +16,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
 
-from kfp_bench.report.plots import _RC, Figure, _figure, _png
+from kfp_bench.report.plots import RC, Figure, new_figure, to_png
 from kfp_bench.stats.llm import LlmStats
 
 #: Histogram name -> (chart name, title, what a sample is).
@@ -39,7 +39,7 @@ def render(stats: LlmStats, sweep: list[dict] | None = None, by: str | None = No
     """Every chart the data allows, in report order (``sweep``: an LLM sweep's rows, ``by``:
     what it stepped, "rate" or "concurrency")."""
     out = []
-    with plt.rc_context(_RC), sns.axes_style("whitegrid"):
+    with plt.rc_context(RC), sns.axes_style("whitegrid"):
         for fig in (
             distribution(stats, "ttft"),
             distribution(stats, "itl"),
@@ -64,7 +64,7 @@ def distribution(stats: LlmStats, key: str) -> Figure | None:
     marks = h.buckets(lo, hi, BINS)
     edges = np.array([m for m, _ in marks]) / 1000
     counts = np.array([c for _, c in marks])
-    fig, ax = _figure(3.0)
+    fig, ax = new_figure(3.0)
     width = (edges[1] - edges[0]) if len(edges) > 1 else 1.0
     # A mark's count is of the samples up to it (above the previous mark): the bar ends there.
     ax.bar(edges, counts, width=-width * 0.9, align="edge", color="#6a1b9a")
@@ -78,7 +78,7 @@ def distribution(stats: LlmStats, key: str) -> Figure | None:
         f"{title} distribution",
         f"{title}, {what}, from the HDR histogram (µs resolution); the last bar holds every "
         "sample above p99.9.",
-        _png(fig),
+        to_png(fig),
     )
 
 
@@ -93,7 +93,7 @@ def timeline(stats: LlmStats) -> Figure | None:
     def col(k):
         return np.array([r[k] for r in rows])
 
-    fig, axes = _figure(5.0, 2, 1, sharex=True)
+    fig, axes = new_figure(5.0, 2, 1, sharex=True)
     ax = axes[0]
     tokens = col("output_tokens")
     ax.fill_between(t, tokens, color="#1565c0", alpha=0.5, linewidth=0)
@@ -117,7 +117,7 @@ def timeline(stats: LlmStats) -> Figure | None:
         "Per wall-clock second (merged over every pod): output tokens of the requests that "
         "ended, content chunks as they streamed, requests ended and failed, and the mean "
         "number of streams open.",
-        _png(fig),
+        to_png(fig),
     )
 
 
@@ -128,7 +128,7 @@ def against_load(rows: list[dict], by: str | None = None) -> Figure | None:
     if len(rows) < 2:
         return None
     level = np.array([r["level"] for r in rows], dtype=float)
-    fig, ax = _figure(3.2)
+    fig, ax = new_figure(3.2)
     ax.plot(level, [r["rps"] for r in rows], "o-", color="#2e7d32", label="requests/s")
     ax.plot(level, [r["goodput_rps"] for r in rows], "s-", color="#1565c0", label="goodput/s")
     axis = LEVEL_AXIS.get(by, LEVEL_AXIS[None])
@@ -150,5 +150,5 @@ def against_load(rows: list[dict], by: str | None = None) -> Figure | None:
         f"One point per step of the sweep, at its {axis}: requests and good requests (within "
         "the SLO) per second, and the TTFT p99 (right axis); the first step past the knee is "
         "marked.",
-        _png(fig),
+        to_png(fig),
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from kfp_bench.outcome import describe, describe_warnings
+from kfp_bench.report.hey import write_distributions
 from kfp_bench.stats.llm import LlmSummary
 
 COLUMNS = ("p50", "p90", "p95", "p99", "p99_9", "max", "mean")
@@ -23,7 +24,7 @@ ROWS = {
     "e2e_intended": "E2E from intended",
     "lag": "Sched. lag",
 }
-_OPEN_LOOP_ONLY = ("ttft_intended", "e2e_intended", "lag")
+OPEN_LOOP_ONLY = ("ttft_intended", "e2e_intended", "lag")
 
 
 def write_text(s: LlmSummary, out: TextIO) -> None:
@@ -38,20 +39,14 @@ def write_text(s: LlmSummary, out: TextIO) -> None:
     w("\nLatency (ms):\n")
     w("  \tcount\t" + "\t".join(c.replace("_", ".") for c in COLUMNS) + "\n")
     for key, label in ROWS.items():
-        if key in _OPEN_LOOP_ONLY and not s.corrected:
+        if key in OPEN_LOOP_ONLY and not s.corrected:
             continue
         lat = s.latency_ms[key]
         cells = "\t".join(f"{lat[c]:.3f}" for c in COLUMNS) if lat["count"] else "–"
         w(f"  {label}:\t{lat['count']}\t{cells}\n")
     w(f"\nGoodput ({'SLO ' + s.slo if s.slo else 'no SLO: every completed request'}):\n")
     w(f"  Good:\t{s.good} of {s.requests} ({s.good_ratio:.1%}), {s.goodput_rps:4.4f}/sec\n")
-    w("\nStatus code distribution:\n")
-    for code, n in s.status_codes.items():
-        w(f"  [{code}]\t{n} responses\n")
-    if s.errors:
-        w("\nError distribution:\n")
-        for err, n in s.errors.items():
-            w(f"  [{n}]\t{err}\n")
+    write_distributions(s.status_codes, s.errors, w)
     _write_notes(s, w)
     w("\n")
 

@@ -14,13 +14,15 @@ import pandas as pd
 
 from kfp_bench.gates import lines
 from kfp_bench.report import fmt
+from kfp_bench.report.folder import MAX_BYTES
 from kfp_bench.report.tables import Tables, run_times_caption, run_times_shown, sweep_shown
 
-MAX_BYTES = 400_000
+__all__ = ["MAX_BYTES", "MAX_ROWS", "table", "write", "write_gates"]
 MAX_ROWS = 40
 
 
-def _table(w, head: list[str], body: list[list[str]], limit: int = MAX_ROWS) -> None:
+def table(w, head: list[str], body: list[list[str]], limit: int = MAX_ROWS) -> None:
+    """A Markdown table of text cells through ``w``, cut at ``limit`` rows with a note."""
     w("| " + " | ".join(head) + " |\n")
     w("|" + "|".join(":---" if i == 0 else "---:" for i in range(len(head))) + "|\n")
     for r in body[:limit]:
@@ -32,7 +34,7 @@ def _table(w, head: list[str], body: list[list[str]], limit: int = MAX_ROWS) -> 
 
 def _df(w, df: pd.DataFrame, index: str | None = None) -> None:
     head, body = fmt.rows(df, index)
-    _table(w, head, body)
+    table(w, head, body)
 
 
 def write(
@@ -116,7 +118,7 @@ def _runs(w, t: Tables) -> None:
 
 def _load(w, t: Tables) -> None:
     w("## Load\n\n")
-    _table(w, ["summary", "value"], [list(r) for r in fmt.load_rows(t.load)])
+    table(w, ["summary", "value"], [list(r) for r in fmt.load_rows(t.load)])
     w("### Latency percentiles (milliseconds)\n\n")
     _df(w, t.load_pcts)
 
@@ -144,7 +146,7 @@ def _history(w, h) -> None:
             for t in v.tests
         ]
         head = ["metric", "test", "n cur / base", "baseline", "current", "change", "p", "regressed"]
-        _table(w, head, body)
+        table(w, head, body)
         if v.skipped:
             w("Not tested (too few samples): " + ", ".join(sorted(v.skipped)) + ".\n\n")
     if h.entries:
@@ -157,4 +159,4 @@ def _history(w, h) -> None:
             "regression",
         )
         body = [[e.key] + [fmt.num(e.metrics.get(k)) for k in keys] for e in reversed(h.entries)]
-        _table(w, ["key", *keys], body, limit=15)
+        table(w, ["key", *keys], body, limit=15)

@@ -50,7 +50,8 @@ TREND_METRICS = (
     ("runs_success_ratio", "runs succeeded (ratio)"),
     ("load_success_ratio", "load success (ratio)"),
 )
-_RC = {
+#: The rc settings every chart is drawn with (the LLM charts too): fixed, for fixed bytes.
+RC = {
     "figure.dpi": DPI,
     "savefig.dpi": DPI,
     "font.size": 10,
@@ -81,7 +82,7 @@ class Figure:
 def render(tables: Tables, *, history=None, metrics: dict | None = None, kde: bool = True):
     """Every chart the data allows, in report order."""
     out = []
-    with plt.rc_context(_RC), sns.axes_style("whitegrid"):
+    with plt.rc_context(RC), sns.axes_style("whitegrid"):
         charts = [
             lambda: run_states(tables),
             lambda: run_durations(tables, kde),
@@ -103,14 +104,17 @@ def render(tables: Tables, *, history=None, metrics: dict | None = None, kde: bo
     return out
 
 
-def _png(fig) -> bytes:
+def to_png(fig) -> bytes:
+    """``fig`` as PNG bytes without the date and "Software" metadata (same data, same bytes);
+    closes it. The LLM charts render through it too."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=DPI, metadata={"Software": None})
     plt.close(fig)
     return buf.getvalue()
 
 
-def _figure(height: float, nrows: int = 1, ncols: int = 1, **kw):
+def new_figure(height: float, nrows: int = 1, ncols: int = 1, **kw):
+    """A figure of the report's width and ``height`` inches, and its axes (``plt.subplots``)."""
     return plt.subplots(nrows, ncols, figsize=(WIDTH_IN, height), layout="constrained", **kw)
 
 
@@ -130,7 +134,7 @@ def run_states(t: Tables) -> Figure | None:
     """Runs by final state, coloured by outcome."""
     if not len(t.states):
         return None
-    fig, ax = _figure(2.8)
+    fig, ax = new_figure(2.8)
     order = list(t.states["state"])
     palette = {
         s: OUTCOME_COLORS[o] for s, o in zip(t.states["state"], t.states["outcome"], strict=True)
@@ -153,7 +157,7 @@ def run_states(t: Tables) -> Figure | None:
         "Runs by final state",
         "Count of runs in each final state: "
         "green succeeded, red failed or canceled, grey anything else.",
-        _png(fig),
+        to_png(fig),
     )
 
 
@@ -162,7 +166,7 @@ def run_durations(t: Tables, kde: bool) -> Figure | None:
     runs = t.runs.dropna(subset=["duration_s"])
     if len(runs) < 2:
         return None
-    fig, ax = _figure(3.2)
+    fig, ax = new_figure(3.2)
     hue_order = [o for o in OUTCOME_COLORS if o in set(runs["outcome"])]
     sns.histplot(
         data=runs,
@@ -194,7 +198,7 @@ def run_durations(t: Tables, kde: bool) -> Figure | None:
         "Run duration",
         "Seconds from a run's creation to its end, "
         "from the KFP server's timestamps; each tick of the rug is one run.",
-        _png(fig),
+        to_png(fig),
     )
 
 
@@ -203,7 +207,7 @@ def api_latency(t: Tables, op: str, label: str, kde: bool) -> Figure | None:
     calls = t.api[t.api["operation"] == op]
     if len(calls) < 2:
         return None
-    fig, ax = _figure(2.8)
+    fig, ax = new_figure(2.8)
     x = calls["duration_ms"]
     sns.histplot(x=x, kde=_kde_ok(x, kde), color="#1565c0", ax=ax)
     sns.rugplot(x=x, color="#0d47a1", ax=ax, height=0.05)
@@ -218,7 +222,7 @@ def api_latency(t: Tables, op: str, label: str, kde: bool) -> Figure | None:
         f"api_{op}",
         f"{label} latency",
         f"Client-side latency of each {op} call, failed calls included; dashed p50, dotted p99.",
-        _png(fig),
+        to_png(fig),
     )
 
 
@@ -229,7 +233,7 @@ def api_ecdf(t: Tables) -> Figure | None:
     if not ops:
         return None
     data = t.api[t.api["operation"].isin(ops)]
-    fig, ax = _figure(3.4)
+    fig, ax = new_figure(3.4)
     sns.ecdfplot(data=data, x="duration_ms", hue="operation", hue_order=ops, log_scale=True, ax=ax)
     ax.set(
         title="API latency by operation (ECDF)",
@@ -241,7 +245,7 @@ def api_ecdf(t: Tables) -> Figure | None:
         "api_ecdf",
         "API latency by operation",
         "Share of calls answered within a latency, per operation with at least two calls.",
-        _png(fig),
+        to_png(fig),
     )
 
 
@@ -252,7 +256,7 @@ def task_breakdown(t: Tables) -> Figure | None:
         return None
     order = list(t.task_times.index[:15])
     tasks = tasks[tasks["task"].isin(order)]
-    fig, ax = _figure(1.4 + 0.4 * len(order))
+    fig, ax = new_figure(1.4 + 0.4 * len(order))
     # Dots for each task run, and the median with its 5-95 % interval (seaborn's boxplot warns
     # on matplotlib 3.11, and a box of three samples says less than the dots).
     sns.stripplot(
@@ -292,7 +296,7 @@ def task_breakdown(t: Tables) -> Figure | None:
         "Per-task duration",
         "Duration of each task of each run "
         "(dots: task runs; diamond and bar: median and 5-95 % range), slowest median first.",
-        _png(fig),
+        to_png(fig),
     )
 
 
@@ -302,7 +306,7 @@ def load_latency(t: Tables) -> Figure | None:
     h = t.histogram
     if h is None or not len(h):
         return None
-    fig, (left, right) = _figure(3.2, 1, 2)
+    fig, (left, right) = new_figure(3.2, 1, 2)
     corrected = h[h["measure"] == "corrected"]
     sns.histplot(data=corrected, x="latency_ms", weights="count", bins=40, color="#6a1b9a", ax=left)
     left.set(title="Latency histogram", xlabel="latency (ms)", ylabel="requests")
@@ -315,7 +319,7 @@ def load_latency(t: Tables) -> Figure | None:
         "Latency of every request of the "
         "load. Corrected: from the intended send time (no coordinated omission); "
         "uncorrected: from the actual send time.",
-        _png(fig),
+        to_png(fig),
     )
 
 
@@ -326,7 +330,7 @@ def load_timeline(t: Tables) -> Figure | None:
         return None
     replicas = t.replicas
     rows = 3 if replicas is not None else 2
-    fig, axes = _figure(2.2 * rows + 0.4, rows, 1, sharex=True)
+    fig, axes = new_figure(2.2 * rows + 0.4, rows, 1, sharex=True)
     lat = s.melt(
         id_vars="t_s",
         value_vars=["p50_ms", "p90_ms", "p99_ms"],
@@ -352,7 +356,7 @@ def load_timeline(t: Tables) -> Figure | None:
         "percentiles, responses and errors"
         + (", and ready replicas" if replicas is not None else "")
         + ".",
-        _png(fig),
+        to_png(fig),
     )
 
 
@@ -379,7 +383,7 @@ def sweep_curve(t: Tables) -> Figure | None:
     sw = t.sweep
     if sw is None:
         return None
-    fig, ax = _figure(3.6)
+    fig, ax = new_figure(3.6)
     cols = [c for c in ("p50_ms", "p95_ms", "p99_ms") if c in sw]
     long = sw.melt(id_vars="rps", value_vars=cols, var_name="percentile", value_name="latency_ms")
     long["percentile"] = long["percentile"].str.replace("_ms", "")
@@ -418,7 +422,7 @@ def sweep_curve(t: Tables) -> Figure | None:
         "Rate sweep",
         "Each point is one step of the sweep at its target "
         "rate (label): achieved throughput against latency percentiles.",
-        _png(fig),
+        to_png(fig),
     )
 
 
@@ -436,7 +440,7 @@ def trend(history, current: dict) -> Figure | None:
         return None
     ncols = 2
     nrows = (len(present) + 1) // 2
-    fig, axes = _figure(2.3 * nrows + 0.5, nrows, ncols, sharex=True, squeeze=False)
+    fig, axes = new_figure(2.3 * nrows + 0.5, nrows, ncols, sharex=True, squeeze=False)
     flagged = df["regression"].fillna(0) > 0 if "regression" in df else pd.Series(False, df.index)
     for ax, (metric, label) in zip(axes.flat, present, strict=False):
         sns.lineplot(data=df, x="n", y=metric, marker="o", color="#1565c0", ax=ax)
@@ -464,5 +468,5 @@ def trend(history, current: dict) -> Figure | None:
         "trend",
         "Trend",
         "Key metrics of the earlier results in the history and of this one.",
-        _png(fig),
+        to_png(fig),
     )

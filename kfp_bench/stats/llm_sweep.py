@@ -1,8 +1,8 @@
 """An LLM sweep's steps, their rows of goodput and token timing against load, and the knee.
 
 One step per rate (open loop) or per concurrency (closed loop), each an ``LlmStats``
-(``kfp_bench.load.llm_sweep`` runs them). ``find_llm_knee`` names the saturation knee as
-``load.sweep`` does for the predict load: the first level whose TTFT p99 exceeds ``factor``
+(``kfp_bench.load.llm_sweep`` runs them). ``find_llm_knee`` names the saturation knee with
+the predict load's function (``stats.knee``): the first level whose TTFT p99 exceeds ``factor``
 times the first level's, or whose completed (or, with an SLO, good) share falls below
 ``min_good``. ``LlmSweep`` round-trips through a JSON document (``kind: "llm-sweep"``) that
 ``kfp-bench report`` reads.
@@ -16,15 +16,19 @@ from dataclasses import dataclass
 from kfp_bench.errors import ResultsError
 from kfp_bench.outcome import failures
 from kfp_bench.stats import document
+from kfp_bench.stats import knee as kn
+from kfp_bench.stats.knee import KNEE_FACTOR
 from kfp_bench.stats.llm import LlmStats
 
-#: The knee's TTFT p99 multiple (as the predict load's sweep: ``load.sweep.KNEE_FACTOR``).
-KNEE_FACTOR = 3.0
 FORMAT = "kfp-bench/llm-sweep"
 KIND = "llm-sweep"
 FORMAT_VERSION = 1
 #: A step whose completed (or good, under an SLO) share is below this is past the knee.
 KNEE_MIN_GOOD = 0.9
+#: The reason's words: "TTFT p99 ... ms > 3x the first step's ... ms", "good 83.3% < 90%".
+WORDS = kn.Words(
+    latency="TTFT p99", baseline="the first step's", ratio="good", decimals=1, floor_of=" good"
+)
 #: The row of a step: the figures of goodput against load.
 ROW_KEYS = (
     "level", "rps", "output_tokens_per_s", "ttft_p50_ms", "ttft_p99_ms", "itl_p50_ms",
@@ -143,17 +147,17 @@ def find_llm_knee(
     min_good: float = KNEE_MIN_GOOD,
 ) -> LlmKnee:
     """The first level whose TTFT p99 exceeds ``factor`` x the first level's, or whose good
-    share (completed, or within the SLO when one is given) is below ``min_good``."""
-    rows = [row(lv, st) for lv, st in zip(levels, steps, strict=True)]
-    if not rows:
-        return LlmKnee(None, "no steps", 0.0, factor, min_good)
-    base = rows[0]["ttft_p99_ms"]
-    for r in rows:
-        if r["good_ratio"] < min_good:
-            why = f"good {r['good_ratio']:.1%} < {min_good:.0%}"
-            return LlmKnee(r["level"], why, base, factor, min_good)
-        if r is not rows[0] and r["ttft_p99_ms"] > factor * base:
-            why = f"TTFT p99 {r['ttft_p99_ms']:.1f} ms > {factor:g}x the first step's {base:.1f} ms"
-            return LlmKnee(r["level"], why, base, factor, min_good)
-    why = f"no step past {factor:g}x TTFT p99 or under {min_good:.0%} good"
-    return LlmKnee(None, why, base, factor, min_good)
+    share (completed, or within the SLO when one is given) is below ``min_good``. A step in which
+    no request got a response (no status, no token) is left out, as in the predict sweep."""
+    points = [_point(lv, st) for lv, st in zip(levels, steps, strict=True)]
+    at = kn.find_knee(points, factor, min_good, WORDS)
+    return LlmKnee(at.level, at.reason, at.baseline_ms, factor, min_good)
+
+
+def _point(level: float, stats: LlmStats) -> kn.Point:
+    r = row(level, stats)
+    s = stats.summary()
+    ttft = s.latency_ms["ttft_intended" if s.corrected else "ttft"]
+    answered = bool(s.status_codes) or s.completed > 0
+    latency = r["ttft_p99_ms"] if ttft["count"] else None
+    return kn.Point(level, latency, r["good_ratio"], answered)

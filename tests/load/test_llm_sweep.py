@@ -48,6 +48,24 @@ def test_the_knee_is_the_first_step_past_the_ttft_factor_or_under_the_good_share
     assert find_llm_knee([1, 2], [base, ok]).level is None
 
 
+def _refused(n: int = 5) -> LlmStats:
+    """``n`` requests that got no response: the port refused them."""
+    s = LlmStats()
+    s.add_batch(batch(*[stream(k * 0.1, [], k * 0.1, outcome=1, status=0,
+                               error="connection refused") for k in range(n)]))  # fmt: skip
+    return s.close(3.0)
+
+
+def test_a_step_without_any_response_is_neither_the_knee_nor_its_baseline():
+    """As in the predict sweep (the same function, ``stats.knee``): a closed port is not a
+    saturated server. A step whose requests all failed with a status is still the knee."""
+    base, slow = _stats(0.1), _stats(0.35)
+    knee = find_llm_knee([1, 2, 4], [_refused(), base, slow])
+    assert knee.level == 4 and knee.reason.endswith("3x the first step's 100.0 ms")
+    assert find_llm_knee([1, 2], [_refused(), _refused()]).reason == "no steps with a response"
+    assert find_llm_knee([1, 2], [base, _stats(0.1, n=0, failed=3)]).level == 2
+
+
 def test_a_concurrency_sweep_runs_a_step_a_level_and_its_file_reports(llm, tmp_path, capsys):
     opts = LlmOptions(url=llm.url + "/openai", model="m", concurrency=1, duration=1.0).validate()
     prompts = synthetic(4, Dist.parse("fixed:8"), Dist.parse("fixed:6"), seed=1)

@@ -10,9 +10,9 @@ from dataclasses import replace
 
 import pytest
 
-from kfp_bench.errors import ConfigError
+from kfp_bench.errors import ConfigError, EngineError
 from kfp_bench.load.options import LoadOptions, parse_rates
-from kfp_bench.load.sweep import SweepStep, find_knee, run_sweep
+from kfp_bench.load.sweep import SweepStep, find_knee, run_sweep, step_through
 from kfp_bench.pipeline.load_params import DEFAULT_PAYLOAD
 from kfp_bench.report import sweep as sweep_text
 from kfp_bench.stats.load import CPU_BOUND
@@ -117,3 +117,27 @@ def test_cli_sweep_bad_rates_exit_2_with_one_line():
         "kfp-bench: --rates 50,5: give the rates in increasing order (the first is the low-load "
         "baseline of the knee)"
     )
+
+
+def test_the_shared_driver_keeps_the_steps_before_an_engine_error_and_stops_when_interrupted():
+    """``step_through`` drives both sweeps: an engine error names the step and carries the result
+    of the steps before it; an interrupted step is kept and is the last."""
+
+    class Stats:
+        def __init__(self, flags=()):
+            self.flags = set(flags)
+
+    kept = []
+
+    def run(level):
+        if level == 3:
+            raise EngineError("a bug", Stats({"engine-error"}))
+        return Stats({"interrupted"} if level == 4 else ())
+
+    plans = [(f"level {n}", n) for n in (1, 2, 3)]
+    with pytest.raises(EngineError, match=r"^the sweep's step at level 3: a bug; the 2 step") as e:
+        step_through(plans, run, lambda lv, st: kept.append(lv), lambda: list(kept))
+    assert e.value.partial == [1, 2] and e.value.stats.flags == {"engine-error"}
+    kept.clear()
+    step_through([("a", 1), ("b", 4), ("c", 5)], run, lambda lv, st: kept.append(lv), list)
+    assert kept == [1, 4]

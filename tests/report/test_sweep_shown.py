@@ -50,8 +50,8 @@ def test_the_markdown_report_shows_the_same_sweep_table():
 )
 def test_the_goodput_chart_names_its_x_axis(monkeypatch, by, axis):
     labels = []
-    real = llm_plots._png
-    monkeypatch.setattr(llm_plots, "_png", lambda fig: labels.append(fig.axes[0].get_xlabel())
+    real = llm_plots.to_png
+    monkeypatch.setattr(llm_plots, "to_png", lambda fig: labels.append(fig.axes[0].get_xlabel())
                         or real(fig))  # fmt: skip
     rows = [
         dict(level=lv, rps=lv, goodput_rps=lv * 0.9, ttft_p99_ms=200 + lv, knee=False)

@@ -64,13 +64,13 @@ def parse_filter(text: str | None) -> list[tuple[str, str, Any, str]]:
     filter.go:375-412, :428-560)."""
     if not text:
         return []
-    decoded = _query_unescape(text, text)
+    decoded = query_unescape(text, text)
     try:
         doc = json.loads(decoded)
     except json.JSONDecodeError as e:
-        raise _bad(f"failed to parse valid filter from {_go_q(text)}: proto: syntax error "
+        raise _bad(f"failed to parse valid filter from {go_q(text)}: proto: syntax error "
                    f"({e})") from None  # fmt: skip
-    where = f"failed to parse valid filter from {_go_q(text)}: proto:"
+    where = f"failed to parse valid filter from {go_q(text)}: proto:"
     if not isinstance(doc, dict) or set(doc) - {"predicates"}:
         extra = sorted(set(doc) - {"predicates"}) if isinstance(doc, dict) else []
         raise _bad(f'{where} unknown field "{extra[0]}"' if extra else f"{where} not an object")
@@ -154,19 +154,20 @@ def _check(op: str, value, kind: str) -> None:
         raise _bad(f"cannot use non string value type string with operator {_go_v(value)}")
 
 
-def _query_unescape(text: str, original: str) -> str:
+def query_unescape(text: str, original: str) -> str:
     """Go's url.QueryUnescape: ``+`` is a space, ``%XX`` a byte, any other ``%`` an error."""
     bad = re.search(r"%(?![0-9A-Fa-f]{2})", text)
     if bad:
         escape = text[bad.start() : bad.start() + 3]
-        raise _bad(f"failed to parse valid filter from {_go_q(original)}: invalid URL escape "
-                   f"{_go_q(escape)}")  # fmt: skip
+        raise _bad(f"failed to parse valid filter from {go_q(original)}: invalid URL escape "
+                   f"{go_q(escape)}")  # fmt: skip
     raw = re.sub(rb"%([0-9A-Fa-f]{2})", lambda m: bytes([int(m[1], 16)]),
                  text.replace("+", " ").encode())  # fmt: skip
     return raw.decode("utf-8", "replace")
 
 
-def _go_q(text: str) -> str:
+def go_q(text: str) -> str:
+    """``text`` quoted as Go's ``%q`` shows it in the API server's messages."""
     return json.dumps(text, ensure_ascii=False)
 
 
@@ -180,7 +181,7 @@ def matcher(preds, fields: dict[str, Getter]) -> Callable[[Any], bool]:
     tests = []
     for op, key, value, _kind in preds:
         if key not in fields:
-            raise _bad(f"no support for filtering on unrecognized field {_go_q(key)}")
+            raise _bad(f"no support for filtering on unrecognized field {go_q(key)}")
         tests.append(_test(op, fields[key], value))
     return lambda row: all(t(row) for t in tests)
 
@@ -218,7 +219,7 @@ def _compare(have, want) -> int:
     if isinstance(have, (int, float)) or isinstance(want, (int, float)):
         a, b = _number(have), _number(want)
     else:
-        a, b = _collate(str(have)), _collate(str(want))
+        a, b = collate(str(have)), collate(str(want))
     return (a > b) - (a < b)
 
 
@@ -229,7 +230,7 @@ def _number(value) -> float:
     return float(head.group(0)) if head else 0.0
 
 
-def _collate(text: str) -> str:
+def collate(text: str) -> str:
     """utf8_general_ci's weight, near enough: upper case, trailing spaces ignored."""
     return text.rstrip(" ").upper()
 
@@ -256,10 +257,10 @@ def _sort(sort_by: str | None, fields: dict[str, Getter], model: str) -> tuple[s
     """(field, descending), as list.NewOptions reads sort_by (list.go:247-272)."""
     words = (sort_by or "").lower().split()
     if len(words) > 2 or (len(words) == 2 and words[1] not in ("asc", "desc")):
-        raise _bad(f"Received invalid sort by format {_go_q(sort_by or '')}. Supported format: "
+        raise _bad(f"Received invalid sort by format {go_q(sort_by or '')}. Supported format: "
                    '"field_name", "field_name desc", or "field_name asc"')  # fmt: skip
     if words and words[0] not in fields:
-        raise _bad(f"Invalid sorting field: {_go_q(words[0])} on listable type {model}")
+        raise _bad(f"Invalid sorting field: {go_q(words[0])} on listable type {model}")
     return (words[0] if words else "created_at"), len(words) == 2 and words[1] == "desc"
 
 

@@ -18,7 +18,7 @@ import urllib.parse
 from typing import Any
 
 from kfp_bench.sandbox.kfp_server.gateway import ApiError
-from kfp_bench.sandbox.kfp_server.listing import _collate, _go_q, _query_unescape, parse_filter
+from kfp_bench.sandbox.kfp_server.listing import collate, go_q, parse_filter, query_unescape
 
 MAX_KEY = 63  # pipeline_tags.go:27
 MAX_VALUE = 63  # pipeline_tags.go:31
@@ -42,14 +42,14 @@ def check(tags: dict[str, str] | None) -> None:
         if key == "":
             raise ApiError.invalid_input("tag key cannot be empty")
         if "." in key:
-            raise ApiError.invalid_input(f"tag key {_go_q(key)} must not contain '.' character")
+            raise ApiError.invalid_input(f"tag key {go_q(key)} must not contain '.' character")
         if len(key) > MAX_KEY:  # utf8.RuneCountInString: code points, as len() of a str
             raise ApiError.invalid_input(
-                f"tag key {_go_q(key)} exceeds maximum length of {MAX_KEY} characters"
+                f"tag key {go_q(key)} exceeds maximum length of {MAX_KEY} characters"
             )
         if len(value) > MAX_VALUE:
             raise ApiError.invalid_input(
-                f"tag value {_go_q(value)} for key {_go_q(key)} exceeds maximum length of "
+                f"tag value {go_q(value)} for key {go_q(key)} exceeds maximum length of "
                 f"{MAX_VALUE} characters"
             )
 
@@ -78,7 +78,7 @@ def split_filter(text: str | None) -> tuple[str | None, dict[str, str]]:
     if not text:
         return text, {}
     try:
-        raw = json.loads(_query_unescape(text, text))
+        raw = json.loads(query_unescape(text, text))
     except (ApiError, json.JSONDecodeError):
         raise ApiError.invalid_input(f"failed to parse filter spec: {text}") from None
     preds = raw.get("predicates") if isinstance(raw, dict) else None
@@ -95,10 +95,10 @@ def split_filter(text: str | None) -> tuple[str | None, dict[str, str]]:
         if p.get("operation") not in ("EQUALS", 1):
             op = p.get("operation") or "OPERATION_UNSPECIFIED"
             raise ApiError.invalid_input("only EQUALS operation is supported for tag filtering, "
-                                         f"got {op} for key {_go_q(key)}")  # fmt: skip
+                                         f"got {op} for key {go_q(key)}")  # fmt: skip
         value = p.get("string_value", p.get("stringValue"))
         if not isinstance(value, str):
-            raise ApiError.invalid_input(f"tag filter value must be a string for key {_go_q(key)}")
+            raise ApiError.invalid_input(f"tag filter value must be a string for key {go_q(key)}")
         found[key[len("tags.") :]] = value
     # re-serialized and url.QueryEscape'd (:593-599): the lister unescapes it once more
     rest_text = urllib.parse.quote_plus(json.dumps({"predicates": rest})) if rest else None
@@ -111,8 +111,8 @@ def _is_tag(pred: Any) -> bool:
 
 def matches(tags: dict[str, str], wanted: dict[str, str]) -> bool:
     """Every wanted tag present, key and value compared as MySQL's utf8_general_ci does."""
-    have = {_collate(k): _collate(v) for k, v in tags.items()}
-    return all(have.get(_collate(k)) == _collate(v) for k, v in wanted.items())
+    have = {collate(k): collate(v) for k, v in tags.items()}
+    return all(have.get(collate(k)) == collate(v) for k, v in wanted.items())
 
 
 def clears(raw: bytes) -> bool:

@@ -1,0 +1,81 @@
+"""The saturation knee of a sweep, for the predict load and the LLM load alike.
+
+A sweep is a list of ``Point``s, one per step: its level (rate or concurrency), a latency (p99,
+or the LLM's TTFT p99) and a ratio (success, or good share). ``find_knee`` names the first point
+whose latency exceeds ``factor`` times the first point's, or whose ratio falls below
+``min_ratio``. A point that got no response at all is neither the knee nor its baseline: a
+closed port is not a saturated server. What a point's figures are is the caller's
+(``load.sweep``, ``stats.llm_sweep``); ``Words`` names them in the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+#: The latency multiple over the first step's past which a step is past the knee.
+KNEE_FACTOR = 3.0
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """One step of a sweep as the knee sees it.
+
+    Attributes:
+        level: the step's rate or concurrency.
+        latency_ms: the latency compared with the first step's; None when not measured.
+        ratio: the share of requests that count as served (success, or good).
+        answered: some request of the step got a response.
+    """
+
+    level: float
+    latency_ms: float | None
+    ratio: float
+    answered: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Words:
+    """How a reason names the figures: ``latency`` ("p99"), the ``baseline`` it is compared
+    with, the ``ratio`` ("success") and its decimals, and what follows the ratio's floor in the
+    reason of no knee."""
+
+    latency: str
+    baseline: str
+    ratio: str
+    decimals: int
+    floor_of: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class KneeAt:
+    """Where a sweep saturates: ``level`` the first step past the knee (None: none is),
+    ``reason`` why (or why there is none), and the baseline latency (0.0 when there is none)."""
+
+    level: float | None
+    reason: str
+    baseline_ms: float
+
+
+def find_knee(points: Sequence[Point], factor: float, min_ratio: float, words: Words) -> KneeAt:
+    """The first point whose latency exceeds ``factor`` x the first answered point's, or whose
+    ratio is below ``min_ratio``; the first is the baseline but is itself past the knee when its
+    ratio is already too low. Points without a response are left out."""
+    points = [p for p in points if p.answered]
+    if not points:
+        return KneeAt(None, "no steps with a response", 0.0)
+    base = points[0].latency_ms
+    for p in points:
+        if p.ratio < min_ratio:
+            why = f"{words.ratio} {p.ratio:.{words.decimals}%} < {min_ratio:.0%}"
+            return KneeAt(p.level, why, base or 0.0)
+        if p is points[0] or base is None or p.latency_ms is None:
+            continue
+        if p.latency_ms > factor * base:
+            why = (
+                f"{words.latency} {p.latency_ms:.1f} ms > {factor:g}x {words.baseline} "
+                f"{base:.1f} ms"
+            )
+            return KneeAt(p.level, why, base)
+    why = f"no step past {factor:g}x {words.latency} or under {min_ratio:.0%}{words.floor_of}"
+    return KneeAt(None, why, base or 0.0)
