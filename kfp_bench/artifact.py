@@ -32,6 +32,7 @@ PACKAGES = (
     "kfp_bench.history",
     "kfp_bench.kfp",
     "kfp_bench.kserve",
+    "kfp_bench.pipeline",
     "kfp_bench.load",
     "kfp_bench.report",
     "kfp_bench.sandbox",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import os
 import subprocess
 import sys
@@ -22,6 +23,21 @@ def clean_env(monkeypatch):
         if name in _ISOLATED or name.startswith(_ISOLATED_PREFIXES):
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+
+
+_PRINT = builtins.print
+
+
+@pytest.fixture(autouse=True)
+def print_restored():
+    """``print`` as Python has it after each test. kfp.local indents its tasks' output by
+    swapping ``builtins.print`` for the task's run (kfp 2.17.3 ``kfp/local/logging_utils.py``,
+    ``indented_print``); its orchestrator runs tasks in threads
+    (``orchestrator/enhanced_dag_orchestrator.py``:266), and two that overlap restore each
+    other's swap, leaving print indented for the rest of the process: a later test in the same
+    worker then read ``    Gates: all held`` from the CLI."""
+    yield
+    builtins.print = _PRINT
 
 
 #: The keys every load result document has at its top level (issue: the results file format).
