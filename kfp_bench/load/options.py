@@ -125,7 +125,7 @@ class LoadOptions:
         if not self.duration:
             if self.requests < 1:
                 raise ConfigError(f"-n {self.requests}: the number of requests must be at least 1")
-            if self.requests < self.concurrency and not self.rate:
+            if self.requests < self.concurrency and not self.open_loop:
                 raise ConfigError(
                     f"-n {self.requests} is less than -c {self.concurrency}: "
                     "raise -n or lower -c (hey's rule)"
