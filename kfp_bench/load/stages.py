@@ -154,6 +154,10 @@ class StageSchedule:
         for s in self._stages:
             self._cum.append(self._cum[-1] + s.expected())
             self._at.append(self._at[-1] + s.duration_s)
+        # The exact bounds once, as ints (request i is in stage k iff first[k] <= i <
+        # first[k + 1]) and floats: a Fraction per request costs 20x the constant schedule.
+        self._first = [math.ceil(c) for c in self._cum]
+        self._cumf = [float(c) for c in self._cum]
         self._index, self._of = lane
         self._poisson = arrival == "poisson"
         self._rng = random.Random(seed)
@@ -181,14 +185,12 @@ class StageSchedule:
 
     def _time_of(self, n) -> float:
         """The elapsed time at which N reaches ``n`` (the start of a stage holding it)."""
-        cum = self._cum
-        while self._k < len(self._stages) and not n < cum[self._k + 1]:
+        bound = self._first if isinstance(n, int) else self._cumf
+        while self._k < len(self._stages) and not n < bound[self._k + 1]:
             self._k += 1
         if self._k == len(self._stages):
             return math.inf
-        s = self._stages[self._k]
-        q = float(n - cum[self._k]) if isinstance(n, int) else n - float(cum[self._k])
-        x = _solve(s, q)
+        x = _solve(self._stages[self._k], n - self._cumf[self._k])
         end = self._at[self._k + 1]
         t = min(self._at[self._k] + x, math.nextafter(end, -math.inf))
         return self.start + t
