@@ -163,7 +163,7 @@ class Collector:
                 self.out.note(f"{q.metric_name}: {exc}")
                 continue
             if not rows:
-                self.out.note(f"{q.metric_name}: no series over the window ({expr})")
+                self.out.note(f"{q.metric_name}: no series over the window ({expr})", False)
             if q.compare:
                 buckets = [(r["labels"]["le"], r["value"]) for r in rows if "le" in r["labels"]]
                 if rows and not buckets:

@@ -68,10 +68,12 @@ class ServerSeries:
             "buckets": sorted([float(le), float(c)] for le, c in buckets),
         }
 
-    def note(self, text: str) -> None:
+    def note(self, text: str, failed: bool = True) -> None:
+        """A note for the reader; ``failed``: a source could not be read (flagged), not just a
+        query that matched no series."""
         if text not in self.notes:
             self.notes.append(text)
-        if METRICS_MISSING not in self.flags:
+        if failed and METRICS_MISSING not in self.flags:
             self.flags.append(METRICS_MISSING)
 
     def merge(self, other: ServerSeries) -> None:
@@ -84,8 +86,7 @@ class ServerSeries:
             self.add_points(s["source"], s["metric"], s["labels"], pts, s.get("panel", ""))
         self.instant.update(other.instant)
         self.histograms.update(other.histograms)
-        for n in other.notes:
-            self.note(n)
+        self.notes += [n for n in other.notes if n not in self.notes]
         self.flags = sorted(set(self.flags) | set(other.flags))
 
     def to_dict(self) -> dict:
