@@ -30,7 +30,10 @@ INTRO = (
     "percentile is read from its histogram's buckets, interpolated inside the bucket as "
     "Prometheus's histogram_quantile does: its bucket's bounds are its resolution. The "
     "difference (client minus server) is the time spent outside the server: the network, the "
-    "ingress and queue-proxy, and the client's own queueing."
+    "ingress and queue-proxy, and the client's own queueing; when the client's value falls "
+    "inside the server's bucket the difference is below the histogram's resolution. Counts "
+    "from Prometheus come from increase(), which extrapolates to the window's edges: they "
+    "may exceed the requests sent; a direct scrape's counts are exact."
 )
 
 
@@ -114,10 +117,20 @@ def compare_rows(server: ServerSeries, client_ms: dict[str, dict]) -> list[list[
                     f"{fmt.num(lo)}–{fmt.num(hi)}",
                     fmt.num(cv) if cv is not None else fmt.DASH,
                     f"{c.get('count', 0):,}" if c else fmt.DASH,
-                    fmt.num(cv - sv) if cv is not None else fmt.DASH,
+                    _difference(cv, sv, lo, hi),
                 ]
             )
     return rows
+
+
+def _difference(client: float | None, server: float, lo: float, hi: float) -> str:
+    """Client minus server, unless the client's value falls inside the server's bucket: the
+    difference is then below what the server's histogram can tell."""
+    if client is None:
+        return fmt.DASH
+    if lo <= client <= hi:
+        return "within its bucket"
+    return fmt.num(client - server)
 
 
 COMPARE_HEAD = [
