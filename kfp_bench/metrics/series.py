@@ -100,7 +100,10 @@ class ServerSeries:
             "step_s": self.step_s,
             "series": series,
             "instant": [{**i, "value": _finite(i["value"])} for i in self.instant.values()],
-            "histograms": list(self.histograms.values()),
+            "histograms": [
+                {**h, "buckets": [[_finite(le), c] for le, c in h["buckets"]]}
+                for h in self.histograms.values()
+            ],
             "notes": self.notes,
             "flags": self.flags,
         }
@@ -117,7 +120,8 @@ class ServerSeries:
             out.add_instant(i["source"], i["metric"], i["labels"], i["t"], _float(i["value"]))
         for h in doc["histograms"]:
             labels = {"compare": h["compare"], "window": h["window"]}
-            out.histograms[_key(h["source"], h["metric"], labels)] = h
+            buckets = [[float(le), float(c)] for le, c in h["buckets"]]
+            out.histograms[_key(h["source"], h["metric"], labels)] = {**h, "buckets": buckets}
         out.notes, out.flags = list(doc["notes"]), list(doc["flags"])
         return out
 
