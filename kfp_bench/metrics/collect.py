@@ -83,6 +83,9 @@ class Collector:
         self.out.step_s = self.step_s
         self.out.window = (time.time(), 0.0)
         if self.scrapes:
+            # The first sample before the load sends anything: the histograms' baseline.
+            for url in self.scrapes:
+                self._scrape_one(url)
             self._thread = threading.Thread(target=self._sample, name="scrape", daemon=True)
             self._thread.start()
 
@@ -101,15 +104,14 @@ class Collector:
     # -- direct scrapes ------------------------------------------------------------------------
     def _sample(self) -> None:
         t0 = time.monotonic()
-        k = 0
-        while True:
+        k = 1
+        # Paced from the start: a slow scrape shortens the next wait, it never shifts it.
+        while not self._stop.wait(t0 + k * self.step_s - time.monotonic()):
             for url in self.scrapes:
                 self._scrape_one(url)
-            k += 1
-            # Paced from the start: a slow scrape shortens the next wait, it never shifts it.
-            k = max(k, math.ceil((time.monotonic() - t0) / self.step_s))
-            if self._stop.wait(t0 + k * self.step_s - time.monotonic()):
-                break
+            k = max(k + 1, math.ceil((time.monotonic() - t0) / self.step_s))
+        for url in self.scrapes:  # the window's end: the buckets' last counts
+            self._scrape_one(url)
         for url in self.scrapes:  # the window's end: the buckets' last counts
             self._scrape_one(url)
 
@@ -130,9 +132,9 @@ class Collector:
                 buckets[(base, le)] = buckets.get((base, le), 0.0) + value
             elif base is None:
                 self.out.add_points(source, name, dict(labels), [(t, value)])
-        if buckets:
-            self._first.setdefault(source, buckets)
-            self._last[source] = buckets
+        # A histogram not yet observed has no series: an empty first page is its baseline.
+        self._first.setdefault(source, buckets)
+        self._last[source] = buckets
 
     def _scraped_histograms(self) -> None:
         """Each scraped histogram's growth over the window: last minus first sample."""
