@@ -3,9 +3,11 @@ against the local LLM server, without server metrics, with a direct ``--scrape``
 /metrics every second, and with the kserve-predictor profile against a real Prometheus (Debian's)
 as well; the runs alternate (A B C A B C ...), so a busy machine weighs on each alike.
 
-The figure is the CPU (user + sys) of the whole ``kfp-bench llm`` process tree per completed
-request (``resource.getrusage(RUSAGE_CHILDREN)`` around each run: the CLI waits for its worker
-processes, so their CPU is in its own). Run from the checkout's root:
+Two figures per completed request: the load engine's process CPU (user + sys) from the results'
+``client_cpu`` (``RUSAGE_SELF`` from the load's start to its end; with one worker the engine runs
+in the CLI's process, so the scrape thread's CPU is in it), and the whole ``kfp-bench llm``
+process tree's (``RUSAGE_CHILDREN`` around each run: start-up, the profile's queries and the
+saving included). Run from the checkout's root:
 
 ``python bench/metrics_cost.py [RATE] [SECONDS] [ROUNDS]`` (defaults 50 10 3)
 """
@@ -32,8 +34,9 @@ def cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def one(argv: list[str], out: Path) -> tuple[float, int]:
-    """CPU seconds of one ``kfp-bench llm`` run and its completed requests."""
+def one(argv: list[str], out: Path) -> tuple[float, float, int]:
+    """One ``kfp-bench llm`` run: the engine's CPU seconds, the process tree's, and its
+    completed requests."""
     before = cpu()
     done = subprocess.run(
         [sys.executable, "-m", "kfp_bench.cli", "llm", *argv, "--json-out", str(out)],
@@ -42,7 +45,9 @@ def one(argv: list[str], out: Path) -> tuple[float, int]:
     used = cpu() - before
     if done.returncode != 0:
         raise SystemExit(f"kfp-bench llm failed: {done.stderr[-2000:]}")
-    return used, json.loads(out.read_text())["counts"]["completed"]
+    doc = json.loads(out.read_text())
+    engine = doc["client_cpu"]["user_s"] + doc["client_cpu"]["system_s"]
+    return engine, used, doc["counts"]["completed"]
 
 
 def main(rate: float = 50, seconds: float = 10, rounds: int = 3) -> None:
@@ -59,18 +64,20 @@ def main(rate: float = 50, seconds: float = 10, rounds: int = 3) -> None:
                        "--metrics-var", "namespace=bench", "--metrics-var", "isvc=llm"]  # fmt: skip
             cases = {"none": base, "scrape 1 s": base + scrape,
                      "scrape + profile": base + scrape + profile}  # fmt: skip
-            per: dict[str, list[float]] = {k: [] for k in cases}
+            per: dict[str, list[tuple[float, float]]] = {k: [] for k in cases}
             for r in range(rounds):
                 for name, argv in cases.items():
-                    used, n = one(argv, work / f"{r}-{name.replace(' ', '_')}.json")
-                    per[name].append(used / n * 1e6)
-                    print(f"round {r + 1} {name}: {used:.3f} s CPU, {n} requests", flush=True)
-    first = statistics.median(per["none"])
-    print("\n| server metrics | CPU per request (µs), median of rounds | ratio to none |")
-    print("|---|---:|---:|")
+                    engine, tree, n = one(argv, work / f"{r}-{name.replace(' ', '_')}.json")
+                    per[name].append((engine / n * 1e6, tree / n * 1e6))
+                    print(f"round {r + 1} {name}: engine {engine:.3f} s, tree {tree:.3f} s "
+                          f"CPU, {n} requests", flush=True)  # fmt: skip
+    base = [statistics.median(v[i] for v in per["none"]) for i in (0, 1)]
+    print("\n| server metrics | engine CPU/request (µs) | ratio | process tree CPU/request (µs) "
+          "| ratio |\n|---|---:|---:|---:|---:|")  # fmt: skip
     for name, vals in per.items():
-        m = statistics.median(vals)
-        print(f"| {name} | {m:,.0f} ({', '.join(f'{v:,.0f}' for v in vals)}) | {m / first:.2f} |")
+        m = [statistics.median(v[i] for v in vals) for i in (0, 1)]
+        print(f"| {name} | {m[0]:,.0f} | {m[0] / base[0]:.2f} | {m[1]:,.0f} | "
+              f"{m[1] / base[1]:.2f} |")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -159,6 +159,19 @@ def load_beside(results: str | os.PathLike) -> ServerSeries | None:
     return load(p) if p.is_file() else None
 
 
+def merge_beside(results: list, out: str | os.PathLike) -> Path | None:
+    """``kfp-bench merge``'s companion: the server series beside each of ``results`` merged,
+    saved beside ``out``; None when none of them has any."""
+    parts = [p for p in (load_beside(r) for r in results) if p is not None]
+    if not parts:
+        return None
+    merged, *rest = parts
+    for part in rest:
+        merged.merge(part)
+    save(merged, path_beside(out))
+    return path_beside(out)
+
+
 def percentiles(buckets: list[list[float]], qs=(0.5, 0.9, 0.99)) -> dict:
     """Quantiles of cumulative ``[[le, count], ...]`` buckets, interpolated linearly inside the
     bucket as Prometheus's ``histogram_quantile`` does (promql/quantile.go ``BucketQuantile``:

@@ -79,3 +79,14 @@ def test_a_file_of_another_kind_is_refused(tmp_path):
     with pytest.raises(ResultsError, match="not a server metrics file"):
         store.load(tmp_path / "x.json")
     assert store.load_beside(tmp_path / "missing.json") is None
+
+
+def test_merge_beside_the_merged_results(tmp_path):
+    store.save(_pod("http://pod-a/metrics", 100.0), tmp_path / "a.server.json")
+    store.save(_pod("http://pod-b/metrics", 103.0), tmp_path / "b.server.json")
+    got = store.merge_beside([tmp_path / "a.json", tmp_path / "b.json", tmp_path / "c.json"],
+                             tmp_path / "all.json")  # fmt: skip
+    assert got == tmp_path / "all.server.json"
+    merged = store.load(got)
+    assert merged.window == (100.0, 113.0) and len(merged.histograms) == 2
+    assert store.merge_beside([tmp_path / "c.json"], tmp_path / "none.json") is None
