@@ -10,6 +10,9 @@ process tree's (``RUSAGE_CHILDREN`` around each run: start-up, the profile's que
 saving included). Run from the checkout's root:
 
 ``python bench/metrics_cost.py [RATE] [SECONDS] [ROUNDS]`` (defaults 50 10 3)
+
+It also prints the CPU of one scrape of the LLM server's page (``Collector._scrape_one``, 200
+times in this process, ``RUSAGE_SELF``): what the scrape thread takes per step.
 """
 
 from __future__ import annotations
@@ -50,6 +53,18 @@ def one(argv: list[str], out: Path) -> tuple[float, float, int]:
     return engine, used, doc["counts"]["completed"]
 
 
+def per_scrape(url: str, n: int = 200) -> float:
+    """CPU seconds of one scrape and parse of ``url``, the mean of ``n``."""
+    from kfp_bench.metrics.collect import Collector
+
+    c = Collector(scrapes=(url,))
+    r0 = resource.getrusage(resource.RUSAGE_SELF)
+    for _ in range(n):
+        c._scrape_one(url)
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return (r.ru_utime - r0.ru_utime + r.ru_stime - r0.ru_stime) / n
+
+
 def main(rate: float = 50, seconds: float = 10, rounds: int = 3) -> None:
     work = Path(tempfile.mkdtemp(prefix="metrics-cost-"))
     with start_llm_server(first_token_ms=40, token_gap_ms=10) as llm:
@@ -64,6 +79,7 @@ def main(rate: float = 50, seconds: float = 10, rounds: int = 3) -> None:
                        "--metrics-var", "namespace=bench", "--metrics-var", "isvc=llm"]  # fmt: skip
             cases = {"none": base, "scrape 1 s": base + scrape,
                      "scrape + profile": base + scrape + profile}  # fmt: skip
+            one_scrape = per_scrape(f"{llm.url}/metrics")
             per: dict[str, list[tuple[float, float]]] = {k: [] for k in cases}
             for r in range(rounds):
                 for name, argv in cases.items():
@@ -71,6 +87,7 @@ def main(rate: float = 50, seconds: float = 10, rounds: int = 3) -> None:
                     per[name].append((engine / n * 1e6, tree / n * 1e6))
                     print(f"round {r + 1} {name}: engine {engine:.3f} s, tree {tree:.3f} s "
                           f"CPU, {n} requests", flush=True)  # fmt: skip
+    print(f"\none scrape of the LLM server's /metrics: {one_scrape * 1e3:.2f} ms CPU")
     base = [statistics.median(v[i] for v in per["none"]) for i in (0, 1)]
     print("\n| server metrics | engine CPU/request (µs) | ratio | process tree CPU/request (µs) "
           "| ratio |\n|---|---:|---:|---:|---:|")  # fmt: skip
