@@ -42,7 +42,9 @@ def query(url: str, expr: str, at: float, timeout: float = 30.0) -> list[dict]:
     """An instant query at ``at``: ``[{"labels", "t", "value"}]`` (a scalar: one, no labels)."""
     data = _get(url, "/api/v1/query", {"query": expr, "time": f"{at:.3f}"}, timeout)
     kind, result = data.get("resultType"), data.get("result")
-    if kind == "scalar" or kind == "string":
+    if kind == "string":
+        raise PromError(f"{expr}: Prometheus answered a string, not a number")
+    if kind == "scalar":
         return [{"labels": {}, "t": float(result[0]), "value": _num(result[1])}]
     return [
         {"labels": r.get("metric", {}), "t": float(r["value"][0]), "value": _num(r["value"][1])}
