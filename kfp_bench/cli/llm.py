@@ -11,6 +11,7 @@ import urllib.request
 from dataclasses import replace
 
 from kfp_bench._doc import field_help
+from kfp_bench.cli import metrics_flags
 from kfp_bench.cli.common import (
     Progress,
     add_hey_flags,
@@ -55,7 +56,7 @@ def register(sub) -> None:
         allow_abbrev=False,
     )
     _add_flags(p)
-    p.set_defaults(func=cmd_llm)
+    metrics_flags.wrap(p, cmd_llm)
 
 
 def _h(name: str) -> str:

@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 from kfp_bench._doc import field_help
+from kfp_bench.cli import metrics_flags
 from kfp_bench.cli.common import (
     EXIT_NOT_SAVED,
     Progress,
@@ -41,7 +42,7 @@ def register(sub) -> None:
         allow_abbrev=False,
     )
     _add_load_flags(p)
-    p.set_defaults(func=cmd_load)
+    metrics_flags.wrap(p, cmd_load)
 
     p = sub.add_parser("merge", help="Merge load or LLM results of several processes or pods.")
     p.add_argument("results", nargs="+", metavar="RESULT.json")

@@ -191,6 +191,7 @@ class Stream:
         after = _now()
         self.times.append(after)
         self.times_json.append(repr(after))
+        self.conn.server.metrics.token(self, after)
         self.write_max = max(self.write_max, after - before)
         if not last:
             self._schedule(i + 1)
@@ -296,6 +297,7 @@ class Stream:
                 "write_max_ms": self.write_max * 1e3,
             },
         )
+        self.conn.server.metrics.finished(self, done, self._sent(), self.outcome == "ok")
         self.conn.request_done(self)
 
 
@@ -375,13 +377,15 @@ class Connection:
 
     # --- replies ------------------------------------------------------------------------------
 
-    def reply(self, status: int, body: bytes, keep: bool = True, extra=()) -> None:
-        """A whole JSON reply, now."""
+    def reply(
+        self, status: int, body: bytes, keep=True, extra=(), content_type=b"application/json"
+    ) -> None:
+        """A whole reply (JSON unless said), now."""
         if self.transport is None:
             return
         keep = keep and self.keep_alive
         lines = [*extra, *(() if keep else (b"Connection: close",))]
-        self.transport.write(_head(status, b"application/json", lines, len(body)) + body)
+        self.transport.write(_head(status, content_type, lines, len(body)) + body)
         if not keep:
             self.transport.close()
 
