@@ -43,7 +43,7 @@ def test_a_load_prints_the_summary_and_saves_a_result_that_reads_back(llm, tmp_p
 
 def test_a_load_whose_streams_all_failed_exits_1_with_its_errors(llm, capsys):
     code = main(
-        ["llm", llm.url + "/openai", "-n", "4", "-c", "2", "--model", "m", "-H", "X-Llm-Fault: 429"]
+        ["llm", llm.url + "/openai", "-n", "4", "-c", "2", "-H", "X-Llm-Fault: 429"]
     )
     text = capsys.readouterr()
     assert code == 1

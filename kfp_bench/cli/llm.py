@@ -22,7 +22,7 @@ from kfp_bench.cli.outputs import NOT_SAVED, Outputs, save
 from kfp_bench.errors import ConfigError, EngineError
 from kfp_bench.load import prompts as prompt_source
 from kfp_bench.load.llm import NONE_COMPLETED, run_llm
-from kfp_bench.load.llm_sweep import parse_concurrencies, run_llm_sweep
+from kfp_bench.load.llm_sweep import check_llm_sweep, parse_concurrencies, run_llm_sweep
 from kfp_bench.load.models import UNSET, preflight
 from kfp_bench.load.openai import ENDPOINTS, LlmOptions
 from kfp_bench.load.options import LoadOptions, parse_rates
@@ -198,9 +198,9 @@ def cmd_llm(a: argparse.Namespace) -> int:
     outs = Outputs()
     json_out = outs.file(a.json_out, "--json-out")
     prompts = _prompts(a)
-    opts = _checked(a, opts, prompts)
     if a.sweep_rates or a.sweep_concurrency:
         return _sweep(a, opts, prompts, slo, outs, json_out, gates)
+    opts = _checked(a, opts, prompts)  # the server read once the input is known good
     progress = Progress(a.progress or sys.stderr.isatty())
     failure = None
     with outs.made():
@@ -240,6 +240,11 @@ def _sweep(a, opts: LlmOptions, prompts: list, slo: Slo, outs: Outputs, json_out
     if not a.duration:
         raise ConfigError("a sweep needs -z, the length of each step (e.g. -z 30s)")
     by = "rate" if rates else "concurrency"
+    knee = {"factor": a.knee_factor, "min_good": a.knee_good}
+    check_llm_sweep(
+        opts, rates=rates, concurrencies=streams, step_s=a.duration, warmup_s=a.warmup, **knee
+    )
+    opts = _checked(a, opts, prompts)
 
     def on_step(level: float, stats) -> None:
         s = stats.summary()
@@ -254,7 +259,7 @@ def _sweep(a, opts: LlmOptions, prompts: list, slo: Slo, outs: Outputs, json_out
         try:
             sweep = run_llm_sweep(
                 opts, prompts, rates=rates, concurrencies=streams, step_s=a.duration, slo=slo,
-                warmup_s=a.warmup, factor=a.knee_factor, min_good=a.knee_good, on_step=on_step,
+                warmup_s=a.warmup, **knee, on_step=on_step,
             )  # fmt: skip
         except EngineError as exc:
             sweep, failure = exc.partial, exc

@@ -129,8 +129,9 @@ def _get(opts: LlmOptions, url: str, flag: str, model_given: bool) -> tuple[int,
             return exc.code, exc.read(SHOWN_BYTES * 2)
     except (OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
+        lead = "" if model_given else f"{flag} not given and "
         raise ConfigError(
-            f"{public_url(url)} could not be reached ({scrub(str(reason))}); check the URL "
+            f"{lead}{public_url(url)} could not be read ({scrub(str(reason))}); check the URL "
             f"(the base, without /v1) and that the server is up{_or_skip(flag, model_given)}"
         ) from None
 
@@ -211,8 +212,9 @@ def check_context(served: Served, opts: LlmOptions, prompts) -> None:
         over = sum(1 for p in prompts if need(p) > limit)
         asked = opts.max_tokens or longest.output_tokens
         raise ConfigError(
-            f"the longest prompt ({i + 1} of {len(prompts)}) needs {need(longest)} tokens ({longest.input_tokens}"
-            f" in the prompt + max_tokens {asked}), beyond the {limit} tokens of model "
+            f"the longest prompt ({i + 1} of {len(prompts)}) needs {need(longest)} tokens "
+            f"({longest.input_tokens} in the prompt + max_tokens {asked}), beyond the {limit} "
+            "tokens of model "
             f"{served.name}'s context (max_model_len, {public_url(models_url(opts))}); {over} "
             "prompt(s) exceed it: shorten --input-tokens or --max-tokens/--output-tokens"
         )
