@@ -134,8 +134,10 @@ class Server:
         return json.dumps({"object": "list", "data": [model]}).encode()
 
     def _too_long(self, conn: Connection, path: str, body: dict) -> bool:
-        """Answer 400 to a request whose prompt tokens plus max_tokens exceed max_model_len,
-        with vLLM's message naming both (its OpenAI server's input validation)."""
+        """Answer 400 to a request whose prompt tokens plus max_tokens exceed max_model_len, as
+        vLLM does, in the words KServe's huggingfaceserver uses too (kserve/kserve@aaac4e29
+        python/huggingfaceserver/huggingfaceserver/generative_model.py lines 612-619; it
+        answers them with a 500)."""
         limit = self.options.max_model_len
         asked = body.get("max_tokens", body.get("max_completion_tokens"))
         if not limit or not isinstance(asked, int) or isinstance(asked, bool):
