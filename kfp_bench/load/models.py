@@ -77,16 +77,17 @@ def _pick(listed: list[Served], opts: LlmOptions, flag: str, model_given: bool) 
         for m in listed:
             if m.name == opts.model:
                 return m
+        skip = f", or {_SKIP} for a server that serves models it does not list"
         raise ConfigError(
             f"{flag} {opts.model}: not among the models {url} lists ({names}); give one of "
-            f"them, or {_SKIP} for a server that serves models it does not list"
+            f"them{skip if _cli(flag) else ''}"
         )
     if len(listed) != 1:
         raise ConfigError(f"{flag} not given and {url} lists {names}; give {flag}")
     return listed[0]
 
 
-#: How to skip the check, in messages.
+#: How to skip the check, in the CLI's messages.
 _SKIP = "--no-model-check"
 
 
@@ -181,7 +182,15 @@ def _fix(flag: str, model_given: bool, status: int) -> str:
     return fix + _or_skip(flag, model_given)
 
 
+def _cli(flag: str) -> bool:
+    """The model is named by a command-line flag: --no-model-check is there to skip the check
+    (the pipeline's steps have no such parameter: its first step reads the list too)."""
+    return flag.startswith("--")
+
+
 def _or_skip(flag: str, model_given: bool) -> str:
+    if not _cli(flag):
+        return ""
     if model_given:
         return f"; {_SKIP} skips this check for a server without a models route"
     return f"; or give {flag} and {_SKIP} for a server without a models route"

@@ -66,9 +66,9 @@ def llm_load(p: BenchParams, worker: int, out: str) -> None:
         return
     opts = llm_options(p).share(worker, p.llm_workers).validate()
     prompts = llm_prompts(p, worker)
-    opts = preflight(opts, prompts, model_given=True, flag="llm_model").opts  # before any request
     error, stats = "", None
-    try:
+    try:  # the model and the context checked before any request; a refusal is its error
+        opts = preflight(opts, prompts, model_given=True, flag="llm_model").opts
         stats = run_llm(opts, prompts, slo=llm_slo(p), warmup_s=p.llm_warmup_sec)
     except (BenchError, OSError) as exc:
         stats = getattr(exc, "stats", None)  # an EngineError's: what was measured before it

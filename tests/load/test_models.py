@@ -51,6 +51,11 @@ def test_a_model_the_server_does_not_list_is_refused_naming_those_it_does(llm):
     assert msg.startswith("--model llama: not among the models ")
     assert f"{llm.url}/openai/v1/models lists (kfp-bench-llm); give one of them" in msg
     assert "--no-model-check" in msg
+    # a pipeline step names its parameter, and has no switch to skip the check
+    with pytest.raises(ConfigError) as e:
+        opts = _opts(llm.url + "/openai", "llama")
+        preflight(opts, _prompts(10), model_given=True, flag="llm_model")
+    assert str(e.value).startswith("llm_model llama: ") and "--no-model-check" not in str(e.value)
 
 
 def test_a_wrong_base_names_the_url_the_status_and_the_first_bytes(llm):
