@@ -66,13 +66,21 @@ def write_distributions(status_codes: dict, errors: dict, w) -> None:
         w(f"  [{code}]\t{n} responses\n")
     if errors:
         w("\nError distribution:\n")
-        groups = group_errors(errors)
-        for example, n, texts in groups[:MAX_ERROR_LINES]:
-            alike = f"  (and {texts - 1} more like it)" if texts > 1 else ""
-            w(f"  [{n}]\t{example}{alike}\n")
-        if rest := groups[MAX_ERROR_LINES:]:
-            n = sum(g[1] for g in rest)
-            w(f"  [{n}]\tand {len(rest)} more kinds of error\n")
+        for text, n in error_lines(errors):
+            w(f"  [{n}]\t{text}\n")
+
+
+def error_lines(errors: dict, sep: str = "  ") -> list[tuple[str, int]]:
+    """The lines of an error table, (text, requests): a group's example and the number of other
+    texts like it (``group_errors``), at most ``MAX_ERROR_LINES``, then one for the rest."""
+    groups = group_errors(errors)
+    lines = [
+        (example + (f"{sep}(and {texts - 1} more like it)" if texts > 1 else ""), n)
+        for example, n, texts in groups[:MAX_ERROR_LINES]
+    ]
+    if rest := groups[MAX_ERROR_LINES:]:
+        lines.append((f"and {len(rest)} more kinds of error", sum(g[1] for g in rest)))
+    return lines
 
 
 #: The error lines written at most; the remaining kinds are summed in one line.
