@@ -19,6 +19,7 @@ from kfp_bench.cli.common import (
     shared_options,
 )
 from kfp_bench.cli.outputs import NOT_SAVED, Outputs, save
+from kfp_bench.cli.workload import add_workload_flags, described, workload_prompts, write_stages
 from kfp_bench.errors import ConfigError, EngineError
 from kfp_bench.load import prompts as prompt_source
 from kfp_bench.load.llm import NONE_COMPLETED, run_llm
@@ -115,6 +116,7 @@ def _add_flags(p: argparse.ArgumentParser) -> None:
     )
     g = p.add_argument_group("pacing and figures")
     add_open_loop_flags(g, _h)
+    add_workload_flags(g, llm=True)  # --stages, --trace, --shared-prefix (cli/workload.py)
     g.add_argument(
         "--warmup", type=duration, default=0.0, metavar="DURATION",
         help="Requests sent in this first part of the run count in no figure (e.g. 5s).",
@@ -168,6 +170,8 @@ def _options(a: argparse.Namespace) -> LlmOptions:
 
 
 def _prompts(a: argparse.Namespace) -> list:
+    if (special := workload_prompts(a)) is not None:  # --trace, --shared-prefix
+        return special
     if a.prompts_file:
         return prompt_source.from_file(
             a.prompts_file, a.prompts_format, output_tokens=a.max_tokens, tokenizer=a.tokenizer
@@ -217,6 +221,7 @@ def cmd_llm(a: argparse.Namespace) -> int:
         stats.flag(NOT_SAVED)
     verdicts = said_gates(gates, lambda: metric_values(stats.summary()))
     llm_text.write_text(stats.summary(), sys.stdout)
+    write_stages(stats)
     if stats.workers["missing"]:
         missing = ", ".join(map(str, stats.workers["missing"]))
         print(
@@ -283,6 +288,8 @@ def _sweep(a, opts: LlmOptions, prompts: list, slo: Slo, outs: Outputs, json_out
 
 def _described(a: argparse.Namespace, prompts: list) -> dict:
     """What the prompts were, for the saved options (never their text)."""
+    if (special := described(a, prompts)) is not None:
+        return special
     if a.prompts_file:
         return {"file": a.prompts_file, "format": a.prompts_format, "count": len(prompts)}
     return {

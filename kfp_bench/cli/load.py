@@ -21,6 +21,7 @@ from kfp_bench.cli.common import (
     shared_options,
 )
 from kfp_bench.cli.outputs import NOT_SAVED, Outputs, save
+from kfp_bench.cli.workload import add_workload_flags, write_stages
 from kfp_bench.errors import ConfigError, EngineError
 from kfp_bench.jsonl import whole_lines_end
 from kfp_bench.load.options import LoadOptions
@@ -90,6 +91,7 @@ def _add_load_flags(p: argparse.ArgumentParser) -> None:
     )
     g = p.add_argument_group("beyond hey")
     add_open_loop_flags(g, _h)
+    add_workload_flags(g)
     add_tls_flags(g, _h)
     g.add_argument(
         "--json-out",
@@ -198,6 +200,7 @@ def cmd_load(a: argparse.Namespace) -> int:
                 _copy_whole_lines(part, sys.stdout)
         else:
             hey.write_text(stats, sys.stdout)
+            write_stages(stats)
     finally:
         if csv_dir:
             shutil.rmtree(csv_dir, ignore_errors=True)

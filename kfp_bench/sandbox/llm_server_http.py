@@ -21,6 +21,7 @@ expect ``usage`` None on every chunk before that final one.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import socket
 import time
@@ -34,6 +35,8 @@ from kfp_bench.sandbox.llm_server_faults import Plan
 
 _now = time.perf_counter  # CLOCK_MONOTONIC on Linux: comparable across processes
 MAX_BODY_BYTES = 16 * 1024 * 1024
+#: The prompt's first characters kept in the truth log, beside a hash of the whole of it.
+PROMPT_HEAD_CHARS = 64
 DONE = b"data: [DONE]\n\n"
 
 
@@ -56,6 +59,21 @@ def error_body(status: int, message: str, kind: str, code=None) -> bytes:
     """An OpenAI error document."""
     error = {"message": message, "type": kind, "param": None, "code": code or status}
     return json.dumps({"error": error}).encode()
+
+
+def prompt_text(body: dict, chat: bool) -> str:
+    """The prompt as the truth log hashes it: the completion's prompt (a list's items joined by
+    newlines), or the chat messages' contents joined by newlines."""
+    if not chat:
+        prompt = body.get("prompt", "")
+        return "\n".join(map(str, prompt)) if isinstance(prompt, list) else str(prompt)
+    parts = []
+    for message in body.get("messages") or ():
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list):
+            content = " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+        parts.append(str(content or ""))
+    return "\n".join(parts)
 
 
 def word_count(body: dict, chat: bool) -> int:
@@ -93,6 +111,9 @@ class Stream:
         opts = body.get("stream_options") or {}
         self.include_usage = self.stream and bool(opts.get("include_usage"))
         self.prompt_tokens = word_count(body, self.chat)
+        prompt = prompt_text(body, self.chat)
+        self.prompt_head = prompt[:PROMPT_HEAD_CHARS]
+        self.prompt_sha256 = hashlib.sha256(prompt.encode()).hexdigest()
         self.arrived = conn.arrived
         self.head = 0.0
         self.times: list[float] = []
@@ -263,6 +284,8 @@ class Stream:
                 "tokens": None,  # filled by TruthLog.write from times_json
                 "done": done,
                 "prompt_tokens": self.prompt_tokens,
+                "prompt_head": self.prompt_head,
+                "prompt_sha256": self.prompt_sha256,
                 "completion_tokens": self._sent(),
                 "usage": self.usage() if self.include_usage or not self.stream else None,
                 "fault": self.plan.fault.spec if self.plan.fault else None,
