@@ -125,3 +125,14 @@ def describe_warnings(flags) -> list[str]:
     """One line per warning flag among ``flags`` (``WARNINGS``), in their given order, each
     once: ``<flag>: <what it means>``."""
     return [f"{f}: {WARNINGS[f]}" for f in dict.fromkeys(flags) if f in WARNINGS]
+
+
+#: Flags that say how a run was set up (``--insecure``, ``--i-know``): the same on every step of
+#: a sweep, so not among the flags shown beside a step.
+SETTINGS = frozenset({"insecure", "i-know"})
+
+
+def step_warnings(flags) -> list[str]:
+    """A sweep step's flags shown beside its row and the knee: every flag but a failure (the
+    row's ``failures``) and a setting, in their given order, each once."""
+    return [f for f in dict.fromkeys(flags) if f not in FAILURES and f not in SETTINGS]

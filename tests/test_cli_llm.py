@@ -4,6 +4,7 @@ codes, and bad input (one line, exit 2, nothing created)."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -42,9 +43,7 @@ def test_a_load_prints_the_summary_and_saves_a_result_that_reads_back(llm, tmp_p
 
 
 def test_a_load_whose_streams_all_failed_exits_1_with_its_errors(llm, capsys):
-    code = main(
-        ["llm", llm.url + "/openai", "-n", "4", "-c", "2", "--model", "m", "-H", "X-Llm-Fault: 429"]
-    )
+    code = main(["llm", llm.url + "/openai", "-n", "4", "-c", "2", "-H", "X-Llm-Fault: 429"])
     text = capsys.readouterr()
     assert code == 1
     assert "[429]\t4 responses" in text.out and "none-completed" in text.out
@@ -76,3 +75,44 @@ def test_an_unreachable_server_without_model_names_the_url(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and "http://127.0.0.1:9/openai/v1/models could not be read" in err
     assert "give --model" in err
+
+
+@pytest.fixture(scope="module")
+def short(tmp_path_factory):
+    """A server whose model's context is 100 tokens, with a truth log of what it was sent."""
+    log = tmp_path_factory.mktemp("short") / "truth.jsonl"
+    with start_llm_server(
+        first_token_ms=5, token_gap_ms=1, max_tokens=8, max_model_len=100, truth_log=log
+    ) as server:
+        yield server
+
+
+def test_a_model_or_context_the_server_refuses_exits_2_before_any_request(short, capsys):
+    base = ["llm", short.url + "/openai", "-z", "30s", "-c", "2", "--output-tokens", "fixed:8"]
+    code = main([*base, "--model", "llama", "--input-tokens", "fixed:10"])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "--model llama: not among the models" in err and "(kfp-bench-llm)" in err
+    code = main([*base, "--input-tokens", "uniform:50,120"])
+    err = capsys.readouterr().err
+    assert code == 2 and "beyond the 100 tokens of model kfp-bench-llm's context" in err
+    code = main([*base, "--sweep-concurrency", "1,2", "--input-tokens", "fixed:95"])
+    err = capsys.readouterr().err  # a sweep's too
+    assert code == 2 and "needs 103 tokens (95 in the prompt + max_tokens 8)" in err
+    assert short.truth().requests == {}  # nothing was streamed (any model is streamed here)
+
+
+def test_without_the_check_the_servers_refusals_are_one_error_line(short, capsys):
+    code = main(
+        [
+            "llm", short.url + "/openai", "-n", "40", "-c", "4", "--model", "kfp-bench-llm",
+            "--no-model-check", "--input-tokens", "uniform:60,120", "--output-tokens", "fixed:8",
+        ]
+    )  # fmt: skip
+    out, err = capsys.readouterr()
+    assert "warning: --model kfp-bench-llm not checked against the server's /v1/models" in err
+    refused = int(re.search(r"\[400\]\t(\d+) responses", out).group(1))
+    errors = out.split("Error distribution:\n")[1].split("\n\n")[0].splitlines()
+    assert code == 0 and refused > 2, out  # some prompts fit: their streams completed
+    assert errors == [errors[0]] and errors[0].startswith(f"  [{refused}]\thttp 400: "), out
+    assert "maximum context length is 100 tokens" in errors[0] and "more like it)" in errors[0]

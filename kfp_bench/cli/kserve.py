@@ -73,7 +73,8 @@ def register(sub) -> None:
     p.add_argument(
         "--json-out",
         metavar="FILE",
-        help='Write {"sweep": rows, "sweep_knee": knee} as JSON to FILE.',
+        help='Write {"sweep": rows, "sweep_knee": knee} and every step\'s load result as JSON '
+        "to FILE, for kfp-bench report.",
     )
     add_threshold_flag(p)
     p.set_defaults(func=cmd_sweep)
@@ -121,9 +122,10 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     doc = result.as_dict()
     verdicts = said_gates(gates, lambda: _metrics(doc))
     sweep_report.write_text(doc["sweep"], doc["sweep_knee"], sys.stdout)
-    saved = not json_out or save(
-        lambda: write_json(doc, json_out), doc, command="sweep", flag="--json-out", path=a.json_out
-    )
+    saved = not json_out or save(  # every step's load too, for kfp-bench report (rate_sweep)
+        lambda: write_json(result.to_dict(), json_out), result.to_dict, command="sweep",
+        flag="--json-out", path=a.json_out,
+    )  # fmt: skip
     if failure is not None:
         print(f"kfp-bench: {failure}", file=sys.stderr)
     flags = [f for s in result.steps for f in s.failures]

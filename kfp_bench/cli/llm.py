@@ -4,11 +4,7 @@ same, and its token-timing summary (``report/llm_text.py``)."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-import urllib.error
-import urllib.request
-from dataclasses import replace
 
 from kfp_bench._doc import field_help
 from kfp_bench.cli import metrics_flags
@@ -28,12 +24,13 @@ from kfp_bench.cli.workload import add_workload_flags, described, workload_promp
 from kfp_bench.errors import ConfigError, EngineError
 from kfp_bench.load import prompts as prompt_source
 from kfp_bench.load.llm import NONE_COMPLETED, run_llm
-from kfp_bench.load.llm_sweep import parse_concurrencies, run_llm_sweep
+from kfp_bench.load.llm_sweep import check_llm_sweep, parse_concurrencies, run_llm_sweep
+from kfp_bench.load.models import UNSET, preflight
 from kfp_bench.load.openai import ENDPOINTS, LlmOptions
 from kfp_bench.load.options import LoadOptions, parse_rates
 from kfp_bench.outcome import exit_code, gated
-from kfp_bench.redact import public_url
 from kfp_bench.report import llm_text
+from kfp_bench.report import sweep as sweep_text
 from kfp_bench.stats import store
 from kfp_bench.stats.llm import metric_values
 from kfp_bench.stats.llm_sweep import KNEE_FACTOR, KNEE_MIN_GOOD
@@ -75,6 +72,11 @@ def _add_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--model", default="", help=_h("model") + " Default: the one model /v1/models lists."
     )
+    g.add_argument(
+        "--no-model-check", action="store_true",
+        help="Send without reading /v1/models first (a server without a models route); by "
+        "default --model must be listed there and the prompts fit its max_model_len.",
+    )  # fmt: skip
     g.add_argument("--max-tokens", type=int, default=0, help=_h("max_tokens"))
     g.add_argument("--ignore-eos", action="store_true", help=_h("ignore_eos"))
     g.add_argument("--stall-timeout", type=float, default=30.0, help=_h("stall_timeout"))
@@ -160,8 +162,8 @@ def _options(a: argparse.Namespace) -> LlmOptions:
     return LlmOptions(
         **shared_options(a),
         endpoint=a.endpoint,
-        # none given: a stand-in through the checks, then the server's own (``_served_model``)
-        model=a.model or "(from /v1/models)",
+        # none given: a stand-in through the checks, then the server's own (``_checked``)
+        model=a.model or UNSET,
         max_tokens=a.max_tokens,
         ignore_eos=a.ignore_eos,
         stall_timeout=a.stall_timeout,
@@ -181,28 +183,13 @@ def _prompts(a: argparse.Namespace) -> list:
     return prompt_source.synthetic(a.num_prompts, inp, out, seed, tokenizer=a.tokenizer)
 
 
-def _served_model(opts: LlmOptions) -> str:
-    """The one model the server's ``/v1/models`` lists; ``ConfigError`` naming the URL when it
-    cannot be read or lists none or several (then --model picks)."""
-    url = opts.url.rstrip("/") + "/v1/models"
-    headers = dict(h.split(":", 1) for h in opts.headers)
-    if opts.host:
-        headers["Host"] = opts.host
-    req = urllib.request.Request(url, headers={k.strip(): v.strip() for k, v in headers.items()})
-    try:
-        with urllib.request.urlopen(req, timeout=10, context=opts.ssl_context()) as resp:
-            doc = json.loads(resp.read())
-        names = [m["id"] for m in doc["data"]]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        why = f"HTTP {exc.code}" if isinstance(exc, urllib.error.HTTPError) else str(exc)
-        raise ConfigError(
-            f"--model not given and {public_url(url)} could not be read ({why}); give --model "
-            "(the name the server serves), or check the URL (the base, without /v1)"
-        ) from None
-    if len(names) != 1:
-        listed = ", ".join(names) if names else "none"
-        raise ConfigError(f"--model not given and {public_url(url)} lists {listed}; give --model")
-    return names[0]
+def _checked(a: argparse.Namespace, opts: LlmOptions, prompts: list) -> LlmOptions:
+    """``opts`` with the model the server serves, checked before the load (``load.models``):
+    listed by ``/v1/models``, and the longest prompt within its context when it says one."""
+    found = preflight(opts, prompts, model_given=bool(a.model), check=not a.no_model_check)
+    if found.note:
+        print(f"kfp-bench: warning: {found.note}", file=sys.stderr)
+    return found.opts
 
 
 def cmd_llm(a: argparse.Namespace) -> int:
@@ -216,10 +203,9 @@ def cmd_llm(a: argparse.Namespace) -> int:
     outs = Outputs()
     json_out = outs.file(a.json_out, "--json-out")
     prompts = _prompts(a)
-    if not a.model:
-        opts = replace(opts, model=_served_model(opts))
     if a.sweep_rates or a.sweep_concurrency:
         return _sweep(a, opts, prompts, slo, outs, json_out, gates)
+    opts = _checked(a, opts, prompts)  # the server read once the input is known good
     progress = Progress(a.progress or sys.stderr.isatty())
     failure = None
     with outs.made():
@@ -260,6 +246,11 @@ def _sweep(a, opts: LlmOptions, prompts: list, slo: Slo, outs: Outputs, json_out
     if not a.duration:
         raise ConfigError("a sweep needs -z, the length of each step (e.g. -z 30s)")
     by = "rate" if rates else "concurrency"
+    knee = {"factor": a.knee_factor, "min_good": a.knee_good}
+    check_llm_sweep(
+        opts, rates=rates, concurrencies=streams, step_s=a.duration, warmup_s=a.warmup, **knee
+    )
+    opts = _checked(a, opts, prompts)
 
     def on_step(level: float, stats) -> None:
         s = stats.summary()
@@ -274,7 +265,7 @@ def _sweep(a, opts: LlmOptions, prompts: list, slo: Slo, outs: Outputs, json_out
         try:
             sweep = run_llm_sweep(
                 opts, prompts, rates=rates, concurrencies=streams, step_s=a.duration, slo=slo,
-                warmup_s=a.warmup, factor=a.knee_factor, min_good=a.knee_good, on_step=on_step,
+                warmup_s=a.warmup, **knee, on_step=on_step,
             )  # fmt: skip
         except EngineError as exc:
             sweep, failure = exc.partial, exc
@@ -289,7 +280,7 @@ def _sweep(a, opts: LlmOptions, prompts: list, slo: Slo, outs: Outputs, json_out
     ):  # fmt: skip
         flags.append(NOT_SAVED)
     verdicts = said_gates(gates, lambda: metric_values(sweep.sustained()[1].summary()))
-    llm_text.write_sweep(sweep.rows(), sweep.knee.as_dict(), sweep.by, sys.stdout)
+    sweep_text.write_llm_text(sweep.rows(), sweep.knee.as_dict(), sweep.by, sys.stdout)
     if failure is not None:
         print(f"kfp-bench: {failure}", file=sys.stderr)
     code = exit_code(flags)

@@ -19,7 +19,9 @@ def register(sub) -> None:
         description="For each results directory: report.html, summary.md, metrics.json and "
         "CSV files, with the trend and a regression verdict from --results-uri. A load "
         "result FILE.json is printed again in hey's layout; an LLM result FILE.json (kfp-bench "
-        "llm --json-out) is printed and gets its report in FILE-report/ (or --out). With "
+        "llm --json-out) is printed and gets its report in FILE-report/ (or --out); a sweep's "
+        "file (kfp-bench sweep, or llm --sweep-..., --json-out) prints its table and every "
+        "step. With "
         "--results-uri every input is archived there.",
         allow_abbrev=False,
     )

@@ -59,6 +59,21 @@ def run_llm_sweep(
     return result()
 
 
+def check_llm_sweep(
+    base: LlmOptions,
+    *,
+    rates: Sequence[float] = (),
+    concurrencies: Sequence[int] = (),
+    step_s: float,
+    warmup_s: float = 0.0,
+    factor: float = KNEE_FACTOR,
+    min_good: float = KNEE_MIN_GOOD,
+) -> None:
+    """``run_llm_sweep``'s checks alone (``ConfigError``), for a caller that reads the server
+    (``load.models.preflight``) only once its own input is known good."""
+    _plans(base, rates, concurrencies, step_s, warmup_s, factor, min_good)
+
+
 def _plans(base, rates, concurrencies, step_s, warmup_s, factor, min_good) -> list:
     if bool(rates) == bool(concurrencies):
         raise ConfigError(

@@ -20,8 +20,9 @@ from typing import Any
 from kfp_bench.errors import ConfigError, EngineError
 from kfp_bench.load.options import LoadOptions, check_rates
 from kfp_bench.load.workers import run_load
-from kfp_bench.outcome import failures
+from kfp_bench.outcome import failures, step_warnings
 from kfp_bench.stats import knee as kn
+from kfp_bench.stats import rate_sweep
 from kfp_bench.stats.knee import KNEE_FACTOR
 
 #: The knee's floor of success: a step under 99% success is past it (p99: ``KNEE_FACTOR``).
@@ -51,6 +52,8 @@ class SweepStep:
         interrupted: the step was cut short by Ctrl-C.
         failures: the failure flags of the step's load (``kfp_bench.outcome``), e.g.
             "workers-lost"; in the row only when there are some.
+        warnings: its other flags but settings (``outcome.step_warnings``), e.g. "late-start";
+            in the row only when there are some.
         client_busiest: the busiest load process's share of one core during the step (its
             ``client_cpu``); at ``CPU_BOUND`` or more, the step's rate may be the load
             generator's limit rather than the server's. None when not measured.
@@ -71,6 +74,7 @@ class SweepStep:
     client_busiest: float | None = None
     failures: tuple[str, ...] = ()
     no_response: int = 0
+    warnings: tuple[str, ...] = ()
 
     @property
     def answered(self) -> bool:
@@ -95,6 +99,8 @@ class SweepStep:
             row["client_busiest"] = round(self.client_busiest, 3)
         if self.failures:
             row["failures"] = list(self.failures)
+        if self.warnings:
+            row["warnings"] = list(self.warnings)
         row["knee"] = knee
         return row
 
@@ -134,10 +140,12 @@ class Knee:
 
 @dataclass(frozen=True, slots=True)
 class SweepResult:
-    """Every step of a sweep and its knee."""
+    """Every step of a sweep and its knee; ``loads`` each step's load stats, in order (empty for
+    a result made of rows only)."""
 
     steps: tuple[SweepStep, ...]
     knee: Knee
+    loads: tuple = ()
 
     def rows(self) -> list[dict]:
         """summary.json's ``sweep`` rows, the knee's step flagged ``knee: true``."""
@@ -146,6 +154,11 @@ class SweepResult:
     def as_dict(self) -> dict:
         """``{"sweep": rows, "sweep_knee": knee}``: the keys a results summary takes."""
         return {"sweep": self.rows(), "sweep_knee": self.knee.as_dict()}
+
+    def to_dict(self) -> dict:
+        """The sweep saved whole (``stats.rate_sweep``): ``as_dict``'s keys and every step's
+        load result, for ``kfp-bench report``."""
+        return rate_sweep.document_of(self.rows(), self.knee.as_dict(), list(self.loads))
 
 
 def find_knee(
@@ -202,14 +215,16 @@ def run_sweep(
     for p in plans:
         p.validate()
     steps: list[SweepStep] = []
+    loads: list = []
 
     def keep(opts: LoadOptions, stats) -> None:
         steps.append(_step(opts.rate, stats, max_replicas))
+        loads.append(stats)
         if on_step is not None:
             on_step(steps[-1])
 
     def result() -> SweepResult:
-        return SweepResult(tuple(steps), find_knee(steps, factor, min_success))
+        return SweepResult(tuple(steps), find_knee(steps, factor, min_success), tuple(loads))
 
     labelled = [(f"{p.rate:g} req/s", p) for p in plans]
     step_through(labelled, run_load, keep, result, pause_s)
@@ -280,4 +295,5 @@ def _step(rate: float, stats, max_replicas) -> SweepStep:
         client_busiest=stats.client_cpu.get("busiest"),
         failures=tuple(f for f in failures(stats.flags) if f != "interrupted"),
         no_response=stats.no_responses,
+        warnings=tuple(step_warnings(stats.flags)),
     )

@@ -60,13 +60,15 @@ def llm_load(p: BenchParams, worker: int, out: str) -> None:
     """Stream LLM load worker ``worker``'s share and save its LLM result at ``out`` (with its
     error, when it failed to measure: what was measured before it stays)."""
     from kfp_bench.load.llm import run_llm
+    from kfp_bench.load.models import preflight
 
     if worker_started(out, worker, f"LLM worker {worker}: ", p, "llm-worker"):
         return
     opts = llm_options(p).share(worker, p.llm_workers).validate()
     prompts = llm_prompts(p, worker)
     error, stats = "", None
-    try:
+    try:  # the model and the context checked before any request; a refusal is its error
+        opts = preflight(opts, prompts, model_given=True, flag="llm_model").opts
         stats = run_llm(opts, prompts, slo=llm_slo(p), warmup_s=p.llm_warmup_sec)
     except (BenchError, OSError) as exc:
         stats = getattr(exc, "stats", None)  # an EngineError's: what was measured before it

@@ -11,6 +11,7 @@ out, and the summary says so.
 
 from __future__ import annotations
 
+import re
 from typing import TextIO
 
 from kfp_bench.outcome import describe
@@ -57,14 +58,59 @@ def write_text(stats: LoadStats, out: TextIO) -> None:
 
 def write_distributions(status_codes: dict, errors: dict, w) -> None:
     """hey's status code and error distributions (codes in order, errors most frequent first);
-    the LLM summary writes the same sections (``report.llm_text``)."""
+    the LLM summary writes the same sections (``report.llm_text``). Errors that differ only in
+    their numbers (a server naming each prompt's token count, a port, an id) are one line, and
+    at most ``MAX_ERROR_LINES`` lines are written (``group_errors``)."""
     w("\nStatus code distribution:\n")
     for code, n in sorted(status_codes.items()):
         w(f"  [{code}]\t{n} responses\n")
     if errors:
         w("\nError distribution:\n")
-        for err, n in sorted(errors.items(), key=lambda item: -item[1]):  # stable, as most_common
-            w(f"  [{n}]\t{err}\n")
+        for text, n in error_lines(errors):
+            w(f"  [{n}]\t{text}\n")
+
+
+def error_lines(errors: dict, sep: str = "  ") -> list[tuple[str, int]]:
+    """The lines of an error table, (text, requests): a group's example and the number of other
+    texts like it (``group_errors``), at most ``MAX_ERROR_LINES``, then one for the rest."""
+    groups = group_errors(errors)
+    lines = [
+        (example + (f"{sep}(and {texts - 1} more like it)" if texts > 1 else ""), n)
+        for example, n, texts in groups[:MAX_ERROR_LINES]
+    ]
+    if rest := groups[MAX_ERROR_LINES:]:
+        lines.append((f"and {len(rest)} more kinds of error", sum(g[1] for g in rest)))
+    return lines
+
+
+#: The error lines written at most; the remaining kinds are summed in one line.
+MAX_ERROR_LINES = 10
+#: Characters of an error (its numbers read as one) that say its kind. The engine keeps the first
+#: part of an error body, so a message naming numbers of other widths is cut at another word: two
+#: such texts differ at their ends, and their kind is in their first part.
+KIND_CHARS = 100
+_NUMBER = re.compile(r"\d+")
+#: The status an LLM stream's error starts with ("http 500: ..."), kept whole in the grouping:
+#: a 400 and a 500 are different errors.
+_STATUS = re.compile(r"http \d{3}\b", re.IGNORECASE)
+
+
+def group_errors(errors: dict) -> list[tuple[str, int, int]]:
+    """``errors`` (text -> count) grouped by their first ``KIND_CHARS`` characters with every run
+    of digits read as one number (but an ``http NNN`` status at the start): ``(example, count,
+    texts)`` per group, most requests first (ties in the order the texts were counted, as
+    ``Counter.most_common``), the example its most frequent text.
+
+    A display matter only: the saved results keep every text and its count, so that merged
+    workers add up exactly and a reader can still see each one in the JSON."""
+    groups: dict[str, list] = {}
+    for text, n in sorted(errors.items(), key=lambda item: -item[1]):
+        head = m.group(0) if (m := _STATUS.match(text)) else ""
+        key = (head + _NUMBER.sub("N", text[len(head) :]))[:KIND_CHARS]
+        g = groups.setdefault(key, [text, 0, 0])
+        g[1] += n
+        g[2] += 1
+    return sorted((tuple(g) for g in groups.values()), key=lambda g: -g[1])
 
 
 def _write_latency(stats: LoadStats, w) -> None:

@@ -29,6 +29,7 @@ from kfp_bench.gates import counts, evaluate
 from kfp_bench.outcome import describe, describe_warnings
 from kfp_bench.report import fmt, html, llm_plots, llm_text, markdown
 from kfp_bench.report.folder import metrics_json, summary_bytes, write_folder
+from kfp_bench.report.hey import error_lines
 from kfp_bench.report.llm_text import OPEN_LOOP_ONLY, ROWS
 from kfp_bench.report.markdown import table as md_table
 from kfp_bench.stats.llm import LlmStats, LlmSummary, metric_values
@@ -194,8 +195,9 @@ def _goodput_rows(s: LlmSummary) -> list[list[str]]:
 
 def _failures(s: LlmSummary) -> Section:
     sec = Section("Failures", f"{s.failed:,} of {s.requests:,} requests failed.")
-    if s.errors:
-        sec.tables.append((["error", "requests"], [[e, f"{n:,}"] for e, n in s.errors.items()]))
+    if s.errors:  # grouped as the text summary groups them
+        rows = [[text, f"{n:,}"] for text, n in error_lines(s.errors, " ")]
+        sec.tables.append((["error", "requests"], rows))
     if s.status_codes:
         codes = [[str(c), f"{n:,}"] for c, n in s.status_codes.items()]
         sec.tables.append((["HTTP status", "responses"], codes))

@@ -79,30 +79,3 @@ def _write_notes(s: LlmSummary, w) -> None:
         w("\nNotes:\n")
         for note in notes:
             w(f"  {note}\n")
-
-
-#: The sweep table's columns: (row key, header).
-SWEEP_COLUMNS = (
-    ("rps", "req/s"), ("output_tokens_per_s", "tok/s"), ("ttft_p50_ms", "TTFT p50"),
-    ("ttft_p99_ms", "TTFT p99"), ("itl_p99_ms", "ITL p99"), ("tpot_p50_ms", "TPOT p50"),
-    ("goodput_rps", "good/s"), ("good_ratio", "good"), ("failed", "failed"),
-)  # fmt: skip
-
-
-def write_sweep(rows: list[dict], knee: dict, by: str, out: TextIO) -> None:
-    """An LLM sweep's table (``stats.llm_sweep.LlmSweep.rows``), one line per step (ms), and
-    its knee."""
-    w = out.write
-    w(f"\nSweep by {by} (latencies in ms{', from the intended send' if by == 'rate' else ''}):\n")
-    w(f"  {by}\t" + "\t".join(h for _, h in SWEEP_COLUMNS) + "\n")
-    for r in rows:
-        cells = "\t".join(_sweep_cell(r.get(k)) for k, _ in SWEEP_COLUMNS)
-        mark = "  <- knee" if r.get("knee") else ""
-        fails = f"  ({', '.join(r['failures'])})" if r.get("failures") else ""
-        w(f"  {r['level']:g}\t{cells}{mark}{fails}\n")
-    where = f"at {by} {knee['level']:g}" if knee["level"] is not None else "none"
-    w(f"\nKnee: {where}: {knee['reason']}\n")
-
-
-def _sweep_cell(v) -> str:
-    return "–" if v is None else f"{v:.4g}"

@@ -145,6 +145,7 @@ def rebuild_all(
     from kfp_bench.stats import store
     from kfp_bench.stats.llm import LlmStats
     from kfp_bench.stats.llm_sweep import LlmSweep
+    from kfp_bench.stats.rate_sweep import RateSweep
 
     dirs, files = [], []
     for p in paths:
@@ -160,6 +161,7 @@ def rebuild_all(
     fix = "drop the gate, or give results that measure it"
     for p, stats in files:
         what = "llm" if isinstance(stats, LlmStats | LlmSweep) else "load"
+        what = "sweep" if isinstance(stats, RateSweep) else what
         gate.require(gates, {what}, f"--threshold (for {p})", fix, "--fail-on-regression")
     for res in dirs:
         where = f"--threshold (for {res.path})"
@@ -169,6 +171,8 @@ def rebuild_all(
     for p, stats in files:
         if isinstance(stats, LlmStats | LlmSweep):
             o, kind = _llm_report(p, stats, out, out_dir, len(paths) > 1, gates), "llm"
+        elif isinstance(stats, RateSweep):
+            o, kind = _sweep_report(p, stats, out, gates), "sweep"
         else:
             from kfp_bench.report.metrics import of_load
 
@@ -211,11 +215,32 @@ def _archived(o: Outcome, results_uri: str, out: TextIO, lead: str) -> None:
         out.write(f"{lead}{done} {o.key} in {results_uri}\n")
 
 
+def _sweep_report(path: str, sweep, out: TextIO, gates=()) -> Outcome:
+    """A saved rate sweep: its table and knee as ``kfp-bench sweep`` printed them, then every
+    step in hey's layout; its gates against the rows, as ``kfp-bench sweep`` checks them."""
+    from kfp_bench.report import hey
+    from kfp_bench.report import sweep as sweep_text
+
+    o = Outcome({})
+    if gates:
+        from kfp_bench.report.metrics import of_summary
+
+        o.gates = gate.evaluate(gates, of_summary({"sweep": sweep.rows, "sweep_knee": sweep.knee}))
+        _said(o, out, f"{path}: ")
+    sweep_text.write_text(sweep.rows, sweep.knee, out)
+    for row, stats in zip(sweep.rows, sweep.steps, strict=True):
+        out.write(f"\nStep at {row['rate']:g} req/s:\n")
+        hey.write_text(stats, out)
+    return o
+
+
 def _llm_report(path: str, stats, out: TextIO, out_dir: str, several: bool, gates=()) -> Outcome:
     """An LLM result's text summary, and its bundle in ``out_dir`` (OUT/STEM for one of several
-    inputs), by default STEM-report beside the file."""
+    inputs), by default STEM-report beside the file. A sweep prints its table, then every
+    step's summary; its bundle's figures are the highest level before the knee, with the table."""
     from kfp_bench.metrics.series import load_beside
     from kfp_bench.report import llm_text
+    from kfp_bench.report import sweep as sweep_text
     from kfp_bench.report.llm_bundle import write_llm_bundle
     from kfp_bench.stats.llm_sweep import LlmSweep
 
@@ -231,12 +256,16 @@ def _llm_report(path: str, stats, out: TextIO, out_dir: str, several: bool, gate
         step = stats.sustained()[1] if isinstance(stats, LlmSweep) else stats
         o.gates = gate.evaluate(gates, metric_values(step.summary()))
         _said(o, out, f"{p}: ")
-    if isinstance(stats, LlmSweep):  # the highest level before the knee, and the sweep's table
+    if isinstance(stats, LlmSweep):
         level, sweep = stats.sustained()[0], stats
+        sweep_text.write_llm_text(sweep.rows(), sweep.knee.as_dict(), sweep.by, out)
+        for lv, step in sweep.zipped():
+            out.write(f"\nStep at {sweep.by} {lv:g}:\n")
+            llm_text.write_text(step.summary(), out)
         stats = stats.sustained()[1]
-        llm_text.write_sweep(sweep.rows(), sweep.knee.as_dict(), sweep.by, out)
         out.write(f"The report's figures are the step at {sweep.by} {level:g}.\n")
-    llm_text.write_text(stats.summary(), out)
+    else:
+        llm_text.write_text(stats.summary(), out)
     o.files = write_llm_bundle(
         stats, target, source=p.name, sweep=sweep and sweep.rows(), gates=gates,
         sweep_by=sweep and sweep.by, server=load_beside(p),

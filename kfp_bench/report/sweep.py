@@ -1,7 +1,9 @@
-"""The rate sweep as text: KServe's benchmark table (QPS x mean, p50, p95, p99, success) and the
-knee, from summary.json's ``sweep`` rows and ``sweep_knee`` (plain dicts, so that saved results
-print the same as a live sweep). A step whose load generator was CPU-bound is named: its rate, and
-a knee there, may be the generator's limit rather than the server's."""
+"""Sweeps as text, from their rows and knee (plain dicts, so that saved results print the same as
+a live sweep): the rate sweep as KServe's benchmark table (QPS x mean, p50, p95, p99, success,
+``write_text``) and the LLM sweep's goodput and token timing (``write_llm_text``). Each step's
+flags (failures and warnings) follow its row, and the knee's step's follow the knee line: a knee
+at a step that lost a worker or read tokens late is read with that in mind. A step whose load
+generator was CPU-bound is named: its rate, and a knee there, may be the generator's limit."""
 
 from __future__ import annotations
 
@@ -35,12 +37,15 @@ def write_text(rows: list[dict], knee: dict | None, out: TextIO) -> None:
     widths = [max(len(row[i]) for row in cells) for i in range(len(cols))]
     for i, row in enumerate(cells):
         mark = "  < knee" if i and rows[i - 1].get("knee") else ""
-        out.write("  ".join(v.rjust(w) for v, w in zip(row, widths, strict=True)) + mark + "\n")
+        flags = _flags(rows[i - 1]) if i else ""
+        out.write("  ".join(v.rjust(w) for v, w in zip(row, widths, strict=True)) + mark)
+        out.write(f"  ({flags})\n" if flags else "\n")
     if knee is not None:
         if knee.get("rate") is None:
             out.write(f"\nNo knee: {knee['reason']}.\n")
         else:
-            out.write(f"\nKnee at {knee['rate']:g} req/s: {knee['reason']}.\n")
+            at = next((r for r in rows if r.get("knee")), {})
+            out.write(f"\nKnee at {knee['rate']:g} req/s: {knee['reason']}{_knee_flags(at)}.\n")
     bound = [r for r in rows if (r.get("client_busiest") or 0) >= CPU_BOUND]
     if bound:
         out.write(
@@ -48,3 +53,41 @@ def write_text(rows: list[dict], knee: dict | None, out: TextIO) -> None:
             f"{bound[0]['client_busiest']:.0%} of a core): from there the rate may be its limit, "
             "not the server's; add --workers or machines.\n"
         )
+
+
+def _flags(row: dict) -> str:
+    """A step's failure and warning flags, for the end of its line ("" when none)."""
+    return ", ".join([*(row.get("failures") or ()), *(row.get("warnings") or ())])
+
+
+def _knee_flags(row: dict) -> str:
+    flags = _flags(row)
+    return f" (that step's flags: {flags})" if flags else ""
+
+
+#: The LLM sweep table's columns: (row key, header).
+LLM_COLUMNS = (
+    ("rps", "req/s"), ("output_tokens_per_s", "tok/s"), ("ttft_p50_ms", "TTFT p50"),
+    ("ttft_p99_ms", "TTFT p99"), ("itl_p99_ms", "ITL p99"), ("tpot_p50_ms", "TPOT p50"),
+    ("goodput_rps", "good/s"), ("good_ratio", "good"), ("failed", "failed"),
+)  # fmt: skip
+
+
+def write_llm_text(rows: list[dict], knee: dict, by: str, out: TextIO) -> None:
+    """An LLM sweep's table (``stats.llm_sweep.LlmSweep.rows``), one line per step (ms) with
+    its flags, and its knee with the knee step's flags."""
+    w = out.write
+    w(f"\nSweep by {by} (latencies in ms{', from the intended send' if by == 'rate' else ''}):\n")
+    w(f"  {by}\t" + "\t".join(h for _, h in LLM_COLUMNS) + "\n")
+    for r in rows:
+        cells = "\t".join(_llm_cell(r.get(k)) for k, _ in LLM_COLUMNS)
+        mark = "  <- knee" if r.get("knee") else ""
+        flags = f"  ({_flags(r)})" if _flags(r) else ""
+        w(f"  {r['level']:g}\t{cells}{mark}{flags}\n")
+    where = f"at {by} {knee['level']:g}" if knee["level"] is not None else "none"
+    at = next((r for r in rows if r.get("knee")), {})
+    w(f"\nKnee: {where}: {knee['reason']}{_knee_flags(at)}\n")
+
+
+def _llm_cell(v) -> str:
+    return "–" if v is None else f"{v:.4g}"

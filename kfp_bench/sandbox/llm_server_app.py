@@ -19,7 +19,7 @@ from dataclasses import asdict
 from kfp_bench.errors import ConfigError
 from kfp_bench.sandbox.deadlines import Deadlines
 from kfp_bench.sandbox.llm_server_faults import Plan, header_ms, parse_fault
-from kfp_bench.sandbox.llm_server_http import Connection, Stream, error_body
+from kfp_bench.sandbox.llm_server_http import Connection, Stream, error_body, word_count
 from kfp_bench.sandbox.llm_server_metrics import CONTENT_TYPE, VllmMetrics
 from kfp_bench.sandbox.llm_server_options import HEALTH_PATH, LlmServerOptions, anchor
 from kfp_bench.sandbox.process import listen_until_stopped
@@ -89,9 +89,7 @@ class Server:
             elif path == HEALTH_PATH:
                 conn.reply(200, b'{"status":"ok"}')
             else:
-                model = {"id": self.options.model, "object": "model", "created": 0}
-                model["owned_by"] = "kfp-bench"
-                conn.reply(200, json.dumps({"object": "list", "data": [model]}).encode())
+                conn.reply(200, self._models())
             return
         if path not in _ENDPOINTS:
             conn.reply(404, error_body(404, f"no route {path}", "NotFoundError"))
@@ -100,7 +98,7 @@ class Server:
             conn.reply(405, error_body(405, f"use POST {path}", "MethodNotAllowed"))
             return
         body = self._body(conn, path)
-        if self._refuse(conn, body):
+        if self._refuse(conn, body) or self._too_long(conn, path, body):
             return
         self._seq += 1
         rid = conn.headers.get(b"x-request-id", b"").decode("latin-1") or f"llm-{self._seq}"
@@ -131,6 +129,35 @@ class Server:
         if need == "messages" and not isinstance(body["messages"], list):
             raise ConfigError("'messages' must be a list")
         return body
+
+    def _models(self) -> bytes:
+        """GET /v1/models: the one model, with ``max_model_len`` when set, as vLLM's
+        ``ModelCard`` carries it (vllm/entrypoints/openai/engine/protocol.py)."""
+        model = {"id": self.options.model, "object": "model", "created": 0}
+        model["owned_by"] = "kfp-bench"
+        if self.options.max_model_len:
+            model["max_model_len"] = self.options.max_model_len
+        return json.dumps({"object": "list", "data": [model]}).encode()
+
+    def _too_long(self, conn: Connection, path: str, body: dict) -> bool:
+        """Answer 400 to a request whose prompt tokens plus max_tokens exceed max_model_len, as
+        vLLM does, in the words KServe's huggingfaceserver uses too (kserve/kserve@aaac4e29
+        python/huggingfaceserver/huggingfaceserver/generative_model.py lines 612-619; it
+        answers them with a 500)."""
+        limit = self.options.max_model_len
+        asked = body.get("max_tokens", body.get("max_completion_tokens"))
+        if not limit or not isinstance(asked, int) or isinstance(asked, bool):
+            return False
+        prompt = word_count(body, path.endswith("chat/completions"))
+        if prompt + asked <= limit:
+            return False
+        msg = (
+            f"This model's maximum context length is {limit} tokens. However, you requested "
+            f"{prompt + asked} tokens ({prompt} in the messages, {asked} in the completion). "
+            "Please reduce the length of the messages or completion."
+        )
+        conn.reply(400, error_body(400, msg, "BadRequestError"))
+        return True
 
     def _refuse(self, conn: Connection, body: dict) -> bool:
         """Answer 422 to stream_options without "stream": true, as KServe's vLLM server does

@@ -32,6 +32,9 @@ class LlmServerOptions:
         fault_rate: the fraction of requests the fault is applied to.
         seed: seed of the draws behind fault_rate; unset: unseeded.
         truth_log: file to write the truth log to (JSON lines); empty: none.
+        max_model_len: the model's context in tokens, listed as ``max_model_len`` by GET
+            /v1/models (as vLLM lists it); a request whose prompt tokens plus max_tokens exceed
+            it is refused with a 400 naming both (vLLM's answer). 0: neither.
     """
 
     first_token_ms: float = 200.0
@@ -43,6 +46,7 @@ class LlmServerOptions:
     fault_rate: float = 1.0
     seed: int | None = None
     truth_log: str = ""
+    max_model_len: int = 0
 
     def __post_init__(self) -> None:
         for name in ("first_token_ms", "token_gap_ms"):
@@ -53,6 +57,12 @@ class LlmServerOptions:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"llm server: {flag(name)} {value!r} must be an integer >= 1")
+        if isinstance(self.max_model_len, bool) or not isinstance(self.max_model_len, int):
+            raise ConfigError(f"llm server: --max-model-len {self.max_model_len!r}: an integer")
+        if self.max_model_len < 0:
+            raise ConfigError(
+                f"llm server: --max-model-len {self.max_model_len}: give tokens, or 0 for none"
+            )
         if self.max_tokens > self.max_tokens_cap:
             raise ConfigError(
                 f"llm server: --max-tokens {self.max_tokens} exceeds --max-tokens-cap "

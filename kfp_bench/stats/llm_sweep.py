@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kfp_bench.errors import ResultsError
-from kfp_bench.outcome import failures
+from kfp_bench.outcome import failures, step_warnings
 from kfp_bench.stats import document
 from kfp_bench.stats import knee as kn
 from kfp_bench.stats.knee import KNEE_FACTOR
@@ -37,7 +37,8 @@ ROW_KEYS = (
 
 
 def row(level: float, stats: LlmStats) -> dict:
-    """One step's figures (``ROW_KEYS``); the latencies from the intended send in open loop."""
+    """One step's figures (``ROW_KEYS``); the latencies from the intended send in open loop;
+    its ``failures`` and ``warnings`` (``outcome.step_warnings``) when it has some."""
     s = stats.summary()
     lat = s.latency_ms
     ttft = lat["ttft_intended" if s.corrected else "ttft"]
@@ -59,6 +60,8 @@ def row(level: float, stats: LlmStats) -> dict:
     fails = [f for f in failures(stats.flags) if f != "interrupted"]
     if fails:
         out["failures"] = fails
+    if warned := step_warnings(stats.flags):
+        out["warnings"] = warned
     return out
 
 

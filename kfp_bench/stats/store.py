@@ -14,6 +14,8 @@ from kfp_bench.stats.llm import LlmStats
 from kfp_bench.stats.llm_sweep import KIND as LLM_SWEEP_KIND
 from kfp_bench.stats.llm_sweep import LlmSweep
 from kfp_bench.stats.load import LoadStats
+from kfp_bench.stats.rate_sweep import KIND as RATE_SWEEP_KIND
+from kfp_bench.stats.rate_sweep import RateSweep
 
 
 def save(stats: LoadStats | LlmStats, path: str | os.PathLike) -> Path:
@@ -24,7 +26,8 @@ def save(stats: LoadStats | LlmStats, path: str | os.PathLike) -> Path:
 def load(path: str | os.PathLike) -> LoadStats | LlmStats:
     """Read a results document written by ``save`` (or by ``kfp-bench load`` or ``llm``
     ``--json-out``): an ``LlmStats`` for ``kind: "llm"``, an ``LlmSweep`` for ``"llm-sweep"``
-    (``kfp-bench llm --sweep-...``), else a ``LoadStats``."""
+    (``kfp-bench llm --sweep-...``), a ``RateSweep`` for ``"sweep"`` (``kfp-bench sweep``),
+    else a ``LoadStats``."""
     p = Path(path)
     try:
         doc = json.loads(p.read_text())
@@ -45,6 +48,8 @@ def load(path: str | os.PathLike) -> LoadStats | LlmStats:
         return LlmStats.from_dict(doc, str(p))
     if isinstance(doc, dict) and doc.get("kind") == LLM_SWEEP_KIND:
         return LlmSweep.from_dict(doc, str(p))
+    if isinstance(doc, dict) and (doc.get("kind") == RATE_SWEEP_KIND or "sweep_knee" in doc):
+        return RateSweep.from_dict(doc, str(p))  # one saved before its steps were: named so
     return LoadStats.from_dict(doc, str(p))
 
 
@@ -53,6 +58,8 @@ def kind(stats: LoadStats | LlmStats | LlmSweep) -> str:
     result"."""
     if isinstance(stats, LlmSweep):
         return "an LLM sweep"
+    if isinstance(stats, RateSweep):
+        return "a rate sweep"
     return "an LLM result" if isinstance(stats, LlmStats) else "a load result"
 
 
@@ -60,6 +67,11 @@ def load_same_kind(paths: list[str]) -> list[LoadStats | LlmStats]:
     """Read results that must all be of one kind (to merge them): the first one of another kind
     than ``paths[0]``'s is refused, naming both files."""
     parts = [load(paths[0])]
+    if isinstance(parts[0], LlmSweep | RateSweep):  # steps at other levels: no sum is a figure
+        raise ResultsError(
+            f"{paths[0]} is {kind(parts[0])}: its steps ran at different levels and are not "
+            "merged; kfp-bench report prints every step"
+        )
     for path in paths[1:]:
         part = load(path)
         if type(part) is not type(parts[0]):

@@ -151,7 +151,7 @@ def test_shared_prefix_prompts_arrive_with_their_prefix(llm):
 
 def test_the_cli_takes_stages_trace_and_shared_prefix(llm, tmp_path):
     path, _ = _trace_file(tmp_path, [0.0, 0.1])
-    base = ["llm", llm.url + "/openai", "--model", "m", "--max-tokens", "2"]
+    base = ["llm", llm.url + "/openai", "--model", "kfp-bench-llm", "--max-tokens", "2"]
     r = run_cli(*base, "--trace", str(path), "--json-out", str(tmp_path / "t.json"))
     assert r.returncode == 0, r.stderr
     doc = json.loads((tmp_path / "t.json").read_text())

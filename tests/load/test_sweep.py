@@ -141,3 +141,30 @@ def test_the_shared_driver_keeps_the_steps_before_an_engine_error_and_stops_when
     kept.clear()
     step_through([("a", 1), ("b", 4), ("c", 5)], run, lambda lv, st: kept.append(lv), list)
     assert kept == [1, 4]
+
+
+def test_a_steps_flags_follow_its_row_and_the_knee_line():
+    rows = [
+        _step(5, 10).row(),
+        {**replace(_step(50, 40), warnings=("late-start",)).row(knee=True), "failures": ["x"]},
+    ]
+    out = io.StringIO()
+    sweep_text.write_text(rows, find_knee([_step(5, 10), _step(50, 40)]).as_dict(), out)
+    lines = out.getvalue().splitlines()
+    assert not lines[1].endswith(")") and lines[2].endswith("< knee  (x, late-start)")
+    assert lines[-1].startswith("Knee at 50 req/s: p99 ")
+    assert lines[-1].endswith("(that step's flags: x, late-start).")
+    assert rows[0].get("warnings") is None and rows[1]["warnings"] == ["late-start"]
+
+
+def test_a_saved_sweep_reports_every_step(model_server, tmp_path):
+    out = tmp_path / "sweep.json"
+    args = ("sweep", "--rates", "5,20", "-z", "1s", "--v1-shape", "1,4", "--json-out", str(out))
+    assert run_cli(*args, model_server.v1_predict_url).returncode == 0
+    p = run_cli("report", str(out))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines()[0].split()[:2] == ["QPS", "achieved"]
+    assert p.stdout.count("\nSummary:\n") == 2  # hey's layout, a step each
+    assert p.stdout.index("Step at 5 req/s:") < p.stdout.index("Step at 20 req/s:")
+    p = run_cli("merge", str(out), "-o", str(tmp_path / "m.json"))
+    assert p.returncode != 0 and "a rate sweep: its steps ran at different levels" in p.stderr

@@ -1,6 +1,7 @@
 """hey's text summary: kfp-bench's line on its own CPU, and the note when that CPU was the limit."""
 
 import io
+import json
 
 import pytest
 
@@ -64,3 +65,53 @@ def test_throttling_by_a_limit_above_its_own_cgroup_is_said_so():
     none = (CgroupCpu(None, 0.0, 0), CgroupCpu(None, 0.4, 4))
     notes = _text(client_cpu(0.05, 0.05, 1.0, *none)).partition("Notes:")[2]
     assert "held it back for 0.40 s (4 periods at a limit above it)" in notes
+
+
+def _errors_text(errors: dict) -> str:
+    lines: list[str] = []
+    hey.write_distributions({500: sum(errors.values())}, errors, lines.append)
+    return "".join(lines)
+
+
+def test_errors_alike_but_for_their_numbers_are_one_line_with_their_count():
+    """KServe answers a context overflow with a 500 naming each prompt's token count (its
+    huggingfaceserver's generative_model.py lines 612-619 at aaac4e29): 50 texts, one kind. The
+    engine keeps the first 200 characters of a body, so texts whose numbers differ in width end
+    at different words: they are still one kind."""
+    said = (
+        "This model's maximum context length is 64 tokens. However, you requested {} tokens "
+        "({} in the messages, 16 in the completion). Please reduce the length of the messages "
+        "or completion."
+    )
+
+    def text(n: int) -> str:
+        doc = {"error": {"message": said.format(n + 16, n), "type": "OpenAIError"}}
+        return f"http 500: {json.dumps(doc)[:200]}"
+
+    errors = {text(n): 1 + (n == 99) for n in range(60, 110)}
+    errors["http 400: model m not found"] = 3
+    errors["http 404: model m not found"] = 2  # another status: another kind
+    lines = _errors_text(errors).split("Error distribution:\n")[1].splitlines()
+    assert lines[0] == f"  [51]\t{text(99)}  (and 49 more like it)"
+    assert lines[1:] == ["  [3]\thttp 400: model m not found", "  [2]\thttp 404: model m not found"]
+    assert text(99)[-3:] != text(70)[-3:]  # cut at another word
+
+
+def test_at_most_ten_kinds_of_error_are_printed_and_the_rest_summed():
+    errors = {f"stream: error event: kind {chr(97 + k)} number {k}": 20 - k for k in range(14)}
+    lines = _errors_text(errors).split("Error distribution:\n")[1].splitlines()
+    assert len(lines) == hey.MAX_ERROR_LINES + 1
+    assert lines[0] == "  [20]\tstream: error event: kind a number 0"
+    assert lines[-1] == f"  [{7 + 8 + 9 + 10}]\tand 4 more kinds of error"
+
+
+def test_the_saved_errors_keep_every_text_and_count():
+    """Grouping is the text's: the result (and so a merge of workers) keeps each error."""
+    s = LoadStats(started_at=1_700_000_000.0)
+    for i in range(30):
+        s.add(Result(i, i * 0.01, i * 0.01, 0.002, 0, 0, 0, error=f"dial tcp 10.0.0.{i}: refused"))
+    s.close(1.0)
+    assert len(s.to_dict()["errors"]) == 30
+    out = io.StringIO()
+    hey.write_text(s, out)
+    assert "  [30]\tdial tcp 10.0.0.0: refused  (and 29 more like it)\n" in out.getvalue()

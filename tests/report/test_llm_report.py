@@ -170,3 +170,22 @@ def test_a_lost_pod_is_a_failure_at_the_top_of_the_report(pods, tmp_path):
     assert "**FAILED**" in head and "workers-lost: a load worker's result is missing" in head
     page = (tmp_path / "rep" / "report.html").read_text()
     assert 'id="failures"' in page
+
+
+def test_the_bundles_error_table_groups_errors_alike_but_for_their_numbers(tmp_path):
+    """As the text summary does (``report.hey.error_lines``): one row for 40 overflow errors."""
+    from kfp_bench.report.llm_bundle import write_llm_bundle
+    from kfp_bench.stats.llm import LlmStats
+    from tests.stats.streams import batch, stream
+
+    said = "http 500: prompt of {} tokens, beyond the 64 of the model"
+    bad = [
+        stream(0.1 * i, [], 0.1 * i + 0.01, outcome=1, status=500, usage=-1, error=said.format(i))
+        for i in range(100, 140)
+    ]
+    s = LlmStats()
+    s.add_batch(batch(*bad))
+    files = write_llm_bundle(s.close(5.0), tmp_path / "r")
+    md = files["summary.md"].read_text()
+    assert f"{said.format(100)} (and 39 more like it) | 40" in md
+    assert said.format(101) not in md
