@@ -17,6 +17,7 @@ from html import escape
 import pandas as pd
 
 from kfp_bench.gates import lines
+from kfp_bench.report import fill as fill_report
 from kfp_bench.report import fmt
 from kfp_bench.report.plots import Figure
 from kfp_bench.report.tables import Tables, run_times_caption, run_times_shown, sweep_shown
@@ -188,6 +189,9 @@ def _runs(t: Tables, figs: dict) -> str:
         out += ["<h3>Client-side latency (milliseconds)</h3>\n", _df(t.api_ops)]
     if len(t.task_times):
         out += ["<h2>Tasks</h2>\n", _fig(figs, "task_breakdown"), _df(t.task_times)]
+    fill = fill_report.wide(t.summary)
+    if fill is not None:  # the full-database probe: p50 (ms) of each call at each K
+        out += ["<h2>Full database</h2>\n", _fig(figs, "fill_latency"), _df(fill, "K")]
     return "".join(out)
 
 

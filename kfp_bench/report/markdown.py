@@ -13,6 +13,7 @@ from typing import TextIO
 import pandas as pd
 
 from kfp_bench.gates import lines
+from kfp_bench.report import fill as fill_report
 from kfp_bench.report import fmt
 from kfp_bench.report.folder import MAX_BYTES
 from kfp_bench.report.tables import Tables, run_times_caption, run_times_shown, sweep_shown
@@ -114,6 +115,10 @@ def _runs(w, t: Tables) -> None:
     if len(t.task_times):
         w("### Tasks (seconds)\n\n")
         _df(w, t.task_times)
+    fill = fill_report.wide(t.summary)
+    if fill is not None:  # the full-database probe
+        w("### Full database: p50 of the UI's calls at each K (milliseconds)\n\n")
+        _df(w, fill, "K")
 
 
 def _load(w, t: Tables) -> None:

@@ -65,6 +65,8 @@ def write_text(doc: dict, out: TextIO) -> None:
     client = doc.get("client", {})
     w(f"  Driver:\t{client.get('cpu_s', 0):.2f} CPU seconds over {client.get('wall_s', 0):.2f} s\n")
     _write_server(doc.get("server") or {}, w)
+    if doc.get("fill"):
+        _write_fill(doc["fill"], w)
     _write_errors(api, w)
     _write_notes(doc, w)
     w("\n")
@@ -211,3 +213,27 @@ def _write_notes(doc: dict, w) -> None:
         notes.append(f"kept (--keep): kfp-bench cleanup --benchmark-id {doc['benchmark_id']}")
     if notes:
         w("\nNotes:\n" + "".join(f"  {n}\n" for n in notes))
+
+
+def _write_fill(fill: dict, w) -> None:
+    """The probe's p50 and p95 per call kind and K, for the runs benchmark's text report."""
+    rows = fill.get("rows") or []
+    if not rows:
+        return
+    w(
+        f"\nFull database ({fill.get('benchmark_id')}): {fill.get('filled', 0)} runs filled "
+        f"({fill.get('mode')}), {fill.get('fill_rate_per_s', 0):g} runs/s; the UI's calls "
+        f"at each K (milliseconds, {fill.get('repeats')} repeats):\n"
+    )
+    w(f"  {'K':>7}  {'call':<26}{'count':>7}{'errors':>7}{'p50':>10}{'p95':>10}{'max':>10}\n")
+    for r in sorted(rows, key=lambda r: (r["kind"], r["k"])):
+        w(
+            f"  {r['k']:>7}  {r['kind']:<26}{r['count']:>7}{r['errors']:>7}"
+            f"{r['p50_ms']:>10.2f}{r['p95_ms']:>10.2f}{r['max_ms']:>10.2f}\n"
+        )
+    cleanup = fill.get("cleanup") or {}
+    if "remaining" in cleanup:
+        w(
+            f"  Fill swept: {cleanup.get('runs_deleted', 0)} runs deleted, "
+            f"{cleanup['remaining']} of its runs remain\n"
+        )

@@ -305,11 +305,7 @@ def page(
     test = matcher([tuple(p) for p in opts["filter"]], fields)
     get, desc = fields[opts["field"]], opts["desc"]
     matching = [r for r in rows if test(r)]
-    order = functools.cmp_to_key(lambda a, b: _row_cmp(a, b, get, key))
-    ordered = sorted(matching, key=order, reverse=desc)
-    if opts["after"] is not None:
-        after = tuple(opts["after"])
-        ordered = [r for r in ordered if _at_or_after((get(r), key(r)), after, desc)]
+    ordered = _ordered(matching, get, key, desc, opts["after"])
     chunk, rest = ordered[:size], ordered[size:]
     token = ""
     if rest:  # list.go: one more row than asked is read; it is the next page's first
@@ -326,6 +322,43 @@ def _options(fields, model: str, filter_text, sort_by, page_size) -> dict:
     field, desc = _sort(sort_by, fields, model)
     matcher(preds, fields)
     return {"field": field, "desc": desc, "filter": _jsonish(preds), "after": None}
+
+
+def _ordered(rows: list, get: Getter, key: Getter, desc: bool, after) -> list:
+    """``rows`` in the ORDER BY of list.go:320-328 (the sort field, then the id, both in the
+    sort's direction), from the token's ``after`` on. Each row's sort key is computed once
+    (n log n comparisons of tuples, as an index scan would give), unless a column mixes
+    numbers and strings, which only the pairwise MySQL comparison orders right."""
+    pairs = [(_sort_key(get(r)), _sort_key(key(r))) for r in rows]
+    if any(p[0] is None or p[1] is None for p in pairs) or len({p[0][0] for p in pairs}) > 1:
+        order = functools.cmp_to_key(lambda a, b: _row_cmp(a, b, get, key))
+        ordered = sorted(rows, key=order, reverse=desc)
+        if after is None:
+            return ordered
+        after = tuple(after)
+        return [r for r in ordered if _at_or_after((get(r), key(r)), after, desc)]
+    index = sorted(range(len(rows)), key=pairs.__getitem__, reverse=desc)
+    if after is not None:
+        mark = (_sort_key(after[0]), _sort_key(after[1]))
+        if mark[0] is None or mark[1] is None or (pairs and mark[0][0] != pairs[0][0][0]):
+            return [r for r in (rows[i] for i in index)
+                    if _at_or_after((get(r), key(r)), tuple(after), desc)]  # fmt: skip
+        index = [i for i in index if (pairs[i] <= mark if desc else pairs[i] >= mark)]
+    return [rows[i] for i in index]
+
+
+def _sort_key(value) -> tuple | None:
+    """A value's place in MySQL's order as a tuple: (0, number) or (1, collation weight); None
+    for what the tuple cannot order as MySQL would (a bool, say)."""
+    if value is None:
+        value = ""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return (0, float(value))
+    if isinstance(value, str):
+        return (1, collate(value))
+    return None
 
 
 def _row_cmp(a, b, get: Getter, key: Getter) -> int:

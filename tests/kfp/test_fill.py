@@ -1,0 +1,120 @@
+"""The full-database mode (``kfp_bench.kfp.fill``) against the local KFP API in a subprocess: a
+small fill probed in two steps, then swept, counted through the API; a Ctrl-C mid-fill; bad
+options. No timing bounds: the figures are only checked to exist."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+
+import pytest
+
+from kfp_bench.errors import ConfigError
+from kfp_bench.kfp.fill import FillOptions, fill_id, run_with_fill
+from kfp_bench.kfp.options import RunsOptions
+from kfp_bench.report import fill as fill_report
+from kfp_bench.report.runs import write_text
+from tests.conftest import start_cli
+from tests.kfp.conftest import HELLO, NOTHING, kfp_client, remains
+
+UI_KINDS = {
+    "list_runs_p10", "list_runs_p20", "list_runs_p50", "list_runs_p100",
+    "list_runs_experiment_p20", "list_runs_name_p20", "list_experiments",
+    "page_list_runs_p20", "get_pipeline_version", "page_load_p20", "get_run",
+}  # fmt: skip
+
+
+def carrying(url: str, part: str) -> int:
+    """Runs on the server whose name holds ``part``: the server's own count (total_size)."""
+    pred = {"key": "name", "operation": "IS_SUBSTRING", "string_value": part}
+    listed = kfp_client(url).list_runs(page_size=1, filter=json.dumps({"predicates": [pred]}))
+    return listed.total_size or 0
+
+
+def test_fill_probe_and_sweep(kfp_server, tmp_path):
+    """200 runs in two steps, each terminated at once; the UI's calls probed at 0, 100 and 200;
+    the runs benchmark then runs; afterwards nothing of the fill or the benchmark is left."""
+    bid = "fill-small"
+    opts = RunsOptions(
+        host=kfp_server.url, pipeline=str(HELLO), num_runs=2, create_concurrency=8,
+        poll_interval=0.2, benchmark_id=bid,
+    )  # fmt: skip
+    fopts = FillOptions(target=200, steps=2, repeats=2)
+    seen = []
+    stats, fill = run_with_fill(opts, fopts, on_fill_progress=lambda *a: seen.append(a[0]))
+    assert fill["filled"] == 200 and fill["create_failed"] == 0
+    assert {"filling", "settling", "probing"} <= set(seen)
+    ks = sorted({r["k"] for r in fill["rows"]})
+    assert len(ks) == 3 and ks[-1] - ks[0] >= 200  # other tests' runs may be there too
+    assert {r["kind"] for r in fill["rows"]} == UI_KINDS
+    assert all(r["errors"] == 0 and r["count"] >= 1 for r in fill["rows"])
+    assert fill["cleanup"]["runs_deleted"] == 200 and fill["cleanup"]["remaining"] == 0
+    assert carrying(kfp_server.url, fill_id(bid)) == 0
+    assert remains(kfp_server.url, fill_id(bid)) == NOTHING
+    assert remains(kfp_server.url, bid) == NOTHING
+    doc = stats.summary()
+    assert doc["runs"]["created"] == 2 and "interrupted" not in doc["flags"]
+    doc["fill"] = fill
+    lines = []
+    write_text(doc, type("W", (), {"write": staticmethod(lines.append)}))
+    assert "Full database" in "".join(lines)
+    (fig,) = fill_report.figures(doc)
+    assert fig.name == "fill_latency" and fig.png.startswith(b"\x89PNG")
+    assert list(fill_report.wide(doc).index) == ks
+
+
+def test_ctrl_c_mid_fill_leaves_nothing(slow_kfp_server, tmp_path):
+    """SIGINT once some fill runs exist: the creates already sent finish, everything of the
+    fill is swept, the benchmark does not run, exit 130 and a summary saying so."""
+    url, bid, out = slow_kfp_server.url, "fill-sigint", tmp_path / "out"
+    proc = start_cli(
+        "runs", "--host", url, "--pipeline", str(HELLO), "--num-runs", "1",
+        "--create-concurrency", "2", "--benchmark-id", bid, "--out", str(out),
+        "--fill", "1000", "--fill-steps", "1", "--max-runs", "1000",
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        while carrying(url, fill_id(bid)) < 10:
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "no fill runs were created"
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    doc = json.loads((out / "summary.json").read_text())
+    assert "interrupted" in doc["fill"]["flags"] and "interrupted" in doc["flags"]
+    assert 10 <= doc["fill"]["cleanup"]["runs_deleted"] < 1000
+    assert doc["fill"]["cleanup"]["remaining"] == 0
+    assert doc["runs"]["created"] == 0  # the benchmark itself never started
+    assert carrying(url, fill_id(bid)) == 0
+    assert remains(url, fill_id(bid)) == NOTHING and remains(url, bid) == NOTHING
+
+
+@pytest.mark.parametrize(
+    ("fopts", "flag"),
+    [
+        (FillOptions(target=5000), "--fill 5000 is above the cap of 1000"),
+        (FillOptions(target=100, steps=0), "--fill-steps 0"),
+        (FillOptions(target=100, mode="archive"), "--fill-mode 'archive'"),
+        (FillOptions(target=100, repeats=0), "--fill-repeats 0"),
+        (FillOptions(target=100, page_sizes=(20, 500)), "--fill-page-sizes 20,500"),
+    ],
+)
+def test_bad_fill_options_name_the_flag(fopts, flag):
+    with pytest.raises(ConfigError, match=flag):
+        fopts.validate(max_runs=1000)
+
+
+def test_fill_id_too_long():
+    with pytest.raises(ConfigError, match="at most 35 characters"):
+        fill_id("x" * 36)
+
+
+def test_marks_step_up_to_the_target():
+    assert FillOptions(target=10000, steps=5).marks() == [0, 2000, 4000, 6000, 8000, 10000]
+    assert FillOptions(target=7, steps=3).marks() == [0, 2, 5, 7]
