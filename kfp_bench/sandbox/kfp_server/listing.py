@@ -193,6 +193,18 @@ def _test(op: str, get: Getter, value) -> Callable[[Any], bool]:
         pattern = _like(f"%{value}%")
         return lambda row: pattern.fullmatch(_text(get(row))) is not None
     check = _COMPARE[op]
+    if op in ("EQUALS", "NOT_EQUALS") and isinstance(value, str):
+        # the storage_state predicate of every UI list: a string column against a string,
+        # compared by weight without the general comparison's number checks
+        weight, equal = collate(value), op == "EQUALS"
+
+        def test(row) -> bool:
+            have = get(row)
+            if type(have) is str:
+                return (have.rstrip(" ").upper() == weight) is equal
+            return check(_compare(have, value))
+
+        return test
     return lambda row: check(_compare(get(row), value))
 
 
@@ -329,36 +341,43 @@ def _ordered(rows: list, get: Getter, key: Getter, desc: bool, after) -> list:
     sort's direction), from the token's ``after`` on. Each row's sort key is computed once
     (n log n comparisons of tuples, as an index scan would give), unless a column mixes
     numbers and strings, which only the pairwise MySQL comparison orders right."""
-    pairs = [(_sort_key(get(r)), _sort_key(key(r))) for r in rows]
-    if any(p[0] is None or p[1] is None for p in pairs) or len({p[0][0] for p in pairs}) > 1:
+    values, ids = _sort_keys(map(get, rows)), _sort_keys(map(key, rows))
+    if values is None or ids is None:
         order = functools.cmp_to_key(lambda a, b: _row_cmp(a, b, get, key))
         ordered = sorted(rows, key=order, reverse=desc)
         if after is None:
             return ordered
         after = tuple(after)
         return [r for r in ordered if _at_or_after((get(r), key(r)), after, desc)]
+    pairs = list(zip(values, ids, strict=True))
     index = sorted(range(len(rows)), key=pairs.__getitem__, reverse=desc)
     if after is not None:
-        mark = (_sort_key(after[0]), _sort_key(after[1]))
-        if mark[0] is None or mark[1] is None or (pairs and mark[0][0] != pairs[0][0][0]):
+        mark = _sort_keys(after)
+        if mark is None or (pairs and mark[0][0] != pairs[0][0][0]):
             return [r for r in (rows[i] for i in index)
                     if _at_or_after((get(r), key(r)), tuple(after), desc)]  # fmt: skip
+        mark = tuple(mark)
         index = [i for i in index if (pairs[i] <= mark if desc else pairs[i] >= mark)]
     return [rows[i] for i in index]
 
 
-def _sort_key(value) -> tuple | None:
-    """A value's place in MySQL's order as a tuple: (0, number) or (1, collation weight); None
-    for what the tuple cannot order as MySQL would (a bool, say)."""
-    if value is None:
-        value = ""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return (0, float(value))
-    if isinstance(value, str):
-        return (1, collate(value))
-    return None
+def _sort_keys(values) -> list[tuple] | None:
+    """Each value's place in MySQL's order as a tuple, (0, number) or (1, collation weight as
+    ``collate`` makes it); None when the values mix numbers and strings or hold anything else
+    (a bool, say): only the pairwise comparison orders those as MySQL would."""
+    out, kinds = [], set()
+    for v in values:
+        t = type(v)
+        if t is str:
+            out.append((1, v.rstrip(" ").upper()))
+        elif t is int or t is float:
+            out.append((0, v))
+        elif v is None:
+            out.append((1, ""))
+        else:
+            return None
+        kinds.add(out[-1][0])
+    return None if len(kinds) > 1 else out
 
 
 def _row_cmp(a, b, get: Getter, key: Getter) -> int:

@@ -71,12 +71,24 @@ def test_order_and_tokens_match_mysql_comparison(sort_by):
     assert totals == {1500}
 
 
-def test_filtered_walk():
+@pytest.mark.parametrize(
+    ("pred", "keep"),
+    [
+        ({"key": "storage_state", "operation": "NOT_EQUALS", "string_value": "archived"},
+         lambda r: r.state != "ARCHIVED"),
+        # utf8_general_ci: case and trailing spaces ignored
+        ({"key": "name", "operation": "EQUALS", "string_value": "RUN"},
+         lambda r: r.name in ("run", "Run", "run ")),
+        # a number column against a string: compared as numbers
+        ({"key": "created_at", "operation": "EQUALS", "string_value": "1700000007"},
+         lambda r: r.created_at == 1_700_000_007),
+    ],
+)  # fmt: skip
+def test_filtered_walk(pred, keep):
     items = rows(800)
-    pred = {"key": "storage_state", "operation": "NOT_EQUALS", "string_value": "archived"}
     ids, totals = walk(items, "created_at desc", 50, json.dumps({"predicates": [pred]}))
-    kept = [r for r in items if r.state != "ARCHIVED"]
-    assert ids == reference(kept, "created_at", True) and totals == {len(kept)}
+    kept = [r for r in items if keep(r)]
+    assert kept and ids == reference(kept, "created_at", True) and totals == {len(kept)}
 
 
 def test_each_sort_value_is_read_once_per_row():
