@@ -106,6 +106,9 @@ def render(
     ]
     if tables.has_runs:
         parts.append(_runs(tables, figs))
+    fill = fill_report.wide(tables.summary)
+    if fill is not None:  # the full-database probe: p50 (ms) of each call at each K
+        parts += ["<h2>Full database</h2>\n", _fig(figs, "fill_latency"), _df(fill, "K")]
     if tables.load is not None:
         parts.append(_load(tables, figs))
     if tables.sweep is not None:
@@ -189,9 +192,6 @@ def _runs(t: Tables, figs: dict) -> str:
         out += ["<h3>Client-side latency (milliseconds)</h3>\n", _df(t.api_ops)]
     if len(t.task_times):
         out += ["<h2>Tasks</h2>\n", _fig(figs, "task_breakdown"), _df(t.task_times)]
-    fill = fill_report.wide(t.summary)
-    if fill is not None:  # the full-database probe: p50 (ms) of each call at each K
-        out += ["<h2>Full database</h2>\n", _fig(figs, "fill_latency"), _df(fill, "K")]
     return "".join(out)
 
 

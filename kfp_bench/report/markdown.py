@@ -51,6 +51,10 @@ def write(
     _verdict(w, history)
     if tables.has_runs:
         _runs(w, tables)
+    fill = fill_report.wide(tables.summary)
+    if fill is not None:  # the full-database probe
+        w("## Full database: p50 of the UI's calls at each K (milliseconds)\n\n")
+        _df(w, fill, "K")
     if tables.load is not None:
         _load(w, tables)
     if tables.sweep is not None:
@@ -115,10 +119,6 @@ def _runs(w, t: Tables) -> None:
     if len(t.task_times):
         w("### Tasks (seconds)\n\n")
         _df(w, t.task_times)
-    fill = fill_report.wide(t.summary)
-    if fill is not None:  # the full-database probe
-        w("### Full database: p50 of the UI's calls at each K (milliseconds)\n\n")
-        _df(w, fill, "K")
 
 
 def _load(w, t: Tables) -> None:

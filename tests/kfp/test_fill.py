@@ -118,3 +118,27 @@ def test_fill_id_too_long():
 def test_marks_step_up_to_the_target():
     assert FillOptions(target=10000, steps=5).marks() == [0, 2000, 4000, 6000, 8000, 10000]
     assert FillOptions(target=7, steps=3).marks() == [0, 2, 5, 7]
+
+
+def test_report_rebuilds_the_fill_from_summary_json(tmp_path):
+    """``kfp-bench report`` on a saved result draws the K plot and prints the p50 table, from
+    summary.json alone (no records)."""
+    from kfp_bench.report.rebuild import rebuild
+    from kfp_bench.results import write_results
+    from kfp_bench.stats.runs import FillProbe, RunsStats
+
+    probe = FillProbe()
+    for k in (3, 1003, 2003):
+        for kind in ("list_runs_p20", "get_pipeline_version"):
+            for i in range(4):
+                probe.add(k, kind, 0.001 * (1 + k / 1000 + i), ok=True)
+    doc = RunsStats(requested=1, benchmark_id="rebuilt").summary()
+    doc["fill"] = {"benchmark_id": "rebuilt-fill", "mode": "terminate", "repeats": 4,
+                   "rows": probe.rows(), "server": probe.server_rows()}  # fmt: skip
+    write_results(tmp_path / "res", runs_summary=doc)
+    files = rebuild(tmp_path / "res", tmp_path / "report").files
+    page = files["report.html"].read_text()
+    assert 'id="fig-fill_latency"' in page and "Full database" in page
+    assert "Full database" in files["summary.md"].read_text()
+    row = next(r for r in doc["fill"]["rows"] if r["k"] == 2003 and r["kind"] == "list_runs_p20")
+    assert row["count"] == 4 and row["p50_ms"] == pytest.approx(4.503)
