@@ -49,17 +49,18 @@ def figures(summary: dict) -> list:
 def _latency_by_k(t: pd.DataFrame, fill: dict, sns):
     from kfp_bench.report.plots import Figure, new_figure, to_png
 
-    fig, ax = new_figure(4.2)
+    fig, ax = new_figure(5.6)
     kinds = sorted(t["kind"].unique())
-    colors = dict(zip(kinds, sns.color_palette("tab10", len(kinds)), strict=True))
+    palette = "tab10" if len(kinds) <= 10 else "tab20"  # one colour a kind
+    colors = dict(zip(kinds, sns.color_palette(palette, len(kinds)), strict=True))
     for kind in kinds:
         rows = t[t["kind"] == kind]
         ax.plot(rows["k"], rows["p50_ms"], marker="o", color=colors[kind], label=f"{kind} p50")
         ax.plot(rows["k"], rows["p95_ms"], linestyle="--", color=colors[kind], linewidth=1)
     server = [r for r in fill.get("server") or () if r.get("p50_ms") is not None]
-    for op in sorted({r["operation"] for r in server}):
+    for op, marker in zip(sorted({r["operation"] for r in server}), "xP^v<>*", strict=False):
         mine = sorted((r["k"], r["p50_ms"]) for r in server if r["operation"] == op)
-        ax.plot(*zip(*mine, strict=True), marker="x", linestyle=":", color="#37474f",
+        ax.plot(*zip(*mine, strict=True), marker=marker, linestyle=":", color="#37474f",
                 label=f"server {op} p50")  # fmt: skip
     ax.set_yscale("log")
     ax.set(
@@ -68,7 +69,8 @@ def _latency_by_k(t: pd.DataFrame, fill: dict, sns):
         xlabel="runs the server holds (K)",
         ylabel="latency, client side (ms, log)",
     )
-    ax.legend(fontsize=7, ncols=2, loc="upper left", frameon=True)
+    # below the axes: eleven kinds would hide the lines they name
+    ax.legend(fontsize=7, ncols=3, loc="upper center", bbox_to_anchor=(0.5, -0.14))
     return Figure(
         "fill_latency",
         "KFP UI calls against K",

@@ -461,6 +461,8 @@ class FillProbe:
                     out.append({"k": k, "filled": filled, "error": deltas["error"]})
                 continue
             for op, s in sorted((deltas.get("operations") or {}).items()):
+                if not s.get("count"):
+                    continue  # an operation the probe did not call
                 row = {"k": k, "filled": filled, "operation": op, "requests": s.get("count", 0)}
                 n, total = s.get("count", 0), s.get("sum_s")
                 if n and total is not None:
