@@ -216,21 +216,25 @@ def _write_notes(doc: dict, w) -> None:
 
 
 def _write_fill(fill: dict, w) -> None:
-    """The probe's p50 and p95 per call kind and K, for the runs benchmark's text report."""
+    """The probe's p50/p95 per call kind (a line each) at each K (a column each)."""
     rows = fill.get("rows") or []
     if not rows:
         return
     w(
         f"\nFull database ({fill.get('benchmark_id')}): {fill.get('filled', 0)} runs filled "
-        f"({fill.get('mode')}), {fill.get('fill_rate_per_s', 0):g} runs/s; the UI's calls "
-        f"at each K (milliseconds, {fill.get('repeats')} repeats):\n"
+        f"({fill.get('mode')}), {fill.get('fill_rate_per_s', 0):g} runs/s.\n  The UI's calls, "
+        f"p50/p95 in milliseconds of {fill.get('repeats')} repeats, at K runs on the server:\n"
     )
-    w(f"  {'K':>7}  {'call':<26}{'count':>7}{'errors':>7}{'p50':>10}{'p95':>10}{'max':>10}\n")
-    for r in sorted(rows, key=lambda r: (r["kind"], r["k"])):
-        w(
-            f"  {r['k']:>7}  {r['kind']:<26}{r['count']:>7}{r['errors']:>7}"
-            f"{r['p50_ms']:>10.2f}{r['p95_ms']:>10.2f}{r['max_ms']:>10.2f}\n"
-        )
+    ks = sorted({r["k"] for r in rows})
+    cells = {(r["kind"], r["k"]): r for r in rows}
+    w(f"  {'K':<26}" + "".join(f"{k:>14}" for k in ks) + "\n")
+    for kind in sorted({r["kind"] for r in rows}):
+        line = f"  {kind:<26}"
+        for k in ks:
+            r = cells.get((kind, k))
+            line += f"{r['p50_ms']:>7.1f}/{r['p95_ms']:<6.1f}" if r else f"{'-':>14}"
+        errors = sum(cells[(kind, k)]["errors"] for k in ks if (kind, k) in cells)
+        w(line.rstrip() + (f"  ({errors} failed)" if errors else "") + "\n")
     cleanup = fill.get("cleanup") or {}
     if "remaining" in cleanup:
         w(
