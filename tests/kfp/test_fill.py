@@ -142,3 +142,43 @@ def test_report_rebuilds_the_fill_from_summary_json(tmp_path):
     assert "Full database" in files["summary.md"].read_text()
     row = next(r for r in doc["fill"]["rows"] if r["k"] == 2003 and r["kind"] == "list_runs_p20")
     assert row["count"] == 4 and row["p50_ms"] == pytest.approx(4.503)
+
+
+def test_kept_fill_is_swept_by_kfp_bench_cleanup(kfp_server, tmp_path):
+    """--keep keeps the fill; ``kfp-bench cleanup --benchmark-id <id>-fill`` then removes
+    every run, the experiment and the pipeline it made (the server's count: 0)."""
+    from tests.conftest import run_cli
+
+    url, bid = kfp_server.url, "fill-kept"
+    done = run_cli(
+        "runs", "--host", url, "--pipeline", str(HELLO), "--num-runs", "1", "--keep",
+        "--benchmark-id", bid, "--out", str(tmp_path / "out"), "--fill", "30",
+        "--fill-steps", "1", "--fill-repeats", "1", "--fill-page-sizes", "20",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert carrying(url, fill_id(bid)) == 30
+    swept = run_cli("cleanup", "--host", url, "--benchmark-id", fill_id(bid))
+    assert swept.returncode == 0, swept.stderr
+    assert "Deleted: 0 recurring runs, 30 runs, 1 experiments" in swept.stdout
+    assert carrying(url, fill_id(bid)) == 0 and remains(url, fill_id(bid)) == NOTHING
+    run_cli("cleanup", "--host", url, "--benchmark-id", bid)  # the kept benchmark itself
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--fill", "5000"], "--fill 5000 is above the cap of 1000"),
+        (["--fill", "10", "--fill-steps", "20"], "--fill-steps 20: give 1 to 10"),
+        (["--fill", "10", "--fill-page-sizes", "20,x"], "give page sizes separated by commas"),
+        (["--fill", "10", "--benchmark-id", "b" * 36], "at most 35 characters"),
+    ],
+)
+def test_cli_refuses_bad_fill_flags_before_anything_is_made(args, said, tmp_path):
+    from tests.conftest import run_cli
+
+    done = run_cli(
+        "runs", "--host", "http://127.0.0.1:9", "--pipeline", str(HELLO), "--num-runs", "1",
+        "--out", str(tmp_path / "out"), *args,
+    )  # fmt: skip
+    assert done.returncode != 0 and said in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "out").exists()
