@@ -235,6 +235,14 @@ def _write_fill(fill: dict, w) -> None:
             line += f"{r['p50_ms']:>7.1f}/{r['p95_ms']:<6.1f}" if r else f"{'-':>14}"
         errors = sum(cells[(kind, k)]["errors"] for k in ks if (kind, k) in cells)
         w(line.rstrip() + (f"  ({errors} failed)" if errors else "") + "\n")
+    # the server's own figures, from its /metrics histogram (every call of the probe counted)
+    server = {(r["operation"], r["k"]): r for r in fill.get("server") or () if "p50_ms" in r}
+    for op in sorted({op for op, _ in server}):
+        line = f"  {'server ' + op:<26}"
+        for k in ks:
+            r = server.get((op, k))
+            line += f"{r['p50_ms']:>7.1f}/{r['p95_ms']:<6.1f}" if r else f"{'-':>14}"
+        w(line.rstrip() + "\n")
     cleanup = fill.get("cleanup") or {}
     if "remaining" in cleanup:
         w(

@@ -49,6 +49,9 @@ def test_fill_probe_and_sweep(kfp_server, tmp_path):
     assert len(ks) == 3 and ks[-1] - ks[0] >= 200  # other tests' runs may be there too
     assert {r["kind"] for r in fill["rows"]} == UI_KINDS
     assert all(r["errors"] == 0 and r["count"] >= 1 for r in fill["rows"])
+    # the server's own view beside them: its /metrics histogram, per step
+    listed = [r for r in fill["server"] if r.get("operation") == "list_runs"]
+    assert sorted(r["k"] for r in listed) == ks and all("p95_ms" in r for r in listed)
     assert fill["cleanup"]["runs_deleted"] == 200 and fill["cleanup"]["remaining"] == 0
     assert carrying(kfp_server.url, fill_id(bid)) == 0
     assert remains(kfp_server.url, fill_id(bid)) == NOTHING
