@@ -19,6 +19,7 @@ and ``frontend/src/components/CustomTable.tsx`` (:468, page sizes 10, 20, 50, 10
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import threading
 import time
@@ -102,12 +103,13 @@ class FillOptions:
 
 
 def fill_id(benchmark_id: str) -> str:
-    """The fill's own benchmark id; ``ConfigError`` if it would be too long for a name."""
-    if len(benchmark_id) + len(SUFFIX) > 40:
-        raise ConfigError(
-            f"--benchmark-id {benchmark_id!r}: with --fill, give an id of at most "
-            f"{40 - len(SUFFIX)} characters (the fill's runs carry {benchmark_id + SUFFIX!r})"
-        )
+    """The fill's own benchmark id: ``<id>-fill``; an id too long for that (a pipeline run's
+    own id may take all 40 characters: ``kfp_bench.pipeline.ids``) keeps its first 29
+    characters and 5 hex digits of its SHA-256, so that the name stays unique and short."""
+    room = 40 - len(SUFFIX)
+    if len(benchmark_id) > room:
+        digest = hashlib.sha256(benchmark_id.encode()).hexdigest()[:5]
+        benchmark_id = f"{benchmark_id[: room - 6].rstrip('-')}-{digest}"
     return benchmark_id + SUFFIX
 
 
