@@ -21,7 +21,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -142,7 +141,6 @@ class Filler:
         self.driver = Driver(fill_opts, self.api, manifest, params, self.fid, sinks, None)
         self.probes = FillProbe()
         self.filled = 0  # runs whose create was sent (the next run's number)
-        self.lock = threading.Lock()
         self.fill_s = 0.0  # seconds spent creating (and terminating)
         self.settle_s = 0.0
         self.metrics_url = ""
@@ -165,8 +163,9 @@ class Filler:
             return
         t0 = time.perf_counter()
         pool = ThreadPoolExecutor(self.o.create_concurrency, thread_name_prefix="fill")
+        futures: list = []
         try:
-            futures = [pool.submit(self._one, i) for i in range(start, k)]
+            futures += [pool.submit(self._one, i) for i in range(start, k)]
             pending = set(futures)
             while pending:
                 done, pending = wait(pending, timeout=0.5)
@@ -181,6 +180,7 @@ class Filler:
                 pool.shutdown(wait=True, cancel_futures=True)
             finally:
                 self.api.resume_retrying()
+            k = start + sum(not f.cancelled() for f in futures)  # the creates sent
             raise
         finally:
             pool.shutdown(wait=True)

@@ -92,6 +92,7 @@ def test_ctrl_c_mid_fill_leaves_nothing(slow_kfp_server, tmp_path):
     doc = json.loads((out / "summary.json").read_text())
     assert "interrupted" in doc["fill"]["flags"] and "interrupted" in doc["flags"]
     assert 10 <= doc["fill"]["cleanup"]["runs_deleted"] < 1000
+    assert doc["fill"]["filled"] == doc["fill"]["cleanup"]["runs_deleted"]  # creates sent
     assert doc["fill"]["cleanup"]["remaining"] == 0
     assert doc["runs"]["created"] == 0  # the benchmark itself never started
     assert carrying(url, fill_id(bid)) == 0
@@ -188,3 +189,29 @@ def test_cli_refuses_bad_fill_flags_before_anything_is_made(args, said, tmp_path
     )  # fmt: skip
     assert done.returncode != 0 and said in done.stderr, done.stderr
     assert "Traceback" not in done.stderr and not (tmp_path / "out").exists()
+
+
+def test_finish_mode_waits_for_the_runs_to_end(kfp_server):
+    """Mode finish: the runs are left to run (0.2 s each, simulated) and the fill waits, at
+    each step, until the server says none is open: every run then SUCCEEDED."""
+    from kfp_bench.kfp.fill import Filler
+    from kfp_bench.kfp.manifest import load_manifest
+
+    opts = RunsOptions(host=kfp_server.url, pipeline=str(HELLO), benchmark_id="fill-finish",
+                       create_concurrency=4, poll_interval=0.2)  # fmt: skip
+    filler = Filler(opts, FillOptions(target=12, steps=1, mode="finish", repeats=1),
+                    load_manifest(str(HELLO)), {})  # fmt: skip
+    try:
+        filler.setup()
+        filler.to(12)
+        pred = [{"key": "name", "operation": "IS_SUBSTRING", "string_value": filler.fid},
+                {"key": "state", "operation": "EQUALS", "string_value": "SUCCEEDED"}]  # fmt: skip
+        done = kfp_client(kfp_server.url).list_runs(
+            page_size=1, filter=json.dumps({"predicates": pred})
+        )
+        assert done.total_size == 12 and filler.summary()["filled"] == 12
+        assert "fill-unsettled" not in filler.summary()["flags"]
+    finally:
+        filler.clean()
+        filler.close()
+    assert carrying(kfp_server.url, filler.fid) == 0
