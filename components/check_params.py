@@ -27,6 +27,8 @@ def check_params(
     run_timeout_sec: float,
     run_parameters: dict,
     run_node_selector: dict,
+    fill_runs: int,
+    fill_steps: int,
     run_load: bool,
     inference_url: str,
     host_header: str,

@@ -13,6 +13,7 @@ def cleanup(
     run_benchmark: bool,
     isvc: dict,
     status: dsl.PipelineTaskFinalStatus,
+    fill_runs: int = 0,
 ) -> str:
     """Sweep the KFP server for the recurring runs, runs, experiment and pipeline of this
     benchmark (kfp_bench.kfp.cleanup.sweep) and delete its InferenceService if it carries this
@@ -28,6 +29,8 @@ def cleanup(
         run_benchmark: whether the runs benchmark was switched on (nothing to sweep otherwise).
         isvc: the InferenceService deployed by deploy_isvc (IsvcSpec fields); empty for none.
         status: the final status of the benchmark's steps.
+        fill_runs: the runs of the full-database fill (kfp_bench.kfp.fill), swept under the
+            fill's own id; 0: there was no fill.
 
     Returns:
         What was deleted, in one line.
@@ -41,5 +44,6 @@ def cleanup(
         benchmark_id=benchmark_id,
         run_benchmark=run_benchmark,
         isvc=isvc,
+        fill_runs=fill_runs,
     )
     return exit_handler.cleanup(p, job_id, status.state, status.error_message or "")

@@ -230,6 +230,7 @@ def _pipeline_func(route: str):
             job_id=job_id,
             run_benchmark=p["run_benchmark"],
             isvc=p["isvc"],
+            fill_runs=p["fill_runs"],
         )
         _kfp_caller(_step(done), p["token_secret"])
         with dsl.ExitHandler(done, name="benchmark"):

@@ -140,7 +140,46 @@ def _add_runs_flags(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="Show progress on stderr even when it is not a terminal.",
     )
+    _add_fill_flags(p)
     add_threshold_flag(p)
+
+
+def _add_fill_flags(p: argparse.ArgumentParser) -> None:
+    from kfp_bench.kfp.fill import MODES, FillOptions
+
+    def fh(name: str) -> str:
+        return field_help(FillOptions, name)
+
+    g = p.add_argument_group("full database (docs/full-database.md)")
+    g.add_argument("--fill", type=int, default=0, metavar="K", help=fh("target"))
+    g.add_argument("--fill-steps", type=int, default=5, metavar="N", help=fh("steps"))
+    g.add_argument("--fill-mode", default="terminate", choices=MODES, help=fh("mode"))
+    g.add_argument("--fill-repeats", type=int, default=20, metavar="R", help=fh("repeats"))
+    g.add_argument(
+        "--fill-page-sizes", type=_sizes, default=(10, 20, 50, 100), metavar="LIST",
+        help=fh("page_sizes") + " Comma-separated.",
+    )  # fmt: skip
+    g.add_argument(
+        "--fill-timeout", type=duration, default=600.0, metavar="S", help=fh("settle_timeout")
+    )
+
+
+def _sizes(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give page sizes separated by commas, e.g. 10,20,50,100"
+        ) from None
+
+
+def _fill_options(a: argparse.Namespace):
+    from kfp_bench.kfp.fill import FillOptions
+
+    return FillOptions(
+        target=a.fill, steps=a.fill_steps, mode=a.fill_mode, repeats=a.fill_repeats,
+        page_sizes=a.fill_page_sizes, settle_timeout=a.fill_timeout,
+    )  # fmt: skip
 
 
 def cmd_runs(a: argparse.Namespace) -> int:
@@ -187,10 +226,24 @@ def cmd_runs(a: argparse.Namespace) -> int:
             sys.stderr.write(f"\r  {phase}: {created}/{requested} created, {final} finished ")
             sys.stderr.flush()
 
-    stats = run_benchmark(opts, out_dir=a.out, on_progress=progress)
+    fill = None
+    if a.fill:
+        from kfp_bench.kfp.fill import run_with_fill
+
+        def fill_progress(phase: str, filled: int, target: int) -> None:
+            progress(phase, filled, 0, target)
+
+        fopts = _fill_options(a).validate(opts.max_runs)
+        stats, fill = run_with_fill(opts, fopts, out_dir=a.out, on_progress=progress,
+                                    on_fill_progress=fill_progress)  # fmt: skip
+    else:
+        stats = run_benchmark(opts, out_dir=a.out, on_progress=progress)
     if show and last[0]:
         sys.stderr.write("\n")
     doc = stats.summary()
+    if fill is not None:
+        doc["fill"] = fill
+        doc["flags"] = sorted({*doc["flags"], *_fill_flags(fill)})
     # a results directory: kfp-bench report reads it
     saved = save(lambda: write_results(a.out, runs_summary=doc), doc, command="runs",
                  flag="--out", path=a.out)  # fmt: skip
@@ -200,7 +253,17 @@ def cmd_runs(a: argparse.Namespace) -> int:
     runs_report.write_text(doc, sys.stdout)
     if saved:
         print(f"Wrote {a.out}/summary.json, runs.jsonl and api_calls.jsonl")
-    return gated(_verdict(doc["flags"], stats.cleanup, stats.benchmark_id), verdicts)
+    verdict = _verdict(doc["flags"], stats.cleanup, stats.benchmark_id, fill)
+    return gated(verdict, verdicts)
+
+
+def _fill_flags(fill: dict) -> list[str]:
+    """The flags the fill puts on the benchmark: interrupted, and left-behind when its sweep
+    left runs (``kfp_bench.outcome``)."""
+    flags = [f for f in fill.get("flags", []) if f == "interrupted"]
+    if (fill.get("cleanup") or {}).get("left"):
+        flags.append("left-behind")
+    return flags
 
 
 def _metrics(out: str | None, doc: dict) -> dict:
@@ -213,12 +276,14 @@ def _metrics(out: str | None, doc: dict) -> dict:
     return collect(build(read_results(out))) if out else of_summary(doc)
 
 
-def _verdict(flags: list, cleanup: dict, bid: str) -> int:
+def _verdict(flags: list, cleanup: dict, bid: str, fill: dict | None = None) -> int:
     """Say on stderr what was not done (``kfp_bench.outcome``); the exit code that tells it."""
     from kfp_bench.outcome import describe
 
     for line in describe(flags):
         print(f"kfp-bench runs: {line}", file=sys.stderr)
+    for left in (fill or {}).get("cleanup", {}).get("left", []):
+        print(f"kfp-bench runs: the fill left behind: {left}", file=sys.stderr)
     if cleanup.get("left"):
         print(
             f"kfp-bench runs: left behind: {', '.join(cleanup['left'])}; remove them with "

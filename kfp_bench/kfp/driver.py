@@ -288,7 +288,7 @@ class Driver:
     def start_creates(self) -> list:
         """Submit the ``num_runs`` creates to ``create_concurrency`` threads; their futures."""
         self.pool = ThreadPoolExecutor(self.o.create_concurrency, thread_name_prefix="create")
-        futures = [self.pool.submit(self._create, i) for i in range(self.o.num_runs)]
+        futures = [self.pool.submit(self.create, i) for i in range(self.o.num_runs)]
         self.pool.shutdown(wait=False)
         return futures
 
@@ -316,7 +316,9 @@ class Driver:
             else:
                 time.sleep(pause)
 
-    def _create(self, i: int) -> None:
+    def create(self, i: int) -> str:
+        """Create run number ``i`` of this benchmark; its id, or "" if no run was answered
+        (it may exist all the same: a LIST by name finds it)."""
         body = {
             "display_name": f"{self.name}-{i:05d}",
             "description": f"kfp-bench benchmark {self.bid}, run {i}",
@@ -335,8 +337,9 @@ class Driver:
                 if not r.adopted:  # the server stamped created_at while this call was out
                     call = (r.call.start, r.call.start + r.call.duration)
                     self.seen.setdefault(r.body["run_id"], convert.Sightings()).created = call
-            else:
-                self.create_errors += 1
+                return r.body["run_id"]
+            self.create_errors += 1
+            return ""
 
     def _all_final(self) -> bool:
         with self.lock:

@@ -11,9 +11,14 @@ import shutil
 
 from kfp_bench.errors import BenchError
 from kfp_bench.failpoint import fail_point
-from kfp_bench.pipeline.outputs import ERROR_FILE, OFF_RUNS, failed, write_json
+from kfp_bench.pipeline.outputs import ERROR_FILE, FILL_FILE, OFF_RUNS, failed, write_json
 from kfp_bench.pipeline.params import BenchParams
-from kfp_bench.pipeline.runs_params import child_params, manifest_source, runs_options
+from kfp_bench.pipeline.runs_params import (
+    child_params,
+    fill_options,
+    manifest_source,
+    runs_options,
+)
 
 
 def stage_manifest(p: BenchParams, out: str) -> dict:
@@ -59,10 +64,34 @@ def spawn_runs(p: BenchParams, handle: str, uploaded: str, out: str) -> int:
     from kfp_bench.kfp.phases import BenchmarkHandle, spawn
 
     h = BenchmarkHandle.from_json(handle)
+    if p.fill_runs:
+        fill(p, h.benchmark_id, out)
     ids = spawn(h, runs_options(p, h.benchmark_id), out)
     print(f"created {len(ids)} of {p.num_runs} runs")
     fail_point("spawn_runs")
     return len(ids)
+
+
+def fill(p: BenchParams, benchmark_id: str, out: str) -> None:
+    """Fill the server with fill_runs runs before the benchmark's, probing the UI's calls on
+    the way (``kfp_bench.kfp.fill``); the ``fill`` section goes to FILL_FILE, which the next
+    steps carry to the results. The fill is left for the exit handler's sweep, as the
+    benchmark's runs are; a fill that fails is an error in that section, not of the step."""
+    from kfp_bench.kfp.fill import Filler, fill_and_probe
+    from kfp_bench.kfp.manifest import load_manifest
+
+    opts = runs_options(p, benchmark_id)
+    filler = Filler(opts, fill_options(p), load_manifest(manifest_source(p)), child_params(p))
+    try:
+        fill_and_probe(filler)
+        doc = filler.summary()
+    except (BenchError, OSError) as exc:
+        doc = {**filler.summary(), "error": failed("spawn_runs (fill)", exc)}
+    finally:
+        filler.close()
+    doc["cleanup"] = {"deferred": f"kfp-bench cleanup --benchmark-id {filler.fid}"}
+    write_json(os.path.join(out, FILL_FILE), doc)
+    print(f"filled {doc['filled']} of {p.fill_runs} runs ({filler.fid})")
 
 
 def poll_runs(p: BenchParams, handle: str, spawned: str, out: str) -> None:

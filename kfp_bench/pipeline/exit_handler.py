@@ -5,6 +5,8 @@ its lease.
 
 from __future__ import annotations
 
+import dataclasses
+
 from kfp_bench.errors import BenchError, ConfigError
 from kfp_bench.pipeline.auth import token_auth
 from kfp_bench.pipeline.ids import benchmark_id_for
@@ -46,6 +48,13 @@ def cleanup(p: BenchParams, job_id: str, state: str, error: str) -> str:
         auth = token_auth(p.namespace, p.kfp_host, p.token_secret)  # the pod's, if multi-user
         opts = CleanupOptions(host=p.kfp_host, benchmark_id=bid, auth=auth)
         done = sweep(opts)
+        if p.run_benchmark and p.fill_runs:  # the full-database fill's own id (kfp.fill)
+            from kfp_bench.kfp.fill import fill_id
+
+            filled = sweep(dataclasses.replace(opts, benchmark_id=fill_id(bid)))
+            done["failed"] += filled["failed"]
+            for kind, n in filled["deleted"].items():
+                done["deleted"][kind] += n
     except ConfigError as exc:  # a bad kfp_host or id: the first step failed, nothing was made
         return f"nothing to clean up: {exc}"
     # also after a failed sweep: the error names what remains; only run_benchmark takes a lease

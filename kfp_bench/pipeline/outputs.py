@@ -16,6 +16,9 @@ import json
 OFF_RUNS = "runs benchmark switched off (run_benchmark=false)"
 #: The file a runs step's directory holds when the step failed to measure: {"error": text}.
 ERROR_FILE = "error.json"
+#: The full-database probe's section of the results (``kfp_bench.kfp.fill``), beside the runs'
+#: records from spawn_runs on.
+FILL_FILE = "fill.json"
 
 
 def write_json(path: str, doc) -> None:

@@ -65,6 +65,11 @@ class BenchParams:
         run_node_selector: node labels the child runs' pods must have, e.g.
             {"cloud.google.com/gke-nodepool": "pool-1"} as in KFP's benchmark guide; empty for
             none (the child pipeline must declare a node_selector parameter, as bundled ones do).
+        fill_runs: first fill the KFP server with this many finished runs of the child pipeline
+            (each created, then terminated at once), probing the calls of the KFP UI's Runs
+            page as they grow (docs/full-database.md); swept at the end; 0 for none.
+        fill_steps: the probes on the way to fill_runs: at the start and after each of this
+            many equal steps.
         run_load: run the inference load.
         inference_url: the URL to load, e.g. an InferenceService's V1 predict URL.
         host_header: HTTP Host header, for an InferenceService behind the ingress
@@ -159,6 +164,8 @@ class BenchParams:
     run_timeout_sec: float = 600.0
     run_parameters: dict = field(default_factory=dict)
     run_node_selector: dict = field(default_factory=dict)
+    fill_runs: int = 0
+    fill_steps: int = 5
     run_load: bool = True
     inference_url: str = DEFAULT_INFERENCE_URL
     host_header: str = ""

@@ -12,7 +12,7 @@ import shutil
 from kfp_bench.errors import ConfigError, HistoryError
 from kfp_bench.failpoint import fail_point
 from kfp_bench.gates import GATES_FILE
-from kfp_bench.pipeline.outputs import ERROR_FILE, error_of
+from kfp_bench.pipeline.outputs import ERROR_FILE, FILL_FILE, error_of
 from kfp_bench.pipeline.params import BenchParams
 
 
@@ -34,6 +34,9 @@ def aggregate(
     if os.path.exists(os.path.join(runs, "runs_summary.json")):
         with open(os.path.join(runs, "runs_summary.json")) as f:
             summary = json.load(f)
+    if summary is not None and os.path.exists(os.path.join(runs, FILL_FILE)):
+        with open(os.path.join(runs, FILL_FILE)) as f:  # the full-database probe
+            summary["fill"] = json.load(f)
     for name in ("runs.jsonl", "api_calls.jsonl"):  # also what a failed poll recorded
         if os.path.exists(os.path.join(runs, name)):
             shutil.copyfile(os.path.join(runs, name), os.path.join(out, name))

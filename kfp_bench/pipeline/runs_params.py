@@ -17,6 +17,10 @@ from kfp_bench.pipeline.checks import (
     translated,
 )
 
+#: The cap on fill_runs: the full-database guide's scale (docs/full-database.md), ten times
+#: num_runs' cap; the fill's runs are finished at once and swept at the end.
+MAX_FILL_RUNS = 10_000
+
 
 def check_runs(p, fetch: bool) -> None:
     """The runs benchmark's parameters of ``p`` (a ``BenchParams``), checked as the driver will
@@ -38,6 +42,7 @@ def check_runs(p, fetch: bool) -> None:
     if not isinstance(p.run_parameters, dict):
         raise bad("run_parameters", p.run_parameters, 'give a JSON object, e.g. {"n": 1}')
     selector("run_node_selector", p.run_node_selector)
+    check_fill(p)
     translated(lambda: runs_options(p, "check").validate())
     if fetch:
         # PyYAML: the kfp extra's, which the steps that only load do not install
@@ -46,6 +51,23 @@ def check_runs(p, fetch: bool) -> None:
         manifest = translated(lambda: load_manifest(manifest_source(p)))
         params = child_params(p)
         translated(lambda: manifest.check_params(params))
+
+
+def check_fill(p) -> None:
+    """fill_runs and fill_steps, as ``kfp-bench runs --fill`` checks them."""
+    ok = isinstance(p.fill_runs, int) and not isinstance(p.fill_runs, bool)
+    if not ok or not 0 <= p.fill_runs <= MAX_FILL_RUNS:
+        raise bad("fill_runs", p.fill_runs,
+                  f"give 0 (no fill) or a whole number of runs up to {MAX_FILL_RUNS}")  # fmt: skip
+    if p.fill_runs:
+        positive_int("fill_steps", p.fill_steps, p.fill_runs)
+
+
+def fill_options(p):
+    """The fill's options (``kfp_bench.kfp.fill.FillOptions``) of ``p``."""
+    from kfp_bench.kfp.fill import FillOptions
+
+    return FillOptions(target=p.fill_runs, steps=p.fill_steps).validate(MAX_FILL_RUNS)
 
 
 def manifest_source(p) -> str:

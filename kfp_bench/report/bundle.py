@@ -28,6 +28,7 @@ import pandas as pd
 
 from kfp_bench.errors import BundleTooLarge
 from kfp_bench.gates import counts, evaluate
+from kfp_bench.report import fill as fill_report
 from kfp_bench.report import html, markdown, plots
 from kfp_bench.report.folder import metrics_json, summary_bytes, write_folder
 from kfp_bench.report.metrics import collect
@@ -75,6 +76,7 @@ def write_bundle(
         metrics = dict(sorted({**metrics, **counts(verdicts)}.items()))
     load_options = results.load.options if results.load is not None else None
     figures = plots.render(tables, history=history, metrics=metrics, kde=kde)
+    figures += fill_report.figures(tables.summary)  # the full-database probe, if it ran
     page = html.render(
         tables, figures, metrics, history=history, load_options=load_options, gates=verdicts
     )

@@ -17,6 +17,7 @@ from html import escape
 import pandas as pd
 
 from kfp_bench.gates import lines
+from kfp_bench.report import fill as fill_report
 from kfp_bench.report import fmt
 from kfp_bench.report.plots import Figure
 from kfp_bench.report.tables import Tables, run_times_caption, run_times_shown, sweep_shown
@@ -105,6 +106,9 @@ def render(
     ]
     if tables.has_runs:
         parts.append(_runs(tables, figs))
+    fill = fill_report.wide(tables.summary)
+    if fill is not None:  # the full-database probe: p50 (ms) of each call at each K
+        parts += ["<h2>Full database</h2>\n", _fig(figs, "fill_latency"), _df(fill, "K")]
     if tables.load is not None:
         parts.append(_load(tables, figs))
     if tables.sweep is not None:

@@ -13,6 +13,7 @@ from typing import TextIO
 import pandas as pd
 
 from kfp_bench.gates import lines
+from kfp_bench.report import fill as fill_report
 from kfp_bench.report import fmt
 from kfp_bench.report.folder import MAX_BYTES
 from kfp_bench.report.tables import Tables, run_times_caption, run_times_shown, sweep_shown
@@ -50,6 +51,10 @@ def write(
     _verdict(w, history)
     if tables.has_runs:
         _runs(w, tables)
+    fill = fill_report.wide(tables.summary)
+    if fill is not None:  # the full-database probe
+        w("## Full database: p50 of the UI's calls at each K (milliseconds)\n\n")
+        _df(w, fill, "K")
     if tables.load is not None:
         _load(w, tables)
     if tables.sweep is not None:

@@ -65,6 +65,8 @@ def write_text(doc: dict, out: TextIO) -> None:
     client = doc.get("client", {})
     w(f"  Driver:\t{client.get('cpu_s', 0):.2f} CPU seconds over {client.get('wall_s', 0):.2f} s\n")
     _write_server(doc.get("server") or {}, w)
+    if doc.get("fill"):
+        _write_fill(doc["fill"], w)
     _write_errors(api, w)
     _write_notes(doc, w)
     w("\n")
@@ -211,3 +213,39 @@ def _write_notes(doc: dict, w) -> None:
         notes.append(f"kept (--keep): kfp-bench cleanup --benchmark-id {doc['benchmark_id']}")
     if notes:
         w("\nNotes:\n" + "".join(f"  {n}\n" for n in notes))
+
+
+def _write_fill(fill: dict, w) -> None:
+    """The probe's p50/p95 per call kind (a line each) at each K (a column each)."""
+    rows = fill.get("rows") or []
+    if not rows:
+        return
+    w(
+        f"\nFull database ({fill.get('benchmark_id')}): {fill.get('filled', 0)} runs filled "
+        f"({fill.get('mode')}), {fill.get('fill_rate_per_s', 0):g} runs/s.\n  The UI's calls, "
+        f"p50/p95 in milliseconds of {fill.get('repeats')} repeats, at K runs on the server:\n"
+    )
+    ks = sorted({r["k"] for r in rows})
+    cells = {(r["kind"], r["k"]): r for r in rows}
+    w(f"  {'K':<26}" + "".join(f"{k:>14}" for k in ks) + "\n")
+    for kind in sorted({r["kind"] for r in rows}):
+        line = f"  {kind:<26}"
+        for k in ks:
+            r = cells.get((kind, k))
+            line += f"{r['p50_ms']:>7.1f}/{r['p95_ms']:<6.1f}" if r else f"{'-':>14}"
+        errors = sum(cells[(kind, k)]["errors"] for k in ks if (kind, k) in cells)
+        w(line.rstrip() + (f"  ({errors} failed)" if errors else "") + "\n")
+    # the server's own figures, from its /metrics histogram (every call of the probe counted)
+    server = {(r["operation"], r["k"]): r for r in fill.get("server") or () if "p50_ms" in r}
+    for op in sorted({op for op, _ in server}):
+        line = f"  {'server ' + op:<26}"
+        for k in ks:
+            r = server.get((op, k))
+            line += f"{r['p50_ms']:>7.1f}/{r['p95_ms']:<6.1f}" if r else f"{'-':>14}"
+        w(line.rstrip() + "\n")
+    cleanup = fill.get("cleanup") or {}
+    if "remaining" in cleanup:
+        w(
+            f"  Fill swept: {cleanup.get('runs_deleted', 0)} runs deleted, "
+            f"{cleanup['remaining']} of its runs remain\n"
+        )

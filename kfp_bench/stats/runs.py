@@ -420,3 +420,56 @@ def merge_server(a: dict, b: dict) -> dict:
         merged.update({le: c for le, c in s.get("buckets") or []})
         mine["buckets"] = sorted([le, c] for le, c in merged.items())
     return {**a, "operations": ops}
+
+
+class FillProbe:
+    """The full-database probe's samples (``kfp_bench.kfp.fill``): per (runs on the server,
+    call kind) the latencies of the repeated calls, and per step the server's own view; rows
+    for the results' ``fill`` section, whose p50 and p95 are interpolated as numpy's."""
+
+    def __init__(self) -> None:
+        self.samples: dict[tuple[int, str], array] = {}
+        self.errors: Counter = Counter()
+        self.servers: list[tuple[int, int, dict]] = []
+
+    def add(self, k: int, kind: str, seconds: float, ok: bool) -> None:
+        self.samples.setdefault((k, kind), array("d")).append(seconds)
+        self.errors[(k, kind)] += not ok
+
+    def server(self, k: int, filled: int, deltas: dict) -> None:
+        """The deltas of two /metrics scrapes around the probe at ``k`` runs (``{}``: none)."""
+        self.servers.append((k, filled, deltas))
+
+    def rows(self) -> list[dict]:
+        out = []
+        for (k, kind), values in sorted(self.samples.items()):
+            a = sorted(v * 1000.0 for v in values)
+            out.append({
+                "k": k, "kind": kind, "count": len(a), "errors": self.errors[(k, kind)],
+                "p50_ms": round(_percentile(a, 50.0), 3), "p95_ms": round(_percentile(a, 95.0), 3),
+                "max_ms": round(a[-1], 3),
+            })  # fmt: skip
+        return out
+
+    def server_rows(self) -> list[dict]:
+        """Per step and operation: the server's request count, mean, p50 and p95 from its
+        latency histogram (``histogram_quantile``), where it exports one."""
+        out = []
+        for k, filled, deltas in self.servers:
+            if not deltas or "error" in deltas:
+                if deltas:
+                    out.append({"k": k, "filled": filled, "error": deltas["error"]})
+                continue
+            for op, s in sorted((deltas.get("operations") or {}).items()):
+                if not s.get("count"):
+                    continue  # an operation the probe did not call
+                row = {"k": k, "filled": filled, "operation": op, "requests": s.get("count", 0)}
+                n, total = s.get("count", 0), s.get("sum_s")
+                if n and total is not None:
+                    row["mean_ms"] = round(total / n * 1000, 3)
+                for p in (50, 95):
+                    q = histogram_quantile(p / 100, s.get("buckets") or [])
+                    if q is not None:
+                        row[f"p{p}_ms"] = round(q * 1000, 3)
+                out.append(row)
+        return out

@@ -193,6 +193,18 @@ def _test(op: str, get: Getter, value) -> Callable[[Any], bool]:
         pattern = _like(f"%{value}%")
         return lambda row: pattern.fullmatch(_text(get(row))) is not None
     check = _COMPARE[op]
+    if op in ("EQUALS", "NOT_EQUALS") and isinstance(value, str):
+        # the storage_state predicate of every UI list: a string column against a string,
+        # compared by weight without the general comparison's number checks
+        weight, equal = collate(value), op == "EQUALS"
+
+        def test(row) -> bool:
+            have = get(row)
+            if type(have) is str:
+                return (have.rstrip(" ").upper() == weight) is equal
+            return check(_compare(have, value))
+
+        return test
     return lambda row: check(_compare(get(row), value))
 
 
@@ -305,11 +317,7 @@ def page(
     test = matcher([tuple(p) for p in opts["filter"]], fields)
     get, desc = fields[opts["field"]], opts["desc"]
     matching = [r for r in rows if test(r)]
-    order = functools.cmp_to_key(lambda a, b: _row_cmp(a, b, get, key))
-    ordered = sorted(matching, key=order, reverse=desc)
-    if opts["after"] is not None:
-        after = tuple(opts["after"])
-        ordered = [r for r in ordered if _at_or_after((get(r), key(r)), after, desc)]
+    ordered = _ordered(matching, get, key, desc, opts["after"])
     chunk, rest = ordered[:size], ordered[size:]
     token = ""
     if rest:  # list.go: one more row than asked is read; it is the next page's first
@@ -326,6 +334,50 @@ def _options(fields, model: str, filter_text, sort_by, page_size) -> dict:
     field, desc = _sort(sort_by, fields, model)
     matcher(preds, fields)
     return {"field": field, "desc": desc, "filter": _jsonish(preds), "after": None}
+
+
+def _ordered(rows: list, get: Getter, key: Getter, desc: bool, after) -> list:
+    """``rows`` in the ORDER BY of list.go:320-328 (the sort field, then the id, both in the
+    sort's direction), from the token's ``after`` on. Each row's sort key is computed once
+    (n log n comparisons of tuples, as an index scan would give), unless a column mixes
+    numbers and strings, which only the pairwise MySQL comparison orders right."""
+    values, ids = _sort_keys(map(get, rows)), _sort_keys(map(key, rows))
+    if values is None or ids is None:
+        order = functools.cmp_to_key(lambda a, b: _row_cmp(a, b, get, key))
+        ordered = sorted(rows, key=order, reverse=desc)
+        if after is None:
+            return ordered
+        after = tuple(after)
+        return [r for r in ordered if _at_or_after((get(r), key(r)), after, desc)]
+    pairs = list(zip(values, ids, strict=True))
+    index = sorted(range(len(rows)), key=pairs.__getitem__, reverse=desc)
+    if after is not None:
+        mark = _sort_keys(after)
+        if mark is None or (pairs and mark[0][0] != pairs[0][0][0]):
+            return [r for r in (rows[i] for i in index)
+                    if _at_or_after((get(r), key(r)), tuple(after), desc)]  # fmt: skip
+        mark = tuple(mark)
+        index = [i for i in index if (pairs[i] <= mark if desc else pairs[i] >= mark)]
+    return [rows[i] for i in index]
+
+
+def _sort_keys(values) -> list[tuple] | None:
+    """Each value's place in MySQL's order as a tuple, (0, number) or (1, collation weight as
+    ``collate`` makes it); None when the values mix numbers and strings or hold anything else
+    (a bool, say): only the pairwise comparison orders those as MySQL would."""
+    out, kinds = [], set()
+    for v in values:
+        t = type(v)
+        if t is str:
+            out.append((1, v.rstrip(" ").upper()))
+        elif t is int or t is float:
+            out.append((0, v))
+        elif v is None:
+            out.append((1, ""))
+        else:
+            return None
+        kinds.add(out[-1][0])
+    return None if len(kinds) > 1 else out
 
 
 def _row_cmp(a, b, get: Getter, key: Getter) -> int:
