@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from kfp_bench.errors import BenchError
 from kfp_bench.failpoint import fail_point
+from kfp_bench.pipeline.llm_params import llm_duration
 from kfp_bench.pipeline.llm_steps import deployed_llm_target
-from kfp_bench.pipeline.load_params import sweep_rates
+from kfp_bench.pipeline.load_params import load_duration, sweep_rates
 from kfp_bench.pipeline.outputs import failed, write_json
 from kfp_bench.pipeline.params import BenchParams
 
@@ -52,7 +53,10 @@ def watch_replicas(p: BenchParams, out: str) -> None:
 
     spec = p.isvc_spec()
     steps = len(sweep_rates(p))
-    window = p.duration_sec + steps * p.sweep_step_sec + 30.0  # + the load pods' start
+    # The sweep, then the load and the LLM load side by side (each its stages' sum when staged),
+    # + the load pods' start.
+    load = max(load_duration(p), llm_duration(p) if p.run_llm else 0.0)
+    window = load + steps * p.sweep_step_sec + 30.0
     w, error, mode = None, "", Mode("")
     try:
         kube = Kube(spec.namespace)
