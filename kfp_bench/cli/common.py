@@ -226,12 +226,15 @@ COST_HELP = (
 
 
 def _price(text: str) -> float:
-    from kfp_bench.stats.cost import check_cost_per_hour
+    from kfp_bench.stats.cost import FIX, is_price
 
     try:
-        return check_cost_per_hour(float(text), "")
-    except (ValueError, ConfigError) as exc:
-        raise argparse.ArgumentTypeError(str(exc).strip() or f"{text!r}: not a number") from None
+        value = float(text)
+    except ValueError:
+        value = None
+    if not is_price(value):
+        raise argparse.ArgumentTypeError(f"{text!r}: {FIX}")
+    return value
 
 
 def add_cost_flag(g) -> None:

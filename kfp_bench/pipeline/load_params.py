@@ -9,6 +9,7 @@ import math
 import re
 from dataclasses import fields
 
+from kfp_bench.errors import ConfigError
 from kfp_bench.load.options import MAX_RATE_PER_WORKER, LoadOptions, parse_rates
 from kfp_bench.load.stages import parse_stages, peak_rate, total_s
 from kfp_bench.pipeline.checks import (
@@ -51,9 +52,10 @@ def check_load(p) -> None:
         raise bad(
             "payload", p.payload[:60], f"not JSON ({exc}); give e.g. {DEFAULT_PAYLOAD}"
         ) from None
-    per_worker = (peak_rate(stages) if stages else p.rate) / p.load_workers
+    total = peak_rate(stages) if stages else p.rate
+    per_worker = total / p.load_workers
     if per_worker > MAX_RATE_PER_WORKER:
-        need = math.ceil(p.rate / MAX_RATE_PER_WORKER)
+        need = math.ceil(total / MAX_RATE_PER_WORKER)
         fix = (
             f"raise load_workers to at least {need}"
             if need <= MAX_LOAD_WORKERS
@@ -62,7 +64,8 @@ def check_load(p) -> None:
         raise bad(
             "stages" if stages else "rate",
             p.stages or p.rate,
-            f"that is {per_worker:g} req/s per load worker{' at the peak' if stages else ''}, above the safety cap of "
+            f"that is {per_worker:g} req/s per load worker{' at the peak' if stages else ''}, "
+            "above the safety cap of "
             f"{MAX_RATE_PER_WORKER:g}: {fix}",
         )
     # What each load worker runs (the largest share), checked as the engine will check it.
@@ -91,7 +94,10 @@ def staged(p, stages_name: str, text: str, rate_name: str, rate, duration_name: 
     --stages (``cli/workload.py``): the stages set both. ``ConfigError`` naming the parameter."""
     if not text.strip():
         return ()
-    stages = translated(lambda: parse_stages(text, f"pipeline parameter {stages_name}"))
+    try:
+        stages = parse_stages(text, f"pipeline parameter {stages_name}")
+    except ConfigError as exc:  # it names the parameter already
+        raise ConfigError(str(exc)) from None
     if rate:
         raise bad(rate_name, rate, f"the stages of {stages_name} set the rate; set {rate_name} 0")
     if total_s(stages) > MAX_DURATION_S:  # each load step's timeout is made for this bound

@@ -41,7 +41,7 @@ from kfp_bench.pipeline.load_params import (
 )
 from kfp_bench.pipeline.runs_params import check_runs
 from kfp_bench.push import check_url
-from kfp_bench.stats.cost import check_cost_per_hour
+from kfp_bench.stats.cost import FIX, is_price
 
 DEFAULT_KFP_HOST = "http://ml-pipeline.kubeflow.svc.cluster.local:8888"
 
@@ -256,7 +256,8 @@ class BenchParams:
             self.isvc_spec()
         if self.run_llm:
             check_llm(self)
-        check_cost_per_hour(self.cost_per_hour, "pipeline parameter cost_per_hour")
+        if not is_price(self.cost_per_hour):
+            raise bad("cost_per_hour", self.cost_per_hour, FIX)
         check_history(self.results_uri, self.baseline)
         self.gates(self.kinds())  # refused here, before anything starts
         if self.pushgateway_url:

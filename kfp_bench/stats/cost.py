@@ -14,8 +14,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from kfp_bench.errors import ConfigError
-
 #: The stable Metrics names (``kfp_bench.report.metrics``, ``kfp_bench.gates``).
 LLM_METRICS = ("cost_per_million_output_tokens", "cost_per_thousand_requests")
 LOAD_METRICS = ("load_cost_per_thousand_requests",)
@@ -23,16 +21,13 @@ LOAD_METRICS = ("load_cost_per_thousand_requests",)
 KEY = "cost_per_hour"
 
 
-def check_cost_per_hour(value, where: str = "--cost-per-hour") -> float:
-    """``value`` as a price per hour: 0 (none) or a positive finite number; ``ConfigError``
-    naming ``where`` and the fix otherwise."""
+FIX = "give the serving nodes' or GPUs' price per hour, a number >= 0 (e.g. 2.5; 0: none)"
+
+
+def is_price(value) -> bool:
+    """0 (no price) or a positive finite number."""
     ok = isinstance(value, int | float) and not isinstance(value, bool)
-    if not (ok and math.isfinite(value) and value >= 0):
-        raise ConfigError(
-            f"{where} {value!r}: give the serving nodes' or GPUs' price per hour, a number >= 0 "
-            "(e.g. 2.5; 0: no cost figures)"
-        )
-    return float(value)
+    return ok and math.isfinite(value) and value >= 0
 
 
 @dataclass(frozen=True, slots=True)
