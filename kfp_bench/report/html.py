@@ -199,6 +199,7 @@ def _load(t: Tables, figs: dict) -> str:
     out += [_fig(figs, "load_latency"), "<h3>Latency percentiles (milliseconds)</h3>\n"]
     out.append(_df(t.load_pcts))
     out.append(_fig(figs, "load_timeline"))
+    out.append(_fig(figs, "load_stages"))  # report/stage_plot.py
     return "".join(out)
 
 
