@@ -86,10 +86,8 @@ def tables_metrics(t) -> dict:
     return load_metrics(of_tables(t))
 
 
-def llm_section(stats):
-    """The LLM bundle's hook: a "Cost" section (``llm_bundle.Section``), or none."""
-    from kfp_bench.report.llm_bundle import Section
-
+def llm_section(stats) -> list[dict]:
+    """The LLM bundle's hook: a "Cost" section's fields (``llm_bundle.Section``), or none."""
     found = rows(of_llm_stats(stats), llm=True)
     if not found:
         return []
@@ -97,7 +95,9 @@ def llm_section(stats):
         "The serving capacity's price for the time the load took (its measured window, at the "
         "throughput it achieved), divided by what it served in that window."
     )
-    return [Section("Cost", intro, tables=[(["cost", "value"], [list(r) for r in found])])]
+    return [
+        {"title": "Cost", "intro": intro, "tables": [(["cost", "value"], [list(r) for r in found])]}
+    ]
 
 
 def llm_stats_metrics(stats) -> dict:

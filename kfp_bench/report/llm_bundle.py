@@ -88,7 +88,7 @@ def write_llm_bundle(
     verdicts = evaluate(gates, metrics)
     if gates:
         metrics.update(counts(verdicts))
-    parts = [*sections(s, sweep), *cost.llm_section(stats)]
+    parts = [*sections(s, sweep), *(Section(**c) for c in cost.llm_section(stats))]
     head = header(s, stats, source)
     page = render_html(s, head, parts, llm_plots.render(stats, sweep, sweep_by), metrics, verdicts)
     files = {
