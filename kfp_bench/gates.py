@@ -30,6 +30,7 @@ _LLM_HISTOGRAMS = ("ttft", "ttft_intended", "itl", "tpot", "e2e", "e2e_intended"
 _LLM_NAMES = {"llm_requests", "llm_failed", "llm_rps", "output_tokens_per_s"}
 _LLM_NAMES |= {"input_tokens_per_s", "goodput_rps", "goodput_ratio", "usage_mismatch_requests"}
 _LLM_NAMES |= {"multi_token_chunk_requests"}
+_LLM_NAMES |= {"cost_per_million_output_tokens", "cost_per_thousand_requests"}  # stats/cost.py
 _LLM_NAMES |= {f"{h}_{s}_ms" for h in _LLM_HISTOGRAMS for s in (*_LOAD_PCTS, "mean", "max")}
 
 
@@ -45,6 +46,7 @@ def _catalogue() -> dict[str, str]:
     load += ["load_responses", "load_no_response", "load_client_cpu_cores"]
     load += ["load_client_cpu_us_per_request", "load_client_busiest_process"]
     load += ["load_client_throttled_s", "load_mean_ms", "load_max_ms"]
+    load += ["load_cost_per_thousand_requests"]  # with a cost_per_hour: stats/cost.py
     load += [f"load_{p}_ms" for p in _LOAD_PCTS] + [f"load_uncorrected_{p}_ms" for p in _LOAD_PCTS]
     load += [f"load_no_response_{s}_ms" for s in ("mean", "p50", "p90", "p99", "max")]
     names |= dict.fromkeys(load, "load")

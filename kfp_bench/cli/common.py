@@ -216,3 +216,37 @@ def said_gates(gates, metrics, out=None) -> list:
     for line in gate.lines(verdicts):
         print(line, file=out or sys.stdout)
     return verdicts
+
+
+COST_HELP = (
+    "The serving nodes' or GPUs' price per hour, in your currency: the report adds the cost of "
+    "the load's measured window per 1000 successful requests (and, for an LLM load, per million "
+    "output tokens; unknown when the tokens are). 0: none."
+)
+
+
+def _price(text: str) -> float:
+    from kfp_bench.stats.cost import FIX, is_price
+
+    try:
+        value = float(text)
+    except ValueError:
+        value = None
+    if not is_price(value):
+        raise argparse.ArgumentTypeError(f"{text!r}: {FIX}")
+    return value
+
+
+def add_cost_flag(g) -> None:
+    """--cost-per-hour, on ``load``, ``llm`` and ``report`` (``kfp_bench.stats.cost``)."""
+    g.add_argument("--cost-per-hour", type=_price, default=0.0, metavar="PRICE", help=COST_HELP)
+
+
+def priced(stats, a: argparse.Namespace):
+    """``stats`` (a load or LLM result) with --cost-per-hour in its options, saved with it and
+    read by the reports; ``stats`` unchanged without one."""
+    from kfp_bench.stats.cost import KEY
+
+    if stats is not None and getattr(a, "cost_per_hour", 0):
+        stats.options[KEY] = a.cost_per_hour
+    return stats

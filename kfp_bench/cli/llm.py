@@ -10,12 +10,14 @@ from kfp_bench._doc import field_help
 from kfp_bench.cli import metrics_flags
 from kfp_bench.cli.common import (
     Progress,
+    add_cost_flag,
     add_hey_flags,
     add_open_loop_flags,
     add_threshold_flag,
     add_tls_flags,
     duration,
     gates_of,
+    priced,
     said_gates,
     shared_options,
 )
@@ -31,6 +33,7 @@ from kfp_bench.load.options import LoadOptions, parse_rates
 from kfp_bench.outcome import exit_code, gated
 from kfp_bench.report import llm_text
 from kfp_bench.report import sweep as sweep_text
+from kfp_bench.report.cost import llm_stats_metrics as priced_metrics
 from kfp_bench.stats import store
 from kfp_bench.stats.llm import metric_values
 from kfp_bench.stats.llm_sweep import KNEE_FACTOR, KNEE_MIN_GOOD
@@ -156,6 +159,7 @@ def _add_flags(p: argparse.ArgumentParser) -> None:
         help="Show progress on stderr even when it is not a terminal.",
     )  # fmt: skip
     add_threshold_flag(g)
+    add_cost_flag(g)
 
 
 def _options(a: argparse.Namespace) -> LlmOptions:
@@ -215,13 +219,16 @@ def cmd_llm(a: argparse.Namespace) -> int:
             stats, failure = exc.stats, exc
     progress.done()
     stats.options["prompts"] = _described(a, prompts)
+    priced(stats, a)  # --cost-per-hour, saved with the result
     if json_out and not save(
         lambda: store.save(stats, json_out), stats.to_dict, command="llm", flag="--json-out",
         path=a.json_out,
     ):  # fmt: skip
         stats.flag(NOT_SAVED)
-    verdicts = said_gates(gates, lambda: metric_values(stats.summary()))
-    llm_text.write_text(stats.summary(), sys.stdout)
+    verdicts = said_gates(
+        gates, lambda: {**metric_values(stats.summary()), **priced_metrics(stats)}
+    )
+    llm_text.write_text(stats.summary(), sys.stdout, a.cost_per_hour)
     write_stages(stats)
     if stats.workers["missing"]:
         missing = ", ".join(map(str, stats.workers["missing"]))

@@ -13,11 +13,13 @@ from kfp_bench.cli import metrics_flags
 from kfp_bench.cli.common import (
     EXIT_NOT_SAVED,
     Progress,
+    add_cost_flag,
     add_hey_flags,
     add_open_loop_flags,
     add_threshold_flag,
     add_tls_flags,
     gates_of,
+    priced,
     said_gates,
     shared_options,
 )
@@ -107,6 +109,7 @@ def _add_load_flags(p: argparse.ArgumentParser) -> None:
         help="Show progress on stderr even when it is not a terminal.",
     )
     add_threshold_flag(g)
+    add_cost_flag(g)
 
 
 def add_body_flags(p, *, method: str, content_type: str) -> None:
@@ -183,6 +186,7 @@ def cmd_load(a: argparse.Namespace) -> int:
         except EngineError as exc:  # a bug: still print and save what was measured
             stats, failure = exc.stats, exc
         progress.done()
+        priced(stats, a)  # --cost-per-hour, saved with the result
         if json_out:  # saved before the summary is printed, so that it can say it was not
             saved = save(
                 lambda: store.save(stats, json_out),

@@ -6,7 +6,12 @@ import argparse
 import sys
 
 from kfp_bench._doc import field_help
-from kfp_bench.cli.common import EXIT_NOT_SAVED, EXIT_REGRESSION, add_threshold_flag
+from kfp_bench.cli.common import (
+    EXIT_NOT_SAVED,
+    EXIT_REGRESSION,
+    add_cost_flag,
+    add_threshold_flag,
+)
 from kfp_bench.cli.outputs import Outputs
 
 
@@ -34,6 +39,7 @@ def register(sub) -> None:
         "--baseline", default="", metavar="last:N|KEY", help=field_help(rebuild, "baseline")
     )
     add_threshold_flag(p)
+    add_cost_flag(p)
     p.add_argument(
         "--fail-on-regression",
         action="store_true",
@@ -99,7 +105,7 @@ def cmd_report(a: argparse.Namespace) -> int:
         with outs.made():  # the results are read in rebuild_all: a refused one undoes this
             outcomes = rebuild_all(
                 a.results, sys.stdout, out_dir=a.out, results_uri=a.results_uri,
-                baseline=a.baseline, gates=gates,
+                baseline=a.baseline, gates=gates, cost_per_hour=a.cost_per_hour,
             )  # fmt: skip
     except OSError as exc:  # after the checks: a full disk, a folder removed meanwhile
         where = f"--out {a.out}" if a.out else "RESULTS_DIR/report"

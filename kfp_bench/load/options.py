@@ -199,7 +199,9 @@ class LoadOptions:
                 f"{self.trace_speed:g}, longer than the safety cap of 1h: raise --trace-speed "
                 "or pass --i-know"
             )
-        per_worker = (peak_rate(self.stages) if self.stages else self.rate) / self.workers
+        # A lane of a staged attack (``share``) sends 1/of of the stages' rate: its peak is that.
+        peak = peak_rate(self.stages) / self.lane[1] if self.stages else self.rate
+        per_worker = peak / self.workers
         if per_worker > MAX_RATE_PER_WORKER:
             flag = "--stages' peak" if self.stages else "--rate"
             raise ConfigError(

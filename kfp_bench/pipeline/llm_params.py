@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.load.openai import ENDPOINTS, LlmOptions
+from kfp_bench.load.stages import total_s
 from kfp_bench.pipeline.checks import (
     MAX_DURATION_S,
     MAX_LOAD_WORKERS,
@@ -82,13 +83,11 @@ def check_llm(p) -> None:
     r = p.llm_rate
     if not (isinstance(r, int | float) and not isinstance(r, bool) and 0 <= r < float("inf")):
         raise bad("llm_rate", r, "give requests/s >= 0 (0: closed loop at llm_concurrency)")
-    w = p.llm_warmup_sec
-    if not (isinstance(w, int | float) and not isinstance(w, bool) and 0 <= w < p.llm_duration_sec):
-        raise bad(
-            "llm_warmup_sec",
-            w,
-            f"give seconds from 0 to below llm_duration_sec ({p.llm_duration_sec:g})",
-        )
+    stages, w = llm_stages(p), p.llm_warmup_sec
+    long = total_s(stages) if stages else p.llm_duration_sec
+    if not (isinstance(w, int | float) and not isinstance(w, bool) and 0 <= w < long):
+        what = "the sum of llm_stages" if stages else "llm_duration_sec"
+        raise bad("llm_warmup_sec", w, f"give seconds from 0 to below {what} ({long:g})")
     check_dist("llm_input_tokens", p.llm_input_tokens)
     check_dist("llm_output_tokens", p.llm_output_tokens)
     llm_slo(p)
@@ -106,16 +105,33 @@ def llm_slo(p) -> Slo:
         raise ConfigError(f"pipeline parameter llm_slo: {str(exc).replace('--slo ', '')}") from None
 
 
+def llm_stages(p) -> tuple:
+    """The stages of llm_stages, checked (empty: none): beside llm_rate and llm_duration_sec as
+    ``load_params.staged`` says."""
+    from kfp_bench.pipeline.load_params import staged
+
+    return staged(p, "llm_stages", p.llm_stages, "llm_rate", p.llm_rate, "llm_duration_sec",
+                  p.llm_duration_sec)  # fmt: skip
+
+
+def llm_duration(p) -> float:
+    """How long the LLM load lasts: the sum of llm_stages, else llm_duration_sec."""
+    stages = llm_stages(p)
+    return total_s(stages) if stages else p.llm_duration_sec
+
+
 def llm_options(p, *, url: str = "", model: str = ""):
     """The streaming load's ``LlmOptions`` for all LLM workers together (``share`` splits them):
     ``url`` and ``model`` default to llm_url and llm_model."""
+    stages = llm_stages(p)
     return LlmOptions(
         url=url or p.llm_url,
         endpoint=p.llm_endpoint,
         model=model or p.llm_model,
-        duration=p.llm_duration_sec,
+        duration=total_s(stages) if stages else p.llm_duration_sec,
         concurrency=p.llm_concurrency,
         rate=p.llm_rate,
+        stages=stages,
         workers=1,
     )
 

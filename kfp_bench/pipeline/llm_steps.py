@@ -111,6 +111,8 @@ def report_llm(p: BenchParams, loads: list[str], out: str, html: str, summary: s
         if gates := p.gates({"llm"}):  # nothing measured: each gate broken, "not measured"
             write_gates(out, evaluate_gates(gates, {}))
     else:
+        if p.cost_per_hour:  # the LLM report's price of its window (report/cost.py)
+            merged.options["cost_per_hour"] = p.cost_per_hour
         metrics = _bundle(merged, flags, out, html, summary, p.gates({"llm"}))
         doc.update(flags=merged.flags, llm=merged.summary().as_dict())
     write_json(os.path.join(out, "summary.json"), doc)

@@ -41,6 +41,7 @@ from kfp_bench.pipeline.load_params import (
 )
 from kfp_bench.pipeline.runs_params import check_runs
 from kfp_bench.push import check_url
+from kfp_bench.stats.cost import FIX, is_price
 
 DEFAULT_KFP_HOST = "http://ml-pipeline.kubeflow.svc.cluster.local:8888"
 
@@ -79,6 +80,10 @@ class BenchParams:
         concurrency: connections sending at once across all load workers (hey -c).
         rate: open-loop total requests/s across all load workers; 0 for closed loop at the
             given concurrency.
+        stages: the load in stages instead of one rate, as kfp-bench load --stages takes them
+            (e.g. "30s@10,60s@10-100,idle 30s,30s@100": constant, ramp, idle), open loop, one
+            schedule split across the load workers; the load and the replica watcher last their
+            sum (leave rate at 0 and duration_sec at its default). Empty: none.
         load_workers: pods generating the load in parallel; their histograms are merged.
         load_node_selector: node labels the load pods must have, a JSON object; empty for none.
         mesh_route: how the load reaches a model behind Kubeflow's Istio mesh: none (the load
@@ -107,6 +112,8 @@ class BenchParams:
         llm_rate: open-loop total requests/s across the LLM load workers, TTFT also from the
             intended send; 0 for closed loop at llm_concurrency.
         llm_duration_sec: seconds of LLM load.
+        llm_stages: the LLM load in stages, as stages is for the predict load (kfp-bench llm
+            --stages); leave llm_rate at 0 and llm_duration_sec at its default. Empty: none.
         llm_input_tokens: the synthetic prompts' length in words: fixed:N, uniform:LO,HI,
             normal:MEAN,SD or lognormal:MEDIAN,SIGMA.
         llm_output_tokens: the requests' max_tokens, drawn as llm_input_tokens is.
@@ -114,6 +121,11 @@ class BenchParams:
             completed request is good.
         llm_warmup_sec: requests sent in this first part of the LLM load count in no figure.
         llm_workers: pods streaming the LLM load in parallel; their histograms are merged.
+        cost_per_hour: the serving nodes' or GPUs' price per hour, in your currency: the
+            reports and Metrics add the cost of each load's measured window per 1000
+            successful requests (load_cost_per_thousand_requests, cost_per_thousand_requests)
+            and per million output tokens (cost_per_million_output_tokens; unknown when the
+            tokens are). 0 (the default): none.
         token_secret: a Secret whose key "token" is a KFP API bearer token, mounted into the
             steps that call KFP when it exists; they use it only when the projected
             service-account token of multi-user KFP (pods labelled access-ml-pipeline) is absent
@@ -173,6 +185,7 @@ class BenchParams:
     duration_sec: float = 30.0
     concurrency: int = 5
     rate: float = 0.0
+    stages: str = ""
     load_workers: int = 1
     load_node_selector: dict = field(default_factory=dict)
     mesh_route: str = "none"
@@ -185,12 +198,14 @@ class BenchParams:
     llm_model: str = ""
     llm_concurrency: int = 16
     llm_rate: float = 0.0
+    llm_stages: str = ""
     llm_duration_sec: float = 30.0
     llm_input_tokens: str = "fixed:128"
     llm_output_tokens: str = "fixed:64"
     llm_slo: str = ""
     llm_warmup_sec: float = 0.0
     llm_workers: int = 1
+    cost_per_hour: float = 0.0
     token_secret: str = "kfp-bench-token"
     benchmark_id: str = ""
     lease_wait_sec: float = 0.0
@@ -248,6 +263,8 @@ class BenchParams:
             self.isvc_spec()
         if self.run_llm:
             check_llm(self)
+        if not is_price(self.cost_per_hour):
+            raise bad("cost_per_hour", self.cost_per_hour, FIX)
         check_history(self.results_uri, self.baseline)
         self.gates(self.kinds())  # refused here, before anything starts
         if self.pushgateway_url:

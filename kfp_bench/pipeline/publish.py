@@ -69,6 +69,8 @@ def aggregate(
     flags += ["no-load"] if expected and merged is None else []
     flags += ["step-failed"] if errors else []
     extra["pipeline"] = {"flags": flags, "errors": errors, "workers_lost": lost}
+    if p.cost_per_hour:  # the reports' price of the load's window (report/cost.py)
+        extra["cost_per_hour"] = p.cost_per_hour
     for step, error in errors.items():
         print(f"step-failed: {step}: {error}")
     write_results(out, runs_summary=summary, load=merged, extra=extra)

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from kfp_bench.errors import BenchError
 from kfp_bench.failpoint import fail_point
+from kfp_bench.pipeline.llm_params import llm_duration
 from kfp_bench.pipeline.llm_steps import deployed_llm_target
-from kfp_bench.pipeline.load_params import sweep_rates
+from kfp_bench.pipeline.load_params import load_duration, sweep_rates
 from kfp_bench.pipeline.outputs import failed, write_json
 from kfp_bench.pipeline.params import BenchParams
 
@@ -38,6 +39,13 @@ def deploy_isvc(p: BenchParams, timeout_s: float) -> list[dict]:
     return [{"worker": i, "params": params} for i in range(p.load_workers if p.run_load else 1)]
 
 
+def watch_window(p: BenchParams) -> float:
+    """How long watch_replicas samples: the sweep, then the load and the LLM load side by side
+    (each its stages' sum when staged), and 30 s for the load pods' start."""
+    load = max(load_duration(p), llm_duration(p) if p.run_llm else 0.0)
+    return load + len(sweep_rates(p)) * p.sweep_step_sec + 30.0
+
+
 def watch_replicas(p: BenchParams, out: str) -> None:
     """Sample the InferenceService's pods and autoscaler for the sweep and the load: Knative's
     PodAutoscalers, or in Standard/RawDeployment mode its HPA (the mode as ``learn_mode`` finds
@@ -51,8 +59,7 @@ def watch_replicas(p: BenchParams, out: str) -> None:
     from kfp_bench.kserve.watch import HPA, KPA, ReplicaWatcher, watcher_doc
 
     spec = p.isvc_spec()
-    steps = len(sweep_rates(p))
-    window = p.duration_sec + steps * p.sweep_step_sec + 30.0  # + the load pods' start
+    window = watch_window(p)
     w, error, mode = None, "", Mode("")
     try:
         kube = Kube(spec.namespace)

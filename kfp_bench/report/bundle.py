@@ -29,7 +29,7 @@ import pandas as pd
 from kfp_bench.errors import BundleTooLarge
 from kfp_bench.gates import counts, evaluate
 from kfp_bench.report import fill as fill_report
-from kfp_bench.report import html, markdown, plots
+from kfp_bench.report import html, markdown, plots, stage_plot
 from kfp_bench.report.folder import metrics_json, summary_bytes, write_folder
 from kfp_bench.report.metrics import collect
 from kfp_bench.report.tables import Tables, build
@@ -77,6 +77,7 @@ def write_bundle(
     load_options = results.load.options if results.load is not None else None
     figures = plots.render(tables, history=history, metrics=metrics, kde=kde)
     figures += fill_report.figures(tables.summary)  # the full-database probe, if it ran
+    figures += stage_plot.render(tables, results)  # a load in stages: its own chart
     page = html.render(
         tables, figures, metrics, history=history, load_options=load_options, gates=verdicts
     )

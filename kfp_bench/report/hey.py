@@ -16,6 +16,7 @@ from typing import TextIO
 
 from kfp_bench.outcome import describe
 from kfp_bench.records import ENGINE_ERROR, ResultBatch
+from kfp_bench.report import cost
 from kfp_bench.stats.load import (
     MIXED_LATENCY,
     NO_RESPONSE,
@@ -53,6 +54,7 @@ def write_text(stats: LoadStats, out: TextIO) -> None:
         _write_latency(stats, w)
     write_distributions(stats.status_codes, stats.errors, w)
     _write_extras(stats, w)
+    cost.write_load(stats, w)
     w("\n")
 
 

@@ -17,8 +17,8 @@ from html import escape
 import pandas as pd
 
 from kfp_bench.gates import lines
+from kfp_bench.report import cost, fmt
 from kfp_bench.report import fill as fill_report
-from kfp_bench.report import fmt
 from kfp_bench.report.plots import Figure
 from kfp_bench.report.tables import Tables, run_times_caption, run_times_shown, sweep_shown
 
@@ -197,10 +197,13 @@ def _runs(t: Tables, figs: dict) -> str:
 
 def _load(t: Tables, figs: dict) -> str:
     out = ["<h2>Load</h2>\n"]
-    out.append(table(["summary", "value"], [list(r) for r in fmt.load_rows(t.load)]))
+    out.append(
+        table(["summary", "value"], [list(r) for r in fmt.load_rows(t.load)] + cost.table_rows(t))
+    )
     out += [_fig(figs, "load_latency"), "<h3>Latency percentiles (milliseconds)</h3>\n"]
     out.append(_df(t.load_pcts))
     out.append(_fig(figs, "load_timeline"))
+    out.append(_fig(figs, "load_stages"))  # report/stage_plot.py
     return "".join(out)
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from kfp_bench.gates import counts, evaluate
 from kfp_bench.outcome import describe, describe_warnings
-from kfp_bench.report import fmt, html, llm_plots, llm_text, markdown
+from kfp_bench.report import cost, fmt, html, llm_plots, llm_text, markdown
 from kfp_bench.report.folder import metrics_json, summary_bytes, write_folder
 from kfp_bench.report.hey import error_lines
 from kfp_bench.report.llm_text import OPEN_LOOP_ONLY, ROWS
@@ -88,11 +88,11 @@ def write_llm_bundle(
         Each file's name (``FILES``) mapped to its path in ``out_dir``.
     """
     s = stats.summary()
-    metrics = metric_values(s)
+    metrics = {**metric_values(s), **cost.llm_stats_metrics(stats)}  # report/cost.py
     verdicts = evaluate(gates, metrics)
     if gates:
         metrics.update(counts(verdicts))
-    parts = sections(s, sweep)
+    parts = [*sections(s, sweep), *(Section(**c) for c in cost.llm_section(stats))]
     head = header(s, stats, source)
     figures = llm_plots.render(stats, sweep, sweep_by)
     if server is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from kfp_bench.outcome import describe, describe_warnings
+from kfp_bench.report import cost
 from kfp_bench.report.hey import write_distributions
 from kfp_bench.stats.llm import LlmSummary
 
@@ -27,8 +28,8 @@ ROWS = {
 OPEN_LOOP_ONLY = ("ttft_intended", "e2e_intended", "lag")
 
 
-def write_text(s: LlmSummary, out: TextIO) -> None:
-    """Write the summary ``s`` to ``out``."""
+def write_text(s: LlmSummary, out: TextIO, cost_per_hour: float | None = None) -> None:
+    """Write the summary ``s`` to ``out`` (with ``cost_per_hour``, what it cost: report/cost.py)."""
     w = out.write
     w("\nSummary:\n")
     w(f"  Requests:\t{s.requests} ({s.completed} completed, {s.failed} failed)\n")
@@ -46,6 +47,7 @@ def write_text(s: LlmSummary, out: TextIO) -> None:
         w(f"  {label}:\t{lat['count']}\t{cells}\n")
     w(f"\nGoodput ({'SLO ' + s.slo if s.slo else 'no SLO: every completed request'}):\n")
     w(f"  Good:\t{s.good} of {s.requests} ({s.good_ratio:.1%}), {s.goodput_rps:4.4f}/sec\n")
+    cost.write_llm(s, cost_per_hour, w)
     write_distributions(s.status_codes, s.errors, w)
     _write_notes(s, w)
     w("\n")

@@ -13,8 +13,8 @@ from typing import TextIO
 import pandas as pd
 
 from kfp_bench.gates import lines
+from kfp_bench.report import cost, fmt
 from kfp_bench.report import fill as fill_report
-from kfp_bench.report import fmt
 from kfp_bench.report.folder import MAX_BYTES
 from kfp_bench.report.tables import Tables, run_times_caption, run_times_shown, sweep_shown
 
@@ -123,7 +123,7 @@ def _runs(w, t: Tables) -> None:
 
 def _load(w, t: Tables) -> None:
     w("## Load\n\n")
-    table(w, ["summary", "value"], [list(r) for r in fmt.load_rows(t.load)])
+    table(w, ["summary", "value"], [list(r) for r in fmt.load_rows(t.load)] + cost.table_rows(t))
     w("### Latency percentiles (milliseconds)\n\n")
     _df(w, t.load_pcts)
 

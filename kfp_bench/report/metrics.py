@@ -55,6 +55,9 @@ Load (present when a load ran)::
                                            up: it was likely the limit of the request rate)
     load_client_throttled_s                time its cgroup's CPU limit held a load process back
                                            (present where the cgroup could be read)
+    load_cost_per_thousand_requests        with a cost_per_hour: its price over the load's
+                                           duration per 1000 successful requests
+                                           (kfp_bench.stats.cost)
 
 From other steps, when summary.json carries them::
 
@@ -84,6 +87,7 @@ import math
 import re
 
 from kfp_bench.outcome import failures
+from kfp_bench.report import cost
 from kfp_bench.report.tables import Tables, build
 from kfp_bench.results import Results, flags
 from kfp_bench.stats.runs import OPERATIONS
@@ -115,6 +119,7 @@ def collect(tables: Tables, verdict=None) -> dict[str, float]:
         _runs(tables, out)
     if tables.load is not None:
         _load(tables, out)
+        out.update(cost.tables_metrics(tables))  # with a cost_per_hour (report/cost.py)
     if tables.replicas is not None and "ready" in tables.replicas:
         _put(out, "replicas_max", int(tables.replicas["ready"].max()))
         _put(out, "replicas_min", int(tables.replicas["ready"].min()))
@@ -141,7 +146,10 @@ def of_load(stats) -> dict[str, float]:
     from kfp_bench.results import LOAD_SUMMARY_KEYS
 
     full = stats.to_dict()
-    return of_summary({"load": {k: full[k] for k in LOAD_SUMMARY_KEYS if k in full}}, stats)
+    price = {cost.KEY: stats.options.get(cost.KEY)}  # the price --cost-per-hour saved
+    return of_summary(
+        {"load": {k: full[k] for k in LOAD_SUMMARY_KEYS if k in full}, **price}, stats
+    )
 
 
 def _failures(t: Tables, out: dict) -> None:

@@ -346,7 +346,7 @@ def load_timeline(t: Tables) -> Figure | None:
     ax.set(title="Throughput and errors per second", ylabel="requests per second")
     ax.legend(loc="lower right")
     if replicas is not None:
-        _replicas(axes[2], replicas)
+        draw_replicas(axes[2], replicas)
     axes[-1].set_xlabel("time since the load started (s)")
     fig.suptitle("Load over time")
     return Figure(
@@ -360,7 +360,7 @@ def load_timeline(t: Tables) -> Figure | None:
     )
 
 
-def _replicas(ax, r: pd.DataFrame) -> None:
+def draw_replicas(ax, r: pd.DataFrame) -> None:
     """Replicas by kind; where the observed part from the expected count, a shaded span; a panic
     (the desired scale jumping), a dashed red line."""
     cols = [c for c in ("ready", "total", "desired", "actual", "expected") if c in r]

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, TextIO
 from kfp_bench import gates as gate
 from kfp_bench import history as hist
 from kfp_bench.errors import BaselineError, ConfigError
+from kfp_bench.report import cost
 from kfp_bench.results import Results, read_results
 
 if TYPE_CHECKING:
@@ -134,6 +135,7 @@ def rebuild_all(
     results_uri: str = "",
     baseline: str = "",
     gates=(),
+    cost_per_hour: float = 0.0,
 ) -> list[Outcome]:
     """``kfp-bench report``: a load result file is printed in hey's layout; an LLM result file
     is printed and gets its bundle (``report.llm_bundle``); each results directory gets its
@@ -158,6 +160,7 @@ def rebuild_all(
             f"--baseline: {files[0][0]} is a load or LLM result file, and a verdict compares "
             "benchmark directories only; report it without --baseline"
         )
+    cost.price(files, dirs, cost_per_hour)  # --cost-per-hour (report/cost.py)
     fix = "drop the gate, or give results that measure it"
     for p, stats in files:
         what = "llm" if isinstance(stats, LlmStats | LlmSweep) else "load"
@@ -254,18 +257,19 @@ def _llm_report(path: str, stats, out: TextIO, out_dir: str, several: bool, gate
         from kfp_bench.stats.llm import metric_values
 
         step = stats.sustained()[1] if isinstance(stats, LlmSweep) else stats
-        o.gates = gate.evaluate(gates, metric_values(step.summary()))
+        priced = {**metric_values(step.summary()), **cost.llm_stats_metrics(step)}
+        o.gates = gate.evaluate(gates, priced)
         _said(o, out, f"{p}: ")
     if isinstance(stats, LlmSweep):
         level, sweep = stats.sustained()[0], stats
         sweep_text.write_llm_text(sweep.rows(), sweep.knee.as_dict(), sweep.by, out)
         for lv, step in sweep.zipped():
             out.write(f"\nStep at {sweep.by} {lv:g}:\n")
-            llm_text.write_text(step.summary(), out)
+            llm_text.write_text(step.summary(), out, step.options.get(cost.KEY))
         stats = stats.sustained()[1]
         out.write(f"The report's figures are the step at {sweep.by} {level:g}.\n")
     else:
-        llm_text.write_text(stats.summary(), out)
+        llm_text.write_text(stats.summary(), out, stats.options.get(cost.KEY))
     o.files = write_llm_bundle(
         stats, target, source=p.name, sweep=sweep and sweep.rows(), gates=gates,
         sweep_by=sweep and sweep.by, server=load_beside(p),
