@@ -52,6 +52,7 @@ def check_params(
     llm_slo: str,
     llm_warmup_sec: float,
     llm_workers: int,
+    llm_tokenizer: str,
     token_secret: str,
     benchmark_id: str,
     lease_wait_sec: float,

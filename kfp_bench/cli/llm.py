@@ -259,7 +259,12 @@ def _sweep(a, opts: LlmOptions, prompts: list, slo: Slo, outs: Outputs, json_out
         s = stats.summary()
         print(
             f"  {by} {level:g}: {s.completed}/{s.requests} completed, TTFT p99 "
-            f"{s.latency_ms['ttft']['p99']:.1f} ms, {s.output_tokens_per_s:.0f} tok/s",
+            f"{s.latency_ms['ttft']['p99']:.1f} ms, "
+            + (
+                "tokens unknown"
+                if s.output_tokens_per_s is None
+                else f"{s.output_tokens_per_s:.0f} tok/s"
+            ),
             file=sys.stderr,
         )
 

@@ -10,7 +10,10 @@ llm_load step (the ``load`` extra) builds from the checked parameters.
 
 from __future__ import annotations
 
+import os
 import re
+import urllib.error
+import urllib.request
 from urllib.parse import urlsplit
 
 from kfp_bench.errors import ConfigError
@@ -31,6 +34,8 @@ DIST_FORMS = (
 )
 #: Distinct synthetic prompts a load worker draws; its requests cycle through them.
 PROMPTS_PER_WORKER = 256
+#: The largest tokenizer.json an LLM load worker fetches (the largest models' are ~20 MB).
+TOKENIZER_MAX_BYTES = 64 << 20
 _NUMBER = r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*"
 _DIST = re.compile(rf"\s*(?:(fixed|uniform|normal|lognormal)\s*:)?{_NUMBER}(?:,{_NUMBER})?")
 
@@ -91,10 +96,55 @@ def check_llm(p) -> None:
         )
     check_dist("llm_input_tokens", p.llm_input_tokens)
     check_dist("llm_output_tokens", p.llm_output_tokens)
+    check_tokenizer(p.llm_tokenizer)
     llm_slo(p)
     # What each worker runs (the largest share), checked as the engine will check it.
     opts = llm_options(p, url=p.llm_url or "http://isvc.example/openai", model=p.llm_model or "-")
     translated(lambda: opts.share(0, p.llm_workers).validate())
+
+
+def check_tokenizer(value) -> None:
+    """llm_tokenizer's text: empty, an http(s) URL with a host, or a path (read by the worker's
+    pod, not this one's: checked there)."""
+    if not isinstance(value, str):
+        raise bad(
+            "llm_tokenizer", value, "give a tokenizer.json's http(s) URL or path, or leave it empty"
+        )
+    parts = urlsplit(value.strip())
+    if parts.scheme in ("http", "https") and not parts.netloc:
+        raise bad("llm_tokenizer", value, "the URL has no host; e.g. https://host/tokenizer.json")
+    if parts.scheme and parts.scheme not in ("http", "https"):
+        raise bad(
+            "llm_tokenizer", value,
+            "give an http(s) URL of the tokenizer.json, or a path the LLM load pod can read",
+        )  # fmt: skip
+
+
+def local_tokenizer(value: str, folder: str) -> str:
+    """The local path of llm_tokenizer: a URL is fetched once into ``folder`` (at most
+    ``TOKENIZER_MAX_BYTES``); ``ConfigError`` naming the parameter when it cannot be."""
+    value = value.strip()
+    if urlsplit(value).scheme not in ("http", "https"):
+        return value
+    path = os.path.join(folder, "tokenizer.json")
+    try:
+        with urllib.request.urlopen(value, timeout=60) as resp:  # noqa: S310 (http(s) only)
+            data = resp.read(TOKENIZER_MAX_BYTES + 1)
+    except (OSError, ValueError) as exc:
+        why = f"HTTP {exc.code}" if isinstance(exc, urllib.error.HTTPError) else str(exc)
+        raise bad(
+            "llm_tokenizer",
+            value,
+            f"could not be fetched ({why}); give a URL the LLM load pod can reach",
+        ) from None
+    if len(data) > TOKENIZER_MAX_BYTES:
+        raise bad(
+            "llm_tokenizer", value,
+            f"larger than {TOKENIZER_MAX_BYTES >> 20} MiB: not a tokenizer.json; give the model's",
+        )  # fmt: skip
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
 
 
 def llm_slo(p) -> Slo:
@@ -106,10 +156,12 @@ def llm_slo(p) -> Slo:
         raise ConfigError(f"pipeline parameter llm_slo: {str(exc).replace('--slo ', '')}") from None
 
 
-def llm_options(p, *, url: str = "", model: str = ""):
+def llm_options(p, *, url: str = "", model: str = "", tokenizer: str = ""):
     """The streaming load's ``LlmOptions`` for all LLM workers together (``share`` splits them):
-    ``url`` and ``model`` default to llm_url and llm_model."""
+    ``url`` and ``model`` default to llm_url and llm_model; ``tokenizer`` is llm_tokenizer's
+    local path (``local_tokenizer``)."""
     return LlmOptions(
+        tokenizer=tokenizer,
         url=url or p.llm_url,
         endpoint=p.llm_endpoint,
         model=model or p.llm_model,

@@ -109,6 +109,9 @@ class BenchParams:
             completed request is good.
         llm_warmup_sec: requests sent in this first part of the LLM load count in no figure.
         llm_workers: pods streaming the LLM load in parallel; their histograms are merged.
+        llm_tokenizer: the model's tokenizer.json, an http(s) URL (fetched once by each LLM
+            load worker) or a path its pod can read: a server that streams no usage has its
+            tokens counted with it; without it they are unknown.
         token_secret: a Secret whose key "token" is a KFP API bearer token, mounted into the
             steps that call KFP when it exists; they use it only when the projected
             service-account token of multi-user KFP (pods labelled access-ml-pipeline) is absent
@@ -184,6 +187,7 @@ class BenchParams:
     llm_slo: str = ""
     llm_warmup_sec: float = 0.0
     llm_workers: int = 1
+    llm_tokenizer: str = ""
     token_secret: str = "kfp-bench-token"
     benchmark_id: str = ""
     lease_wait_sec: float = 0.0
