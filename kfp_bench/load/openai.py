@@ -84,6 +84,11 @@ class LlmOptions(LoadOptions):
             raise ConfigError(
                 f"--stall-timeout {self.stall_timeout}: give 0 (none) or a positive number of s"
             )
+        if self.tokenizer and not os.path.isfile(self.tokenizer):
+            raise ConfigError(
+                f"--tokenizer {self.tokenizer}: not found; give the path of the model's "
+                "tokenizer.json"
+            )
         if self.method.upper() != "POST":
             raise ConfigError(f"-m {self.method}: the OpenAI API takes POST; leave -m out")
         if self.body:
