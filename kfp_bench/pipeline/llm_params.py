@@ -26,6 +26,7 @@ from kfp_bench.pipeline.checks import (
     positive_int,
     translated,
 )
+from kfp_bench.redact import public_url, scrub
 from kfp_bench.stats.slo import Slo
 
 #: The forms of a length distribution (kfp_bench.load.prompts.DIST_FORMS).
@@ -122,26 +123,25 @@ def check_tokenizer(value) -> None:
 
 def local_tokenizer(value: str, folder: str) -> str:
     """The local path of llm_tokenizer: a URL is fetched once into ``folder`` (at most
-    ``TOKENIZER_MAX_BYTES``); ``ConfigError`` naming the parameter when it cannot be."""
+    ``TOKENIZER_MAX_BYTES``); ``ConfigError`` naming the parameter when it cannot be. The URL
+    is named without its userinfo and query (a presigned URL's signature is a credential)."""
     value = value.strip()
-    if urlsplit(value).scheme not in ("http", "https"):
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https"):
         return value
-    path = os.path.join(folder, "tokenizer.json")
+    shown = public_url(parts._replace(query="").geturl()) + ("?..." if parts.query else "")
     try:
         with urllib.request.urlopen(value, timeout=60) as resp:  # noqa: S310 (http(s) only)
             data = resp.read(TOKENIZER_MAX_BYTES + 1)
     except (OSError, ValueError) as exc:
         why = f"HTTP {exc.code}" if isinstance(exc, urllib.error.HTTPError) else str(exc)
-        raise bad(
-            "llm_tokenizer",
-            value,
-            f"could not be fetched ({why}); give a URL the LLM load pod can reach",
-        ) from None
+        fix = f"could not be fetched ({scrub(why)}); give a URL the LLM load pod can reach"
+        raise bad("llm_tokenizer", shown, fix) from None
     if len(data) > TOKENIZER_MAX_BYTES:
-        raise bad(
-            "llm_tokenizer", value,
-            f"larger than {TOKENIZER_MAX_BYTES >> 20} MiB: not a tokenizer.json; give the model's",
-        )  # fmt: skip
+        fix = f"more than {TOKENIZER_MAX_BYTES:,} bytes: not a tokenizer.json; give the model's"
+        raise bad("llm_tokenizer", shown, fix)
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, "tokenizer.json")
     with open(path, "wb") as f:
         f.write(data)
     return path
