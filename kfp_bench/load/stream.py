@@ -61,6 +61,11 @@ _CONTENT = {
     "completions": re.compile(rb'"text": ?"[^"]').search,
     "chat": re.compile(rb'"content": ?"[^"]').search,
 }
+#: The JSON string of a chunk's text, escapes and all (chat: by ``delta.content``).
+_TEXT = {
+    False: re.compile(rb'"text": ?"((?:[^"\\]|\\.)*)"').search,
+    True: re.compile(rb'"content": ?"((?:[^"\\]|\\.)*)"').search,
+}
 _RARE = re.compile(rb'"(?:finish_reason": ?"|usage": ?\{|error": ?[{"]|object": ?"error")').search
 
 
@@ -246,7 +251,18 @@ def _fields(ev: bytes):
 
 
 def _chunk_text(data: bytes, chat: bool) -> str:
-    """The text of a content chunk (its data field): what the regular expression found."""
+    """The text of a content chunk (its data field): the JSON string the content expression
+    found, decoded alone (a third of ``json.loads``' CPU on a whole chunk), else the chunk read
+    whole."""
+    m = _TEXT[chat](data)
+    if m is not None:
+        raw = m.group(1)
+        if b"\\" not in raw:
+            return raw.decode("utf-8", "replace")
+        try:
+            return json.loads(b'"' + raw + b'"')
+        except ValueError:
+            pass
     try:
         c = json.loads(data)["choices"][0]
         text = (c.get("delta") or {}).get("content") if chat else c.get("text")

@@ -16,6 +16,7 @@ from tokenizers.pre_tokenizers import Whitespace
 from kfp_bench.errors import ConfigError
 from kfp_bench.load.openai import LlmOptions, request_source
 from kfp_bench.load.prompts import VOCAB
+from kfp_bench.load.stream import _chunk_text
 from kfp_bench.records import MARK_NO_DONE, MARK_OUTPUT_TOKENIZED, MARK_PROMPT_TOKENIZED
 from tests.load.test_stream import _run, sse  # noqa: F401 (sse: the module's server fixture)
 
@@ -157,3 +158,17 @@ def test_request_ids_are_uuids_that_h_replaces_or_the_switch_drops(sse):  # noqa
     assert sse.requests[-1]["id"] == "" and mine in sse.heads[-1]  # sent in the user's case
     _run(sse.url, sse_log=sse, prompts=["ok:1"], request_id=False)
     assert "x-request-id" not in sse.heads[-1].lower()
+
+
+@pytest.mark.parametrize("text", [" river", ' say "hi"\n\\now', " é中 😀", ""])
+@pytest.mark.parametrize("ascii_only", [True, False])
+def test_a_chunks_text_is_its_json_strings(text, ascii_only):
+    """The text kept for the tokenizer is what json.loads reads, escapes and all, from the
+    compact (pydantic, vLLM) and the spaced (json.dumps) forms of both endpoints."""
+    for chat, doc in (
+        (False, {"choices": [{"finish_reason": None, "index": 0, "text": text}], "usage": None}),
+        (True, {"choices": [{"delta": {"role": "assistant", "content": text}, "index": 0}]}),
+    ):
+        for seps in ((",", ":"), (", ", ": ")):
+            data = json.dumps(doc, ensure_ascii=ascii_only, separators=seps).encode()
+            assert _chunk_text(data, chat) == text
