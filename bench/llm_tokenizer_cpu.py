@@ -12,7 +12,8 @@ line per setting: the client's user+system CPU per output token (µs), median ov
 Run with ``PYTHONPATH`` at a checkout from before ``--tokenizer`` to measure that one: the
 settings with a tokenizer are then left out.
 
-Usage: ``python bench/llm_tokenizer_cpu.py [REQUESTS [TOKENS [ROUNDS]]]`` (1000 64 3)
+Usage: ``python bench/llm_tokenizer_cpu.py [REQUESTS [TOKENS [ROUNDS [ONLY]]]]`` (1000 64 3;
+ONLY: run the settings whose name contains it, e.g. "usage, no")
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def _bpe(folder: Path) -> str:
     return str(path)
 
 
-def main(requests: int = 1000, tokens: int = 64, rounds: int = 3) -> None:
+def main(requests: int = 1000, tokens: int = 64, rounds: int = 3, only: str = "") -> None:
     prompts = synthetic(64, Dist.parse("fixed:32"), Dist.parse(f"fixed:{tokens}"), seed=1)
     with tempfile.TemporaryDirectory() as tmp:
         bpe = _bpe(Path(tmp))
@@ -55,6 +56,7 @@ def main(requests: int = 1000, tokens: int = 64, rounds: int = 3) -> None:
         }
         if "tokenizer" not in LlmOptions.__dataclass_fields__:  # a checkout from before it
             settings = {k: v for k, v in settings.items() if not v[0]}
+        settings = {k: v for k, v in settings.items() if only in k}
         cpu: dict[str, list[float]] = {k: [] for k in settings}
         with start_llm_server(first_token_ms=1, token_gap_ms=1, max_tokens=tokens) as server:
             for _ in range(rounds):
@@ -74,4 +76,4 @@ def main(requests: int = 1000, tokens: int = 64, rounds: int = 3) -> None:
 
 
 if __name__ == "__main__":
-    main(*(int(a) for a in sys.argv[1:4]))
+    main(*(int(a) for a in sys.argv[1:4]), *sys.argv[4:5])
