@@ -161,3 +161,10 @@ def test_llm_workers_merge_exactly_and_a_lost_or_failed_one_is_flagged(llm_serve
     assert "TTFT" in html.read_text() and md.read_text()
     with pytest.raises(BenchError, match="flagged workers-lost, step-failed"):
         outcome.check_outcome(str(out))
+
+
+def test_a_worker_pod_without_tokenizers_names_the_parameter(monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "tokenizers", None)  # the import fails
+    with pytest.raises(ConfigError, match=r"llm_tokenizer='http://h/t.json\?...': this LLM load "
+                       "pod has no tokenizers package"):  # fmt: skip
+        llm_params.local_tokenizer("http://u:p@h/t.json?sig=1", "x")

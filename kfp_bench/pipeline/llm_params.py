@@ -127,9 +127,18 @@ def local_tokenizer(value: str, folder: str) -> str:
     is named without its userinfo and query (a presigned URL's signature is a credential)."""
     value = value.strip()
     parts = urlsplit(value)
-    if parts.scheme not in ("http", "https"):
-        return value
+    url = parts.scheme in ("http", "https")
     shown = public_url(parts._replace(query="").geturl()) + ("?..." if parts.query else "")
+    try:
+        import tokenizers  # noqa: F401 (the counting needs it: no use fetching without it)
+    except ImportError:
+        raise bad(
+            "llm_tokenizer", shown if url else value, "this LLM load pod has no tokenizers "
+            "package (the load extra does not install it); leave llm_tokenizer empty (tokens "
+            "unknown where the server sends no usage)",
+        ) from None  # fmt: skip
+    if not url:
+        return value
     try:
         with urllib.request.urlopen(value, timeout=60) as resp:  # noqa: S310 (http(s) only)
             data = resp.read(TOKENIZER_MAX_BYTES + 1)
