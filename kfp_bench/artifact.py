@@ -34,6 +34,7 @@ PACKAGES = (
     "kfp_bench.kserve",
     "kfp_bench.pipeline",
     "kfp_bench.load",
+    "kfp_bench.metrics",
     "kfp_bench.report",
     "kfp_bench.sandbox",
     "kfp_bench.sandbox.kfp_server",
@@ -43,7 +44,11 @@ PACKAGES = (
     "kfp_bench.compiled",
 )
 #: Package data beside the modules: (package, file pattern).
-DATA = (("kfp_bench", "py.typed"), ("kfp_bench.compiled", "*.yaml"))
+DATA = (
+    ("kfp_bench", "py.typed"),
+    ("kfp_bench.compiled", "*.yaml"),
+    ("kfp_bench.metrics", "*.yaml"),
+)
 #: The compiled meta-pipelines hold the artifact's pin, so they are not in the artifact (the
 #: steps read only the child pipelines; a test checks that these are all the pinning files).
 LEFT_OUT = ("kfp_bench/compiled/kfp_bench.yaml", "kfp_bench/compiled/kfp_bench_mesh.yaml")

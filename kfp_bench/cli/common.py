@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from kfp_bench.errors import ConfigError
-from kfp_bench.load.options import parse_duration
+from kfp_bench.load.options import LoadOptions, parse_duration
 from kfp_bench.outcome import (  # noqa: F401  (the codes' one home; re-exported here)
     EXIT_BAD_INPUT,
     EXIT_FAILED,
@@ -111,7 +111,8 @@ def add_hey_flags(
     are paced by their rate (no -n, -c, -q)."""
     p.add_argument("url", help=h("url"))
     if concurrency is not None:
-        p.add_argument("-n", type=int, default=200, dest="requests", help=h("requests"))
+        # None: not given (200, hey's default), so that -n beside --stages can be refused
+        p.add_argument("-n", type=int, default=None, dest="requests", help=h("requests"))
         p.add_argument(
             "-c", type=int, default=concurrency, dest="concurrency", help=h("concurrency")
         )
@@ -154,9 +155,15 @@ PACING = ("requests", "concurrency", "qps", "rate")
 
 def shared_options(a: argparse.Namespace) -> dict:
     """The ``LoadOptions`` fields of the flags ``add_hey_flags``, ``add_open_loop_flags`` and
-    ``add_tls_flags`` added, from their parsed values."""
-    return dict(
-        {k: getattr(a, k) for k in PACING if k in a},
+    ``add_tls_flags`` added, from their parsed values, and those of
+    ``workload.schedule_options`` (--stages, --trace)."""
+    from kfp_bench.cli.workload import schedule_options
+
+    pacing = {k: getattr(a, k) for k in PACING if k in a}
+    if pacing.get("requests", 0) is None:
+        pacing["requests"] = LoadOptions.requests
+    opts = dict(
+        pacing,
         url=a.url,
         headers=tuple(a.headers),
         host=a.host,
@@ -170,6 +177,7 @@ def shared_options(a: argparse.Namespace) -> dict:
         i_know=a.i_know,
         seed=a.seed,
     )
+    return {**opts, **schedule_options(a)}
 
 
 THRESHOLD_HELP = (

@@ -11,6 +11,7 @@ import urllib.request
 from dataclasses import replace
 
 from kfp_bench._doc import field_help
+from kfp_bench.cli import metrics_flags
 from kfp_bench.cli.common import (
     Progress,
     add_hey_flags,
@@ -23,6 +24,7 @@ from kfp_bench.cli.common import (
     shared_options,
 )
 from kfp_bench.cli.outputs import NOT_SAVED, Outputs, save
+from kfp_bench.cli.workload import add_workload_flags, described, workload_prompts, write_stages
 from kfp_bench.errors import ConfigError, EngineError
 from kfp_bench.load import prompts as prompt_source
 from kfp_bench.load.llm import NONE_COMPLETED, run_llm
@@ -54,7 +56,7 @@ def register(sub) -> None:
         allow_abbrev=False,
     )
     _add_flags(p)
-    p.set_defaults(func=cmd_llm)
+    metrics_flags.wrap(p, cmd_llm)
 
 
 def _h(name: str) -> str:
@@ -120,6 +122,7 @@ def _add_flags(p: argparse.ArgumentParser) -> None:
     )
     g = p.add_argument_group("pacing and figures")
     add_open_loop_flags(g, _h)
+    add_workload_flags(g, llm=True)  # --stages, --trace, --shared-prefix (cli/workload.py)
     g.add_argument(
         "--warmup", type=duration, default=0.0, metavar="DURATION",
         help="Requests sent in this first part of the run count in no figure (e.g. 5s).",
@@ -175,6 +178,8 @@ def _options(a: argparse.Namespace) -> LlmOptions:
 
 
 def _prompts(a: argparse.Namespace) -> list:
+    if (special := workload_prompts(a)) is not None:  # --trace, --shared-prefix
+        return special
     if a.prompts_file:
         return prompt_source.from_file(
             a.prompts_file, a.prompts_format, output_tokens=a.max_tokens, tokenizer=a.tokenizer
@@ -240,6 +245,7 @@ def cmd_llm(a: argparse.Namespace) -> int:
         stats.flag(NOT_SAVED)
     verdicts = said_gates(gates, lambda: metric_values(stats.summary()))
     llm_text.write_text(stats.summary(), sys.stdout)
+    write_stages(stats)
     if stats.workers["missing"]:
         missing = ", ".join(map(str, stats.workers["missing"]))
         print(
@@ -306,6 +312,8 @@ def _sweep(a, opts: LlmOptions, prompts: list, slo: Slo, outs: Outputs, json_out
 
 def _described(a: argparse.Namespace, prompts: list) -> dict:
     """What the prompts were, for the saved options (never their text)."""
+    if (special := described(a, prompts)) is not None:
+        return special
     if a.prompts_file:
         return {"file": a.prompts_file, "format": a.prompts_format, "count": len(prompts)}
     return {

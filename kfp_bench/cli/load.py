@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 from kfp_bench._doc import field_help
+from kfp_bench.cli import metrics_flags
 from kfp_bench.cli.common import (
     EXIT_NOT_SAVED,
     Progress,
@@ -21,6 +22,7 @@ from kfp_bench.cli.common import (
     shared_options,
 )
 from kfp_bench.cli.outputs import NOT_SAVED, Outputs, save
+from kfp_bench.cli.workload import add_workload_flags, write_stages
 from kfp_bench.errors import ConfigError, EngineError
 from kfp_bench.jsonl import whole_lines_end
 from kfp_bench.load.options import LoadOptions
@@ -40,7 +42,7 @@ def register(sub) -> None:
         allow_abbrev=False,
     )
     _add_load_flags(p)
-    p.set_defaults(func=cmd_load)
+    metrics_flags.wrap(p, cmd_load)
 
     p = sub.add_parser("merge", help="Merge load or LLM results of several processes or pods.")
     p.add_argument("results", nargs="+", metavar="RESULT.json")
@@ -90,6 +92,7 @@ def _add_load_flags(p: argparse.ArgumentParser) -> None:
     )
     g = p.add_argument_group("beyond hey")
     add_open_loop_flags(g, _h)
+    add_workload_flags(g)
     add_tls_flags(g, _h)
     g.add_argument(
         "--json-out",
@@ -198,6 +201,7 @@ def cmd_load(a: argparse.Namespace) -> int:
                 _copy_whole_lines(part, sys.stdout)
         else:
             hey.write_text(stats, sys.stdout)
+            write_stages(stats)
     finally:
         if csv_dir:
             shutil.rmtree(csv_dir, ignore_errors=True)

@@ -49,7 +49,7 @@ from kfp_bench.load import cgroup
 from kfp_bench.load.cpu import client_cpu
 from kfp_bench.load.failure import describe
 from kfp_bench.load.options import LoadOptions
-from kfp_bench.load.pacer import Schedule, Timer
+from kfp_bench.load.pacer import Timer, schedule_for
 from kfp_bench.records import BATCH_COLUMNS, ENGINE_ERROR, INTERRUPTED, AttackRecord, ResultBatch
 
 clock = time.perf_counter
@@ -324,9 +324,7 @@ class Attack:
             )
         self.timer = None
         if self.opts.open_loop:
-            self.schedule = Schedule(
-                self.t0, self.opts.rate, self.opts.arrival, self.phase, self.opts.seed
-            )
+            self.schedule = schedule_for(self.opts, self.t0, self.phase)
             self.timer = Timer(loop, self._tick)
             self._tick()
         else:

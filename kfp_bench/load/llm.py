@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from kfp_bench.errors import EngineError
 from kfp_bench.load.openai import LlmOptions
+from kfp_bench.load.stages import llm_stages
 from kfp_bench.load.workers import note_late, run_stream
 from kfp_bench.records import AttackRecord
 from kfp_bench.stats.llm import LlmStats
@@ -74,7 +75,10 @@ def run_llm(
     """
 
     def new_sink(index: int) -> LlmSink:
-        return LlmSink(LlmStats(corrected=opts.open_loop, warmup_s=warmup_s, slo=slo or Slo()))
+        stages = llm_stages(opts.stages) if opts.stages else None  # per-stage figures
+        stats = LlmStats(corrected=opts.open_loop, warmup_s=warmup_s, slo=slo or Slo())
+        stats.stages = stages
+        return LlmSink(stats)
 
     try:
         out = run_stream(opts, prompts, new_sink, on_progress)

@@ -20,6 +20,7 @@ from urllib.parse import quote, urlsplit
 
 from kfp_bench import __version__
 from kfp_bench.errors import ConfigError
+from kfp_bench.load.stages import peak_rate, total_s
 from kfp_bench.redact import public_url
 
 _HEADER = re.compile(r"^([\w-]+):\s*(.+)$")
@@ -69,6 +70,15 @@ class LoadOptions:
         cacert: a PEM file of extra CA certificates to trust for TLS.
         i_know: allow going past the safety caps (5000 req/s per worker process, 1 hour).
         seed: random seed of the Poisson arrivals, for a repeatable schedule.
+        stages: open-loop load in stages instead of one --rate, e.g. "30s@10,60s@10-100,idle
+            30s,30s@100": DURATION@RATE is constant, DURATION@FROM-TO (or ramp DURATION
+            FROM-TO) a linear ramp, idle DURATION sends nothing; the run lasts their sum (no -z
+            or -n beside it). --arrival applies.
+        trace: the intended send times (seconds from the start) of a trace replay, in order:
+            open loop, one request per offset (``load/trace.py`` reads the file).
+        trace_speed: how fast the trace plays: 2 sends it in half its time.
+        lane: (index, of): the worker process of a staged attack takes requests index,
+            index + of, ... (set by ``share``).
     """
 
     url: str
@@ -95,6 +105,10 @@ class LoadOptions:
     cacert: str = ""
     i_know: bool = False
     seed: int | None = None
+    stages: tuple = ()
+    trace: tuple = field(default=(), repr=False)
+    trace_speed: float = 1.0
+    lane: tuple = (0, 1)
 
     def validate(self) -> LoadOptions:
         """Check every option; raise ``ConfigError`` naming the flag and the fix."""
@@ -111,7 +125,7 @@ class LoadOptions:
         if not self.duration:
             if self.requests < 1:
                 raise ConfigError(f"-n {self.requests}: the number of requests must be at least 1")
-            if self.requests < self.concurrency and not self.rate:
+            if self.requests < self.concurrency and not self.open_loop:
                 raise ConfigError(
                     f"-n {self.requests} is less than -c {self.concurrency}: "
                     "raise -n or lower -c (hey's rule)"
@@ -133,6 +147,7 @@ class LoadOptions:
             raise ConfigError(f"--workers {self.workers}: must be at least 1")
         if self.timeout < 0:
             raise ConfigError(f"-t {self.timeout}: the timeout must be 0 (none) or positive")
+        self._check_schedule()
         self._check_caps()
         if self.cacert:
             self.ssl_context()
@@ -154,14 +169,43 @@ class LoadOptions:
             if _CONTROL.search(value):
                 raise ConfigError(f"{flag} {value!r}: holds a control character; remove it")
 
+    def _check_schedule(self) -> None:
+        """--stages and --trace each are the whole schedule: no other pacing beside them."""
+        for flag, given in (("--stages", self.stages), ("--trace", self.trace)):
+            if not given:
+                continue
+            if self.rate or self.qps:
+                raise ConfigError(f"{flag} and {'--rate' if self.rate else '-q'} both given: "
+                                  f"{flag} sets the rate; drop the other")  # fmt: skip
+        if self.stages and self.trace:
+            raise ConfigError("--stages and --trace both given: a trace has its own times; use one")
+        if self.stages and self.duration != total_s(self.stages):
+            raise ConfigError(
+                "-z beside --stages: the run lasts the stages' sum; drop -z (an idle stage at "
+                "the end makes it longer)"
+            )
+        if self.trace and (self.duration or self.requests != len(self.trace)):
+            raise ConfigError("-z or -n beside --trace: the trace sends one request per line; "
+                              "drop them")  # fmt: skip
+        if not self.trace_speed > 0 or not math.isfinite(self.trace_speed):
+            raise ConfigError(f"--trace-speed {self.trace_speed}: give a positive factor, e.g. 2")
+
     def _check_caps(self) -> None:
         if self.i_know:
             return
-        per_worker = self.rate / self.workers
-        if per_worker > MAX_RATE_PER_WORKER:
+        if self.trace and self.trace[-1] / self.trace_speed > MAX_DURATION_S:
             raise ConfigError(
-                f"--rate {self.rate:g} is {per_worker:g} req/s per worker process, above the "
-                f"safety cap of {MAX_RATE_PER_WORKER:g}: add --workers or pass --i-know"
+                f"--trace spans {self.trace[-1] / self.trace_speed:g}s at --trace-speed "
+                f"{self.trace_speed:g}, longer than the safety cap of 1h: raise --trace-speed "
+                "or pass --i-know"
+            )
+        per_worker = (peak_rate(self.stages) if self.stages else self.rate) / self.workers
+        if per_worker > MAX_RATE_PER_WORKER:
+            flag = "--stages' peak" if self.stages else "--rate"
+            raise ConfigError(
+                f"{flag} {per_worker * self.workers:g} is {per_worker:g} req/s per worker "
+                f"process, above the safety cap of {MAX_RATE_PER_WORKER:g}: add --workers or "
+                "pass --i-know"
             )
         if self.duration > MAX_DURATION_S:
             raise ConfigError(
@@ -170,7 +214,7 @@ class LoadOptions:
 
     @property
     def open_loop(self) -> bool:
-        return self.rate > 0
+        return self.rate > 0 or bool(self.stages) or bool(self.trace)
 
     def share(self, index: int, of: int) -> LoadOptions:
         """This worker process's part: its connections, requests and rate."""
@@ -178,10 +222,13 @@ class LoadOptions:
         def part(total: int) -> int:
             return total // of + (1 if index < total % of else 0)
 
+        trace = self.trace[index::of]  # as the stages' lanes: every of-th request
         return replace(
             self,
             concurrency=max(1, part(self.concurrency)),
-            requests=part(self.requests),
+            requests=len(trace) if self.trace else part(self.requests),
+            trace=trace,
+            lane=(index, of),
             rate=self.rate / of,
             max_inflight=max(1, part(self.max_inflight)),
             workers=1,
@@ -194,6 +241,9 @@ class LoadOptions:
         d["basic_auth"] = "<redacted>" if self.basic_auth else ""
         d["headers"] = [_redact_header(h) for h in self.headers]
         d["url"] = public_url(self.url)
+        d["stages"] = [s.text for s in self.stages]
+        d["trace"] = len(self.trace)  # the offsets themselves: the trace file
+        del d["lane"]
         return d
 
     def target(self) -> Target:

@@ -3,7 +3,8 @@
 The schedule is a pure function of elapsed time (vegeta's pacer, wrk2's intended send time): the
 i-th request of a constant-rate schedule is due at ``phase + i / rate``, never "a sleep after the
 previous one", so a slow server cannot stretch the schedule. Poisson arrivals draw exponential gaps
-from a seeded generator.
+from a seeded generator. ``schedule_for`` picks the schedule of an attack's options: one rate,
+stages (``stages.StageSchedule``) or a trace's own offsets (``TraceSchedule``).
 
 uvloop's timers have a 1 ms resolution, which alone would add half a millisecond on average to
 every corrected latency. On Linux the timer is a ``timerfd`` armed at an absolute CLOCK_MONOTONIC
@@ -15,9 +16,12 @@ Elsewhere it falls back to ``loop.call_at``.
 from __future__ import annotations
 
 import ctypes
+import math
 import os
 import random
 import sys
+
+from kfp_bench.load.stages import StageSchedule
 
 
 class Schedule:
@@ -61,6 +65,34 @@ class Schedule:
         else:
             self._next = self.start + self.phase + self._i / self.rate
         return due
+
+
+class TraceSchedule:
+    """The intended send times of a trace replay: ``start + offset / speed`` for each offset of
+    this process's share of the trace, in order (``inf`` past the last)."""
+
+    def __init__(self, start: float, offsets, speed: float = 1.0):
+        self.start, self._offsets, self._speed = start, offsets, speed
+        self._i = 0
+
+    def peek(self) -> float:
+        if self._i == len(self._offsets):
+            return math.inf
+        return self.start + self._offsets[self._i] / self._speed
+
+    def pop(self) -> float:
+        due = self.peek()
+        self._i += 1
+        return due
+
+
+def schedule_for(opts, start: float, phase: float = 0.0):
+    """The open-loop schedule of ``opts`` (a ``LoadOptions`` share) from ``start``."""
+    if opts.stages:
+        return StageSchedule(start, opts.stages, opts.arrival, opts.lane, opts.seed)
+    if opts.trace:
+        return TraceSchedule(start, opts.trace, opts.trace_speed)
+    return Schedule(start, opts.rate, opts.arrival, phase, opts.seed)
 
 
 class _TimerSpec(ctypes.Structure):

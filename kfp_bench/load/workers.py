@@ -33,9 +33,11 @@ from kfp_bench.errors import EngineError, ResultsError
 from kfp_bench.jsonl import JsonlWriter, read_dicts
 from kfp_bench.load.engine import Attack
 from kfp_bench.load.options import LoadOptions
+from kfp_bench.load.stages import bounds
 from kfp_bench.load.stream import StreamAttack
 from kfp_bench.records import ENGINE_ERROR, AttackRecord
 from kfp_bench.stats.load import LoadStats, warm_up
+from kfp_bench.stats.stages import StageStats
 
 START_DELAY_S = 0.3  # time for worker processes to start before request 0 is due
 #: A worker later than this after the common start is flagged: below it, the shift of its
@@ -82,7 +84,8 @@ def run_load(
 def _new_stats(opts: LoadOptions) -> LoadStats:
     flags = ["insecure"] if opts.insecure else []
     flags += ["i-know"] if opts.i_know else []
-    return LoadStats(options=_options(opts), flags=flags)
+    stages = StageStats(bounds(opts.stages)) if opts.stages else None
+    return LoadStats(options=_options(opts), flags=flags, stages=stages)
 
 
 def _options(opts: LoadOptions) -> dict:
@@ -173,7 +176,9 @@ class _FlushLog:
         self._stats = stats  # the worker's own: its start time and mode, set once it starts
 
     def __call__(self, batch) -> None:
-        delta = LoadStats(corrected=self._stats.corrected, started_at=self._stats.started_at)
+        mine = self._stats
+        stages = StageStats(mine.stages.bounds) if mine.stages else None
+        delta = LoadStats(corrected=mine.corrected, started_at=mine.started_at, stages=stages)
         delta.add_batch(batch)
         delta.close(time.time() - delta.started_at)
         self._writer.write(delta.to_dict(summary=False))
@@ -383,6 +388,8 @@ class _Told:
 
 def _stream_worker(opts, prompts, index, of, start_at, conn, new_sink, counters) -> None:
     share = opts.share(index, of)
+    if opts.trace:  # its share of the trace's lines (``share``): their prompts, in order
+        prompts = prompts[index::of]
     phase = index / opts.rate if opts.rate else 0.0
     if share.seed is not None:
         share = _with_seed(share, share.seed + index)

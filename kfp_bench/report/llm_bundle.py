@@ -68,6 +68,7 @@ def write_llm_bundle(
     sweep: list[dict] | None = None,
     gates=(),
     sweep_by: str | None = None,
+    server=None,
 ) -> dict[str, Path]:
     """Write the bundle of ``stats`` into ``out_dir`` (created when missing).
 
@@ -80,6 +81,8 @@ def write_llm_bundle(
         gates: ``kfp_bench.gates.Gate``s checked against the metrics: their verdicts open both
             pages, join the metrics (gates_checked, gates_broken) and go to gates.json.
         sweep_by: what the sweep stepped, "rate" or "concurrency" (its chart's x axis).
+        server: the server's series of the load (``kfp_bench.metrics.series``), or None: a
+            section of its own (``report.server_plots``).
 
     Returns:
         Each file's name (``FILES``) mapped to its path in ``out_dir``.
@@ -91,7 +94,14 @@ def write_llm_bundle(
         metrics.update(counts(verdicts))
     parts = sections(s, sweep)
     head = header(s, stats, source)
-    page = render_html(s, head, parts, llm_plots.render(stats, sweep, sweep_by), metrics, verdicts)
+    figures = llm_plots.render(stats, sweep, sweep_by)
+    if server is not None:
+        from kfp_bench.report.server_plots import llm_section
+
+        section, more = llm_section(stats, s, server)
+        parts.insert(3, Section(*section))
+        figures += more
+    page = render_html(s, head, parts, figures, metrics, verdicts)
     files = {
         "report.html": page,
         "summary.md": summary_bytes(render_markdown(s, head, parts, verdicts)),

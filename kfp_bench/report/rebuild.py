@@ -214,6 +214,7 @@ def _archived(o: Outcome, results_uri: str, out: TextIO, lead: str) -> None:
 def _llm_report(path: str, stats, out: TextIO, out_dir: str, several: bool, gates=()) -> Outcome:
     """An LLM result's text summary, and its bundle in ``out_dir`` (OUT/STEM for one of several
     inputs), by default STEM-report beside the file."""
+    from kfp_bench.metrics.series import load_beside
     from kfp_bench.report import llm_text
     from kfp_bench.report.llm_bundle import write_llm_bundle
     from kfp_bench.stats.llm_sweep import LlmSweep
@@ -238,7 +239,7 @@ def _llm_report(path: str, stats, out: TextIO, out_dir: str, several: bool, gate
     llm_text.write_text(stats.summary(), out)
     o.files = write_llm_bundle(
         stats, target, source=p.name, sweep=sweep and sweep.rows(), gates=gates,
-        sweep_by=sweep and sweep.by,
+        sweep_by=sweep and sweep.by, server=load_beside(p),
     )  # fmt: skip
     out.write(f"{p}: wrote {', '.join(o.files)} in {target}\n")
     return o

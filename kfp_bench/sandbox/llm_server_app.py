@@ -20,6 +20,7 @@ from kfp_bench.errors import ConfigError
 from kfp_bench.sandbox.deadlines import Deadlines
 from kfp_bench.sandbox.llm_server_faults import Plan, header_ms, parse_fault
 from kfp_bench.sandbox.llm_server_http import Connection, Stream, error_body
+from kfp_bench.sandbox.llm_server_metrics import CONTENT_TYPE, VllmMetrics
 from kfp_bench.sandbox.llm_server_options import HEALTH_PATH, LlmServerOptions, anchor
 from kfp_bench.sandbox.process import listen_until_stopped
 
@@ -71,6 +72,7 @@ class Server:
         self.options = options
         self.deadlines = Deadlines(loop, "auto")
         self.truth = TruthLog(options.truth_log, options)
+        self.metrics = VllmMetrics(options.model)
         self.fault = parse_fault(options.fault)
         self._random = random.Random(options.seed)
         self._seq = 0
@@ -78,6 +80,9 @@ class Server:
 
     def route(self, conn: Connection, method: bytes, full: str) -> None:
         path = full[len("/openai") :] if full.startswith("/openai/") else full
+        if full == "/metrics":  # vLLM serves it at the root (llm_server_metrics)
+            conn.reply(200, self.metrics.exposition(), content_type=CONTENT_TYPE)
+            return
         if path in (HEALTH_PATH, "/v1/models"):
             if method != b"GET":
                 conn.reply(405, error_body(405, f"use GET {path}", "MethodNotAllowed"))
@@ -101,6 +106,7 @@ class Server:
         rid = conn.headers.get(b"x-request-id", b"").decode("latin-1") or f"llm-{self._seq}"
         plan = self._plan(conn.headers, body)
         stream = Stream(conn, rid, full, body, plan)
+        self.metrics.started()
         conn.current = stream
         if plan.fault and plan.fault.name == "429":
             after = plan.fault.get("retry_after")

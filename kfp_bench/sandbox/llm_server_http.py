@@ -21,6 +21,7 @@ expect ``usage`` None on every chunk before that final one.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import socket
 import time
@@ -34,6 +35,8 @@ from kfp_bench.sandbox.llm_server_faults import Plan
 
 _now = time.perf_counter  # CLOCK_MONOTONIC on Linux: comparable across processes
 MAX_BODY_BYTES = 16 * 1024 * 1024
+#: The prompt's first characters kept in the truth log, beside a hash of the whole of it.
+PROMPT_HEAD_CHARS = 64
 DONE = b"data: [DONE]\n\n"
 
 
@@ -56,6 +59,21 @@ def error_body(status: int, message: str, kind: str, code=None) -> bytes:
     """An OpenAI error document."""
     error = {"message": message, "type": kind, "param": None, "code": code or status}
     return json.dumps({"error": error}).encode()
+
+
+def prompt_text(body: dict, chat: bool) -> str:
+    """The prompt as the truth log hashes it: the completion's prompt (a list's items joined by
+    newlines), or the chat messages' contents joined by newlines."""
+    if not chat:
+        prompt = body.get("prompt", "")
+        return "\n".join(map(str, prompt)) if isinstance(prompt, list) else str(prompt)
+    parts = []
+    for message in body.get("messages") or ():
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list):
+            content = " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+        parts.append(str(content or ""))
+    return "\n".join(parts)
 
 
 def word_count(body: dict, chat: bool) -> int:
@@ -93,6 +111,9 @@ class Stream:
         opts = body.get("stream_options") or {}
         self.include_usage = self.stream and bool(opts.get("include_usage"))
         self.prompt_tokens = word_count(body, self.chat)
+        prompt = prompt_text(body, self.chat)
+        self.prompt_head = prompt[:PROMPT_HEAD_CHARS]
+        self.prompt_sha256 = hashlib.sha256(prompt.encode()).hexdigest()
         self.arrived = conn.arrived
         self.head = 0.0
         self.times: list[float] = []
@@ -170,6 +191,7 @@ class Stream:
         after = _now()
         self.times.append(after)
         self.times_json.append(repr(after))
+        self.conn.server.metrics.token(self, after)
         self.write_max = max(self.write_max, after - before)
         if not last:
             self._schedule(i + 1)
@@ -263,6 +285,8 @@ class Stream:
                 "tokens": None,  # filled by TruthLog.write from times_json
                 "done": done,
                 "prompt_tokens": self.prompt_tokens,
+                "prompt_head": self.prompt_head,
+                "prompt_sha256": self.prompt_sha256,
                 "completion_tokens": self._sent(),
                 "usage": self.usage() if self.include_usage or not self.stream else None,
                 "fault": self.plan.fault.spec if self.plan.fault else None,
@@ -273,6 +297,7 @@ class Stream:
                 "write_max_ms": self.write_max * 1e3,
             },
         )
+        self.conn.server.metrics.finished(self, done, self._sent(), self.outcome == "ok")
         self.conn.request_done(self)
 
 
@@ -352,13 +377,15 @@ class Connection:
 
     # --- replies ------------------------------------------------------------------------------
 
-    def reply(self, status: int, body: bytes, keep: bool = True, extra=()) -> None:
-        """A whole JSON reply, now."""
+    def reply(
+        self, status: int, body: bytes, keep=True, extra=(), content_type=b"application/json"
+    ) -> None:
+        """A whole reply (JSON unless said), now."""
         if self.transport is None:
             return
         keep = keep and self.keep_alive
         lines = [*extra, *(() if keep else (b"Connection: close",))]
-        self.transport.write(_head(status, b"application/json", lines, len(body)) + body)
+        self.transport.write(_head(status, content_type, lines, len(body)) + body)
         if not keep:
             self.transport.close()
 

@@ -54,6 +54,7 @@ from kfp_bench.stats import document
 from kfp_bench.stats.hdr import Histogram
 from kfp_bench.stats.load import merge_client_cpu, merge_workers, read_client_cpu
 from kfp_bench.stats.slo import Slo
+from kfp_bench.stats.stages import StageStats, add_llm_rows
 from kfp_bench.stats.token_series import TokenSeries
 
 FORMAT = "kfp-bench/llm"
@@ -115,6 +116,7 @@ class LlmStats:
     workers: dict = field(default_factory=lambda: {"expected": 1, "reported": 1, "missing": []})
     flags: list = field(default_factory=list)
     client_cpu: dict = field(default_factory=dict)
+    stages: StageStats | None = None  # per-stage figures of a --stages load (stats/stages.py)
 
     # -- adding ------------------------------------------------------------------------------
     def add_batch(self, batch: StreamBatch) -> None:
@@ -191,6 +193,8 @@ class LlmStats:
         self.series.add_ends(done + epoch, ~completed, tokens)
         self.series.add_chunks(times + epoch)
         self.series.add_inflight(sent + epoch, done + epoch)
+        if self.stages is not None:
+            add_llm_rows(self.stages, intended - t0, completed, tokens, (ttft_i, has), e2e_i)
 
     def _count(self, col: dict, cc, tokens, counted, completed) -> None:
         c, n = self.counts, cc.size
@@ -281,6 +285,8 @@ class LlmStats:
         for name in HISTOGRAMS:
             self.hists[name].merge(other.hists[name])
         self.series.merge(other.series)
+        if self.stages is not None and other.stages is not None:
+            self.stages.merge(other.stages)
         self.workers = merge_workers(self.workers, other.workers)
         self.flag(*other.flags)
 
@@ -312,6 +318,8 @@ class LlmStats:
             out_of_range={k: self.hists[k].out_of_range for k in HISTOGRAMS},
             series=self.series.rows(),
         )
+        if self.stages is not None:
+            doc["stages"] = self.stages.to_dict()
         return doc
 
     @classmethod
@@ -347,6 +355,8 @@ class LlmStats:
             stats.flags = list(doc.get("flags", []))
             stats.client_cpu = read_client_cpu(doc.get("client_cpu") or {})
             stats._flag_counts()  # results saved before a flag existed show it too
+            if doc.get("stages"):
+                stats.stages = StageStats.from_dict(doc["stages"], source)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ResultsError(
                 f"{source}: malformed LLM result ({exc!r} is missing or wrong)"

@@ -29,6 +29,7 @@ from kfp_bench.records import BATCH_COLUMNS, ResultBatch
 from kfp_bench.stats import document
 from kfp_bench.stats.hdr import Histogram
 from kfp_bench.stats.series import Series
+from kfp_bench.stats.stages import StageStats
 
 #: Version of the JSON results format; ``from_dict`` refuses any other.
 FORMAT = "kfp-bench/load"
@@ -115,6 +116,7 @@ class LoadStats:
     workers: dict = field(default_factory=lambda: {"expected": 1, "reported": 1, "missing": []})
     flags: list = field(default_factory=list)
     client_cpu: dict = field(default_factory=dict)
+    stages: StageStats | None = None  # per-stage figures of a --stages load (stats/stages.py)
 
     # -- adding ------------------------------------------------------------------------------
     def add(self, result) -> None:
@@ -165,6 +167,8 @@ class LoadStats:
 
         secs = np.floor(self.started_at + (done - batch.t0)).astype(np.int64)
         self.series.add(secs, lat_us, ~ok, b_in, answered)
+        if self.stages is not None:
+            self.stages.add(intended - batch.t0, ok, latency=(lat_us, answered))
 
     def _add_phases(self, batch: ResultBatch, a: np.ndarray, answered: np.ndarray) -> None:
         """The request phases of the rows ``a`` of ``batch`` that got a response."""
@@ -207,6 +211,8 @@ class LoadStats:
         for p in PHASES:
             self.phases[p].merge(other.phases[p])
         self.series.merge(other.series)
+        if self.stages is not None and other.stages is not None:
+            self.stages.merge(other.stages)
         self.workers = merge_workers(self.workers, other.workers)
         self.flag(*other.flags)
         if self.responses:  # a pod that got no response does not make the whole run so
@@ -274,6 +280,8 @@ class LoadStats:
                 "series": self.series.rows(),
             }
         )
+        if self.stages is not None:
+            doc["stages"] = self.stages.to_dict()
         if self.corrected and summary:
             doc["latency_uncorrected_ms"] = s.uncorrected_ms
         if self.corrected:
@@ -313,6 +321,8 @@ class LoadStats:
             stats.workers = dict(doc["workers"])
             stats.flags = list(doc.get("flags", []))
             stats.client_cpu = read_client_cpu(doc.get("client_cpu") or {})
+            if doc.get("stages"):
+                stats.stages = StageStats.from_dict(doc["stages"], source)
             if "no_response" not in hist:  # saved before they were kept apart
                 _from_mixed(stats)
         except (KeyError, TypeError, ValueError) as exc:

@@ -1,0 +1,98 @@
+"""The server-metrics flags of ``kfp-bench llm`` and ``load``, and the wrap that runs a load
+between the collector's start and stop (``kfp_bench.metrics.collect``).
+
+``wrap(p, cmd)`` is the one line a load command needs: it adds the flags and makes ``cmd`` the
+parser's function with the collector around it. The profile is checked before ``cmd`` sends
+anything; the series are saved beside ``--json-out`` (``run.json`` -> ``run.server.json``),
+where ``kfp-bench report`` finds them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+
+from kfp_bench.errors import ConfigError
+from kfp_bench.metrics import profile as profiles
+from kfp_bench.metrics import series as store
+from kfp_bench.metrics.collect import Collector
+
+
+def add(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("server metrics (docs/metrics-profiles.md)")
+    g.add_argument(
+        "--metrics-profile", default="", metavar="FILE|NAME",
+        help="Named PromQL queries (kube-burner's shape) run against --prometheus-url over the "
+        f"load's window, a YAML file or a built-in: {', '.join(profiles.BUILTIN)}.",
+    )  # fmt: skip
+    g.add_argument(
+        "--prometheus-url", default="", metavar="URL",
+        help="The Prometheus whose HTTP API the profile's queries go to.",
+    )  # fmt: skip
+    g.add_argument(
+        "--scrape", action="append", default=[], metavar="URL",
+        help="A /metrics endpoint sampled every --metrics-step while the load runs (repeatable).",
+    )  # fmt: skip
+    g.add_argument(
+        "--metrics-step", type=float, default=1.0, metavar="SECONDS",
+        help="The scrapes' period and the range queries' step (default 1).",
+    )  # fmt: skip
+    g.add_argument(
+        "--metrics-var", action="append", default=[], metavar="NAME=VALUE",
+        help="A {{.NAME}} of the profile's queries, e.g. namespace=bench, isvc=llm (repeatable).",
+    )  # fmt: skip
+
+
+def collector(a: argparse.Namespace) -> Collector | None:
+    """The collector the flags ask for, or None when they ask for none."""
+    if not (a.metrics_profile or a.scrape):
+        if a.prometheus_url or a.metrics_var:
+            raise ConfigError(
+                "--prometheus-url and --metrics-var need --metrics-profile (a file or "
+                f"{', '.join(profiles.BUILTIN)})"
+            )
+        return None
+    profile = profiles.load(a.metrics_profile) if a.metrics_profile else None
+    return Collector(
+        profile=profile,
+        prometheus_url=a.prometheus_url,
+        scrapes=tuple(a.scrape),
+        step_s=a.metrics_step,
+        variables=profiles.parse_vars(a.metrics_var),
+    )
+
+
+def wrap(p: argparse.ArgumentParser, cmd: Callable[[argparse.Namespace], int]) -> None:
+    """Add the flags to ``p`` and make ``cmd``, run between the collector's start and stop,
+    its function."""
+    add(p)
+    p.set_defaults(func=lambda a: run(a, cmd))
+
+
+def run(a: argparse.Namespace, cmd: Callable[[argparse.Namespace], int]) -> int:
+    c = collector(a)
+    if c is None:
+        return cmd(a)
+    c.check()
+    c.start()
+    try:
+        code = cmd(a)
+    except BaseException:
+        c.stop(query=False)
+        raise
+    got = c.stop()
+    for note in got.notes:
+        print(f"kfp-bench: server metrics: {note}", file=sys.stderr)
+    json_out = getattr(a, "json_out", None)
+    if not json_out:
+        print("kfp-bench: server metrics not saved: give --json-out", file=sys.stderr)
+        return code
+    path = store.path_beside(json_out)
+    store.save(got, path)
+    print(
+        f"kfp-bench: server metrics: {len(got.series)} series, {len(got.histograms)} "
+        f"histograms in {path}",
+        file=sys.stderr,
+    )
+    return code

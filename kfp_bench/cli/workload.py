@@ -1,0 +1,109 @@
+"""The schedule and workload flags of ``load`` and ``llm``: --stages, --trace, --trace-speed and
+(``llm``) --shared-prefix, their checks, the options and prompts they make, and the per-stage
+table after the text report."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from kfp_bench._doc import field_help
+from kfp_bench.errors import ConfigError
+from kfp_bench.load.options import LoadOptions
+from kfp_bench.load.stages import parse_stages, total_s
+
+TRACE_HELP = (
+    'Replay a JSONL trace, one request a line: {"offset": SECONDS} (llm: and "prompt": TEXT or '
+    '"input_tokens": N, optional "output_tokens"), sent at start + offset (open loop); no -z, '
+    "-n or --rate beside it."
+)
+SHARED_PREFIX_HELP = (
+    "Shared-prefix prompts: S system prompts of PREFIX_LEN words, each shared by U users with a "
+    "question of QUESTION_LEN words (inference-perf's shared_prefix); --output-tokens gives "
+    "their max_tokens. Instead of synthetic prompts or --prompts-file."
+)
+
+
+def add_workload_flags(g, *, llm: bool = False) -> None:
+    """--stages, --trace and --trace-speed; with ``llm``, --shared-prefix."""
+    g.add_argument("--stages", default="", metavar="STAGES", help=field_help(LoadOptions, "stages"))
+    g.add_argument("--trace", default="", metavar="FILE", help=TRACE_HELP)
+    g.add_argument(
+        "--trace-speed", type=float, default=1.0, metavar="X",
+        help=field_help(LoadOptions, "trace_speed"),
+    )  # fmt: skip
+    if llm:
+        g.add_argument(
+            "--shared-prefix", default="", metavar="S,U,PREFIX_LEN,QUESTION_LEN",
+            help=SHARED_PREFIX_HELP,
+        )  # fmt: skip
+
+
+def schedule_options(a: argparse.Namespace) -> dict:
+    """The ``LoadOptions`` fields of --stages and --trace (none when neither is given): the
+    stages and their sum as the duration, or the trace's offsets and one request per line.
+    ``ConfigError`` for -z or -n beside them, before anything is read or sent."""
+    stages, trace = getattr(a, "stages", ""), getattr(a, "trace", "")
+    if not (stages or trace):
+        return {}
+    flag = "--stages" if stages else "--trace"
+    if a.duration:
+        raise ConfigError(f"-z beside {flag}: the {'stages set' if stages else 'trace sets'} "
+                          "how long the load runs; drop -z")  # fmt: skip
+    if getattr(a, "requests", None) is not None:
+        raise ConfigError(f"-n beside {flag}: the {'stages' if stages else 'trace'} set how many "
+                          "requests go; drop -n")  # fmt: skip
+    if stages:
+        parsed = parse_stages(stages)
+        return {"stages": parsed, "duration": total_s(parsed)}
+    offsets, _ = trace_of(a)
+    return {"trace": offsets, "requests": len(offsets), "trace_speed": a.trace_speed}
+
+
+def trace_of(a: argparse.Namespace):
+    """(offsets, prompts) of --trace, read once per command line."""
+    if getattr(a, "_trace", None) is None:
+        from kfp_bench.load.trace import read_trace
+
+        llm = hasattr(a, "shared_prefix")
+        seed = a.seed if a.seed is not None else 0
+        out = getattr(a, "max_tokens", 0)
+        a._trace = read_trace(a.trace, prompts=llm, output_tokens=out, seed=seed)
+    return a._trace
+
+
+def workload_prompts(a: argparse.Namespace):
+    """The prompts of --trace or --shared-prefix for ``llm``, or None for the others'."""
+    if a.trace and a.shared_prefix:
+        raise ConfigError("--trace and --shared-prefix both given: a trace has its own prompts")
+    if (a.trace or a.shared_prefix) and a.prompts_file:
+        raise ConfigError("--prompts-file beside --trace or --shared-prefix: give one source")
+    if a.trace:
+        return trace_of(a)[1]
+    if a.shared_prefix:
+        from kfp_bench.load.prompts import Dist
+        from kfp_bench.load.shared_prefix import SharedPrefix, shared_prefix_prompts
+
+        spec = SharedPrefix.parse(a.shared_prefix)
+        seed = a.seed if a.seed is not None else 0
+        return shared_prefix_prompts(spec, Dist.parse(a.output_tokens), seed)
+    return None
+
+
+def described(a: argparse.Namespace, prompts: list) -> dict | None:
+    """What --trace or --shared-prefix prompts were, for the saved options; None for others."""
+    if getattr(a, "trace", ""):
+        return {"trace": a.trace, "trace_speed": a.trace_speed, "count": len(prompts)}
+    if getattr(a, "shared_prefix", ""):
+        return {"shared_prefix": a.shared_prefix, "output_tokens": a.output_tokens,
+                "count": len(prompts), "seed": a.seed if a.seed is not None else 0}  # fmt: skip
+    return None
+
+
+def write_stages(stats, out=None) -> None:
+    """The per-stage table after the text report, when the load ran in stages."""
+    if getattr(stats, "stages", None) is None:
+        return
+    from kfp_bench.report.stages import write_stages as write
+
+    write(stats.stages.summary(), out or sys.stdout)

@@ -1,0 +1,83 @@
+"""Shared-prefix prompts: S system prompts, each shared by U users who ask their own question.
+
+What prefix caching and KV-cache-aware routing serve. It follows inference-perf's shared_prefix
+data generator (kubernetes-sigs/inference-perf 7de5ef2,
+inference_perf/datagen/synthetic/shared_prefix_datagen.py and the ``SharedPrefix`` config in
+inference_perf/config/datagen/config.py): ``num_groups`` system prompts of
+``system_prompt_len`` tokens, ``num_prompts_per_group`` questions of ``question_len`` tokens each,
+every prompt the group's system prompt, a space and the question, and the S x U prompts shuffled
+with the seeded generator so that a group's requests are spread over the run. Where
+inference-perf draws token ids from the model's tokenizer, this draws words from
+``prompts.VOCAB`` (no model hub): a length is in words, about 1.3 tokens each for BPE
+tokenizers. Requests cycle through the prompts, as they cycle through any prompt list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from kfp_bench.errors import ConfigError
+from kfp_bench.load.prompts import VOCAB, Dist, Prompt
+
+FORM = "S,U,PREFIX_LEN,QUESTION_LEN (e.g. 4,16,500,50)"
+
+
+@dataclass(frozen=True)
+class SharedPrefix:
+    """``num_groups`` system prompts of ``system_prompt_len`` words, each shared by
+    ``num_prompts_per_group`` users with a question of ``question_len`` words."""
+
+    num_groups: int
+    num_prompts_per_group: int
+    system_prompt_len: int
+    question_len: int
+
+    @classmethod
+    def parse(cls, text: str, flag: str = "--shared-prefix") -> SharedPrefix:
+        parts = [p.strip() for p in str(text).split(",")]
+        try:
+            values = [int(p) for p in parts]
+        except ValueError:
+            values = []
+        if len(values) != 4 or min(values) < 1:
+            raise ConfigError(f"{flag} {text!r}: give four whole numbers of 1 or more, {FORM}")
+        return cls(*values)
+
+    def __str__(self) -> str:
+        return (
+            f"{self.num_groups},{self.num_prompts_per_group},{self.system_prompt_len},"
+            f"{self.question_len}"
+        )
+
+
+def _words(rng: np.random.Generator, n: int) -> str:
+    return " ".join(VOCAB[i] for i in rng.integers(0, len(VOCAB), size=n).tolist())
+
+
+def system_prompts(spec: SharedPrefix, seed: int = 0) -> list[str]:
+    """The groups' system prompts, distinct, drawn first from ``seed``'s generator."""
+    rng = np.random.default_rng(seed)
+    out: list[str] = []
+    while len(out) < spec.num_groups:
+        text = _words(rng, spec.system_prompt_len)
+        if text not in out:  # (two equal draws share a cache entry: not S groups)
+            out.append(text)
+    return out
+
+
+def shared_prefix_prompts(spec: SharedPrefix, output: Dist, seed: int = 0) -> list[Prompt]:
+    """The S x U prompts, shuffled: each ``system_prompts(spec, seed)[g] + " " + question``."""
+    prefixes = system_prompts(spec, seed)
+    rng = np.random.default_rng([seed, 1])  # the questions: a stream apart from the prefixes'
+    n = spec.num_groups * spec.num_prompts_per_group
+    outs = output.draw(rng, n).tolist()
+    prompts = []
+    for g, prefix in enumerate(prefixes):
+        for u in range(spec.num_prompts_per_group):
+            text = prefix + " " + _words(rng, spec.question_len)
+            words = spec.system_prompt_len + spec.question_len
+            prompts.append(Prompt(text, words, outs[g * spec.num_prompts_per_group + u]))
+    order = rng.permutation(n).tolist()
+    return [prompts[i] for i in order]

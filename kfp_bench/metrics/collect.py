@@ -1,0 +1,180 @@
+"""One load's server metrics: checked before it, sampled while it runs, queried after it.
+
+``Collector.check`` refuses a profile before anything is sent (a variable not given, a query
+Prometheus cannot parse); ``start`` marks the window and starts the scrape thread;
+``stop`` ends both and runs the profile's queries over the window. A scrape or a query that
+fails is a note and a flag in the ``ServerSeries``, never an exception: the load's figures stand.
+
+The scrapes run in a daemon thread paced from elapsed time (a late sample does not shift the
+later ones); it sleeps between samples, so it takes the GIL only for the parse of each page.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from dataclasses import dataclass, field
+
+from kfp_bench.errors import ConfigError
+from kfp_bench.kfp.promscrape import scrape
+from kfp_bench.metrics import prometheus as prom
+from kfp_bench.metrics.profile import Profile
+from kfp_bench.metrics.series import ServerSeries
+from kfp_bench.redact import public_url
+
+#: Histograms a direct scrape can set beside the client's figures: name -> client figure.
+#: vLLM v1 (vllm/v1/metrics/loggers.py, vllm-project/vllm@005a810b); its
+#: time_per_output_token_seconds is observed once per decoded token, the gap since the
+#: previous one (vllm/v1/metrics/stats.py), the client's ITL. KServe's ModelServer:
+#: request_predict_seconds (python/kserve/kserve/metrics.py, kserve/kserve@aaac4e29).
+SCRAPED_HISTOGRAMS = {
+    "vllm:time_to_first_token_seconds": "ttft",
+    "vllm:time_per_output_token_seconds": "itl",
+    "vllm:e2e_request_latency_seconds": "e2e",
+    "request_predict_seconds": "latency",
+}
+
+
+@dataclass
+class Collector:
+    """The metrics of one load: ``profile`` against ``prometheus_url``, and ``scrapes``."""
+
+    profile: Profile | None = None
+    prometheus_url: str = ""
+    scrapes: tuple[str, ...] = ()
+    step_s: float = 1.0
+    variables: dict[str, str] = field(default_factory=dict)
+    out: ServerSeries = field(default_factory=ServerSeries)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+    _first: dict = field(default_factory=dict)
+    _last: dict = field(default_factory=dict)
+
+    def check(self) -> None:
+        """Before the load: ``ConfigError`` for a profile that cannot run (a variable not
+        given, a query Prometheus refuses to parse); a Prometheus out of reach is a note."""
+        if self.step_s <= 0:
+            raise ConfigError(f"--metrics-step {self.step_s:g}: give a step above 0 seconds")
+        if self.profile is None:
+            return
+        if not self.prometheus_url:
+            raise ConfigError(
+                f"--metrics-profile {self.profile.source} needs --prometheus-url (the "
+                "Prometheus that scrapes the servers, e.g. http://prometheus.monitoring:9090)"
+            )
+        self.profile.check_variables(self.variables)
+        values = {**self.variables, "elapsed": "60s"}
+        now = time.time()
+        for i, q in enumerate(self.profile.queries):
+            try:
+                prom.query(self.prometheus_url, q.render(values), now, timeout=10)
+            except prom.PromError as exc:
+                if exc.parse:
+                    raise ConfigError(
+                        f"metrics profile {self.profile.source}, entry {i + 1} "
+                        f"({q.metric_name}): Prometheus cannot parse the query ({exc}); fix "
+                        "the PromQL"
+                    ) from None
+                self.out.note(f"before the load: {exc}")
+                return  # out of reach: the same for every query
+
+    def start(self) -> None:
+        self.out.step_s = self.step_s
+        self.out.window = (time.time(), 0.0)
+        if self.scrapes:
+            # The first sample before the load sends anything: the histograms' baseline.
+            for url in self.scrapes:
+                self._scrape_one(url)
+            self._thread = threading.Thread(target=self._sample, name="scrape", daemon=True)
+            self._thread.start()
+
+    def stop(self, query: bool = True) -> ServerSeries:
+        """End the window; the samples and (``query``) the profile's answers over it."""
+        end = time.time()
+        self.out.window = (self.out.window[0], end)
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        self._scraped_histograms()
+        if query and self.profile is not None and self.prometheus_url:
+            self._query(*self.out.window)
+        return self.out
+
+    # -- direct scrapes ------------------------------------------------------------------------
+    def _sample(self) -> None:
+        t0 = time.monotonic()
+        k = 1
+        # Paced from the start: a slow scrape shortens the next wait, it never shifts it.
+        while not self._stop.wait(t0 + k * self.step_s - time.monotonic()):
+            for url in self.scrapes:
+                self._scrape_one(url)
+            k = max(k + 1, math.ceil((time.monotonic() - t0) / self.step_s))
+        for url in self.scrapes:  # the window's end: the buckets' last counts
+            self._scrape_one(url)
+        for url in self.scrapes:  # the window's end: the buckets' last counts
+            self._scrape_one(url)
+
+    def _scrape_one(self, url: str) -> None:
+        got = scrape(url, timeout=max(1.0, self.step_s))
+        source = public_url(url)
+        if "error" in got:
+            self.out.note(got["error"])
+            return
+        t = got["at"]
+        buckets: dict = {}
+        for (name, labels), value in got["samples"].items():
+            if name.endswith("_created"):
+                continue
+            base = name[: -len("_bucket")] if name.endswith("_bucket") else None
+            if base in SCRAPED_HISTOGRAMS:
+                le = dict(labels)["le"]
+                buckets[(base, le)] = buckets.get((base, le), 0.0) + value
+            elif base is None:
+                self.out.add_points(source, name, dict(labels), [(t, value)])
+        # A histogram not yet observed has no series: an empty first page is its baseline.
+        self._first.setdefault(source, buckets)
+        self._last[source] = buckets
+
+    def _scraped_histograms(self) -> None:
+        """Each scraped histogram's growth over the window: last minus first sample."""
+        for source, last in self._last.items():
+            first = self._first[source]
+            for base, compare in SCRAPED_HISTOGRAMS.items():
+                rows = [
+                    (float(le), c - first.get((b, le), 0.0))
+                    for (b, le), c in last.items()
+                    if b == base
+                ]
+                if rows:
+                    self.out.add_histogram(source, base, compare, rows)
+
+    # -- the profile ---------------------------------------------------------------------------
+    def _query(self, start: float, end: float) -> None:
+        url, source = self.prometheus_url, public_url(self.prometheus_url)
+        values = {**self.variables, "elapsed": f"{max(1, math.ceil(end - start))}s"}
+        step = prom.step_for(start, end, self.step_s)
+        for q in self.profile.queries:
+            expr = q.render(values)
+            try:
+                if q.instant:
+                    rows = prom.query(url, expr, end)
+                else:
+                    rows = prom.query_range(url, expr, start, end, step)
+            except prom.PromError as exc:
+                self.out.note(f"{q.metric_name}: {exc}")
+                continue
+            if not rows:
+                self.out.note(f"{q.metric_name}: no series over the window ({expr})", False)
+            if q.compare:
+                buckets = [(r["labels"]["le"], r["value"]) for r in rows if "le" in r["labels"]]
+                if rows and not buckets:
+                    self.out.note(f"{q.metric_name}: a compare query must keep the 'le' label")
+                if buckets:
+                    self.out.add_histogram(source, q.metric_name, q.compare, buckets)
+            elif q.instant:
+                for r in rows:
+                    self.out.add_instant(source, q.metric_name, r["labels"], r["t"], r["value"])
+            else:
+                for r in rows:
+                    self.out.add_points(source, q.metric_name, r["labels"], r["points"], q.panel)

@@ -1,0 +1,171 @@
+"""The server's series in the reports: drawn under the client's on one time axis, and the
+server's own latency percentiles set beside the client's.
+
+``timeline`` draws the client's per-second series on top (an LLM load: the streams in flight,
+its TTFT percentiles as lines; a predict load: the latency p99 per second) and, under it on the
+same epoch-time axis, each range series of the profile whose ``panel`` names that chart (vLLM's
+queue under the TTFT, the replicas under the latency), then the direct scrapes' gauges.
+``compare_rows`` is the table: per server histogram, its percentiles with the bucket that holds
+each (the server's resolution), the client's, and the difference, which is the time spent
+outside the server (network, ingress, queue-proxy, the client's own queueing).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+
+from kfp_bench.metrics.series import ServerSeries, percentiles
+from kfp_bench.report import fmt
+from kfp_bench.report.plots import RC, Figure, new_figure, to_png
+
+#: At most this many server panels under the client's chart: a page, not a dashboard.
+MAX_PANELS = 6
+QS = (0.5, 0.9, 0.99)
+#: Gauges of the scraped pages worth a panel when no profile names one (vLLM's queue).
+SCRAPED_PANELS = ("vllm:num_requests_running", "vllm:num_requests_waiting")
+INTRO = (
+    "The server's own figures over the load's window (docs/metrics-profiles.md). A server "
+    "percentile is read from its histogram's buckets, interpolated inside the bucket as "
+    "Prometheus's histogram_quantile does: its bucket's bounds are its resolution. The "
+    "difference (client minus server) is the time spent outside the server: the network, the "
+    "ingress and queue-proxy, and the client's own queueing; when the client's value falls "
+    "inside the server's bucket the difference is below the histogram's resolution. Counts "
+    "from Prometheus come from increase(), which extrapolates to the window's edges: they "
+    "may exceed the requests sent; a direct scrape's counts are exact."
+)
+
+
+def panels(server: ServerSeries, panel: str) -> list[dict]:
+    """The range series drawn under the client chart ``panel`` ("ttft" or "latency")."""
+    out = [s for s in server.series.values() if s.get("panel") == panel and s["points"]]
+    if not out:
+        out = [s for s in server.series.values() if s["metric"] in SCRAPED_PANELS]
+    return sorted(out, key=lambda s: (s["metric"], s["source"], sorted(s["labels"].items())))[
+        :MAX_PANELS
+    ]
+
+
+def _label(s: dict) -> str:
+    extra = ",".join(f"{k}={v}" for k, v in sorted(s["labels"].items()) if k != "__name__")
+    return s["metric"] + (f"{{{extra}}}" if extra and len(extra) < 60 else "")
+
+
+def timeline(client_rows: list[dict], client: dict, server: ServerSeries, panel: str):
+    """The client's per-second ``client_rows`` on top (``client``: {"key", "label", "lines":
+    {label: value}}), each of ``panels(server, panel)`` under it; None without a server series
+    to draw."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    shown = panels(server, panel)
+    if not shown or not client_rows:
+        return None
+    t0 = min(r["t"] for r in client_rows)
+    with plt.rc_context(RC), sns.axes_style("whitegrid"):
+        fig, axes = new_figure(2.0 + 1.3 * len(shown), len(shown) + 1, 1, sharex=True)
+        ax = axes[0]
+        t = np.array([r["t"] - t0 for r in client_rows], dtype=float)
+        ax.plot(t, [r.get(client["key"]) or 0 for r in client_rows], color="#1565c0",
+                label=client["label"])  # fmt: skip
+        ax.set(title="Client", ylabel=client["unit"])
+        if client.get("lines"):
+            right = ax.twinx()
+            for (name, v), style in zip(client["lines"].items(), ("--", ":", "-."), strict=False):
+                right.axhline(v, color="#6a1b9a", linestyle=style, linewidth=1, label=name)
+            right.set_ylabel(client["lines_unit"])
+            right.grid(False)
+            right.legend(loc="upper right", fontsize=8)
+        ax.legend(loc="upper left", fontsize=8)
+        for ax, s in zip(axes[1:], shown, strict=True):
+            pts = sorted(s["points"].items())
+            ax.step([p[0] - t0 for p in pts], [p[1] for p in pts], where="post",
+                    color="#c62828")  # fmt: skip
+            ax.set_title(_label(s), fontsize=9, loc="left")
+        axes[-1].set_xlabel(f"seconds since {fmt.when(t0)} (the client's first second)")
+        fig.suptitle("The server under the client, one time axis")
+        png = to_png(fig)
+    where = ", ".join(sorted({s["source"] for s in shown}))
+    return Figure(
+        f"server_{panel}",
+        "The server under the client",
+        f"Top: {client['label']} per wall-clock second. Under it, on the same axis: the "
+        f"server's series from {where}, every {server.step_s:g} s.",
+        png,
+    )
+
+
+def compare_rows(server: ServerSeries, client_ms: dict[str, dict]) -> list[list[str]]:
+    """One row per server histogram and percentile: the server's value and bucket, the
+    client's, their difference (ms). ``client_ms``: figure -> {"count", "p50", "p90", "p99"}."""
+    rows = []
+    for h in sorted(server.histograms.values(), key=lambda h: (h["compare"], h["metric"])):
+        p = percentiles(h["buckets"], QS)
+        c = client_ms.get(h["compare"]) or {}
+        for q in QS:
+            if q not in p:
+                continue
+            sv, lo, hi = p[q]["value"] * 1e3, p[q]["lower"] * 1e3, p[q]["upper"] * 1e3
+            cv = c.get(f"p{q * 100:g}") if c.get("count") else None
+            rows.append(
+                [
+                    f"{h['compare']} p{q * 100:g}",
+                    h["metric"],
+                    f"{int(p['count']):,}",
+                    fmt.num(sv),
+                    f"{fmt.num(lo)}–{fmt.num(hi)}",
+                    fmt.num(cv) if cv is not None else fmt.DASH,
+                    f"{c.get('count', 0):,}" if c else fmt.DASH,
+                    _difference(cv, sv, lo, hi),
+                ]
+            )
+    return rows
+
+
+def _difference(client: float | None, server: float, lo: float, hi: float) -> str:
+    """Client minus server, unless the client's value falls inside the server's bucket: the
+    difference is then below what the server's histogram can tell."""
+    if client is None:
+        return fmt.DASH
+    if lo <= client <= hi:
+        return "within its bucket"
+    return fmt.num(client - server)
+
+
+COMPARE_HEAD = [
+    "figure", "server histogram", "server count", "server (ms)", "its bucket (ms)",
+    "client (ms)", "client count", "client − server (ms)",
+]  # fmt: skip
+
+
+def notes(server: ServerSeries) -> list[str]:
+    """What the reader must know: the window, what could not be read."""
+    a, b = server.window
+    span = f"{dt.datetime.fromtimestamp(a, dt.UTC):%H:%M:%S}–{dt.datetime.fromtimestamp(b, dt.UTC):%H:%M:%S} UTC"  # noqa: E501
+    out = [f"Window {span} ({b - a:.0f} s), step {server.step_s:g} s."]
+    return out + [f"Not read: {n}" for n in server.notes]
+
+
+def llm_section(stats, summary, server: ServerSeries) -> tuple:
+    """The LLM report's section: (title, intro, figures, tables, items), and its figures."""
+    lat = summary.latency_ms
+    client = {
+        "key": "inflight",
+        "label": "streams in flight (mean per second)",
+        "unit": "streams",
+        "lines": {
+            f"TTFT p{q:g} {fmt.num(lat['ttft'][f'p{q:g}'])} ms (whole load)": lat["ttft"][f"p{q:g}"]
+            for q in (50, 99)
+        }
+        if lat["ttft"]["count"]
+        else {},
+        "lines_unit": "TTFT (ms)",
+    }
+    fig = timeline(stats.series.rows(), client, server, "ttft")
+    tables = []
+    body = compare_rows(server, lat)
+    if body:
+        tables.append((COMPARE_HEAD, body))
+    section = ("Server metrics", INTRO, (fig.name,) if fig else (), tables, notes(server))
+    return section, [fig] if fig else []
