@@ -2,7 +2,7 @@
 with one worker process (``load.workers.run_stream``, the same ``StreamAttack``), but the sink
 keeps each ``StreamBatch`` row instead of aggregating it, and writes them as JSON lines.
 
-Each row's ``id`` is the ``X-Request-Id`` kfp-bench sent (``<source>-<seq>``), which the LLM
+Each row's ``id`` is the ``X-Request-Id`` kfp-bench sent (``openai.request_id``), which the LLM
 server's truth log records: ``bench/llm_peers.py`` pairs kfp-bench's requests with the truth by
 id, exactly, and splits the TTFT error into its two legs (send to arrival, first token's send to
 its receipt).
@@ -17,7 +17,7 @@ import json
 import sys
 
 from kfp_bench.load import prompts as prompt_source
-from kfp_bench.load.openai import LlmOptions
+from kfp_bench.load.openai import LlmOptions, request_id
 from kfp_bench.load.workers import run_stream
 from kfp_bench.records import STREAM_COLUMNS
 
@@ -36,7 +36,7 @@ class RowSink:
         col = {name: i for i, name in enumerate(STREAM_COLUMNS)}
         keep = ("intended", "sent", "written", "first", "done", "outcome", "content_chunks")
         for row in batch.rows():
-            out = {"id": f"{batch.source}-{int(row[col['seq']])}"}
+            out = {"id": request_id(batch.source, int(row[col["seq"]]))}
             out.update({k: row[col[k]] for k in keep})
             self.rows.append(out)
 

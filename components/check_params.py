@@ -57,6 +57,7 @@ def check_params(
     llm_warmup_sec: float,
     llm_workers: int,
     cost_per_hour: float,
+    llm_tokenizer: str,
     token_secret: str,
     benchmark_id: str,
     lease_wait_sec: float,

@@ -69,12 +69,25 @@ FAILURES: dict[str, tuple[int, str]] = {
 #: is in doubt is a token count, and the summary says how many requests each concerns.
 WARNINGS: dict[str, str] = {
     "usage-mismatch": (
-        "completed streams whose usage was missing or counted fewer tokens than content chunks: "
-        "output tokens/s and TPOT may be off for them"
+        "completed streams whose usage was missing (and no tokenizer counted them) or counted "
+        "fewer tokens than content chunks: TPOT may be off for them"
     ),
     "multi-token-chunks": (
-        "completed streams with more usage tokens than content chunks: the server sends several "
-        "tokens a chunk, so ITL is per chunk, not per token"
+        "completed streams with more tokens (usage's or the tokenizer's) than content chunks: the "
+        "server sends several tokens a chunk, so ITL is per chunk, not per token"
+    ),
+    "tokens-from-tokenizer": (
+        "the server sent no usage for some streams: their tokens are the tokenizer's count of the "
+        "prompt (a chat prompt's without its chat template) and of the streamed text"
+    ),
+    "tokens-unknown": (
+        "some completed streams came without usage (the server sends none) and no tokenizer "
+        "counted them: the token figures are unknown, not zero; pass --tokenizer (the model's "
+        "tokenizer.json) to count them"
+    ),
+    "no-done-marker": (
+        "some streams ended after a finish_reason without data: [DONE] (as transformers serve "
+        "ends them): counted as completed"
     ),
     "mixed-latency": (
         "results saved before kfp-bench kept requests without a response apart: their latency "

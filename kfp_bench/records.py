@@ -127,7 +127,7 @@ class ResultBatch:
 #: in every process of the machine, so a local server's truth log compares without conversion).
 #:
 #: - ``seq``: the request's number within its worker process (``StreamBatch.source`` names the
-#:   process; the request carried ``X-Request-Id: <source>-<seq>``).
+#:   process; the request carried ``X-Request-Id: <source>-<seq as 12 hex digits>``, a UUID).
 #: - ``intended``: when the schedule meant it to be sent (= ``sent`` in closed loop).
 #: - ``sent`` / ``written``: the write's start and end (``written`` 0: nothing was written).
 #: - ``headers``: when the response head was complete (0: none came). This and the times below
@@ -135,19 +135,29 @@ class ResultBatch:
 #:   head can come before ``written``, the end of the client's own write call.
 #: - ``first``: when the first *content* chunk arrived, a chunk whose text (completions) or
 #:   ``delta.content`` (chat) is non-empty; never a role-only, empty or usage chunk (0: none).
-#: - ``done``: when the stream ended (``[DONE]``, or the moment it failed).
+#: - ``done``: when the stream ended (``[DONE]``, the body's end, or the moment it failed).
 #: - ``status``: the HTTP status, 0 when no response head came.
-#: - ``outcome``: 0 the stream completed (``[DONE]`` after a finish_reason), 1 it failed (error
-#:   text in ``StreamBatch.errors``, in row order): refused, reset, timeout, a stall past the
-#:   timeout, an HTTP error status, an ``error`` event, a stream that ended before ``[DONE]``.
+#: - ``outcome``: 0 the stream completed (a finish_reason, then ``[DONE]`` or the body's clean
+#:   end), 1 it failed (error text in ``StreamBatch.errors``, in row order): refused, reset,
+#:   timeout, a stall past the timeout, an HTTP error status, an ``error`` event, a stream that
+#:   ended before a finish_reason.
 #: - ``chunks``: data events received (every ``data:`` line but ``[DONE]``).
 #: - ``content_chunks``: of those, content chunks (their arrival times: ``StreamBatch.times``).
-#: - ``prompt_tokens`` / ``completion_tokens``: from the server's ``usage`` (-1 when it sent none).
+#: - ``prompt_tokens`` / ``completion_tokens``: from the server's ``usage``, else the tokenizer's
+#:   count (``marks`` says so), else -1.
 #: - ``bytes_in``: response bytes after the head.
+#: - ``marks``: bits of ``MARK_*``: the token counts came from the tokenizer (the server sent no
+#:   usage), the stream completed without ``[DONE]``.
 STREAM_COLUMNS = (
     "seq", "intended", "sent", "written", "headers", "first", "done", "status", "outcome",
-    "chunks", "content_chunks", "prompt_tokens", "completion_tokens", "bytes_in",
+    "chunks", "content_chunks", "prompt_tokens", "completion_tokens", "bytes_in", "marks",
 )  # fmt: skip
+#: ``marks`` bits: prompt_tokens is the tokenizer's count of the prompt (no usage came) ...
+MARK_PROMPT_TOKENIZED = 1
+#: ... completion_tokens is the tokenizer's count of the streamed text (no usage came) ...
+MARK_OUTPUT_TOKENIZED = 2
+#: ... the stream ended cleanly after a finish_reason but without ``data: [DONE]``.
+MARK_NO_DONE = 4
 
 
 @dataclass(frozen=True, slots=True)

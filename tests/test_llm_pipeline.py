@@ -5,13 +5,16 @@ tests/pipelines/test_pods.py."""
 
 from __future__ import annotations
 
+import functools
+import http.server
 import json
+import threading
 
 import pytest
 
 from kfp_bench.errors import BenchError, ConfigError
 from kfp_bench.load.prompts import Dist
-from kfp_bench.pipeline import llm_steps, outcome, start
+from kfp_bench.pipeline import llm_params, llm_steps, outcome, start
 from kfp_bench.pipeline.llm_params import check_dist
 from kfp_bench.pipeline.params import BenchParams
 from kfp_bench.sandbox.llm_server import start_llm_server
@@ -39,6 +42,8 @@ BAD_LLM = [
     ({"llm_input_tokens": "gauss:5"}, ("llm_input_tokens='gauss:5'", "fixed:N, uniform:LO,HI")),
     ({"llm_output_tokens": "uniform:9,3"}, ("llm_output_tokens='uniform:9,3'", "HI not below")),
     ({"llm_slo": "ttft=fast"}, ("pipeline parameter llm_slo", "ttft='fast'", "e.g. ttft=500ms")),
+    ({"llm_tokenizer": "s3://b/tokenizer.json"}, ("llm_tokenizer='s3://b/tok", "http(s) URL")),
+    ({"llm_tokenizer": "https:///tokenizer.json"}, ("llm_tokenizer='https:///", "no host")),
 ]
 
 
@@ -96,6 +101,36 @@ def test_first_step_probes_v1_models_and_hands_on_the_served_model(llm_server, c
         start.check_params(gone, "j")
 
 
+@pytest.fixture()
+def files(tmp_path):
+    """A loopback HTTP server of ``tmp_path``'s files (a tokenizer.json's URL, as a model
+    store serves it)."""
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield tmp_path, f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    thread.join(5)
+
+
+def test_the_tokenizer_url_is_fetched_once_capped_and_a_failure_named(files, monkeypatch):
+    folder, url = files
+    (folder / "tokenizer.json").write_text('{"model": {}}')
+    got = llm_params.local_tokenizer(url + "/tokenizer.json", str(folder / "w"))
+    assert open(got).read() == '{"model": {}}' and got.startswith(str(folder / "w"))
+    assert llm_params.local_tokenizer("/models/tokenizer.json", "x") == "/models/tokenizer.json"
+    with pytest.raises(ConfigError, match=r"llm_tokenizer='.*/none.json': could not be fetched "
+                       r"\(HTTP 404\)"):  # fmt: skip
+        llm_params.local_tokenizer(url + "/none.json", str(folder))
+    monkeypatch.setattr(llm_params, "TOKENIZER_MAX_BYTES", 5)
+    with pytest.raises(ConfigError, match="more than 5 bytes: not a tokenizer.json"):
+        llm_params.local_tokenizer(url + "/tokenizer.json", str(folder))
+    with pytest.raises(ConfigError) as err:  # a presigned URL's signature is never shown
+        llm_params.local_tokenizer(url + "/none.json?X-Amz-Signature=abc", str(folder))
+    assert "abc" not in str(err.value) and "none.json?..." in str(err.value)
+
+
 def test_llm_workers_merge_exactly_and_a_lost_or_failed_one_is_flagged(llm_server, tmp_path):
     """Two workers stream from the server, a third's target does not resolve (its error
     saved, the step succeeds), a fourth left no result: report_llm merges the two exactly (the
@@ -126,3 +161,10 @@ def test_llm_workers_merge_exactly_and_a_lost_or_failed_one_is_flagged(llm_serve
     assert "TTFT" in html.read_text() and md.read_text()
     with pytest.raises(BenchError, match="flagged workers-lost, step-failed"):
         outcome.check_outcome(str(out))
+
+
+def test_a_worker_pod_without_tokenizers_names_the_parameter(monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "tokenizers", None)  # the import fails
+    with pytest.raises(ConfigError, match=r"llm_tokenizer='http://h/t.json\?...': this LLM load "
+                       "pod has no tokenizers package"):  # fmt: skip
+        llm_params.local_tokenizer("http://u:p@h/t.json?sig=1", "x")

@@ -83,6 +83,12 @@ def _add_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--max-tokens", type=int, default=0, help=_h("max_tokens"))
     g.add_argument("--ignore-eos", action="store_true", help=_h("ignore_eos"))
     g.add_argument("--stall-timeout", type=float, default=30.0, help=_h("stall_timeout"))
+    g.add_argument(
+        "--no-request-id", action="store_false", dest="request_id",
+        help="Send no X-Request-Id. Ours is a UUID naming this process and the request's "
+        "number, which a server's log can pair with the results; -H 'X-Request-Id: ...' "
+        "replaces it.",
+    )  # fmt: skip
     g = p.add_argument_group("the prompts (no model hub needed)")
     g.add_argument(
         "--input-tokens",
@@ -116,7 +122,8 @@ def _add_flags(p: argparse.ArgumentParser) -> None:
         "--tokenizer",
         default="",
         metavar="FILE",
-        help="A local tokenizer.json (the tokenizers package) to count prompt tokens with.",
+        help="The model's tokenizer.json (the tokenizers package): counts the prompt and output "
+        "tokens of streams that bring no usage (else they are unknown).",
     )
     g = p.add_argument_group("pacing and figures")
     add_open_loop_flags(g, _h)
@@ -171,6 +178,8 @@ def _options(a: argparse.Namespace) -> LlmOptions:
         max_tokens=a.max_tokens,
         ignore_eos=a.ignore_eos,
         stall_timeout=a.stall_timeout,
+        tokenizer=a.tokenizer,
+        request_id=a.request_id,
     ).validate()
 
 
@@ -263,7 +272,12 @@ def _sweep(a, opts: LlmOptions, prompts: list, slo: Slo, outs: Outputs, json_out
         s = stats.summary()
         print(
             f"  {by} {level:g}: {s.completed}/{s.requests} completed, TTFT p99 "
-            f"{s.latency_ms['ttft']['p99']:.1f} ms, {s.output_tokens_per_s:.0f} tok/s",
+            f"{s.latency_ms['ttft']['p99']:.1f} ms, "
+            + (
+                "tokens unknown"
+                if s.output_tokens_per_s is None
+                else f"{s.output_tokens_per_s:.0f} tok/s"
+            ),
             file=sys.stderr,
         )
 

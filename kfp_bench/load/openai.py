@@ -4,7 +4,11 @@
 checks) plus what an LLM request needs: the endpoint, the model, ``max_tokens``, ``ignore_eos``
 and the stall timeout. ``render`` builds every request before the attack, one per prompt
 (requests cycle through them), so the request loop only splices in the request id: the head ends
-with ``X-Request-Id: <source>-`` and the loop writes ``<seq>``, the blank line and the body.
+with ``X-Request-Id: <source>-`` and the loop writes ``<seq>`` (``SEQ_FORMAT``), the blank line
+and the body. The id is a UUID (``request_source``: the process in the first groups, the
+sequence in the last 12 hex digits), since some servers refuse any other: llama-cpp-python's
+server answers a bare 400 unless ``uuid.UUID(X-Request-Id)`` parses. ``-H "X-Request-Id: ..."``
+replaces it, and ``request_id=False`` (``--no-request-id``) sends none.
 
 The body follows the OpenAI API as vLLM and KServe's ``/openai`` routes serve it: ``stream``
 with ``stream_options.include_usage`` (the usage arrives in a last chunk whose ``choices`` is
@@ -14,12 +18,18 @@ empty), temperature 0, and ``ignore_eos`` only when asked (a vLLM extension othe
 from __future__ import annotations
 
 import json
+import os
+import re
+import secrets
 from dataclasses import dataclass, replace
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.load.options import LoadOptions
 
 ENDPOINTS = {"completions": "/v1/completions", "chat": "/v1/chat/completions"}
+#: The request loop writes a request's sequence number as the id's last group: 12 hex digits.
+SEQ_FORMAT = b"%012x"
+_REQUEST_ID = re.compile(r"\s*x-request-id\s*:", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -39,6 +49,12 @@ class LlmOptions(LoadOptions):
         stall_timeout: a stream with no byte for this many seconds (before its head or between
             two reads) fails as stalled; 0 means none. Distinct from --timeout, which bounds
             the whole request however steadily its tokens come.
+        tokenizer: a local tokenizer.json (the tokenizers package): when the server streams no
+            usage, the tokens are its count of the prompt and of the streamed text (else
+            unknown).
+        request_id: send each request an ``X-Request-Id`` (a UUID naming this process and the
+            request's number) that a server's log can pair with the results; False sends
+            none. A ``-H "X-Request-Id: ..."`` replaces it.
     """
 
     endpoint: str = "completions"
@@ -46,6 +62,8 @@ class LlmOptions(LoadOptions):
     max_tokens: int = 0
     ignore_eos: bool = False
     stall_timeout: float = 30.0
+    tokenizer: str = ""
+    request_id: bool = True
     method: str = "POST"
     timeout: float = 600.0
     content_type: str = "application/json"
@@ -65,6 +83,11 @@ class LlmOptions(LoadOptions):
         if self.stall_timeout < 0:
             raise ConfigError(
                 f"--stall-timeout {self.stall_timeout}: give 0 (none) or a positive number of s"
+            )
+        if self.tokenizer and not os.path.isfile(self.tokenizer):
+            raise ConfigError(
+                f"--tokenizer {self.tokenizer}: not found; give the path of the model's "
+                "tokenizer.json"
             )
         if self.method.upper() != "POST":
             raise ConfigError(f"-m {self.method}: the OpenAI API takes POST; leave -m out")
@@ -106,16 +129,41 @@ def request_body(opts: LlmOptions, prompt) -> bytes:
     return json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode()
 
 
+def request_source() -> str:
+    """This process's request id prefix: the first four groups of a version-4 UUID (RFC 4122
+    section 4.4: version nibble 4, variant bits 10), the pid in the first group and random bits
+    after it, so that one process's successive attacks never reuse an id. ``request_id`` adds
+    the last group."""
+    r = secrets.token_hex(8)
+    variant = "89ab"[int(r[4], 16) & 3]
+    return f"{os.getpid() & 0xFFFFFFFF:08x}-{r[:4]}-4{r[5:8]}-{variant}{r[8:11]}"
+
+
+def request_id(source: str, seq: int) -> str:
+    """The ``X-Request-Id`` of request ``seq`` of the process whose prefix is ``source``."""
+    return f"{source}-{(SEQ_FORMAT % seq).decode()}"
+
+
+def sends_id(opts: LlmOptions) -> bool:
+    """Whether the requests carry our ``X-Request-Id``: not when a ``-H`` gives one (it
+    replaces ours: one header, never two) nor with ``request_id=False``."""
+    return opts.request_id and not any(_REQUEST_ID.match(h) for h in opts.headers)
+
+
 def render(opts: LlmOptions, prompts, source: str) -> list[tuple[bytes, bytes]]:
     """Every request, as (head up to the request id's number, blank line and body), one per
-    prompt: the request loop writes ``head + b"%d" % seq + tail``."""
+    prompt: the request loop writes ``head + SEQ_FORMAT % seq + tail`` when ``sends_id``, else
+    ``head + tail``."""
     if not prompts:
         raise ConfigError("prompts: none given; give at least one prompt")
     out = []
+    ours = sends_id(opts)
     for prompt in prompts:
         if not getattr(prompt, "text", ""):
             raise ConfigError("prompts: a prompt with no text; give every prompt some text")
         request = opts._endpoint_options(request_body(opts, prompt)).target().request
         head, sep, body = request.partition(b"\r\n\r\n")
-        out.append((head + b"\r\nX-Request-Id: " + source.encode() + b"-", sep + body))
+        if ours:
+            head += b"\r\nX-Request-Id: " + source.encode() + b"-"
+        out.append((head, sep + body))
     return out

@@ -277,6 +277,13 @@ def _counter(tokenizer: str) -> Callable[[str], int]:
     """Counts a text's input tokens: whitespace words, or a local tokenizer.json's tokens."""
     if not tokenizer:
         return lambda text: len(text.split())
+    tok = load_tokenizer(tokenizer)
+    return lambda text: count_tokens(tok, text, True)
+
+
+def load_tokenizer(tokenizer: str):
+    """The ``tokenizers.Tokenizer`` of a local tokenizer.json; ``ConfigError`` naming the file
+    and the fix when the package is missing or the file is not one."""
     try:
         from tokenizers import Tokenizer
     except ImportError:
@@ -287,13 +294,19 @@ def _counter(tokenizer: str) -> Callable[[str], int]:
     if not Path(tokenizer).is_file():
         raise ConfigError(f"tokenizer {tokenizer}: not found; give the path of a tokenizer.json")
     try:
-        tok = Tokenizer.from_file(str(tokenizer))
+        return Tokenizer.from_file(str(tokenizer))
     except Exception as e:  # the Rust side raises a bare Exception for any unreadable file
         raise ConfigError(
             f"tokenizer {tokenizer}: not a tokenizers tokenizer.json ({e}); give the "
             "tokenizer.json saved with a model (Tokenizer.save)"
         ) from None
-    return lambda text: len(tok.encode(text, add_special_tokens=False).ids)
+
+
+def count_tokens(tok, text: str, special: bool) -> int:
+    """``tok``'s count of ``text``. ``special``: with the special tokens its post-processor adds
+    (a BOS), as a server counts a completion's prompt (vLLM's ``CompletionRequest``
+    defaults ``add_special_tokens`` to True); without them for generated text."""
+    return len(tok.encode(text, add_special_tokens=special).ids)
 
 
 def _number(text: str) -> float | None:

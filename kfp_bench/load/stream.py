@@ -3,8 +3,10 @@
 ``StreamAttack`` is ``engine.Attack`` with other rows: the same pacing (closed loop with optional
 -q, open loop constant or Poisson from ``pacer.py``), keep-alive connections, timeouts and
 connect failures as rows, and a ``StreamBatch`` (``records.STREAM_COLUMNS``) per flush to its
-sink. Each request carries ``X-Request-Id: <source>-<seq>`` so a server's truth log pairs with
-the rows.
+sink. Each request carries ``X-Request-Id: <source>-<seq>`` (a UUID, ``openai.request_id``) so a
+server's truth log pairs with the rows. With a tokenizer, a request whose stream brought no
+usage is counted by it: the prompt, and the text of its content chunks (kept as they came and
+decoded only for such requests).
 
 ``_StreamConn`` parses the response with httptools (which undoes chunked encoding) and its body
 as SSE: events end at a blank line, whatever TCP reads or chunks they span; the time of an event
@@ -21,26 +23,35 @@ KServe's OpenAI routes write compact pydantic JSON that keeps null fields (``"us
 last (python/kserve/kserve/protocol/rest/openai/openai_chat_adapter_model.py:241, kserve
 aaac4e29): the expressions match a value, never a null.
 
-A stream fails (outcome 1, a row with its error text, never an exception) on a refused or reset
-connection, an HTTP error status (the body's start in the text), an ``error`` event, a stream
-that ends before ``[DONE]`` or without a finish_reason, ``--timeout`` (the whole request) and
-``--stall-timeout`` (no byte for that long, before the head or between two reads).
+A stream completes after a chunk with a finish_reason, then ``data: [DONE]`` or, without it, the
+clean end of the body (the chunked encoding's last chunk, or a close after a whole event):
+``transformers serve`` ends its streams so, and the OpenAI Python client accepts them; such
+a row is marked (``MARK_NO_DONE``, flag ``no-done-marker``). A stream fails (outcome 1, a row
+with its error text, never an exception) on a refused or reset connection, an HTTP error status
+(the body's start in the text, or "(empty body)"), an ``error`` event, a stream that ends before
+a finish_reason, ``--timeout`` (the whole request) and ``--stall-timeout`` (no byte for that
+long, before the head or between two reads).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import secrets
 from array import array
 
 from httptools import HttpParserCallbackError, HttpParserError
 
 from kfp_bench.load import stamped
 from kfp_bench.load.engine import Attack, Connection, Sink, clock
-from kfp_bench.load.openai import LlmOptions, render
-from kfp_bench.records import STREAM_COLUMNS, StreamBatch
+from kfp_bench.load.openai import SEQ_FORMAT, LlmOptions, render, request_source, sends_id
+from kfp_bench.load.prompts import count_tokens, load_tokenizer
+from kfp_bench.records import (
+    MARK_NO_DONE,
+    MARK_OUTPUT_TOKENIZED,
+    MARK_PROMPT_TOKENIZED,
+    STREAM_COLUMNS,
+    StreamBatch,
+)
 
 NCOLS = len(STREAM_COLUMNS)
 READ_TIME_TOKENS = "read-time-tokens"  # some reads had no kernel stamp: see stamped.py
@@ -49,6 +60,11 @@ ERROR_BODY_CHARS = 200  # of an HTTP error's body, kept in its error text
 _CONTENT = {
     "completions": re.compile(rb'"text": ?"[^"]').search,
     "chat": re.compile(rb'"content": ?"[^"]').search,
+}
+#: The JSON string of a chunk's text, escapes and all (chat: by ``delta.content``).
+_TEXT = {
+    False: re.compile(rb'"text": ?"((?:[^"\\]|\\.)*)"').search,
+    True: re.compile(rb'"content": ?"((?:[^"\\]|\\.)*)"').search,
 }
 _RARE = re.compile(rb'"(?:finish_reason": ?"|usage": ?\{|error": ?[{"]|object": ?"error")').search
 
@@ -70,14 +86,15 @@ class _StreamConn(Connection):
         self.pending = b""
         self.error = ""
         self.err_body = None
-        self.finished = self.done_seen = False
+        self.finished = self.done_seen = self.framed = False
+        self.texts = [] if self.a.tokenizer is not None else None
 
     def send(self, seq: int, intended: float | None) -> None:
         self.busy = True
         self.seq = seq
         self._reset()
         head, tail = self.a.parts[seq % len(self.a.parts)]
-        data = head + b"%d" % seq + tail
+        data = head + SEQ_FORMAT % seq + tail if self.a.ids else head + tail
         self.nout = len(data)
         self.sent = self.last = t = clock()
         self.intended = t if intended is None else intended
@@ -97,6 +114,12 @@ class _StreamConn(Connection):
         self.status = self.status_code()
         if self.status >= 400:
             self.err_body = bytearray()
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        # a body with neither a length nor the chunked encoding ends when the server closes
+        # (RFC 9112 section 6.3): such a close is the stream's clean end
+        if name.lower() in (b"content-length", b"transfer-encoding"):
+            self.framed = True
 
     def on_body(self, body):
         self.nbody += len(body)
@@ -131,12 +154,14 @@ class _StreamConn(Connection):
         elif _RARE(data):
             self._rare(data)
         elif self.a.content(data):
-            self._content()
+            self._content(data)
 
-    def _content(self) -> None:
+    def _content(self, data: bytes) -> None:
         self.times.append(self.last)
         if not self.first:
             self.first = self.last
+        if self.texts is not None:  # a reference only: decoded if no usage comes
+            self.texts.append(data)
 
     def _rare(self, data: bytes) -> None:
         """A chunk with a finish_reason, the usage or an error: read it whole."""
@@ -153,7 +178,7 @@ class _StreamConn(Connection):
         c = choices[0] if isinstance(choices[0], dict) else {}
         text = (c.get("delta") or {}).get("content") if self.a.chat else c.get("text")
         if isinstance(text, str) and text:
-            self._content()
+            self._content(data)
         if c.get("finish_reason"):
             self.finished = True
         usage = doc.get("usage")
@@ -178,14 +203,16 @@ class _StreamConn(Connection):
             return
         if self.err_body is not None:
             text = bytes(self.err_body).decode("utf-8", "replace").strip()
-            error = f"http {self.status}: {text}" if text else f"http {self.status}"
+            error = f"http {self.status}: {text}" if text else f"http {self.status} (empty body)"
         elif self.error:
             error = self.error
-        elif not self.done_seen:
-            error = "stream: ended before [DONE]"
         elif not self.finished:
-            error = "stream: [DONE] without a finish_reason"
-        else:
+            error = (
+                "stream: [DONE] without a finish_reason"
+                if self.done_seen
+                else "stream: ended before [DONE]"
+            )
+        else:  # a finish_reason, then [DONE] or the body's clean end
             error = ""
         a = self.a
         self.busy = False
@@ -198,7 +225,14 @@ class _StreamConn(Connection):
             a.after(None)
 
     def connection_lost(self, exc):
-        if self.busy and self.done_seen and exc is None and not self.error and self.finished:
+        if (
+            self.busy
+            and exc is None
+            and self.finished
+            and not self.error
+            and not self.pending  # closed after a whole event, not inside one
+            and (self.done_seen or (self.headers and not self.framed))
+        ):
             self.on_message_complete()  # a close-delimited body: its end is the close
         super().connection_lost(exc)
 
@@ -216,6 +250,27 @@ def _fields(ev: bytes):
     return data, name
 
 
+def _chunk_text(data: bytes, chat: bool) -> str:
+    """The text of a content chunk (its data field): the JSON string the content expression
+    found, decoded alone (a third of ``json.loads``' CPU on a whole chunk), else the chunk read
+    whole."""
+    m = _TEXT[chat](data)
+    if m is not None:
+        raw = m.group(1)
+        if b"\\" not in raw:
+            return raw.decode("utf-8", "replace")
+        try:
+            return json.loads(b'"' + raw + b'"')
+        except ValueError:
+            pass
+    try:
+        c = json.loads(data)["choices"][0]
+        text = (c.get("delta") or {}).get("content") if chat else c.get("text")
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        return ""
+    return text if isinstance(text, str) else ""
+
+
 def _int(v) -> int:
     return v if isinstance(v, int) and v >= 0 else -1
 
@@ -228,7 +283,8 @@ class StreamAttack(Attack):
         prompts: objects with ``.text`` and ``.output_tokens``; requests cycle through them.
         sink: where the ``StreamBatch``es go (``engine.Sink``).
         start_at, phase: as ``Attack``'s.
-        source: the request id prefix; ``kfpb-<pid>.<6 random hex digits>`` when not given.
+        source: the request id prefix; ``openai.request_source()`` (the first four groups of
+            a UUID, the pid first) when not given.
     """
 
     ncols = NCOLS
@@ -244,9 +300,14 @@ class StreamAttack(Attack):
         source: str | None = None,
     ):
         super().__init__(opts, sink, start_at=start_at, phase=phase)
-        # pid and a random tag: one process's successive attacks never reuse an id
-        self.source = source or f"kfpb-{os.getpid()}.{secrets.token_hex(3)}"
+        self.source = source or request_source()
         self.parts = render(opts, prompts, self.source)  # before the attack: no encoding later
+        self.ids = sends_id(opts)
+        self.tokenizer = load_tokenizer(opts.tokenizer) if opts.tokenizer else None
+        # each prompt's tokens as the server counts them (special tokens too), for rows
+        # without usage
+        tok = self.tokenizer
+        self.prompt_tokens = [count_tokens(tok, p.text, True) for p in prompts] if tok else []
         self.chat = opts.endpoint == "chat"
         self.content = _CONTENT[opts.endpoint]
         self.conn_class = _StreamConn
@@ -293,6 +354,12 @@ class StreamAttack(Attack):
         r[i + 11] = c.prompt_tokens
         r[i + 12] = c.completion_tokens
         r[i + 13] = c.nbody
+        marks = 0
+        if not error and not c.done_seen:
+            marks = MARK_NO_DONE  # flagged by the stats (no-done-marker), with their count
+        if self.tokenizer is not None and (c.times or not error):  # the prompt was read
+            marks |= self._tokenized(c, r, i)
+        r[i + 14] = marks
         self.off = i + NCOLS
         self.times.extend(c.times)
         self.request_bytes.append(c.nout if c.written else 0)
@@ -301,6 +368,18 @@ class StreamAttack(Attack):
         if c.connect:
             self.connects.append((c.seq, c.connect, c.dns))
             c.connect = c.dns = 0.0
+
+    def _tokenized(self, c: _StreamConn, r, i: int) -> int:
+        """Put the tokenizer's counts in row ``i`` where no usage came; their ``marks``."""
+        marks = 0
+        if c.prompt_tokens < 0:
+            r[i + 11] = self.prompt_tokens[c.seq % len(self.prompt_tokens)]
+            marks |= MARK_PROMPT_TOKENIZED
+        if c.completion_tokens < 0:
+            text = "".join(_chunk_text(data, self.chat) for data in c.texts)
+            r[i + 12] = count_tokens(self.tokenizer, text, False) if text else 0
+            marks |= MARK_OUTPUT_TOKENIZED
+        return marks
 
     def fail(self, conn: _StreamConn, error: str) -> None:
         if not conn.busy:

@@ -10,7 +10,10 @@ llm_load step (the ``load`` extra) builds from the checked parameters.
 
 from __future__ import annotations
 
+import os
 import re
+import urllib.error
+import urllib.request
 from urllib.parse import urlsplit
 
 from kfp_bench.errors import ConfigError
@@ -24,6 +27,7 @@ from kfp_bench.pipeline.checks import (
     positive_int,
     translated,
 )
+from kfp_bench.redact import public_url, scrub
 from kfp_bench.stats.slo import Slo
 
 #: The forms of a length distribution (kfp_bench.load.prompts.DIST_FORMS).
@@ -32,6 +36,8 @@ DIST_FORMS = (
 )
 #: Distinct synthetic prompts a load worker draws; its requests cycle through them.
 PROMPTS_PER_WORKER = 256
+#: The largest tokenizer.json an LLM load worker fetches (the largest models' are ~20 MB).
+TOKENIZER_MAX_BYTES = 64 << 20
 _NUMBER = r"\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*"
 _DIST = re.compile(rf"\s*(?:(fixed|uniform|normal|lognormal)\s*:)?{_NUMBER}(?:,{_NUMBER})?")
 
@@ -90,10 +96,63 @@ def check_llm(p) -> None:
         raise bad("llm_warmup_sec", w, f"give seconds from 0 to below {what} ({long:g})")
     check_dist("llm_input_tokens", p.llm_input_tokens)
     check_dist("llm_output_tokens", p.llm_output_tokens)
+    check_tokenizer(p.llm_tokenizer)
     llm_slo(p)
     # What each worker runs (the largest share), checked as the engine will check it.
     opts = llm_options(p, url=p.llm_url or "http://isvc.example/openai", model=p.llm_model or "-")
     translated(lambda: opts.share(0, p.llm_workers).validate())
+
+
+def check_tokenizer(value) -> None:
+    """llm_tokenizer's text: empty, an http(s) URL with a host, or a path (read by the worker's
+    pod, not this one's: checked there)."""
+    if not isinstance(value, str):
+        raise bad(
+            "llm_tokenizer", value, "give a tokenizer.json's http(s) URL or path, or leave it empty"
+        )
+    parts = urlsplit(value.strip())
+    if parts.scheme in ("http", "https") and not parts.netloc:
+        raise bad("llm_tokenizer", value, "the URL has no host; e.g. https://host/tokenizer.json")
+    if parts.scheme and parts.scheme not in ("http", "https"):
+        raise bad(
+            "llm_tokenizer", value,
+            "give an http(s) URL of the tokenizer.json, or a path the LLM load pod can read",
+        )  # fmt: skip
+
+
+def local_tokenizer(value: str, folder: str) -> str:
+    """The local path of llm_tokenizer: a URL is fetched once into ``folder`` (at most
+    ``TOKENIZER_MAX_BYTES``); ``ConfigError`` naming the parameter when it cannot be. The URL
+    is named without its userinfo and query (a presigned URL's signature is a credential)."""
+    value = value.strip()
+    parts = urlsplit(value)
+    url = parts.scheme in ("http", "https")
+    shown = public_url(parts._replace(query="").geturl()) + ("?..." if parts.query else "")
+    try:
+        import tokenizers  # noqa: F401 (the counting needs it: no use fetching without it)
+    except ImportError:
+        raise bad(
+            "llm_tokenizer", shown if url else value, "this LLM load pod has no tokenizers "
+            "package (the load extra does not install it); leave llm_tokenizer empty (tokens "
+            "unknown where the server sends no usage)",
+        ) from None  # fmt: skip
+    if not url:
+        return value
+    try:
+        with urllib.request.urlopen(value, timeout=60) as resp:  # noqa: S310 (http(s) only)
+            data = resp.read(TOKENIZER_MAX_BYTES + 1)
+    except (OSError, ValueError) as exc:
+        why = f"HTTP {exc.code}" if isinstance(exc, urllib.error.HTTPError) else str(exc)
+        fix = f"could not be fetched ({scrub(why)}); give a URL the LLM load pod can reach"
+        raise bad("llm_tokenizer", shown, fix) from None
+    if len(data) > TOKENIZER_MAX_BYTES:
+        fix = f"more than {TOKENIZER_MAX_BYTES:,} bytes: not a tokenizer.json; give the model's"
+        raise bad("llm_tokenizer", shown, fix)
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, "tokenizer.json")
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
 
 
 def llm_slo(p) -> Slo:
@@ -120,11 +179,13 @@ def llm_duration(p) -> float:
     return total_s(stages) if stages else p.llm_duration_sec
 
 
-def llm_options(p, *, url: str = "", model: str = ""):
+def llm_options(p, *, url: str = "", model: str = "", tokenizer: str = ""):
     """The streaming load's ``LlmOptions`` for all LLM workers together (``share`` splits them):
-    ``url`` and ``model`` default to llm_url and llm_model."""
+    ``url`` and ``model`` default to llm_url and llm_model; ``tokenizer`` is llm_tokenizer's
+    local path (``local_tokenizer``)."""
     stages = llm_stages(p)
     return LlmOptions(
+        tokenizer=tokenizer,
         url=url or p.llm_url,
         endpoint=p.llm_endpoint,
         model=model or p.llm_model,

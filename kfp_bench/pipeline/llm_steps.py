@@ -23,13 +23,14 @@ import json
 import math
 import os
 import shutil
+import tempfile
 
 from kfp_bench.errors import BenchError
 from kfp_bench.failpoint import fail_point
 from kfp_bench.gates import evaluate as evaluate_gates
 from kfp_bench.gates import write as write_gates
 from kfp_bench.jsonl import write_json_atomic
-from kfp_bench.pipeline.llm_params import llm_options, llm_prompts, llm_slo
+from kfp_bench.pipeline.llm_params import llm_options, llm_prompts, llm_slo, local_tokenizer
 from kfp_bench.pipeline.outputs import error_of, failed, write_json
 from kfp_bench.pipeline.params import BenchParams
 from kfp_bench.pipeline.worker_start import worker_started
@@ -64,10 +65,13 @@ def llm_load(p: BenchParams, worker: int, out: str) -> None:
 
     if worker_started(out, worker, f"LLM worker {worker}: ", p, "llm-worker"):
         return
-    opts = llm_options(p).share(worker, p.llm_workers).validate()
-    prompts = llm_prompts(p, worker)
     error, stats = "", None
-    try:  # the model and the context checked before any request; a refusal is its error
+    try:  # the tokenizer fetched, the model and the context checked before any request: a
+        # refusal is this worker's error
+        folder = tempfile.mkdtemp(prefix="kfpb-tokenizer-")
+        tokenizer = local_tokenizer(p.llm_tokenizer, folder) if p.llm_tokenizer else ""
+        opts = llm_options(p, tokenizer=tokenizer).share(worker, p.llm_workers).validate()
+        prompts = llm_prompts(p, worker)
         opts = preflight(opts, prompts, model_given=True, flag="llm_model").opts
         stats = run_llm(opts, prompts, slo=llm_slo(p), warmup_s=p.llm_warmup_sec)
     except (BenchError, OSError) as exc:
@@ -77,7 +81,8 @@ def llm_load(p: BenchParams, worker: int, out: str) -> None:
     write_json_atomic({**doc, "error": error} if error else doc, out)
     if stats is not None:
         s = stats.summary()
-        print(f"LLM worker {worker}: {s.requests} requests, {s.output_tokens_per_s:.1f} output "
+        rate = "unknown" if s.output_tokens_per_s is None else f"{s.output_tokens_per_s:.1f}"
+        print(f"LLM worker {worker}: {s.requests} requests, {rate} output "
               f"tokens/s, flags {stats.flags or 'none'}")  # fmt: skip
     fail_point("llm_load")
 

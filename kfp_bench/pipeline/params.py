@@ -126,6 +126,9 @@ class BenchParams:
             successful requests (load_cost_per_thousand_requests, cost_per_thousand_requests)
             and per million output tokens (cost_per_million_output_tokens; unknown when the
             tokens are). 0 (the default): none.
+        llm_tokenizer: the model's tokenizer.json, an http(s) URL (fetched once by each LLM
+            load worker) or a path its pod can read: a server that streams no usage has its
+            tokens counted with it; without it they are unknown.
         token_secret: a Secret whose key "token" is a KFP API bearer token, mounted into the
             steps that call KFP when it exists; they use it only when the projected
             service-account token of multi-user KFP (pods labelled access-ml-pipeline) is absent
@@ -206,6 +209,7 @@ class BenchParams:
     llm_warmup_sec: float = 0.0
     llm_workers: int = 1
     cost_per_hour: float = 0.0
+    llm_tokenizer: str = ""
     token_secret: str = "kfp-bench-token"
     benchmark_id: str = ""
     lease_wait_sec: float = 0.0

@@ -37,6 +37,7 @@ from kfp_bench.stats.token_series import COUNTS
 
 FILES = ("report.html", "summary.md", "metrics.json", "llm_latency.csv", "llm_series.csv")
 PCT_COLUMNS = ("p50", "p90", "p95", "p99", "p99_9", "min", "max", "mean")
+UNKNOWN = "unknown"
 #: The headline cards of the page: metric, label, unit.
 CARDS = (
     ("llm_rps", "requests", "req/s"),
@@ -146,7 +147,7 @@ def sections(s: LlmSummary, sweep: list[dict] | None = None) -> list[Section]:
         Section(
             "Throughput over time",
             "Per second in llm_series.csv; overall: "
-            f"{fmt.num(s.output_tokens_per_s)} output tokens/s, {fmt.num(s.rps)} requests/s.",
+            f"{_rate(s.output_tokens_per_s)} output tokens/s, {fmt.num(s.rps)} requests/s.",
             ("llm_timeline",),
         ),
         Section("Goodput", tables=[(["goodput", "value"], _goodput_rows(s))]),
@@ -168,19 +169,27 @@ def _summary_rows(s: LlmSummary) -> list[list[str]]:
         ["requests", f"{s.requests:,} ({s.completed:,} completed, {s.failed:,} failed)"],
         ["duration", f"{fmt.num(s.duration_s)} s (measured {fmt.num(s.measured_s)} s)"],
         ["requests/s", fmt.num(s.rps)],
-        ["output tokens", f"{s.output_tokens:,} ({fmt.num(s.output_tokens_per_s)}/s)"],
-        ["input tokens", f"{s.input_tokens:,} ({fmt.num(s.input_tokens_per_s)}/s)"],
+        ["output tokens", _tokens(s.output_tokens, s.output_tokens_per_s)],
+        ["input tokens", _tokens(s.input_tokens, s.input_tokens_per_s)],
     ]
+
+
+def _tokens(total: int | None, per_s: float | None) -> str:
+    return UNKNOWN if total is None else f"{total:,} ({fmt.num(per_s)}/s)"
+
+
+def _rate(per_s: float | None) -> str:
+    return UNKNOWN if per_s is None else fmt.num(per_s)
 
 
 def _pct_rows(s: LlmSummary) -> list[list[str]]:
     rows = []
-    for key, label in ROWS.items():
+    for key in ROWS:
         if key in OPEN_LOOP_ONLY and not s.corrected:
             continue  # equal to the rows from the send in closed loop
         lat = s.latency_ms[key]
         cells = [fmt.num(lat[c]) if lat["count"] else fmt.DASH for c in PCT_COLUMNS]
-        rows.append([label, f"{lat['count']:,}", *cells])
+        rows.append([llm_text.row_label(s, key), f"{lat['count']:,}", *cells])
     return rows
 
 
@@ -222,7 +231,11 @@ def _usage(s: LlmSummary) -> Section:
 
 
 def _notes(s: LlmSummary) -> list[str]:
-    return llm_text.measured_notes(s, count=lambda v: f"{v:,}")
+    return [*llm_text.token_notes(s, _count), *llm_text.measured_notes(s, _count)]
+
+
+def _count(v: int) -> str:
+    return f"{v:,}"
 
 
 # -- the writers -------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import numpy as np
 import seaborn as sns
 
 from kfp_bench.report.plots import RC, Figure, new_figure, to_png
-from kfp_bench.stats.llm import LlmStats
+from kfp_bench.stats.llm import TOKENS_UNKNOWN, LlmStats
 
 #: Histogram name -> (chart name, title, what a sample is).
 DISTRIBUTIONS = {
@@ -96,8 +96,10 @@ def timeline(stats: LlmStats) -> Figure | None:
     fig, axes = new_figure(5.0, 2, 1, sharex=True)
     ax = axes[0]
     tokens = col("output_tokens")
+    # tokens unknown (no usage, no tokenizer): the series counted those requests' chunks
+    what = "chunks (tokens unknown)" if TOKENS_UNKNOWN in stats.flags else "tokens"
     ax.fill_between(t, tokens, color="#1565c0", alpha=0.5, linewidth=0)
-    ax.plot(t, tokens, color="#1565c0", label="output tokens/s (requests ended)")
+    ax.plot(t, tokens, color="#1565c0", label=f"output {what}/s (requests ended)")
     ax.plot(t, col("chunks"), color="#64b5f6", linestyle="--", label="content chunks/s")
     ax.set(title="Output tokens per second", ylabel="tokens per second")
     ax.legend(loc="lower right")

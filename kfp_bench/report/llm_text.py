@@ -12,7 +12,7 @@ from typing import TextIO
 from kfp_bench.outcome import describe, describe_warnings
 from kfp_bench.report import cost
 from kfp_bench.report.hey import write_distributions
-from kfp_bench.stats.llm import LlmSummary
+from kfp_bench.stats.llm import MULTI_TOKEN_CHUNKS, LlmSummary
 
 COLUMNS = ("p50", "p90", "p95", "p99", "p99_9", "max", "mean")
 #: Histogram key -> label; the ``intended`` and lag rows only in open loop, where they differ.
@@ -35,22 +35,55 @@ def write_text(s: LlmSummary, out: TextIO, cost_per_hour: float | None = None) -
     w(f"  Requests:\t{s.requests} ({s.completed} completed, {s.failed} failed)\n")
     w(f"  Total:\t{s.duration_s:4.4f} secs (measured {s.measured_s:4.4f} secs)\n")
     w(f"  Requests/sec:\t{s.rps:4.4f}\n")
-    w(f"  Output tokens:\t{s.output_tokens} ({s.output_tokens_per_s:4.4f}/sec)\n")
-    w(f"  Input tokens:\t{s.input_tokens} ({s.input_tokens_per_s:4.4f}/sec)\n")
+    w(f"  Output tokens:\t{_tokens(s.output_tokens, s.output_tokens_per_s)}\n")
+    w(f"  Input tokens:\t{_tokens(s.input_tokens, s.input_tokens_per_s)}\n")
     w("\nLatency (ms):\n")
     w("  \tcount\t" + "\t".join(c.replace("_", ".") for c in COLUMNS) + "\n")
-    for key, label in ROWS.items():
+    for key in ROWS:
         if key in OPEN_LOOP_ONLY and not s.corrected:
             continue
         lat = s.latency_ms[key]
         cells = "\t".join(f"{lat[c]:.3f}" for c in COLUMNS) if lat["count"] else "–"
-        w(f"  {label}:\t{lat['count']}\t{cells}\n")
+        w(f"  {row_label(s, key)}:\t{lat['count']}\t{cells}\n")
     w(f"\nGoodput ({'SLO ' + s.slo if s.slo else 'no SLO: every completed request'}):\n")
     w(f"  Good:\t{s.good} of {s.requests} ({s.good_ratio:.1%}), {s.goodput_rps:4.4f}/sec\n")
     cost.write_llm(s, cost_per_hour, w)
     write_distributions(s.status_codes, s.errors, w)
     _write_notes(s, w)
     w("\n")
+
+
+def _tokens(total: int | None, per_s: float | None) -> str:
+    return "unknown" if total is None else f"{total} ({per_s:4.4f}/sec)"
+
+
+def row_label(s: LlmSummary, key: str) -> str:
+    """A latency row's label: ITL says "per chunk" when chunks carry several tokens."""
+    per_chunk = key == "itl" and MULTI_TOKEN_CHUNKS in s.flags
+    return ROWS[key] + (" (per chunk)" if per_chunk else "")
+
+
+def token_notes(s: LlmSummary, count=str) -> list[str]:
+    """Where the token counts came from, when not all from the server's usage."""
+    t, notes = s.tokens, []
+    if t["tokenized_output"] or t["tokenized_input"]:
+        notes.append(
+            f"tokens: counted by the tokenizer for {count(t['tokenized_output'])} requests' "
+            f"output and {count(t['tokenized_input'])} prompts (the server sent no usage)"
+        )
+    if t["chunk_counted"] or t["input_unknown"]:
+        notes.append(
+            f"tokens unknown: {count(max(t['chunk_counted'], t['input_unknown']))} completed "
+            "requests without usage or a tokenizer's count; their TPOT divides by content chunks"
+        )
+    elif t["chunk_counted_failed"]:
+        notes.append(
+            f"tokens: the output of {count(t['chunk_counted_failed'])} failed requests is their "
+            "content chunks (no usage came before they failed)"
+        )
+    if s.no_done:
+        notes.append(f"{count(s.no_done)} completed streams ended without data: [DONE]")
+    return notes
 
 
 def measured_notes(s: LlmSummary, count=str) -> list[str]:
@@ -76,6 +109,7 @@ def _write_notes(s: LlmSummary, w) -> None:
         notes[-1] += " tokens than content chunks"
     if u["more"]:
         notes.append(f"usage: {u['more']} completed with more tokens than content chunks")
+    notes += token_notes(s)
     notes += measured_notes(s)
     if notes:
         w("\nNotes:\n")

@@ -14,15 +14,21 @@ Each metric means one thing (docs/llm-metrics.md says the same at more length):
   (never a per-request mean). With multi-token chunks it is per chunk, not per token.
 - TPOT: per completed request, ``(last content chunk - first) / (completion_tokens - 1)``: the
   first token excluded; the last chunk, not ``done``, since the usage chunk and ``[DONE]`` that
-  follow it are no tokens. Tokens from usage, else the content-chunk count. Requests with fewer
-  than two tokens, or two content chunks, have none.
+  follow it are no tokens. Tokens from usage, else the tokenizer's count of the streamed text,
+  else the content-chunk count (counted in ``chunk_counted``; flag ``tokens-unknown``).
+  Requests with fewer than two tokens, or two content chunks, have none.
 - e2e: ``done - sent`` (and ``done - intended``), every request, failed ones to their failure.
 - scheduling lag: ``sent - intended``, every request (all 0 in closed loop).
-- output / input tokens per second: usage's completion (else content-chunk count) and prompt
-  tokens of the measured requests, over the measured duration (``duration_s - warmup_s``).
+- output / input tokens: usage's completion and prompt tokens of the measured requests, else
+  the tokenizer's (flag ``tokens-from-tokenizer``), per second over the measured duration
+  (``duration_s - warmup_s``). Unknown (None: null in JSON, "unknown" in text, never 0) when a
+  completed request had neither (flag ``tokens-unknown``); a failed one's output is then its
+  content chunks (``chunk_counted_failed``), its input left out.
 - goodput: completed requests that meet every ``Slo`` bound, per second and as a fraction.
-- usage checks, on completed requests: usage missing, or fewer tokens than content chunks (flag
-  ``usage-mismatch``); more tokens than chunks (flag ``multi-token-chunks``: ITL is per chunk).
+- usage checks, on completed requests: usage missing with no tokenizer to count, or fewer
+  tokens than content chunks (flag ``usage-mismatch``); more tokens (usage's or the
+  tokenizer's) than chunks (flag ``multi-token-chunks``: ITL is per chunk).
+- ``no_done``: completed streams that ended without ``[DONE]`` (flag ``no-done-marker``).
 
 Warm-up: a request sent less than ``warmup_s`` after its batch's ``t0`` counts nowhere but in
 ``warmup``. All latencies are HDR histograms in integer µs; out-of-range samples are counted.
@@ -37,7 +43,13 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from kfp_bench.errors import ResultsError
-from kfp_bench.records import STREAM_COLUMNS, StreamBatch
+from kfp_bench.records import (
+    MARK_NO_DONE,
+    MARK_OUTPUT_TOKENIZED,
+    MARK_PROMPT_TOKENIZED,
+    STREAM_COLUMNS,
+    StreamBatch,
+)
 from kfp_bench.stats import document
 from kfp_bench.stats.hdr import Histogram
 from kfp_bench.stats.load import merge_client_cpu, merge_workers, read_client_cpu
@@ -54,10 +66,19 @@ SUMMARY_PCTS = (50.0, 90.0, 95.0, 99.0, 99.9)
 #: Flags (``kfp_bench.outcome.WARNINGS``): warnings, not failures.
 USAGE_MISMATCH = "usage-mismatch"
 MULTI_TOKEN_CHUNKS = "multi-token-chunks"
+TOKENS_FROM_TOKENIZER = "tokens-from-tokenizer"
+TOKENS_UNKNOWN = "tokens-unknown"
+NO_DONE_MARKER = "no-done-marker"
+#: The token counts' provenance (``LlmSummary.tokens``): rows counted by the tokenizer, rows whose
+#: output is their content-chunk count (completed, failed), completed rows with no input count.
+TOKEN_COUNTS = (
+    "tokenized_output", "tokenized_input", "chunk_counted", "chunk_counted_failed",
+    "input_unknown",
+)  # fmt: skip
 _COUNTS = (
     "requests", "completed", "warmup", "no_content", "output_tokens", "input_tokens",
     "content_chunks", "chunks", "bytes_in", "bytes_out", "good", "usage_missing",
-    "usage_fewer", "usage_more", "not_sent",
+    "usage_fewer", "usage_more", "not_sent", *TOKEN_COUNTS, "no_done",
 )  # fmt: skip
 _COL = {name: i for i, name in enumerate(STREAM_COLUMNS)}
 
@@ -136,10 +157,10 @@ class LlmStats:
         intended, sent, first, done = col["intended"], col["sent"], col["first"], col["done"]
         origin = np.minimum(intended, sent)
         completed = col["outcome"] == 0
-        usage = col["completion_tokens"].astype(np.int64)
-        tokens = np.where(usage >= 0, usage, cc)
+        counted = col["completion_tokens"].astype(np.int64)  # usage's, else the tokenizer's
+        tokens = np.where(counted >= 0, counted, cc)
         has = cc > 0
-        self._count(col, cc, tokens, usage, completed)
+        self._count(col, cc, tokens, counted, completed)
 
         h = self.hists
         h["ttft"].record_many(_us(first[has] - sent[has]))
@@ -175,14 +196,17 @@ class LlmStats:
         if self.stages is not None:
             add_llm_rows(self.stages, intended - t0, completed, tokens, (ttft_i, has), e2e_i)
 
-    def _count(self, col: dict, cc, tokens, usage, completed) -> None:
+    def _count(self, col: dict, cc, tokens, counted, completed) -> None:
         c, n = self.counts, cc.size
+        marks = col["marks"].astype(np.int64)
+        usage = np.where(marks & MARK_OUTPUT_TOKENIZED, -1, counted)  # the server's own
         c["requests"] += n
         c["completed"] += int(np.count_nonzero(completed))
         c["no_content"] += int(np.count_nonzero(cc == 0))
         c["output_tokens"] += int(tokens.sum())
         prompt = col["prompt_tokens"].astype(np.int64)
         c["input_tokens"] += int(prompt[prompt >= 0].sum())
+        self._provenance(marks, cc, counted, prompt, completed)
         c["content_chunks"] += int(cc.sum())
         c["chunks"] += int(col["chunks"].sum())
         c["bytes_in"] += int(col["bytes_in"].sum())
@@ -192,14 +216,35 @@ class LlmStats:
             self.status_codes[code] += k
         missing = completed & (usage < 0)
         fewer = completed & (usage >= 0) & (usage < cc)
-        more = completed & (usage > cc)
+        more = completed & (counted > cc)  # usage's count or the tokenizer's
         c["usage_missing"] += int(np.count_nonzero(missing))
         c["usage_fewer"] += int(np.count_nonzero(fewer))
         c["usage_more"] += int(np.count_nonzero(more))
-        if c["usage_missing"] or c["usage_fewer"]:
+        self._flag_counts()
+
+    def _provenance(self, marks, cc, counted, prompt, completed) -> None:
+        """Count where the rows' token counts came from (``TOKEN_COUNTS``, ``no_done``)."""
+        c = self.counts
+        c["tokenized_output"] += int(np.count_nonzero(marks & MARK_OUTPUT_TOKENIZED))
+        c["tokenized_input"] += int(np.count_nonzero(marks & MARK_PROMPT_TOKENIZED))
+        by_chunks = (counted < 0) & (cc > 0)
+        c["chunk_counted"] += int(np.count_nonzero(by_chunks & completed))
+        c["chunk_counted_failed"] += int(np.count_nonzero(by_chunks & ~completed))
+        c["input_unknown"] += int(np.count_nonzero(completed & (prompt < 0)))
+        c["no_done"] += int(np.count_nonzero(marks & MARK_NO_DONE))
+
+    def _flag_counts(self) -> None:
+        c = self.counts
+        if c["chunk_counted"] or c["usage_fewer"]:
             self.flag(USAGE_MISMATCH)
         if c["usage_more"]:
             self.flag(MULTI_TOKEN_CHUNKS)
+        if c["tokenized_output"] or c["tokenized_input"]:
+            self.flag(TOKENS_FROM_TOKENIZER)
+        if c["chunk_counted"] or c["input_unknown"]:
+            self.flag(TOKENS_UNKNOWN)
+        if c["no_done"]:
+            self.flag(NO_DONE_MARKER)
 
     def _meets_slo(self, has, ttft_us, max_gap_us, tpot_us, e2e_us) -> np.ndarray:
         """Which requests meet every bound of ``slo`` (see ``kfp_bench.stats.slo``)."""
@@ -293,7 +338,12 @@ class LlmStats:
                 duration_s=float(doc["duration_s"]),
                 options=dict(doc.get("options", {})),
             )
-            stats.counts = {k: int(doc["counts"][k]) for k in _COUNTS}
+            counts = doc["counts"]
+            if "chunk_counted" not in counts:  # saved before: no usage meant chunks, input 0
+                counts = {**counts, "chunk_counted": counts["usage_missing"]}
+                counts["input_unknown"] = counts["usage_missing"]
+            added = (*TOKEN_COUNTS, "no_done")  # 0 in results saved before them
+            stats.counts = {k: int(counts.get(k, 0) if k in added else counts[k]) for k in _COUNTS}
             stats.status_codes = Counter({int(k): int(v) for k, v in doc["status_codes"].items()})
             stats.errors = Counter({str(k): int(v) for k, v in doc["errors"].items()})
             lost = doc["out_of_range"]
@@ -304,6 +354,7 @@ class LlmStats:
             stats.workers = dict(doc["workers"])
             stats.flags = list(doc.get("flags", []))
             stats.client_cpu = read_client_cpu(doc.get("client_cpu") or {})
+            stats._flag_counts()  # results saved before a flag existed show it too
             if doc.get("stages"):
                 stats.stages = StageStats.from_dict(doc["stages"], source)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -315,9 +366,12 @@ class LlmStats:
     # -- summary -----------------------------------------------------------------------------
     def summary(self) -> LlmSummary:
         c, dur = self.counts, max(self.duration_s - self.warmup_s, 0.0)
+        # never a silent undercount: unknown when a completed request had no count
+        out = None if c["chunk_counted"] else c["output_tokens"]
+        inp = None if c["input_unknown"] else c["input_tokens"]
 
-        def per_s(v: int) -> float:
-            return v / dur if dur > 0 else 0.0
+        def per_s(v: int | None) -> float | None:
+            return None if v is None else v / dur if dur > 0 else 0.0
 
         def ms(name: str) -> dict:
             h = self.hists[name]
@@ -337,10 +391,10 @@ class LlmStats:
             measured_s=dur,
             corrected=self.corrected,
             rps=per_s(c["requests"]),
-            output_tokens=c["output_tokens"],
-            input_tokens=c["input_tokens"],
-            output_tokens_per_s=per_s(c["output_tokens"]),
-            input_tokens_per_s=per_s(c["input_tokens"]),
+            output_tokens=out,
+            input_tokens=inp,
+            output_tokens_per_s=per_s(out),
+            input_tokens_per_s=per_s(inp),
             latency_ms={name: ms(name) for name in HISTOGRAMS},
             out_of_range={k: self.hists[k].out_of_range for k in HISTOGRAMS},
             slo=str(self.slo),
@@ -353,6 +407,8 @@ class LlmStats:
             flags=list(self.flags),
             not_sent=c["not_sent"],
             client_cpu=dict(self.client_cpu),
+            tokens={k: c[k] for k in TOKEN_COUNTS},
+            no_done=c["no_done"],
         )
 
 
@@ -362,7 +418,10 @@ class LlmSummary:
 
     ``latency_ms`` holds, for each of ``HISTOGRAMS``, the sample count, p50 to p99.9, min, max
     and mean in ms; ``usage`` the completed requests whose usage was ``missing``, said ``fewer``
-    tokens than content chunks, or ``more``.
+    tokens than content chunks, or ``more`` (usage's or the tokenizer's count). The token
+    figures are None when unknown (a completed request with neither usage nor a tokenizer's
+    count); ``tokens`` counts the requests by where their counts came from (``TOKEN_COUNTS``),
+    ``no_done`` the completed streams without ``[DONE]``.
     """
 
     requests: int
@@ -374,10 +433,10 @@ class LlmSummary:
     measured_s: float
     corrected: bool
     rps: float
-    output_tokens: int
-    input_tokens: int
-    output_tokens_per_s: float
-    input_tokens_per_s: float
+    output_tokens: int | None
+    input_tokens: int | None
+    output_tokens_per_s: float | None
+    input_tokens_per_s: float | None
     latency_ms: dict
     out_of_range: dict
     slo: str
@@ -390,6 +449,8 @@ class LlmSummary:
     flags: list
     not_sent: int = 0
     client_cpu: dict = field(default_factory=dict)
+    tokens: dict = field(default_factory=lambda: dict.fromkeys(TOKEN_COUNTS, 0))
+    no_done: int = 0
 
     def as_dict(self) -> dict:
         d = asdict(self)
@@ -415,8 +476,9 @@ def metric_values(s: LlmSummary) -> dict[str, float]:
     ``goodput_rps``, ``goodput_ratio``, ``usage_mismatch_requests``,
     ``multi_token_chunk_requests``, and ``<metric>_{p50,p90,p95,p99,p99_9,mean,max}_ms`` for
     ttft, ttft_intended, itl, tpot, e2e, e2e_intended and sched_lag. A metric with no sample is
-    left out, never NaN."""
-    out: dict[str, float] = {
+    left out, never NaN; a token rate that is unknown is None (null in metrics.json, left out
+    of the KFP Metrics, "not measured" for a gate), never 0."""
+    out: dict[str, float | None] = {
         "llm_requests": s.requests,
         "llm_failed": s.failed,
         "llm_rps": s.rps,

@@ -46,7 +46,9 @@ def row(level: float, stats: LlmStats) -> dict:
     out = {
         "level": level,
         "rps": round(s.rps, 3),
-        "output_tokens_per_s": round(s.output_tokens_per_s, 1),
+        "output_tokens_per_s": (
+            None if s.output_tokens_per_s is None else round(s.output_tokens_per_s, 1)
+        ),  # None: unknown (no usage, no tokenizer)
         "ttft_p50_ms": ttft["p50"],
         "ttft_p99_ms": ttft["p99"],
         "itl_p50_ms": lat["itl"]["p50"],

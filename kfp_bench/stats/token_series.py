@@ -7,7 +7,8 @@ integer count (in-flight is kept as request-microseconds), so merging is exact a
 Columns of each second ``t``:
 
 - ``requests`` / ``failures``: requests that ended in that second; of those, the failed ones.
-- ``output_tokens``: the completion tokens of the requests that ended in it (usage, else chunks).
+- ``output_tokens``: the completion tokens of the requests that ended in it (usage, else the
+  tokenizer's count, else content chunks: the summary then says the tokens are unknown).
 - ``chunks``: content chunks that arrived in it (tokens over time, as they streamed).
 - ``inflight_us``: the request-microseconds in flight during it; ``inflight`` is that over 1 s,
   the mean number of streams open during the second.

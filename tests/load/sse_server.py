@@ -17,6 +17,8 @@ Every stream that reaches its end sends the usage chunk and [DONE] in one chunk 
     reset       two content chunks, then the connection is reset (RST)
     429         HTTP 429 with a JSON error body
     stall       one content chunk, then nothing for STALL_S
+    raw:NAME    the bytes ``server.raw[NAME]`` (a whole response, head and body, shaped as a real
+                server's), then the connection closes
 """
 
 from __future__ import annotations
@@ -52,6 +54,8 @@ class SseServer:
         #: request id -> (before, after, content index or None) of every write of an event
         self.writes: dict[str, list[tuple]] = defaultdict(list)
         self.requests: list[dict] = []  # (id, body) of every request
+        self.heads: list[str] = []  # the head of every request, as it came
+        self.raw: dict[str, bytes] = {}  # the responses of raw:NAME
         self.loop = asyncio.new_event_loop()
         self.port = 0
         self._ready = threading.Event()
@@ -92,6 +96,7 @@ class SseServer:
         try:
             while True:
                 head = await reader.readuntil(b"\r\n\r\n")
+                self.heads.append(head.decode("latin-1"))
                 lines = head.decode("latin-1").split("\r\n")
                 headers = dict(h.split(": ", 1) for h in lines[1:] if ": " in h)
                 body = json.loads(await reader.readexactly(int(headers["Content-Length"])))
@@ -108,6 +113,10 @@ class SseServer:
         chat = "messages" in body
         prompt = body["messages"][0]["content"] if chat else body["prompt"]
         name, _, arg = prompt.partition(":")
+        if name == "raw":  # a whole response as given, then the close
+            writer.write(self.raw[arg])
+            await writer.drain()
+            return False
         if name == "429":
             err = json.dumps({"error": {"message": "rate limited", "code": 429}}).encode()
             writer.write(

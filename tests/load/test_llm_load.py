@@ -17,9 +17,12 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+import tokenizers
+from tokenizers.models import WordLevel
+from tokenizers.pre_tokenizers import Whitespace
 
 from kfp_bench.load.llm import LlmSink, run_llm
-from kfp_bench.load.openai import LlmOptions
+from kfp_bench.load.openai import LlmOptions, request_id
 from kfp_bench.load.prompts import Dist, synthetic
 from kfp_bench.load.stream import READ_TIME_TOKENS
 from kfp_bench.load.workers import LATE_START, run_stream
@@ -75,10 +78,10 @@ def test_every_figure_is_the_truth_logs(llm, endpoint):
     )
     rows = [(b.source, row, times) for b in sink.batches for row, times in _rows(b)]
     assert len(rows) == 8
-    truth = llm.truth(wait_for=tuple(f"{src}-{int(r[COL['seq']])}" for src, r, _ in rows))
+    truth = llm.truth(wait_for=tuple(request_id(src, int(r[COL["seq"]])) for src, r, _ in rows))
     ttft_err, gaps, errors, tpot, ttft, e2e = ([] for _ in range(6))
     for src, r, times in rows:
-        t = truth.requests[f"{src}-{int(r[COL['seq']])}"]
+        t = truth.requests[request_id(src, int(r[COL["seq"]]))]
         assert r[COL["outcome"]] == 0 and r[COL["status"]] == 200
         # one content chunk per token the server wrote, the role chunk (chat) not among them
         assert r[COL["content_chunks"]] == len(t["tokens"]) == TOKENS == r[COL["completion_tokens"]]
@@ -115,7 +118,7 @@ def test_every_figure_is_the_truth_logs(llm, endpoint):
         assert _is_a_median(lat[name]["p50"], values), (name, lat[name]["p50"], sorted(values))
     assert s.output_tokens == 8 * TOKENS
     assert s.input_tokens == sum(
-        truth.requests[f"{a}-{int(r[0])}"]["prompt_tokens"] for a, r, _ in rows
+        truth.requests[request_id(a, int(r[0]))]["prompt_tokens"] for a, r, _ in rows
     )
     assert s.completed == 8 and not s.failed and s.flags == []
 
@@ -156,7 +159,7 @@ FAULTS = {
     "drop:after=2": ("failed", "stream: "),
     "429": ("failed", "http 429"),
     "error:after=2": ("failed", "stream: error event"),
-    "no-usage": ("usage-mismatch", ""),
+    "no-usage": ("tokens-unknown,usage-mismatch", ""),
     "wrong-usage:by=-2": ("usage-mismatch", ""),
     "wrong-usage:by=3": ("multi-token-chunks", ""),
     "empty:every=1": ("ok", ""),
@@ -183,7 +186,34 @@ def test_a_fault_of_the_server_is_a_measurement(llm, fault):
     if want == "ok":
         assert flags == [] and s.output_tokens == 4 * TOKENS, s.flags
     else:
-        assert flags == [want], s.flags
+        assert flags == want.split(","), s.flags
+
+
+def _word_tokenizer(tmp_path) -> str:
+    """A tokenizer.json that counts whitespace words (each an unknown word of a WordLevel
+    model): the local server's own count of a prompt and of its " tN" tokens."""
+    tok = tokenizers.Tokenizer(WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
+    tok.pre_tokenizer = Whitespace()
+    tok.save(str(tmp_path / "tokenizer.json"))
+    return str(tmp_path / "tokenizer.json")
+
+
+@pytest.mark.parametrize("endpoint", ["completions", "chat"])
+def test_without_usage_a_tokenizer_counts_what_the_server_did(llm, endpoint, tmp_path):
+    """A server that streams no usage (as KServe's huggingfaceserver): unknown tokens, never 0;
+    with --tokenizer, the prompt's count and the streamed text's, the truth log's exactly."""
+    fault = ("X-Llm-Fault: no-usage",)
+    opts = _opts(llm, requests=4, concurrency=2, headers=fault, endpoint=endpoint)
+    s = run_llm(opts, _prompts()).summary()
+    assert s.completed == 4 and (s.output_tokens, s.input_tokens) == (None, None)
+    since = time.perf_counter()
+    opts = replace(opts, tokenizer=_word_tokenizer(tmp_path))
+    s = run_llm(opts, _prompts()).summary()
+    mine = [r for r in llm.truth().requests.values() if r["arrived"] >= since]
+    assert s.completed == len(mine) == 4
+    assert s.output_tokens == sum(r["completion_tokens"] for r in mine) == 4 * TOKENS
+    assert s.input_tokens == sum(r["prompt_tokens"] for r in mine)
+    assert "tokens-from-tokenizer" in s.flags and "usage-mismatch" not in s.flags
 
 
 def test_open_loop_requests_arrive_on_schedule_and_their_lag_is_measured(llm):

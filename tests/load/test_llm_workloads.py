@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from kfp_bench.load.llm import LlmSink, run_llm
-from kfp_bench.load.openai import LlmOptions
+from kfp_bench.load.openai import LlmOptions, request_id
 from kfp_bench.load.prompts import Dist
 from kfp_bench.load.shared_prefix import SharedPrefix, shared_prefix_prompts, system_prompts
 from kfp_bench.load.stages import bounds, parse_stages, total_s
@@ -78,7 +78,7 @@ def test_trace_requests_arrive_in_order_at_their_offsets(llm, tmp_path):
     run_attack(StreamAttack(opts, prompts, sink))
     rows = [(b.source, b.t0, r) for b in sink.batches for r in b.rows()]
     assert len(rows) == 6 and all(r[COL["outcome"]] == 0 for _, _, r in rows)
-    ids = tuple(f"{src}-{int(r[COL['seq']])}" for src, _, r in rows)
+    ids = tuple(request_id(src, int(r[COL["seq"]])) for src, _, r in rows)
     truth = llm.truth(wait_for=ids)
     t0 = rows[0][1]
     for (_, _, r), rid in zip(rows, ids, strict=True):
@@ -89,7 +89,7 @@ def test_trace_requests_arrive_in_order_at_their_offsets(llm, tmp_path):
         assert got["arrived"] >= r[COL["intended"]]
         assert got["arrived"] - r[COL["intended"]] < 0.5  # loose: two busy cores
     arrivals = sorted((truth.requests[rid]["arrived"], rid) for rid in ids)
-    assert [rid for _, rid in arrivals] == sorted(ids, key=lambda i: int(i.rsplit("-", 1)[1]))
+    assert [rid for _, rid in arrivals] == sorted(ids, key=lambda i: int(i.rsplit("-", 1)[1], 16))
 
 
 def test_a_trace_split_over_two_workers_keeps_each_lines_prompt(llm, tmp_path):

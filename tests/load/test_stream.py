@@ -14,7 +14,7 @@ import pytest
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.load import stamped
-from kfp_bench.load.openai import LlmOptions, render
+from kfp_bench.load.openai import LlmOptions, render, request_id
 from kfp_bench.load.stream import READ_TIME_TOKENS
 from kfp_bench.load.workers import run_stream
 from kfp_bench.records import STREAM_COLUMNS
@@ -160,7 +160,7 @@ def _outside_the_writes(rows, sse, late=EPS_S):
     out = []
     for row, times, error, source in rows:
         assert not error and row["outcome"] == 0, error
-        writes = sse.writes[f"{source}-{int(row['seq'])}"]
+        writes = sse.writes[request_id(source, int(row["seq"]))]
         index = [k for k, (_, _, content) in enumerate(writes) if content is not None]
         assert len(times) == len(index)
         for i, t in enumerate(times):

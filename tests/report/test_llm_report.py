@@ -95,7 +95,7 @@ def test_report_of_an_llm_file_writes_the_bundle(capsys, report):
         assert f'<figure id="fig-{fig}"><img' in page
     assert not re.search(r"<script|https?://|<link", page)
     for text in ("ttft=250ms,itl=40ms", "connection reset mid-stream", "HTTP 429",
-                 "multi-token-chunks: completed streams with more usage tokens"):  # fmt: skip
+                 "multi-token-chunks: completed streams with more tokens"):  # fmt: skip
         assert text in page
     series = report.joinpath("llm_series.csv").read_text().splitlines()
     assert series[0] == "t_s,t,requests,failures,output_tokens,chunks,inflight_us,inflight"

@@ -58,7 +58,7 @@ def test_text_golden():
 
 def test_closed_loop_leaves_out_the_rows_equal_to_the_send_times():
     text = _text(corrected=False)
-    assert "TTFT:\t3\t" in text and "ITL:\t4\t" in text
+    assert "TTFT:\t3\t" in text and "ITL (per chunk):\t4\t" in text
     assert "from intended" not in text and "Sched. lag" not in text
 
 

@@ -11,10 +11,11 @@ STARTED_AT = 1_700_000_000.0
 
 
 def stream(sent, times, done, *, intended=None, outcome=0, status=200, usage=None, prompt=10,
-           error="reset", extra_chunks=1, request_bytes=300):  # fmt: skip
+           error="reset", extra_chunks=1, request_bytes=300, marks=0):  # fmt: skip
     """One request: its content-chunk ``times`` (s after ``T0``), and ``extra_chunks`` more
     data events that are no content (a role chunk by default: chunks = content_chunks + 1).
-    ``usage``: completion tokens, default one per chunk; -1: no usage came."""
+    ``usage``: completion tokens, default one per chunk; -1: no usage came. ``marks``: the
+    row's ``records.MARK_*`` bits (e.g. the counts are the tokenizer's)."""
     n = len(times)
     row = {
         "seq": 0,
@@ -31,6 +32,7 @@ def stream(sent, times, done, *, intended=None, outcome=0, status=200, usage=Non
         "prompt_tokens": prompt if usage != -1 else -1,
         "completion_tokens": n if usage is None else usage,
         "bytes_in": 100 * (n + extra_chunks),
+        "marks": marks,
     }
     return row, [T0 + t for t in times], error if outcome else None, request_bytes
 

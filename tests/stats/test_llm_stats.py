@@ -118,7 +118,7 @@ def test_usage_checks_count_both_ways_and_only_warn():
         stream(0.0, [0.1], 0.4, outcome=1, usage=-1),  # failed: no usage is expected
     )
     assert s.summary().usage == {"missing": 1, "fewer": 1, "more": 1}
-    assert s.flags == ["multi-token-chunks", "usage-mismatch"]
+    assert s.flags == ["multi-token-chunks", "tokens-unknown", "usage-mismatch"]
     assert outcome.exit_code(s.flags) == outcome.EXIT_OK
     assert [w.split(":")[0] for w in outcome.describe_warnings(s.flags)] == s.flags
     m = metric_values(s.summary())
