@@ -32,7 +32,7 @@ class Server:
 
 SERVERS = {
     "kserve": Server("kserve", "ks", "/openai", f"/v1/models/{MODEL}"),
-    "transformers": Server("transformers", "tf", "", "/v1/models"),
+    "transformers": Server("transformers", "tf", "", "/health"),
     "llamacpp": Server("llamacpp", "lc", "", "/v1/models"),
 }
 
@@ -78,6 +78,12 @@ def setup_commands(root: Path) -> dict[str, list[str]]:
     }
 
 
+def model_name(server: Server, model: Path) -> str:
+    """The ``model`` a request must name: ``transformers serve`` pinned to a folder answers 400
+    to any other name ("Server is pinned to ...")."""
+    return str(model) if server.name == "transformers" else MODEL
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -91,8 +97,8 @@ def command(server: Server, root: Path, model: Path, port: int) -> list[str]:
                 "--backend=huggingface", "--task=text_generation", "--dtype=float32",
                 f"--http_port={port}", f"--grpc_port={free_port()}", "--workers=1"]  # fmt: skip
     if server.name == "transformers":
-        return [str(root / "tf/bin/transformers"), "serve", "--host", "127.0.0.1",
-                "--port", str(port), "--force-model", str(model)]  # fmt: skip
+        return [str(root / "tf/bin/transformers"), "serve", str(model), "--host", "127.0.0.1",
+                "--port", str(port), "--device", "cpu"]  # fmt: skip
     return [py, "-m", "llama_cpp.server", "--model", str(model / "model-f32.gguf"),
             "--model_alias", MODEL, "--host", "127.0.0.1", "--port", str(port),
             "--n_ctx", "512", "--n_threads", "1"]  # fmt: skip

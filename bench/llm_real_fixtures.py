@@ -27,7 +27,8 @@ ERRORS = {
     "llamacpp": ("kfp-bench's own request id (not a UUID): 400 with an empty body", "own-id"),
     # a prompt past max_position_embeddings (512): KServe answers 500 naming the token count
     "kserve": ("a prompt longer than the model's context (512 tokens)", "overflow"),
-    "transformers": ("a prompt longer than the model's context (512 tokens)", "overflow"),
+    # pinned to the model's folder, it refuses any other model name (400, a JSON detail)
+    "transformers": ("a model name other than the one it is pinned to", "wrong-model"),
 }
 PACKAGES = {
     "kserve": ("huggingfaceserver", "kserve", "transformers", "vllm"),
@@ -54,10 +55,10 @@ def versions(name: str, root: Path, venv: str) -> dict:
     return json.loads(out.stdout)
 
 
-def request(base: str, endpoint: str, text: str, request_id: str | None) -> bytes:
+def request(base: str, model: str, endpoint: str, text: str, request_id: str | None) -> bytes:
     """The request ``kfp-bench llm`` writes, its X-Request-Id replaced by ``request_id``
     (None: kfp-bench's own, ``kfpb-<pid>.<hex>-0``)."""
-    opts = LlmOptions(url=base, model="tiny", endpoint=endpoint, max_tokens=MAX_TOKENS)
+    opts = LlmOptions(url=base, model=model, endpoint=endpoint, max_tokens=MAX_TOKENS)
     [(head, tail)] = render(opts.validate(), [_P(text)], f"kfpb-1.{'0' * 8}")
     data = head + b"0" + tail
     if request_id is not None:
@@ -65,7 +66,7 @@ def request(base: str, endpoint: str, text: str, request_id: str | None) -> byte
     return data
 
 
-def record(name: str, base: str, root: Path, command: str, out: Path) -> None:
+def record(name: str, base: str, root: Path, model: str, command: str, out: Path) -> None:
     from llm_real_envs import SERVERS
 
     out.mkdir(parents=True, exist_ok=True)
@@ -84,7 +85,8 @@ def record(name: str, base: str, root: Path, command: str, out: Path) -> None:
     meta = {"server": name, "versions": versions(name, root, SERVERS[name].venv),
             "command": command.replace(str(root), "$ROOT")}  # fmt: skip
     for case, (endpoint, text, rid, about) in cases.items():
-        req = request(base, endpoint, text, rid)
+        wrong = case == "error" and kind == "wrong-model"
+        req = request(base, "tiny" if wrong else model, endpoint, text, rid)
         raw = record_raw(port, req)
         (out / f"{name}-{case}.http").write_bytes(raw)
         doc = {**meta, "case": about, "recorded_utc": time.strftime("%Y-%m-%d", time.gmtime()),

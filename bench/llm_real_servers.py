@@ -64,7 +64,7 @@ def truth_of(exchanges, endpoint: str, tok, model_dir: Path) -> dict:
             sources.add("tokenizer")
         if content:
             ttft.append(content[0][0] - e.sent)
-            itl += [b[0] - a[0] for a, b in zip(content, content[1:])]
+            itl += [b[0] - a[0] for a, b in zip(content, content[1:], strict=False)]
         e2e.append(e.done - e.sent)
     return {
         "completed": len(ok),
@@ -79,12 +79,15 @@ def truth_of(exchanges, endpoint: str, tok, model_dir: Path) -> dict:
 
 
 def prompt_tokens(body: dict, chat: bool, tok, model_dir: Path) -> int:
-    if not chat:
-        return len(tok.encode(body.get("prompt", ""), add_special_tokens=False).ids)
-    from jinja2 import Template  # the chat template the servers render (llm_real_model.py)
-
-    template = json.loads((model_dir / "tokenizer_config.json").read_text())["chat_template"]
-    text = Template(template).render(messages=body["messages"], add_generation_prompt=True)
+    """The tokenizer's count of the prompt as the server renders it: for chat, through the
+    model's ChatML template (``llm_real_model.CHAT_TEMPLATE``), written out here."""
+    if chat:
+        text = "".join(
+            f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in body["messages"]
+        )
+        text += "<|im_start|>assistant\n"
+    else:
+        text = body.get("prompt", "")
     return len(tok.encode(text, add_special_tokens=False).ids)
 
 
@@ -92,11 +95,11 @@ def _p50(values: list) -> float | None:
     return round(statistics.median(values) * 1e3, 2) if values else None
 
 
-def run_kfp_bench(url: str, endpoint: str, a, tok_file: Path | None, tmp: Path) -> tuple:
+def run_kfp_bench(url: str, model: str, endpoint: str, a, tok_file, tmp: Path) -> tuple:
     """One ``kfp-bench llm`` run; (command, summary dict, exit code)."""
     out = tmp / f"llm-{endpoint}-{'tok' if tok_file else 'notok'}.json"
     cmd = [str(REPO / ".venv/bin/kfp-bench"), "llm", url, "--endpoint", endpoint,
-           "--model", envs.MODEL, "-n", str(a.requests), "-c", str(a.concurrency),
+           "--model", model, "-n", str(a.requests), "-c", str(a.concurrency),
            "--max-tokens", str(a.max_tokens), "--input-tokens", "fixed:24",
            "--json-out", str(out)]  # fmt: skip
     if tok_file:
@@ -146,16 +149,17 @@ def bench_server(name: str, a, model: Path, tmp: Path) -> list[dict]:
     server = envs.SERVERS[name]
     tok_file = model / "tokenizer.json"
     tok = tokenizer(tok_file)
+    served = envs.model_name(server, model)
     rows = []
     with envs.started(server, a.root, model, tmp / f"{name}.log") as (root_url, server_cmd):
         if a.record:
-            fixtures.record(name, root_url + server.prefix, a.root, server_cmd, a.fixtures)
+            fixtures.record(name, root_url + server.prefix, a.root, served, server_cmd, a.fixtures)
         port = int(root_url.rsplit(":", 1)[1])
         for endpoint in ENDPOINTS:
             for tok_arg in (tok_file, None):
                 with RecordingProxy(port) as proxy:
                     url = f"http://127.0.0.1:{proxy.port}{server.prefix}"
-                    cmd, kfp, rc = run_kfp_bench(url, endpoint, a, tok_arg, tmp)
+                    cmd, kfp, rc = run_kfp_bench(url, served, endpoint, a, tok_arg, tmp)
                     time.sleep(0.5)  # the proxy's last writes
                 truth = truth_of(proxy.exchanges, endpoint, tok, model)
                 fails = checks(kfp, truth, tok_arg is not None)
@@ -183,8 +187,10 @@ def markdown(rows: list[dict]) -> str:
             f"{pair('ttft_p50_ms')} | {pair('itl_p50_ms')} | {pair('e2e_p50_ms')} | "
             f"{'ok' if not r['fails'] else 'FAIL: ' + '; '.join(r['fails'])} |"
         )
-    return "\n".join(lines) + "\n\nEach cell: kfp-bench / the server's own (usage, or the " \
+    return (
+        "\n".join(lines) + "\n\nEach cell: kfp-bench / the server's own (usage, or the "
         "tokenizer's count of what it sent; times from the recording proxy).\n"
+    )
 
 
 def setup(a, names: list[str]) -> Path:
@@ -212,8 +218,12 @@ def main() -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )  # fmt: skip
     p.add_argument("--server", default="all", choices=[*envs.SERVERS, "all"])
-    p.add_argument("--root", type=Path, default=Path.home() / ".cache/kfp-bench-real",
-                   help="where the venvs, the model and the logs go (never the repository)")
+    p.add_argument(
+        "--root",
+        type=Path,
+        default=Path.home() / ".cache/kfp-bench-real",
+        help="where the venvs, the model and the logs go (never the repository)",
+    )
     p.add_argument("--setup", action="store_true", help="(re)build the venvs even if present")
     p.add_argument("--record", action="store_true", help="write the fixtures too")
     p.add_argument("--fixtures", type=Path, default=REPO / "tests/data/llm_streams")

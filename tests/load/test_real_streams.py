@@ -188,7 +188,7 @@ def test_every_stream_that_completed_counts_as_completed(tmp_path, capsys, tok, 
     with _server(server, case) as replay:
         url = f"http://127.0.0.1:{replay.port}{PREFIX[server]}"
         code, s, _ = _llm(tmp_path, capsys, url, case, t["prompt"])
-    assert replay.ids and all(map(_uuid_ok, replay.ids)), replay.ids  # a server may insist
+    assert len(replay.ids) == N, replay.ids  # one X-Request-Id a request
     assert (s.completed, s.failed) == (N, 0), s.errors
     assert code == 0
     if not t["done"]:  # transformers serve: usage and a finish reason, no [DONE]
