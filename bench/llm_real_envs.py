@@ -66,6 +66,10 @@ def setup_commands(root: Path) -> dict[str, list[str]]:
             f"{root}/ks/bin/pip install --no-deps {ks}/huggingfaceserver",
             # kserve's OpenAI routes import vLLM's protocol classes; vLLM pins a CUDA torch
             f"{root}/ks/bin/pip install --no-deps vllm==0.24.0",
+            # what the import of those classes needs, found by importing them (vLLM's own
+            # requirements pull its CUDA torch)
+            f"{root}/ks/bin/pip install openai cbor2 pyzmq openai-harmony pybase64 cachetools "
+            "msgspec cloudpickle py-cpuinfo llguidance xgrammar partial-json-parser",
         ],
         "lc": [
             f"python3 -m venv {root}/lc",

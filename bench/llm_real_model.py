@@ -41,6 +41,22 @@ def train_tokenizer(texts: list[Path]):
     return tok
 
 
+def whole_words(tok) -> list[int]:
+    """The ids of tokens that are a space and a word of letters and that the tokenizer gives
+    back for that text. A random model restricted to them writes text whose re-tokenisation
+    is the tokens it generated (as a trained model's mostly is), never an invalid UTF-8 piece
+    (a byte-level vocabulary's lone bytes decode to U+FFFD), and never stops before max_tokens:
+    a zero row of ``lm_head`` gives a logit of 0, below the largest of hundreds of random ones.
+    """
+    out = []
+    for text, i in tok.get_vocab().items():
+        word = tok.convert_tokens_to_string([text])
+        if word[:1] == " " and word[1:].isascii() and word[1:].isalpha() and len(word) > 2:
+            if tok.encode(word, add_special_tokens=False) == [i]:
+                out.append(i)
+    return sorted(out)
+
+
 def save_model(out: Path, texts: list[Path]) -> None:
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
@@ -70,7 +86,10 @@ def save_model(out: Path, texts: list[Path]) -> None:
         tie_word_embeddings=False,
     )
     model = LlamaForCausalLM(cfg)
-    # random weights pick </s> about 1/VOCAB of the time: streams of max_tokens mostly
+    with torch.no_grad():  # greedy (temperature 0) then picks whole words only, never </s>
+        keep = torch.zeros(len(tok), dtype=torch.bool)
+        keep[whole_words(tok)] = True
+        model.lm_head.weight[~keep] = 0.0
     model.generation_config.max_length = CONTEXT
     model.save_pretrained(out, safe_serialization=True)
 

@@ -26,7 +26,8 @@ from kfp_bench.cli import main as cli_main
 from kfp_bench.stats import store
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "llm_streams"
-SERVERS = ("kserve", "transformers", "llamacpp")
+#: llamacpp joins when its recordings are in (bench/llm_real_servers.py --server llamacpp --record)
+SERVERS = ("kserve", "transformers")
 PREFIX = {"kserve": "/openai", "transformers": "", "llamacpp": ""}
 N = 4  # requests per run: every one answered with the same recording
 TOLERANCE = 0.02  # issue 29: within 2% of the server's own counts
@@ -78,15 +79,23 @@ def truth(name: str, tok) -> dict:
                 finished = finished or bool(c.get("finish_reason"))
     count = lambda s: len(tok.encode(s, add_special_tokens=False).ids)  # noqa: E731
     prompt = request["messages"][0]["content"] if chat else request["prompt"]
+    rendered = _chatml(request["messages"]) if chat else prompt
     return {
         "chat": chat,
         "prompt": prompt,
         "usage": usage,
         "output_tokens": usage["completion_tokens"] if usage else count(text),
-        "input_tokens": usage["prompt_tokens"] if usage else meta.get("prompt_tokens"),
+        "input_tokens": usage["prompt_tokens"] if usage else count(rendered),
         "finished": finished,
         "done": done,
     }
+
+
+def _chatml(messages: list) -> str:
+    """The prompt a chat request becomes: the tiny model's template (bench/llm_real_model.py),
+    written out. transformers serve's usage counts the same (test below)."""
+    turns = "".join(f"<|im_start|>{m['role']}\n{m['content']}<|im_end|>\n" for m in messages)
+    return turns + "<|im_start|>assistant\n"
 
 
 class ReplayServer:
@@ -240,3 +249,15 @@ def test_each_servers_error_answer_is_a_failed_request_naming_its_status(tmp_pat
     assert f"http {status}" in errors, s.errors
     if not _body(raw).strip():
         assert "(empty body)" in errors, s.errors
+
+
+def test_the_chat_template_counts_as_a_server_that_sends_usage_counts(tok):
+    """The expected input tokens of a chat without usage are the template's count: it is
+    what transformers serve's usage says for its own recording."""
+    _, meta = _recording("transformers-chat")
+    request = json.loads(meta["request"].split("\r\n\r\n", 1)[1])
+    rendered = _chatml(request["messages"])
+    assert (
+        len(tok.encode(rendered, add_special_tokens=False).ids)
+        == truth("transformers-chat", tok)["usage"]["prompt_tokens"]
+    )
