@@ -96,15 +96,20 @@ def save_model(out: Path, texts: list[Path]) -> None:
 
 def convert_gguf(model_dir: Path, script: Path) -> Path:
     """llama.cpp's own converter, its pre-tokenizer check answered "gpt-2" (the converter
-    knows trained vocabularies by a hash of their output and refuses an unknown one)."""
-    sys.path.insert(0, str(script.parent / "gguf-py"))
+    knows trained vocabularies by a hash of their output and refuses an unknown one:
+    ``conversion/base.py``, ``TextModel.get_vocab_base_pre``, llama-cpp-python 0.3.36's copy)."""
+    sys.path[:0] = [str(script.parent), str(script.parent / "gguf-py")]
+    from conversion import base, llama  # the converter's package, beside the script
+
+    base.TextModel.get_vocab_base_pre = lambda self, tokenizer: "gpt-2"
+    # Llama's set_vocab tries sentencepiece first (and needs the package to find no
+    # tokenizer.model); this vocabulary is GPT-2's kind
+    llama.LlamaModel.set_vocab = lambda self: self._set_vocab_gpt2()
     out = model_dir / "model-f32.gguf"
     argv = sys.argv
     sys.argv = [str(script), str(model_dir), "--outfile", str(out), "--outtype", "f32"]
-    mod = runpy.run_path(str(script), run_name="convert")
-    mod["TextModel"].get_vocab_base_pre = lambda self, tokenizer: "gpt-2"
     try:
-        mod["main"]()
+        runpy.run_path(str(script), run_name="__main__")
     finally:
         sys.argv = argv
     return out
