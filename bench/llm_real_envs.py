@@ -76,8 +76,9 @@ def setup_commands(root: Path) -> dict[str, list[str]]:
             # builds llama.cpp from source (13 min or more on 2 cores): the wheel is kept
             f"ls {root}/wheels/llama_cpp_python-*.whl || CMAKE_ARGS=-DGGML_NATIVE=OFF "
             f"{root}/lc/bin/pip wheel --no-deps -w {root}/wheels {LLAMA_CPP}",
-            f"{root}/lc/bin/pip install {root}/wheels/llama_cpp_python-*.whl "
-            f"'llama-cpp-python[server]' --find-links {root}/wheels",
+            # the kept wheel, never a second build (a wheel outranks the sdist of its version)
+            f"{root}/lc/bin/pip install '{LLAMA_CPP.replace('==', '[server]==')}' "
+            f"--only-binary llama-cpp-python --find-links {root}/wheels",
         ],
     }
 
