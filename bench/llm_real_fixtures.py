@@ -1,0 +1,96 @@
+"""The fixtures of ``tests/data/llm_streams/``, recorded from a running real server by
+``llm_real_servers.py --record``: per server, the raw bytes of a streamed completion, a
+streamed chat completion and one error answer, exactly as received on the socket (head and
+chunked body), each with a sidecar JSON naming the server, its version, its command and the
+request sent (as ``kfp-bench llm`` renders it).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+from llm_real_wire import record_raw
+
+from kfp_bench.load.openai import LlmOptions, render
+
+MAX_TOKENS = 8  # small files
+PROMPT = "The benchmark runs a pipeline of components against a server"
+#: What each server's error fixture is, and the request that draws it.
+ERRORS = {
+    # llama-cpp-python's RequestIdPlugin (starlette-context) refuses an id that is not a UUID
+    "llamacpp": ("kfp-bench's own request id (not a UUID): 400 with an empty body", "own-id"),
+    # a prompt past max_position_embeddings (512): KServe answers 500 naming the token count
+    "kserve": ("a prompt longer than the model's context (512 tokens)", "overflow"),
+    # pinned to the model's folder, it refuses any other model name (400, a JSON detail)
+    "transformers": ("a model name other than the one it is pinned to", "wrong-model"),
+}
+PACKAGES = {
+    "kserve": ("huggingfaceserver", "kserve", "transformers", "vllm"),
+    "transformers": ("transformers",),
+    "llamacpp": ("llama_cpp_python",),
+}
+
+
+@dataclass(frozen=True)
+class _P:
+    text: str
+    output_tokens: int = MAX_TOKENS
+
+
+def versions(name: str, root: Path, venv: str) -> dict:
+    code = (
+        "import importlib.metadata as m, json, sys; "
+        "print(json.dumps({p: m.version(p) for p in sys.argv[1:]}))"
+    )
+    out = subprocess.run(
+        [str(root / venv / "bin/python"), "-c", code, *PACKAGES[name]],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return json.loads(out.stdout)
+
+
+def request(base: str, model: str, endpoint: str, text: str, request_id: str | None) -> bytes:
+    """The request ``kfp-bench llm`` writes, its X-Request-Id replaced by ``request_id``
+    (None: kfp-bench's own, ``kfpb-<pid>.<hex>-0``)."""
+    opts = LlmOptions(url=base, model=model, endpoint=endpoint, max_tokens=MAX_TOKENS)
+    [(head, tail)] = render(opts.validate(), [_P(text)], f"kfpb-1.{'0' * 8}")
+    data = head + b"0" + tail
+    if request_id is not None:
+        data = re.sub(rb"X-Request-Id: [^\r]*", b"X-Request-Id: " + request_id.encode(), data)
+    return data
+
+
+def record(name: str, base: str, root: Path, model: str, command: str, out: Path) -> None:
+    from llm_real_envs import SERVERS
+
+    out.mkdir(parents=True, exist_ok=True)
+    port = int(base.split(":")[2].split("/")[0])
+    what, kind = ERRORS[name]
+    cases = {
+        "completions": ("completions", PROMPT, str(uuid.uuid4()), "a streamed completion"),
+        "chat": ("chat", PROMPT, str(uuid.uuid4()), "a streamed chat completion"),
+        "error": (
+            "completions",
+            " ".join(["pipeline"] * 700) if kind == "overflow" else PROMPT,
+            None if kind == "own-id" else str(uuid.uuid4()),
+            what,
+        ),
+    }
+    meta = {"server": name, "versions": versions(name, root, SERVERS[name].venv),
+            "command": command.replace(str(root), "$ROOT")}  # fmt: skip
+    for case, (endpoint, text, rid, about) in cases.items():
+        wrong = case == "error" and kind == "wrong-model"
+        req = request(base, "tiny" if wrong else model, endpoint, text, rid)
+        raw = record_raw(port, req)
+        (out / f"{name}-{case}.http").write_bytes(raw)
+        doc = {**meta, "case": about, "recorded_utc": time.strftime("%Y-%m-%d", time.gmtime()),
+               "request": req.decode("utf-8")}  # fmt: skip
+        if len(doc["request"]) > 2000:  # the overflow prompt: said, not kept
+            doc["request"] = doc["request"][:300] + "... (the word 'pipeline' 700 times)"
+        (out / f"{name}-{case}.json").write_text(json.dumps(doc, indent=1) + "\n")
