@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from kfp_bench.errors import ConfigError
+from kfp_bench.load.tokenizer import count_tokens, load_tokenizer
 
 #: The max_tokens of a JSONL prompt that gives none: vLLM's default for its custom (JSONL)
 #: dataset, --custom-output-len 256 (vllm-project/vllm at f2e97dda, vllm/benchmarks/datasets.py).
@@ -279,34 +280,6 @@ def _counter(tokenizer: str) -> Callable[[str], int]:
         return lambda text: len(text.split())
     tok = load_tokenizer(tokenizer)
     return lambda text: count_tokens(tok, text, True)
-
-
-def load_tokenizer(tokenizer: str):
-    """The ``tokenizers.Tokenizer`` of a local tokenizer.json; ``ConfigError`` naming the file
-    and the fix when the package is missing or the file is not one."""
-    try:
-        from tokenizers import Tokenizer
-    except ImportError:
-        raise ConfigError(
-            f"tokenizer {tokenizer}: the tokenizers package is not installed; pip install "
-            "tokenizers, or leave the tokenizer out to count words"
-        ) from None
-    if not Path(tokenizer).is_file():
-        raise ConfigError(f"tokenizer {tokenizer}: not found; give the path of a tokenizer.json")
-    try:
-        return Tokenizer.from_file(str(tokenizer))
-    except Exception as e:  # the Rust side raises a bare Exception for any unreadable file
-        raise ConfigError(
-            f"tokenizer {tokenizer}: not a tokenizers tokenizer.json ({e}); give the "
-            "tokenizer.json saved with a model (Tokenizer.save)"
-        ) from None
-
-
-def count_tokens(tok, text: str, special: bool) -> int:
-    """``tok``'s count of ``text``. ``special``: with the special tokens its post-processor adds
-    (a BOS), as a server counts a completion's prompt (vLLM's ``CompletionRequest``
-    defaults ``add_special_tokens`` to True); without them for generated text."""
-    return len(tok.encode(text, add_special_tokens=special).ids)
 
 
 def _number(text: str) -> float | None:

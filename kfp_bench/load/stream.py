@@ -44,7 +44,7 @@ from httptools import HttpParserCallbackError, HttpParserError
 from kfp_bench.load import stamped
 from kfp_bench.load.engine import Attack, Connection, Sink, clock
 from kfp_bench.load.openai import SEQ_FORMAT, LlmOptions, render, request_source, sends_id
-from kfp_bench.load.prompts import count_tokens, load_tokenizer
+from kfp_bench.load.tokenizer import count_tokens, load_tokenizer
 from kfp_bench.records import (
     MARK_NO_DONE,
     MARK_OUTPUT_TOKENIZED,
