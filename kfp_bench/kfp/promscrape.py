@@ -78,15 +78,17 @@ _REST = [
 _opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
-def scrape(url: str, timeout: float = 10.0) -> dict:
-    """``{"url", "at", "samples": {(name, labels): value}}``, or ``{"url", "error"}``."""
+def scrape(url: str, timeout: float = 10.0, headers: dict | None = None) -> dict:
+    """``{"url", "at", "samples": {(name, labels): value}}``, or ``{"url", "error"}``.
+    ``headers`` (a bearer token) go with the request and into nothing returned."""
     from prometheus_client.parser import text_string_to_metric_families
 
     # urllib sends no URL userinfo (it would read it as part of the host name); a URL's
     # credentials never go into a scrape's record either.
     url = public_url(url)
     try:
-        with _opener.open(url, timeout=timeout) as resp:
+        req = urllib.request.Request(url, headers=headers or {})
+        with _opener.open(req, timeout=timeout) as resp:
             text = resp.read().decode("utf-8", "replace")
         samples = {}
         for family in text_string_to_metric_families(text):
