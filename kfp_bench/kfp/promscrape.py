@@ -96,6 +96,8 @@ def scrape(url: str, timeout: float = 10.0, headers: dict | None = None) -> dict
                 samples[(s.name, tuple(sorted(s.labels.items())))] = float(s.value)
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
+        if isinstance(exc, urllib.error.HTTPError):  # the code says a refusal (401) is one
+            reason = f"HTTP {exc.code} {exc.reason}"
         return {"url": url, "error": scrub(f"cannot scrape {url}: {reason}")}
     return {"url": url, "at": time.time(), "samples": samples}
 
