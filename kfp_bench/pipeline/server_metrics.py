@@ -104,13 +104,17 @@ def collector(p, worker: int):
         return None
     from kfp_bench.metrics.collect import Collector
 
-    return Collector(
+    c = Collector(
         profile=profile(p),
         prometheus_url=p.prometheus_url.strip(),
         scrapes=scrapes(p),
         variables=variables(p),
-        headers=_scrape_headers(p),
     )
+    try:
+        c.headers = _scrape_headers(p)
+    except ConfigError as exc:  # a note: the load is the measurement, the scrapes go without
+        c.out.note(str(exc))
+    return c
 
 
 def _scrape_headers(p) -> dict[str, str]:

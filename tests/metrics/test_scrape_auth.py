@@ -9,6 +9,7 @@ here); behind it, the page of the real local LLM server.
 
 from __future__ import annotations
 
+import json
 import secrets
 import urllib.request
 
@@ -113,3 +114,32 @@ def test_merge_without_server_files_writes_none(guarded, tmp_path):
     assert _llm(llm, a).returncode == 0
     assert run_cli("merge", str(a), str(a), "-o", str(merged)).returncode == 0
     assert store.load_beside(merged) is None
+
+
+def test_the_pipeline_sends_the_pods_token_when_asked(guarded, tmp_path, monkeypatch, capfd):
+    """metrics_scrape_token: the service-account token file (moved by $KFP_BENCH_SCRAPE_TOKEN,
+    as a pod's kubelet would mount it) goes to the endpoint and into no output; missing, the
+    load runs and the report says why the scrape was refused."""
+    from kfp_bench.pipeline import llm_steps
+    from kfp_bench.pipeline.params import BenchParams
+
+    metrics, llm = guarded
+    token = tmp_path / "token"
+    token.write_text(TOKEN + "\n")
+    monkeypatch.setenv("KFP_BENCH_SCRAPE_TOKEN", str(token))
+    p = BenchParams(
+        run_benchmark=False, run_load=False, run_llm=True, llm_url=llm, llm_model="kfp-bench-llm",
+        llm_concurrency=2, llm_duration_sec=1.0, llm_output_tokens="fixed:4",
+        metrics_scrape=metrics, metrics_scrape_token=True,
+    ).check(fetch=False)  # fmt: skip
+    out = tmp_path / "w0.json"
+    llm_steps.llm_load(p, 0, str(out))
+    server = store.ServerSeries.from_dict(json.loads(out.read_text())["server"])
+    assert not server.flags, server.notes
+    assert not _leaks([out.read_text(), *capfd.readouterr()])
+    monkeypatch.setenv("KFP_BENCH_SCRAPE_TOKEN", str(tmp_path / "absent"))
+    llm_steps.llm_load(p, 0, str(tmp_path / "w0-again.json"))
+    doc = json.loads((tmp_path / "w0-again.json").read_text())
+    notes = " ".join(doc["server"]["notes"])
+    assert "metrics_scrape_token=True: no service-account token at" in notes
+    assert "HTTP 401" in notes and doc["summary"]["completed"] > 0
