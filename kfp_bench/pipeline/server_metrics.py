@@ -3,8 +3,8 @@ parameters prometheus_url, metrics_profile, metrics_scrape, metrics_vars and
 metrics_scrape_token checked; the collector a load worker runs its share inside; the workers'
 series merged beside the merged result by the report steps.
 
-Standard library and PyYAML (a dependency of kfp) only at import: the first step's pod installs
-the ``kfp`` extra alone; the collector's modules are imported by the functions that use them.
+Standard library only at import (the pipeline's modules import without any extra); a profile
+is read with PyYAML, a dependency of kfp, which the first step's pod has.
 """
 
 from __future__ import annotations
@@ -15,8 +15,10 @@ import os
 from urllib.parse import urlsplit
 
 from kfp_bench.errors import ConfigError
-from kfp_bench.metrics import profile as profiles
 from kfp_bench.pipeline.checks import bad, need_url
+
+#: The built-in profiles' names (``kfp_bench.metrics.profile.BUILTIN``, which imports PyYAML).
+BUILTIN_NAMES = "kserve-predictor, kfp, gpu"
 
 #: The one load worker that collects. The profile's queries cover the whole window and a direct
 #: scrape reads the server, not the client: N pods asking the same would give the same answer N
@@ -43,7 +45,7 @@ def check_metrics(p) -> None:
         for name in ("prometheus_url", "metrics_vars"):
             if getattr(p, name).strip():
                 raise bad(name, getattr(p, name), "it needs metrics_profile (a built-in name "
-                          f"{', '.join(profiles.BUILTIN)} or a profile's YAML text)")  # fmt: skip
+                          f"{BUILTIN_NAMES} or a profile's YAML text)")  # fmt: skip
         if p.metrics_scrape_token:
             raise bad("metrics_scrape_token", True, "it needs metrics_scrape (the endpoints)")
         return
@@ -64,6 +66,8 @@ def profile(p):
     """The ``Profile`` of metrics_profile (a built-in name or its YAML text), or None."""
     if not p.metrics_profile.strip():
         return None
+    from kfp_bench.metrics import profile as profiles
+
     return profiles.from_text(p.metrics_profile, "pipeline parameter metrics_profile=")
 
 
@@ -88,6 +92,8 @@ def variables(p) -> dict[str, str]:
         found = {"namespace": spec.namespace, "isvc": spec.name}
     elif p.namespace:
         found = {"namespace": p.namespace}
+    from kfp_bench.metrics import profile as profiles
+
     items = [i.strip() for i in p.metrics_vars.split(",") if i.strip()]
     try:
         given = profiles.parse_vars(items)

@@ -163,3 +163,10 @@ def test_predict_load_with_a_profile_and_prometheus_reaches_the_report(model_ser
     page = html.read_text()
     assert "<h2>Server metrics</h2>" in page and 'id="fig-server_latency"' in page
     assert "latency p50" in page and "kservePredict" in page
+
+
+def test_the_built_in_names_are_the_profiles():
+    from kfp_bench.metrics.profile import BUILTIN
+    from kfp_bench.pipeline.server_metrics import BUILTIN_NAMES
+
+    assert BUILTIN_NAMES == ", ".join(BUILTIN)
