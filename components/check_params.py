@@ -66,6 +66,11 @@ def check_params(
     thresholds: str,
     fail_on_regression: bool,
     pushgateway_url: str,
+    prometheus_url: str,
+    metrics_profile: str,
+    metrics_scrape: str,
+    metrics_vars: str,
+    metrics_scrape_token: bool,
     job_id: str,
 ) -> dict:
     """Check the pipeline's parameters (kfp_bench.pipeline.params.BenchParams.check); fail with

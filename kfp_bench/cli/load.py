@@ -274,6 +274,11 @@ def cmd_merge(a: argparse.Namespace) -> int:
     )
     if not saved:
         merged.flag(NOT_SAVED)
+    else:  # the server series beside the inputs, merged beside the output
+        from kfp_bench.metrics.series import merge_beside
+
+        if (server := merge_beside(a.results, out)) is not None:
+            print(f"kfp-bench: server metrics merged into {server}", file=sys.stderr)
     if isinstance(merged, LlmStats):
         llm_text.write_text(merged.summary(), sys.stdout)
     else:

@@ -10,6 +10,7 @@ where ``kfp-bench report`` finds them.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Callable
 
@@ -35,6 +36,11 @@ def add(p: argparse.ArgumentParser) -> None:
         help="A /metrics endpoint sampled every --metrics-step while the load runs (repeatable).",
     )  # fmt: skip
     g.add_argument(
+        "--scrape-header", action="append", default=[], metavar="'NAME: VALUE'",
+        help="A header sent with every --scrape, e.g. 'Authorization: Bearer TOKEN' for an "
+        "endpoint behind Istio or KFP auth (repeatable; never printed nor saved).",
+    )  # fmt: skip
+    g.add_argument(
         "--metrics-step", type=float, default=1.0, metavar="SECONDS",
         help="The scrapes' period and the range queries' step (default 1).",
     )  # fmt: skip
@@ -46,6 +52,8 @@ def add(p: argparse.ArgumentParser) -> None:
 
 def collector(a: argparse.Namespace) -> Collector | None:
     """The collector the flags ask for, or None when they ask for none."""
+    if a.scrape_header and not a.scrape:
+        raise ConfigError("--scrape-header needs --scrape (the endpoints it is sent to)")
     if not (a.metrics_profile or a.scrape):
         if a.prometheus_url or a.metrics_var:
             raise ConfigError(
@@ -60,7 +68,26 @@ def collector(a: argparse.Namespace) -> Collector | None:
         scrapes=tuple(a.scrape),
         step_s=a.metrics_step,
         variables=profiles.parse_vars(a.metrics_var),
+        headers=scrape_headers(a.scrape_header),
     )
+
+
+def scrape_headers(items: list[str]) -> dict[str, str]:
+    """``--scrape-header 'Name: value'`` flags as a dict; a bad one is named by its name alone
+    (its value may be a token)."""
+    out = {}
+    for item in items:
+        name, sep, value = item.partition(":")
+        name, value = name.strip(), value.strip()
+        if not sep or not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", name) or not value:
+            shown = name if re.fullmatch(r"[\w-]{1,40}", name) else "(its name is not shown)"
+            raise ConfigError(
+                f"--scrape-header {shown}: give 'Name: value', e.g. 'Authorization: Bearer TOKEN'"
+            )
+        if "\r" in value or "\n" in value:
+            raise ConfigError(f"--scrape-header {name}: the value has a line break: remove it")
+        out[name] = value
+    return out
 
 
 def wrap(p: argparse.ArgumentParser, cmd: Callable[[argparse.Namespace], int]) -> None:

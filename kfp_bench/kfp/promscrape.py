@@ -78,15 +78,17 @@ _REST = [
 _opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
-def scrape(url: str, timeout: float = 10.0) -> dict:
-    """``{"url", "at", "samples": {(name, labels): value}}``, or ``{"url", "error"}``."""
+def scrape(url: str, timeout: float = 10.0, headers: dict | None = None) -> dict:
+    """``{"url", "at", "samples": {(name, labels): value}}``, or ``{"url", "error"}``.
+    ``headers`` (a bearer token) go with the request and into nothing returned."""
     from prometheus_client.parser import text_string_to_metric_families
 
     # urllib sends no URL userinfo (it would read it as part of the host name); a URL's
     # credentials never go into a scrape's record either.
     url = public_url(url)
     try:
-        with _opener.open(url, timeout=timeout) as resp:
+        req = urllib.request.Request(url, headers=headers or {})
+        with _opener.open(req, timeout=timeout) as resp:
             text = resp.read().decode("utf-8", "replace")
         samples = {}
         for family in text_string_to_metric_families(text):
@@ -94,6 +96,8 @@ def scrape(url: str, timeout: float = 10.0) -> dict:
                 samples[(s.name, tuple(sorted(s.labels.items())))] = float(s.value)
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
+        if isinstance(exc, urllib.error.HTTPError):  # the code says a refusal (401) is one
+            reason = f"HTTP {exc.code} {exc.reason}"
         return {"url": url, "error": scrub(f"cannot scrape {url}: {reason}")}
     return {"url": url, "at": time.time(), "samples": samples}
 

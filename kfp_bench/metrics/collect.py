@@ -45,6 +45,8 @@ class Collector:
     scrapes: tuple[str, ...] = ()
     step_s: float = 1.0
     variables: dict[str, str] = field(default_factory=dict)
+    #: Sent with every scrape (``--scrape-header``: a bearer token); never stored nor shown.
+    headers: dict[str, str] = field(default_factory=dict, repr=False)
     out: ServerSeries = field(default_factory=ServerSeries)
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
@@ -112,11 +114,9 @@ class Collector:
             k = max(k + 1, math.ceil((time.monotonic() - t0) / self.step_s))
         for url in self.scrapes:  # the window's end: the buckets' last counts
             self._scrape_one(url)
-        for url in self.scrapes:  # the window's end: the buckets' last counts
-            self._scrape_one(url)
 
     def _scrape_one(self, url: str) -> None:
-        got = scrape(url, timeout=max(1.0, self.step_s))
+        got = scrape(url, timeout=max(1.0, self.step_s), headers=self.headers)
         source = public_url(url)
         if "error" in got:
             self.out.note(got["error"])

@@ -99,6 +99,24 @@ def load(spec: str) -> Profile:
     return parse(doc, source)
 
 
+def from_text(text: str, where: str) -> Profile:
+    """A built-in name or a profile's YAML text itself (the pipeline's metrics_profile: a pod
+    has no local file); ``where`` names the input in the messages."""
+    text = text.strip()
+    if text in BUILTIN:
+        return load(text)
+    if "\n" not in text and not text.startswith(("-", "[")):
+        raise ConfigError(
+            f"{where}{text[:60]!r}: neither a built-in profile ({', '.join(BUILTIN)}) nor a "
+            "profile's YAML text (a list of '- query: ...' entries with 'metricName: ...')"
+        )
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{where}(YAML text): not readable YAML ({exc})") from None
+    return parse(doc, f"{where}(YAML text)")
+
+
 def parse(doc, source: str) -> Profile:
     """A profile from its YAML document (a list of entries)."""
     if not isinstance(doc, list) or not doc:

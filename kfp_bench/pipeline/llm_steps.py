@@ -30,6 +30,7 @@ from kfp_bench.failpoint import fail_point
 from kfp_bench.gates import evaluate as evaluate_gates
 from kfp_bench.gates import write as write_gates
 from kfp_bench.jsonl import write_json_atomic
+from kfp_bench.pipeline import server_metrics
 from kfp_bench.pipeline.llm_params import llm_options, llm_prompts, llm_slo, local_tokenizer
 from kfp_bench.pipeline.outputs import error_of, failed, write_json
 from kfp_bench.pipeline.params import BenchParams
@@ -66,18 +67,19 @@ def llm_load(p: BenchParams, worker: int, out: str) -> None:
     if worker_started(out, worker, f"LLM worker {worker}: ", p, "llm-worker"):
         return
     error, stats = "", None
-    try:  # the tokenizer fetched, the model and the context checked before any request: a
-        # refusal is this worker's error
-        folder = tempfile.mkdtemp(prefix="kfpb-tokenizer-")
-        tokenizer = local_tokenizer(p.llm_tokenizer, folder) if p.llm_tokenizer else ""
-        opts = llm_options(p, tokenizer=tokenizer).share(worker, p.llm_workers).validate()
-        prompts = llm_prompts(p, worker)
-        opts = preflight(opts, prompts, model_given=True, flag="llm_model").opts
-        stats = run_llm(opts, prompts, slo=llm_slo(p), warmup_s=p.llm_warmup_sec)
-    except (BenchError, OSError) as exc:
-        stats = getattr(exc, "stats", None)  # an EngineError's: what was measured before it
-        error = failed("llm_load", exc, f"LLM worker {worker}: ")
-    doc = {**(stats.to_dict() if stats is not None else {}), "worker": worker}
+    with server_metrics.window(p, worker, f"LLM worker {worker}: ") as server:
+        try:  # the tokenizer fetched, the model and the context checked before any request: a
+            # refusal is this worker's error
+            folder = tempfile.mkdtemp(prefix="kfpb-tokenizer-")
+            tokenizer = local_tokenizer(p.llm_tokenizer, folder) if p.llm_tokenizer else ""
+            opts = llm_options(p, tokenizer=tokenizer).share(worker, p.llm_workers).validate()
+            prompts = llm_prompts(p, worker)
+            opts = preflight(opts, prompts, model_given=True, flag="llm_model").opts
+            stats = run_llm(opts, prompts, slo=llm_slo(p), warmup_s=p.llm_warmup_sec)
+        except (BenchError, OSError) as exc:
+            stats = getattr(exc, "stats", None)  # an EngineError's: what was measured before it
+            error = failed("llm_load", exc, f"LLM worker {worker}: ")
+    doc = {**(stats.to_dict() if stats is not None else {}), "worker": worker, **server.doc}
     write_json_atomic({**doc, "error": error} if error else doc, out)
     if stats is not None:
         s = stats.summary()
@@ -118,7 +120,8 @@ def report_llm(p: BenchParams, loads: list[str], out: str, html: str, summary: s
     else:
         if p.cost_per_hour:  # the LLM report's price of its window (report/cost.py)
             merged.options["cost_per_hour"] = p.cost_per_hour
-        metrics = _bundle(merged, flags, out, html, summary, p.gates({"llm"}))
+        server = server_metrics.merge(loads, os.path.join(out, LLM_RESULT))
+        metrics = _bundle(merged, flags, out, html, summary, p.gates({"llm"}), server)
         doc.update(flags=merged.flags, llm=merged.summary().as_dict())
     write_json(os.path.join(out, "summary.json"), doc)
     print(f"LLM results: {sorted(os.listdir(out))}" + (f"; flags {flags}" if flags else ""))
@@ -126,13 +129,13 @@ def report_llm(p: BenchParams, loads: list[str], out: str, html: str, summary: s
     return metrics
 
 
-def _bundle(merged, flags: list[str], out: str, html: str, summary: str, gates) -> dict:
+def _bundle(merged, flags: list[str], out: str, html: str, summary: str, gates, server) -> dict:
     from kfp_bench.report.llm_bundle import write_llm_bundle
     from kfp_bench.stats import store
 
     merged.flag(*flags)  # the report shows what the pipeline found missing
     store.save(merged, os.path.join(out, LLM_RESULT))
-    files = write_llm_bundle(merged, out, source=LLM_RESULT, gates=gates)
+    files = write_llm_bundle(merged, out, source=LLM_RESULT, gates=gates, server=server)
     shutil.copyfile(files["report.html"], html)
     shutil.copyfile(files["summary.md"], summary)  # the bundle keeps it under the UI's limit
     metrics = json.loads(files["metrics.json"].read_text())

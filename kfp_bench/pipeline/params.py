@@ -40,6 +40,7 @@ from kfp_bench.pipeline.load_params import (
     sweep_rates,
 )
 from kfp_bench.pipeline.runs_params import check_runs
+from kfp_bench.pipeline.server_metrics import check_metrics
 from kfp_bench.push import check_url
 from kfp_bench.stats.cost import FIX, is_price
 
@@ -167,6 +168,19 @@ class BenchParams:
             pushes the headline figures there, labelled benchmark (benchmark_id as given, else
             kfp-bench), target and part, and the last-success time when the run passed
             (kfp_bench.push, docs/alerting.md). Empty (the default): no push.
+        prometheus_url: the Prometheus (its HTTP API) that metrics_profile's queries go to, e.g.
+            http://prometheus.monitoring:9090; empty without a profile.
+        metrics_profile: named PromQL queries run over the load's window and drawn under the
+            client's series (docs/metrics-profiles.md): a built-in name (kserve-predictor, kfp,
+            gpu) or the profile's YAML text itself (a pod has no local file; the text is kept
+            in the run's parameters, so the run records what was asked). Empty: none.
+        metrics_scrape: /metrics endpoints sampled every second while the load runs,
+            comma-separated (the predictor's pods, vLLM); empty for none. Load worker 0 alone
+            scrapes and queries: the others would read the same server.
+        metrics_vars: the profile's {{.NAME}} values, NAME=VALUE comma-separated; namespace and
+            isvc are the isvc's own (its namespace and name) unless given here.
+        metrics_scrape_token: send the pod's Kubernetes service-account token as a bearer
+            token to the metrics_scrape endpoints (a predictor behind Istio or KFP auth).
     """
 
     kfp_host: str = DEFAULT_KFP_HOST
@@ -218,6 +232,11 @@ class BenchParams:
     thresholds: str = ""
     fail_on_regression: bool = False
     pushgateway_url: str = ""
+    prometheus_url: str = ""
+    metrics_profile: str = ""
+    metrics_scrape: str = ""
+    metrics_vars: str = ""
+    metrics_scrape_token: bool = False
 
     @classmethod
     def names(cls) -> list[str]:
@@ -274,6 +293,7 @@ class BenchParams:
         if self.pushgateway_url:
             check_url(self.pushgateway_url, "pipeline parameter pushgateway_url=")
         check_mesh_route(self)  # after the URLs: their form is known good here
+        check_metrics(self)
         return self
 
     def kinds(self) -> set[str]:

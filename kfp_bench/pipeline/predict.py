@@ -7,6 +7,7 @@ from __future__ import annotations
 from kfp_bench.errors import BenchError
 from kfp_bench.failpoint import fail_point
 from kfp_bench.jsonl import write_json_atomic
+from kfp_bench.pipeline import server_metrics
 from kfp_bench.pipeline.load_params import load_options, sweep_rates
 from kfp_bench.pipeline.outputs import failed, write_json
 from kfp_bench.pipeline.params import BenchParams
@@ -49,14 +50,15 @@ def inference_load(p: BenchParams, worker: int, out: str) -> None:
     if worker_started(out, worker, f"load worker {worker}: ", p, "worker"):
         return
     error = ""
-    try:
-        stats = run_load(load_options(p).share(worker, p.load_workers))
-    except (BenchError, OSError) as exc:
-        stats = getattr(exc, "stats", None)  # an EngineError's: what was measured before it
-        error = failed("inference_load", exc, f"worker {worker}: ")
+    with server_metrics.window(p, worker, f"worker {worker}: ") as server:
+        try:
+            stats = run_load(load_options(p).share(worker, p.load_workers))
+        except (BenchError, OSError) as exc:
+            stats = getattr(exc, "stats", None)  # an EngineError's: what was measured before it
+            error = failed("inference_load", exc, f"worker {worker}: ")
     # The error beside the stats (LoadStats reads past it); alone, the result is unreadable and
-    # aggregate names the worker lost.
-    doc = {**(stats.to_dict() if stats is not None else {}), "worker": worker}
+    # aggregate names the worker lost. The server's series too (aggregate merges them).
+    doc = {**(stats.to_dict() if stats is not None else {}), "worker": worker, **server.doc}
     write_json_atomic({**doc, "error": error} if error else doc, out)
     if stats is None:
         fail_point("inference_load")

@@ -74,6 +74,10 @@ def aggregate(
     for step, error in errors.items():
         print(f"step-failed: {step}: {error}")
     write_results(out, runs_summary=summary, load=merged, extra=extra)
+    if merged is not None:  # after write_results, whose stage replaces the folder
+        from kfp_bench.pipeline.server_metrics import merge as merge_server
+
+        merge_server(loads, os.path.join(out, "load.json"))
     print(f"results: {sorted(os.listdir(out))}" + (f"; flags {flags}" if flags else ""))
     fail_point("aggregate")
 

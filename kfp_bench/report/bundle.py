@@ -11,6 +11,9 @@
     runs.csv           one row per run           tasks.csv        one row per task of a run
     api_calls.csv      one row per KFP API call  load_series.csv  one row per second of load
 
+With the server's series beside the results' load.json (``load.server.json``,
+``kfp_bench.metrics.series``), report.html has a "Server metrics" section.
+
 The bundle appears whole or not at all: every file is rendered into a stage folder beside
 ``out_dir`` and the stage replaces ``out_dir`` in one rename (``report.folder.write_folder``), so a
 failure or a crash half-way never leaves new files beside old ones. Other files in ``out_dir``
@@ -78,9 +81,11 @@ def write_bundle(
     figures = plots.render(tables, history=history, metrics=metrics, kde=kde)
     figures += fill_report.figures(tables.summary)  # the full-database probe, if it ran
     figures += stage_plot.render(tables, results)  # a load in stages: its own chart
+    server = _server_section(results, figures)
     page = html.render(
-        tables, figures, metrics, history=history, load_options=load_options, gates=verdicts
-    )
+        tables, figures, metrics, history=history, load_options=load_options, gates=verdicts,
+        server=server,
+    )  # fmt: skip
     files = {
         "report.html": page,
         "summary.md": _markdown(tables, history, load_options, verdicts),
@@ -88,6 +93,23 @@ def write_bundle(
         **_csvs(tables),
     }
     return write_folder(out_dir, files, verdicts if gates else None)
+
+
+def _server_section(results: Results, figures: list) -> tuple | None:
+    """The server's series saved beside load.json (``load.server.json``: the pipeline's
+    aggregate, ``kfp-bench load --json-out``), as a section; its figures join ``figures``."""
+    from kfp_bench.metrics.series import load_beside
+
+    if results.load is None:
+        return None
+    server = load_beside(Path(results.path) / "load.json")
+    if server is None:
+        return None
+    from kfp_bench.report.server_plots import load_section
+
+    section, more = load_section(results.load, server)
+    figures += more
+    return section
 
 
 def _markdown(tables: Tables, history, load_options, verdicts) -> bytes:

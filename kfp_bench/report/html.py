@@ -89,9 +89,11 @@ def render(
     history=None,
     load_options: dict | None = None,
     gates=(),
+    server: tuple | None = None,
 ) -> str:
     """The page for ``tables`` with ``figures``, ``metrics`` and ``history`` (or None), the
-    verdicts of ``gates`` (``kfp_bench.gates.Verdict``) first."""
+    verdicts of ``gates`` (``kfp_bench.gates.Verdict``) first; ``server`` the server metrics'
+    section under the load (``report.server_plots.load_section``)."""
     figs = {f.name: f for f in figures}
     parts = [
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
@@ -111,6 +113,8 @@ def render(
         parts += ["<h2>Full database</h2>\n", _fig(figs, "fill_latency"), _df(fill, "K")]
     if tables.load is not None:
         parts.append(_load(tables, figs))
+    if server is not None:
+        parts.append(server_html(server, figs))
     if tables.sweep is not None:
         parts.append("<h2>Rate sweep</h2>\n" + _fig(figs, "sweep"))
         parts.append(_df(sweep_shown(tables.sweep)))
@@ -204,6 +208,17 @@ def _load(t: Tables, figs: dict) -> str:
     out.append(_df(t.load_pcts))
     out.append(_fig(figs, "load_timeline"))
     out.append(_fig(figs, "load_stages"))  # report/stage_plot.py
+    return "".join(out)
+
+
+def server_html(section: tuple, figs: dict) -> str:
+    """A section of (title, intro, figure names, tables of (head, body), note items)."""
+    title, intro, names, tables, items = section
+    out = [f"<h2>{escape(title)}</h2>\n<p>{escape(intro)}</p>\n"]
+    out += [_fig(figs, n) for n in names]
+    out += [table(head, body) for head, body in tables]
+    if items:
+        out.append("<ul>" + "".join(f"<li>{escape(i)}</li>" for i in items) + "</ul>\n")
     return "".join(out)
 
 

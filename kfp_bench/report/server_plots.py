@@ -169,3 +169,19 @@ def llm_section(stats, summary, server: ServerSeries) -> tuple:
         tables.append((COMPARE_HEAD, body))
     section = ("Server metrics", INTRO, (fig.name,) if fig else (), tables, notes(server))
     return section, [fig] if fig else []
+
+
+def load_section(stats, server: ServerSeries) -> tuple:
+    """The predict report's section: (title, intro, figures, tables, items), and its figures:
+    the latency p99 per second on top, the profile's ``panel: latency`` series (the replicas)
+    under it, and the server's histograms beside the client's latency measured from the actual
+    send (not the intended one: an open loop's wait for its slot is the client's own)."""
+    s = stats.summary()
+    client = {"key": "p99_ms", "label": "latency p99 (per second)", "unit": "ms"}
+    fig = timeline(stats.series.rows(), client, server, "latency")
+    lat = s.uncorrected_ms or {}
+    client_ms = {"latency": {"count": s.responses, **lat}} if lat else {}
+    body = compare_rows(server, client_ms)
+    tables = [(COMPARE_HEAD, body)] if body else []
+    section = ("Server metrics", INTRO, (fig.name,) if fig else (), tables, notes(server))
+    return section, [fig] if fig else []
