@@ -22,6 +22,7 @@ checkout.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import subprocess
 import sys
@@ -34,11 +35,14 @@ from kfp_bench.sandbox.step_envs import StepEnvs, install_script
 ENVS = "kfp-bench-step-envs"
 #: What kfp.local installs into each new environment before the step's own command runs.
 _VENV_TOOLS = ("pip", "setuptools", "wheel")
+#: The mark of a filled wheel folder: what it was filled for, and its wheels then.
+_STAMP = ".kfp-bench-filled"
 
 
 def wheelhouse(dest: Path, project: Path | None = None) -> Path:
     """Fill ``dest`` with every wheel but kfp-bench's that the compiled pipeline's steps
-    install; return it. Wheels already there are kept (pip downloads only what is missing).
+    install; return it. Wheels already there are kept (pip downloads only what is missing),
+    and a folder filled for this kfp-bench wheel, kfp and Python, unchanged since, is left as is.
 
     Raises:
         ConfigError: no checkout to read kfp-bench's dependencies from, or pip failed (its last
@@ -61,15 +65,43 @@ def wheelhouse(dest: Path, project: Path | None = None) -> Path:
     dest.mkdir(parents=True, exist_ok=True)
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
     need = f"kfp-bench[{','.join(EXTRAS)}]=={__version__}"
-    with tempfile.TemporaryDirectory(prefix="kfp-bench-artifact-") as own:
-        artifact.build(project).write(own)
-        # wheels: a dependency published as an sdist only is built once here, not in every step
-        _pip([*pip, "wheel", "-w", str(dest), "--find-links", str(dest), "--find-links", own,
-              need, *_VENV_TOOLS])  # fmt: skip
-    for wheel in dest.glob("kfp_bench-*.whl"):  # kfp-bench never comes from the index
-        wheel.unlink()
-    _pip([*pip, "download", "-d", str(dest), "--no-deps", f"kfp=={kfp.__version__}"])
+    own_wheel = artifact.build(project)
+    # what the folder must serve follows from the wheel's pins, kfp's version and the
+    # interpreter: a folder filled for the same ones, its files untouched, is not filled again
+    # (the lock: pytest-xdist workers and a demo may fill one folder at once)
+    stamp = f"{own_wheel.sha256} kfp=={kfp.__version__} {sys.version}"
+    with open(dest / ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if _filled(dest) == stamp:
+            return dest
+        (dest / _STAMP).unlink(missing_ok=True)
+        with tempfile.TemporaryDirectory(prefix="kfp-bench-artifact-") as own:
+            own_wheel.write(own)
+            # wheels: a dependency published as an sdist only is built once here, not per step
+            _pip([*pip, "wheel", "-w", str(dest), "--find-links", str(dest), "--find-links", own,
+                  need, *_VENV_TOOLS])  # fmt: skip
+        for wheel in dest.glob("kfp_bench-*.whl"):  # kfp-bench never comes from the index
+            wheel.unlink()
+        _pip([*pip, "download", "-d", str(dest), "--no-deps", f"kfp=={kfp.__version__}"])
+        (dest / _STAMP).write_text(f"{stamp}\n{_listing(dest)}")
     return dest
+
+
+def _listing(folder: Path) -> str:
+    return "".join(
+        f"{f.name} {f.stat().st_size} {f.stat().st_mtime_ns}\n"
+        for f in sorted(folder.iterdir())
+        if not f.name.startswith(".")
+    )
+
+
+def _filled(folder: Path) -> str | None:
+    """The stamp of the last fill of ``folder`` when its wheels are still those it listed."""
+    try:
+        stamp, listing = (folder / _STAMP).read_text().split("\n", 1)
+    except (OSError, ValueError):
+        return None
+    return stamp if listing == _listing(folder) else None
 
 
 def mount_config_map(obj: dict, folder: Path) -> Path:
@@ -153,7 +185,7 @@ def _handler(envs: StepEnvs):
     class StepEnvHandler(base):
         def run(self) -> status.Status:
             with envs.environment(self.full_command) as python:
-                if python is None:  # kfp.local's fresh venv: the script fails as in a pod
+                if python is None:  # not an install script: kfp.local's own venv
                     return super().run()
                 cmd = subprocess_task_handler.replace_python_executable(self.full_command, python)
                 code = subprocess_task_handler.run_local_subprocess(cmd, self.env_vars)
