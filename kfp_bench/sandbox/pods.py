@@ -66,10 +66,10 @@ def wheelhouse(dest: Path, project: Path | None = None) -> Path:
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
     need = f"kfp-bench[{','.join(EXTRAS)}]=={__version__}"
     own_wheel = artifact.build(project)
-    # what the folder must serve follows from the wheel's pins, kfp's version and the
-    # interpreter: a folder filled for the same ones, its files untouched, is not filled again
-    # (the lock: pytest-xdist workers and a demo may fill one folder at once)
-    stamp = f"{own_wheel.sha256} kfp=={kfp.__version__} {sys.version}"
+    # what the folder must serve follows from the wheel's requirements, kfp's version and the
+    # interpreter (not from kfp-bench's code): a folder filled for the same ones, its files
+    # untouched, is not filled again (the lock: xdist workers and a demo may fill it at once)
+    stamp = f"{_requires(own_wheel.data)} kfp=={kfp.__version__} {sys.version}"
     with open(dest / ".lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if _filled(dest) == stamp:
@@ -85,6 +85,17 @@ def wheelhouse(dest: Path, project: Path | None = None) -> Path:
         _pip([*pip, "download", "-d", str(dest), "--no-deps", f"kfp=={kfp.__version__}"])
         (dest / _STAMP).write_text(f"{stamp}\n{_listing(dest)}")
     return dest
+
+
+def _requires(wheel: bytes) -> str:
+    """The Requires-Dist lines of the wheel ``wheel``'s metadata, one string."""
+    import io
+    import zipfile
+
+    with zipfile.ZipFile(io.BytesIO(wheel)) as z:
+        (meta,) = (n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+        lines = z.read(meta).decode().splitlines()
+    return repr(sorted(line for line in lines if line.startswith("Requires-Dist:")))
 
 
 def _listing(folder: Path) -> str:
