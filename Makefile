@@ -41,10 +41,11 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/run.py
 
-# The image of image mode (Dockerfile), where a Docker engine runs.
+# The image of image mode (Dockerfile), where a Docker engine runs. The wheel is built from a
+# copy of the checkout's files, never in-tree: setuptools' build/ keeps modules removed since.
 image: $(STAMP)
-	rm -f dist/kfp_bench-*.whl
-	$(PY) -m pip wheel -q --no-deps --no-build-isolation -w dist .
+	$(PY) -c 'from pathlib import Path; from kfp_bench.sandbox.pods import build_wheel; \
+		build_wheel(Path("dist"), Path("."))'
 	docker build -t kfp-bench:$(VERSION) .
 
 clean:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -141,16 +142,52 @@ def installed(folder: Path, project: Path | None = None) -> Path:
 
 
 def build_wheel(dest: Path, project: Path) -> Path:
-    """kfp-bench's wheel built from the checkout ``project`` into ``dest`` (replacing one there)."""
+    """kfp-bench's wheel built from the checkout ``project`` into ``dest`` (replacing one there).
+
+    It is built in a copy of the checkout's own files (``_source_files``): setuptools builds in
+    the tree's ``build/``, whose ``build_py`` copies modules there and never removes one, so an
+    in-tree build would ship a module deleted since the last one."""
+    import tempfile
+
+    dest = Path(dest).resolve()
     dest.mkdir(parents=True, exist_ok=True)
     for old in dest.glob("kfp_bench-*.whl"):
         old.unlink()
-    _pip(
-        [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", "wheel", "--no-deps",
-         "--no-build-isolation", "-w", str(dest), str(project)]
-    )  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="kfp-bench-src-") as tmp:
+        for name in _source_files(Path(project)):
+            (Path(tmp) / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(Path(project) / name, Path(tmp) / name)
+        _pip(
+            [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", "wheel",
+             "--no-deps", "--no-build-isolation", "-w", str(dest), tmp]
+        )  # fmt: skip
     (wheel,) = dest.glob("kfp_bench-*.whl")
     return wheel
+
+
+#: What is never a source in a checkout without git: build output and environments.
+_NOT_SOURCE = ("build", "dist", ".git", "__pycache__", "results")
+
+
+def _source_files(project: Path) -> list[str]:
+    """The files of the checkout ``project``: git's (tracked, or new and not ignored) in a
+    clone, else every file outside build output, environments and caches."""
+    git = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=project, capture_output=True, text=True,
+    )  # fmt: skip
+    if git.returncode == 0 and (project / ".git").exists():
+        return [n for n in git.stdout.split("\0") if n and (project / n).is_file()]
+    out = []
+    for folder, dirs, files in os.walk(project):
+        here = Path(folder)
+        dirs[:] = [
+            d for d in dirs
+            if d not in _NOT_SOURCE and not d.endswith(".egg-info")
+            and not (here / d / "pyvenv.cfg").exists()
+        ]  # fmt: skip
+        out += [str((here / f).relative_to(project)) for f in files]
+    return out
 
 
 def _pip(cmd: list[str]) -> None:
