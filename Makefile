@@ -2,6 +2,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+DEMO_STAMP := $(VENV)/.installed-demo
 VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' kfp_bench/__init__.py)
 
 .PHONY: setup demo test lint bench image clean
@@ -16,7 +17,17 @@ $(STAMP): requirements.txt pyproject.toml
 
 setup: $(STAMP)
 
-demo: $(STAMP)
+# The demo's environment: every command and the local servers at the tested versions, without
+# the test tools that make setup adds (a shorter install from a fresh clone).
+$(DEMO_STAMP): requirements.txt pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -c requirements.txt -e ".[all]"
+	$(PY) -m pip check
+	touch $(DEMO_STAMP)
+
+# (an environment set up for the tests has all the demo needs)
+demo: $(if $(wildcard $(STAMP)),$(STAMP),$(DEMO_STAMP))
 	$(VENV)/bin/kfp-bench demo --out results/demo
 
 test: $(STAMP)
@@ -30,10 +41,11 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/run.py
 
-# The image of image mode (Dockerfile), where a Docker engine runs.
+# The image of image mode (Dockerfile), where a Docker engine runs. The wheel is built from a
+# copy of the checkout's files, never in-tree: setuptools' build/ keeps modules removed since.
 image: $(STAMP)
-	rm -f dist/kfp_bench-*.whl
-	$(PY) -m pip wheel -q --no-deps --no-build-isolation -w dist .
+	$(PY) -c 'from pathlib import Path; from kfp_bench.sandbox.pods import build_wheel; \
+		build_wheel(Path("dist"), Path("."))'
 	docker build -t kfp-bench:$(VERSION) .
 
 clean:

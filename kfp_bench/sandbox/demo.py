@@ -22,6 +22,7 @@ import sys
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from kfp_bench.sandbox.model_server import start_model_server
@@ -60,24 +61,24 @@ def run_demo(
     """Run the demo; return the process exit code (130 when interrupted)."""
     from kfp_bench.sandbox.kfp_server import start_kfp_server
     from kfp_bench.sandbox.llm_server import start_llm_server
-    from kfp_bench.sandbox.pods import installed, step_envs, wheelhouse
+    from kfp_bench.sandbox.pods import installed
 
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
+    _check_pin()
     wheels = Path(sys.prefix) / WHEELS
     _say(f"building kfp-bench's wheel and gathering the steps' packages into {wheels}")
-    wheelhouse(wheels)
-    _check_pin()
-    root = Path(tempfile.mkdtemp(prefix="kfp-bench-demo-"))
     # what kfp-bench install would put into the namespace, at a path that stays: the steps'
     # environments are kept by install command, and the command names the wheel by its path
     mounted = Path(sys.prefix) / VOLUME
     shutil.rmtree(mounted, ignore_errors=True)
     installed(mounted)
-    # the steps' environments, built while the servers start and the first steps run (a task
-    # whose environment is still being built waits for it)
-    envs = step_envs(wheels, mounted)
-    envs.prepare(_install_scripts())
+    # the wheels (pip, in processes of its own), then the steps' environments, made while the
+    # servers start and the first steps run (a task whose environment is being built waits)
+    pool = ThreadPoolExecutor(1, thread_name_prefix="demo-wheels")
+    ready = pool.submit(_prepare, wheels, mounted)
+    pool.shutdown(wait=False)
+    root = Path(tempfile.mkdtemp(prefix="kfp-bench-demo-"))
     try:
         _say("starting the KServe model server (iris), the LLM server and the local KFP API on "
              "127.0.0.1")  # fmt: skip
@@ -109,6 +110,7 @@ def run_demo(
                 f"each), {load_workers} load workers x {duration_s:g}s, "
                 f"{LLM_ARGS['llm_concurrency']} LLM streams x {LLM_ARGS['llm_duration_sec']:g}s"
             )
+            envs = ready.result()  # pip's failure is raised here, before any step runs
             _say(f"running the kfp_bench pipeline with kfp.local: {what} ({out}/pipeline.log)")
             ok = _run_pipeline(args, root, out / "pipeline.log", wheels, mounted, envs)
         _collect(root, out)
@@ -125,6 +127,16 @@ def run_demo(
          f"{LLM_DIR}/ (the LLM load's report and llm.json) and "
          f"summary.json are in {out}/")  # fmt: skip
     return 0
+
+
+def _prepare(wheels: Path, mounted: Path):
+    """Fill the steps' wheel folder, then start building their environments: the StepEnvs."""
+    from kfp_bench.sandbox.pods import step_envs, wheelhouse
+
+    wheelhouse(wheels)
+    envs = step_envs(wheels, mounted)
+    envs.prepare(_install_scripts())
+    return envs
 
 
 def _check_pin() -> None:

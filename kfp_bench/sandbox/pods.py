@@ -22,7 +22,9 @@ checkout.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -34,11 +36,14 @@ from kfp_bench.sandbox.step_envs import StepEnvs, install_script
 ENVS = "kfp-bench-step-envs"
 #: What kfp.local installs into each new environment before the step's own command runs.
 _VENV_TOOLS = ("pip", "setuptools", "wheel")
+#: The mark of a filled wheel folder: what it was filled for, and its wheels then.
+_STAMP = ".kfp-bench-filled"
 
 
 def wheelhouse(dest: Path, project: Path | None = None) -> Path:
     """Fill ``dest`` with every wheel but kfp-bench's that the compiled pipeline's steps
-    install; return it. Wheels already there are kept (pip downloads only what is missing).
+    install; return it. Wheels already there are kept (pip downloads only what is missing),
+    and a folder filled for this kfp-bench wheel, kfp and Python, unchanged since, is left as is.
 
     Raises:
         ConfigError: no checkout to read kfp-bench's dependencies from, or pip failed (its last
@@ -61,15 +66,54 @@ def wheelhouse(dest: Path, project: Path | None = None) -> Path:
     dest.mkdir(parents=True, exist_ok=True)
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
     need = f"kfp-bench[{','.join(EXTRAS)}]=={__version__}"
-    with tempfile.TemporaryDirectory(prefix="kfp-bench-artifact-") as own:
-        artifact.build(project).write(own)
-        # wheels: a dependency published as an sdist only is built once here, not in every step
-        _pip([*pip, "wheel", "-w", str(dest), "--find-links", str(dest), "--find-links", own,
-              need, *_VENV_TOOLS])  # fmt: skip
-    for wheel in dest.glob("kfp_bench-*.whl"):  # kfp-bench never comes from the index
-        wheel.unlink()
-    _pip([*pip, "download", "-d", str(dest), "--no-deps", f"kfp=={kfp.__version__}"])
+    own_wheel = artifact.build(project)
+    # what the folder must serve follows from the wheel's requirements, kfp's version and the
+    # interpreter (not from kfp-bench's code): a folder filled for the same ones, its files
+    # untouched, is not filled again (the lock: xdist workers and a demo may fill it at once)
+    stamp = f"{_requires(own_wheel.data)} kfp=={kfp.__version__} {sys.version}"
+    with open(dest / ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if _filled(dest) == stamp:
+            return dest
+        (dest / _STAMP).unlink(missing_ok=True)
+        with tempfile.TemporaryDirectory(prefix="kfp-bench-artifact-") as own:
+            own_wheel.write(own)
+            # wheels: a dependency published as an sdist only is built once here, not per step
+            _pip([*pip, "wheel", "-w", str(dest), "--find-links", str(dest), "--find-links", own,
+                  need, *_VENV_TOOLS])  # fmt: skip
+        for wheel in dest.glob("kfp_bench-*.whl"):  # kfp-bench never comes from the index
+            wheel.unlink()
+        _pip([*pip, "download", "-d", str(dest), "--no-deps", f"kfp=={kfp.__version__}"])
+        (dest / _STAMP).write_text(f"{stamp}\n{_listing(dest)}")
     return dest
+
+
+def _requires(wheel: bytes) -> str:
+    """The Requires-Dist lines of the wheel ``wheel``'s metadata, one string."""
+    import io
+    import zipfile
+
+    with zipfile.ZipFile(io.BytesIO(wheel)) as z:
+        (meta,) = (n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+        lines = z.read(meta).decode().splitlines()
+    return repr(sorted(line for line in lines if line.startswith("Requires-Dist:")))
+
+
+def _listing(folder: Path) -> str:
+    return "".join(
+        f"{f.name} {f.stat().st_size} {f.stat().st_mtime_ns}\n"
+        for f in sorted(folder.iterdir())
+        if not f.name.startswith(".")
+    )
+
+
+def _filled(folder: Path) -> str | None:
+    """The stamp of the last fill of ``folder`` when its wheels are still those it listed."""
+    try:
+        stamp, listing = (folder / _STAMP).read_text().split("\n", 1)
+    except (OSError, ValueError):
+        return None
+    return stamp if listing == _listing(folder) else None
 
 
 def mount_config_map(obj: dict, folder: Path) -> Path:
@@ -98,16 +142,52 @@ def installed(folder: Path, project: Path | None = None) -> Path:
 
 
 def build_wheel(dest: Path, project: Path) -> Path:
-    """kfp-bench's wheel built from the checkout ``project`` into ``dest`` (replacing one there)."""
+    """kfp-bench's wheel built from the checkout ``project`` into ``dest`` (replacing one there).
+
+    It is built in a copy of the checkout's own files (``_source_files``): setuptools builds in
+    the tree's ``build/``, whose ``build_py`` copies modules there and never removes one, so an
+    in-tree build would ship a module deleted since the last one."""
+    import tempfile
+
+    dest = Path(dest).resolve()
     dest.mkdir(parents=True, exist_ok=True)
     for old in dest.glob("kfp_bench-*.whl"):
         old.unlink()
-    _pip(
-        [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", "wheel", "--no-deps",
-         "--no-build-isolation", "-w", str(dest), str(project)]
-    )  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="kfp-bench-src-") as tmp:
+        for name in _source_files(Path(project)):
+            (Path(tmp) / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(Path(project) / name, Path(tmp) / name)
+        _pip(
+            [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q", "wheel",
+             "--no-deps", "--no-build-isolation", "-w", str(dest), tmp]
+        )  # fmt: skip
     (wheel,) = dest.glob("kfp_bench-*.whl")
     return wheel
+
+
+#: What is never a source in a checkout without git: build output and environments.
+_NOT_SOURCE = ("build", "dist", ".git", "__pycache__", "results")
+
+
+def _source_files(project: Path) -> list[str]:
+    """The files of the checkout ``project``: git's (tracked, or new and not ignored) in a
+    clone, else every file outside build output, environments and caches."""
+    git = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=project, capture_output=True, text=True,
+    )  # fmt: skip
+    if git.returncode == 0 and (project / ".git").exists():
+        return [n for n in git.stdout.split("\0") if n and (project / n).is_file()]
+    out = []
+    for folder, dirs, files in os.walk(project):
+        here = Path(folder)
+        dirs[:] = [
+            d for d in dirs
+            if d not in _NOT_SOURCE and not d.endswith(".egg-info")
+            and not (here / d / "pyvenv.cfg").exists()
+        ]  # fmt: skip
+        out += [str((here / f).relative_to(project)) for f in files]
+    return out
 
 
 def _pip(cmd: list[str]) -> None:
@@ -153,7 +233,7 @@ def _handler(envs: StepEnvs):
     class StepEnvHandler(base):
         def run(self) -> status.Status:
             with envs.environment(self.full_command) as python:
-                if python is None:  # kfp.local's fresh venv: the script fails as in a pod
+                if python is None:  # not an install script: kfp.local's own venv
                     return super().run()
                 cmd = subprocess_task_handler.replace_python_executable(self.full_command, python)
                 code = subprocess_task_handler.run_local_subprocess(cmd, self.env_vars)

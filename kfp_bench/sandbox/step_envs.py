@@ -10,7 +10,8 @@ kfp.local would and then with the script's own installs, and gives each task a c
 The task's command still runs its ``pip install`` lines (everything is found satisfied). A copy is
 a full copy, never hardlinks: a step writing into its site-packages must not reach the template
 or any other task, as a pod's filesystem is its own. A script whose template cannot be built runs
-in kfp.local's own fresh environment, so its failure shows as a pod's would.
+whole in a copy of kfp.local's new environment (made once: only pip's settings and wheels shape
+it), so its failure shows as a pod's would.
 """
 
 from __future__ import annotations
@@ -64,6 +65,13 @@ class StepEnvs:
         _files_digest(h, mounted)
         self._base = h.digest()
         self._env = dict(env)
+        # kfp.local's new environment runs pip alone (the upgrades): its inputs are the
+        # interpreter, pip's own settings and the wheels, never the steps' volume
+        h = hashlib.sha256(f"{sys.version}\0{sys.executable}\0kfp.local venv\0".encode())
+        for k in sorted(k for k in env if k.startswith("PIP_")):
+            h.update(f"{k}={env[k]}\0".encode())
+        _files_digest(h, wheels)
+        self.base_name = h.hexdigest()[:_KEY_CHARS]
 
     def key(self, script: str) -> str:
         """The template's name for ``script``: the sha256 of its exact text and of this cache's
@@ -73,13 +81,14 @@ class StepEnvs:
     @contextlib.contextmanager
     def environment(self, full_command: list[str]):
         """Yield the Python of a fresh environment for a task running ``full_command``: a copy of
-        its script's template, removed afterwards; None when there is no template (another
-        command shape, or the script failed): run it in kfp.local's own environment."""
+        its script's template (of kfp.local's new environment when the script failed), removed
+        afterwards; None for another command shape: run it in kfp.local's own environment."""
         script = install_script(full_command)
-        template = self._template(script) if script is not None else None
-        if template is None:
+        if script is None:
             yield None
             return
+        # a script that fails runs whole in kfp.local's new environment, as in a pod
+        template = self._template(script) or self._kfp_local_env()
         copy = self.cache / f"{template.name[:9]}-{secrets.token_hex(3)}"  # same length
         try:
             t0 = time.monotonic()
@@ -110,7 +119,7 @@ class StepEnvs:
     def _kfp_local_env(self) -> Path:
         """kfp.local's new environment before a script runs (a venv with pip, then pip,
         setuptools and wheel upgraded): the same for every script, so made once and copied."""
-        path = self.cache / self.key("")
+        path = self.cache / self.base_name
         with self._lock(path.name):
             if not self._done(path.name).exists():
                 shutil.rmtree(path, ignore_errors=True)
@@ -154,7 +163,7 @@ class StepEnvs:
 
     def _prune(self, keep: str) -> None:
         done = sorted(
-            (p for p in self.cache.glob("*.ok") if p.stem not in (keep, self.key(""))),
+            (p for p in self.cache.glob("*.ok") if p.stem not in (keep, self.base_name)),
             key=lambda p: p.stat().st_mtime,
         )
         for ok in done[: max(0, len(done) + 1 - KEEP)]:

@@ -9,8 +9,10 @@ the step's retry policy as Argo would (``tests/pipelines/argo_rules.py`` holds t
 the retry finds that mark and saves the worker lost instead of loading. As on an Argo retry on
 KFP 2.16.0 (a fresh output path, no KFP_RETRY_INDEX), the ``fresh`` case removes that mark with
 the pod: the retry then knows it is one only by the start mark its first attempt left on the
-KFP API (kfp_bench.kfp.start_mark), which the exit handler's cleanup deletes. No mock: the real
-steps, the local KFP API and the KServe model server.
+KFP API (kfp_bench.kfp.start_mark), which the exit handler's cleanup deletes. Both cases run in
+one pipeline run of three workers (worker 1 dies and keeps its output, worker 2 dies fresh, worker
+0 survives): they share every step but the dead workers' own. No mock: the real steps, the local
+KFP API and the KServe model server.
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ from tests.kfp.conftest import NOTHING, remains
 from tests.pipelines.test_pods import _ANSI, _finished, e2e_args
 
 pytestmark = pytest.mark.slow
-DEAD = 1  # the worker whose pod dies
+#: The workers whose pods die: worker -> whether the retry's pod starts with a fresh output path
+DEAD = {1: False, 2: True}
 LOAD_S = 30.0  # long enough to kill it mid-load, whatever the machine's load
 INTO_LOAD_S = 3.0  # how long after its start mark the worker is killed
 
@@ -84,37 +87,36 @@ def _worker_pid(worker: int) -> tuple[int, Path] | None:
     return None
 
 
-def _kill_worker_mid_load(worker: int, done: threading.Event, killed: dict, fresh: bool) -> None:
-    """SIGKILL the worker's process and its children, as a pod's death does; ``fresh``: and
-    remove its output (an Argo retry's pod starts with none)."""
-    while not done.is_set():
-        found = _worker_pid(worker)
-        if found:
-            pid, path = found
-            for p in [pid, *_descendants(pid)]:
-                try:
-                    os.kill(p, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            if fresh:
-                path.unlink()
-            killed.update(pid=pid, path=path)
-            return
+def _kill_workers_mid_load(done: threading.Event, killed: dict) -> None:
+    """SIGKILL each DEAD worker's process and its children, as a pod's death does; a fresh one:
+    and remove its output (an Argo retry's pod starts with none)."""
+    while not done.is_set() and len(killed) < len(DEAD):
+        for worker, fresh in DEAD.items():
+            found = None if worker in killed else _worker_pid(worker)
+            if found:
+                pid, path = found
+                for p in [pid, *_descendants(pid)]:
+                    try:
+                        os.kill(p, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
+                if fresh:
+                    path.unlink()
+                killed[worker] = pid
         time.sleep(0.2)
 
 
-@pytest.mark.parametrize("fresh", [False, True], ids=["kfp-local-path", "fresh-path"])
-def test_a_killed_load_worker_is_named_in_the_published_report_and_the_run_fails(
-    fresh, wheels, mounted, tmp_path, model_server, capfd
+def test_killed_load_workers_are_named_in_the_published_report_and_the_run_fails(
+    wheels, mounted, tmp_path, model_server, capfd
 ):
     root = tmp_path / "root"
     pipeline = components.load_component_from_file(str(compiled_file("kfp_bench")))
     done, killed = threading.Event(), {}
-    killer = threading.Thread(target=_kill_worker_mid_load, args=(DEAD, done, killed, fresh))
+    killer = threading.Thread(target=_kill_workers_mid_load, args=(done, killed))
+    bid = "pods-loss"
     with start_kfp_server(simulate="all:fixed(0.2)") as kfp_api, as_pods(wheels, root, mounted):
-        bid = "pods-loss-fresh" if fresh else "pods-loss"
         args = {**e2e_args(kfp_api.url, model_server.v1_predict_url, bid)}
-        args.update(duration_sec=LOAD_S, sweep_rates="", num_runs=1)
+        args.update(duration_sec=LOAD_S, sweep_rates="", num_runs=1, load_workers=3, concurrency=3)
         killer.start()
         try:
             with pytest.raises(RuntimeError, match="check-outcome"):
@@ -123,27 +125,27 @@ def test_a_killed_load_worker_is_named_in_the_published_report_and_the_run_fails
             done.set()
             killer.join()
         assert remains(kfp_api.url, bid) == NOTHING  # the start marks swept with the rest
-    assert killed, "worker 1's process was never found mid-load"
+    assert sorted(killed) == sorted(DEAD), f"only workers {sorted(killed)} were found mid-load"
     text = _ANSI.sub("", "".join(capfd.readouterr()))
     done_tasks = dict(_finished(text))
     assert done_tasks["aggregate"] == done_tasks["report"] == "SUCCESS", done_tasks
     assert done_tasks["check-outcome"] == "FAILURE", done_tasks
-    # the pod died: kfp.local ran the step's retry (a task per worker, and the dead one's retry),
-    # which did not load
-    assert "Task inference-load failed (attempt 1/3)" in text
-    assert text.count("Executing task 'inference-load'") == 3
-    if fresh:
-        lost = f"load worker {DEAD}: lost: its start mark, experiment kfp-bench-{bid}-"
-        assert lost in text and f"-worker-{DEAD}, exists (created " in text, text
-    else:
-        assert f"load worker {DEAD}: lost: its pod died after it started at" in text, text
-    # the published report: the surviving worker's load, the dead one named
+    # the pods died: kfp.local ran the step's retry (a task per worker, and each dead one's
+    # retry), which did not load
+    assert text.count("Task inference-load failed (attempt 1/3)") == 2
+    assert text.count("Executing task 'inference-load'") == 5
+    # the retry that kept its output knows it by its own start mark there ...
+    assert "load worker 1: lost: its pod died after it started at" in text, text
+    # ... the fresh one only by the start mark on the KFP API
+    lost = f"load worker 2: lost: its start mark, experiment kfp-bench-{bid}-"
+    assert lost in text and "-worker-2, exists (created " in text, text
+    # the published report: the surviving worker's load, the dead ones named
     (records,) = root.glob("kfp-bench-*/report/records")
     res = read_results(records)
     pipeline_doc = res.summary["pipeline"]
-    assert pipeline_doc["workers_lost"] == [DEAD]
+    assert pipeline_doc["workers_lost"] == [1, 2]
     assert "workers-lost" in pipeline_doc["flags"]
-    why = "its start mark, experiment" if fresh else "its pod died"
-    assert why in pipeline_doc["errors"][f"inference_load {DEAD}"]
-    assert res.load.workers["missing"] == [DEAD] and res.load.workers["reported"] == 1
+    assert "its pod died" in pipeline_doc["errors"]["inference_load 1"]
+    assert "its start mark, experiment" in pipeline_doc["errors"]["inference_load 2"]
+    assert res.load.workers["missing"] == [1, 2] and res.load.workers["reported"] == 1
     assert res.load.requests > 0

@@ -15,6 +15,7 @@ import yaml
 from kfp import dsl
 
 from kfp_bench.pipeline.bundled import compiled_file
+from kfp_bench.sandbox import pods
 from kfp_bench.sandbox.pods import as_pods, install_scripts, step_envs
 from kfp_bench.sandbox.step_envs import StepEnvs
 
@@ -80,7 +81,7 @@ def test_a_step_writing_its_site_packages_leaves_the_next_step_clean(wheels, mou
     # kfp.local's new venv and one template per distinct script (write_site and read_site
     # share one), none left of the tasks' copies
     built = sorted(p.stem for p in envs.cache.glob("*.ok"))
-    assert len(built) == 3 and envs.key("") in built
+    assert len(built) == 3 and envs.base_name in built
     assert sorted(p.name for p in envs.cache.iterdir() if p.is_dir()) == built
     assert not Path(reader).exists() and not Path(writer).exists()
 
@@ -116,3 +117,27 @@ def test_the_scripts_prepared_are_those_of_the_tasks_that_always_run_first_neede
     assert extras[0] == "[kfp]"
     assert "[history,report]" not in extras
     assert len(extras) == len(set(extras)) == 7
+
+
+def test_kfp_locals_new_environment_is_one_for_any_volume_but_not_for_other_wheels(tmp_path):
+    """Its build runs pip alone (the upgrades): the steps' volume and its path are no input."""
+    base = _envs(tmp_path).base_name
+    (tmp_path / "m2").mkdir()
+    (tmp_path / "m2" / "kfp_bench-0.1.0-py3-none-any.whl").write_bytes(b"other")
+    env = {"PIP_NO_INDEX": "1", "KFP_BENCH_WHEEL_DIR": str(tmp_path / "m2")}
+    other_volume = StepEnvs(tmp_path / "envs", tmp_path / "w", tmp_path / "m2", env)
+    assert other_volume.base_name == base
+    assert other_volume.key("x") != _envs(tmp_path).key("x")
+    assert _envs(tmp_path, wheel=b"v2").base_name != base
+    assert _envs(tmp_path, env={"PIP_NO_INDEX": "0"}).base_name != base
+
+
+def test_a_filled_wheel_folder_is_filled_again_once_a_wheel_is_gone(wheels, tmp_path):
+    """``pods.wheelhouse`` skips pip only for a folder whose wheels are those it filled."""
+    folder = tmp_path / "wheels"
+    folder.mkdir()
+    for f in wheels.iterdir():
+        (folder / f.name).hardlink_to(f)
+    assert pods._filled(folder) is not None  # the same files: nothing to do
+    next(folder.glob("numpy-*.whl")).unlink()
+    assert pods._filled(folder) is None
