@@ -155,9 +155,14 @@ def test_llm_workers_merge_exactly_and_a_lost_or_failed_one_is_flagged(llm_serve
     assert merged.counts["requests"] == sum(s.counts["requests"] for s in parts)
     assert merged.hists["ttft"].count == sum(s.hists["ttft"].count for s in parts) > 0
     assert metrics["llm_requests"] == merged.summary().requests > 0
-    # the server's timing (first token 20 ms, a token every 5 ms): a first token never comes
-    # sooner; the gaps' median is the 5 ms one, not 0 or 10 (how close: the bench's)
-    assert metrics["ttft_p50_ms"] >= 20 and abs(metrics["itl_p50_ms"] - 5) < 2.5
+    # the server's timing (first token 20 ms, then one every 5 ms, 16 tokens): a first token
+    # never comes sooner, nor a whole answer sooner than 20 + 15 x 5 ms, and each gap between a
+    # request's 16 chunks is one ITL sample. How close the gaps come to 5 ms is a timing claim
+    # (bench/llm_server_precision.py): with both cores busy, chunks read together share one
+    # stamp, and the ITL median was seen at 0 in a suite at load average 15.
+    s = merged.summary()
+    assert metrics["ttft_p50_ms"] >= 20 and metrics["e2e_p50_ms"] >= 95
+    assert merged.hists["itl"].count >= 15 * (s.requests - s.failed) > 0  # failed ones add theirs
     assert "TTFT" in html.read_text() and md.read_text()
     with pytest.raises(BenchError, match="flagged workers-lost, step-failed"):
         outcome.check_outcome(str(out))
