@@ -15,7 +15,9 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-KSERVE_REPO = "/work/.mirror/kserve+kserve/repo"  # the fetch tool's copy of kserve/kserve
+#: kserve/kserve's git directory (a clone's .git or a bare mirror), from KFP_BENCH_KSERVE_GIT;
+#: without it, setup clones the repository from GitHub.
+KSERVE_GIT_URL = "https://github.com/kserve/kserve"
 LLAMA_CPP = "llama-cpp-python==0.3.36"
 TRANSFORMERS = "transformers==5.24.0"
 TORCH = "torch==2.13.0"  # the machine's CPU wheel (a bare "torch" takes a CUDA build)
@@ -57,7 +59,10 @@ def setup_commands(root: Path) -> dict[str, list[str]]:
             "tokenizers gguf",
         ],
         "ks": [
-            f"mkdir -p {root}/src/kserve && git --git-dir={KSERVE_REPO} archive HEAD "
+            # KFP_BENCH_KSERVE_GIT, else a bare clone of GitHub's made once
+            f"mkdir -p {root}/src/kserve && G=${{KFP_BENCH_KSERVE_GIT:-{root}/src/kserve.git}} && "
+            f'{{ [ -d "$G" ] || git clone -q --bare --depth 1 {KSERVE_GIT_URL} "$G"; }} && '
+            f'git --git-dir="$G" archive HEAD '
             f"python/huggingfaceserver python/kserve python/storage | tar -x -C {root}/src/kserve",
             f"python3 -m venv {root}/ks",
             f"{root}/ks/bin/pip install {TORCH}",

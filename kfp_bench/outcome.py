@@ -78,7 +78,8 @@ WARNINGS: dict[str, str] = {
     ),
     "tokens-from-tokenizer": (
         "the server sent no usage for some streams: their tokens are the tokenizer's count of the "
-        "prompt (a chat prompt's without its chat template) and of the streamed text"
+        "prompt (a chat's through the chat template saved beside it, if any) and of the "
+        "streamed text"
     ),
     "tokens-unknown": (
         "some completed streams came without usage (the server sends none) and no tokenizer "

@@ -123,7 +123,8 @@ def _add_flags(p: argparse.ArgumentParser) -> None:
         default="",
         metavar="FILE",
         help="The model's tokenizer.json (the tokenizers package): counts the prompt and output "
-        "tokens of streams that bring no usage (else they are unknown).",
+        "tokens of streams that bring no usage (else they are unknown); a chat's prompt through "
+        "the chat template of the tokenizer_config.json beside it (jinja2), as a server counts.",
     )
     g = p.add_argument_group("pacing and figures")
     add_open_loop_flags(g, _h)

@@ -112,12 +112,17 @@ class LlmOptions(LoadOptions):
         )
 
 
+def chat_messages(prompt) -> list[dict]:
+    """The messages of a chat request for ``prompt``: one user turn."""
+    return [{"role": "user", "content": prompt.text}]
+
+
 def request_body(opts: LlmOptions, prompt) -> bytes:
     """The JSON body of one streamed request for ``prompt`` (an object with ``.text`` and
     ``.output_tokens``)."""
     doc: dict = {"model": opts.model}
     if opts.endpoint == "chat":
-        doc["messages"] = [{"role": "user", "content": prompt.text}]
+        doc["messages"] = chat_messages(prompt)
     else:
         doc["prompt"] = prompt.text
     doc["max_tokens"] = opts.max_tokens or int(prompt.output_tokens)

@@ -44,7 +44,7 @@ from httptools import HttpParserCallbackError, HttpParserError
 from kfp_bench.load import stamped
 from kfp_bench.load.engine import Attack, Connection, Sink, clock
 from kfp_bench.load.openai import SEQ_FORMAT, LlmOptions, render, request_source, sends_id
-from kfp_bench.load.tokenizer import count_tokens, load_tokenizer
+from kfp_bench.load.tokenizer import count_tokens, load_tokenizer, prompt_counts
 from kfp_bench.records import (
     MARK_NO_DONE,
     MARK_OUTPUT_TOKENIZED,
@@ -304,11 +304,10 @@ class StreamAttack(Attack):
         self.parts = render(opts, prompts, self.source)  # before the attack: no encoding later
         self.ids = sends_id(opts)
         self.tokenizer = load_tokenizer(opts.tokenizer) if opts.tokenizer else None
-        # each prompt's tokens as the server counts them (special tokens too), for rows
-        # without usage
-        tok = self.tokenizer
-        self.prompt_tokens = [count_tokens(tok, p.text, True) for p in prompts] if tok else []
         self.chat = opts.endpoint == "chat"
+        # each prompt's tokens as the server counts them, for rows without usage
+        tok = self.tokenizer
+        self.prompt_tokens = prompt_counts(tok, opts.tokenizer, self.chat, prompts) if tok else []
         self.content = _CONTENT[opts.endpoint]
         self.conn_class = _StreamConn
         self.fast = False  # the burst path of send_batch writes one shared request

@@ -132,8 +132,9 @@ def test_concurrencies_are_whole_increasing_stream_counts():
 def test_each_step_shows_its_flags_and_the_report_of_the_file_prints_every_step(
     llm, tmp_path, capsys
 ):
-    """The server leaves out usage (fault no-usage): every step is flagged usage-mismatch, a
-    warning; an SLO no stream meets puts the knee at the first step."""
+    """The server leaves out usage (fault no-usage) and no tokenizer counts: every step is
+    flagged tokens-unknown and usage-mismatch, warnings; an SLO no stream meets puts the knee at
+    the first step."""
     out = tmp_path / "s.json"
     code = main(
         ["llm", llm.url + "/openai", "--sweep-concurrency", "1,2", "-z", "1s", "--slo",
@@ -142,9 +143,15 @@ def test_each_step_shows_its_flags_and_the_report_of_the_file_prints_every_step(
     text = capsys.readouterr().out
     assert code == 0, text
     lines = [line for line in text.splitlines() if line.startswith(("  1\t", "  2\t"))]
-    assert len(lines) == 2 and all(line.endswith("  (usage-mismatch)") for line in lines), text
-    assert "Knee: at concurrency 1: good 0.0% < 90% (that step's flags: usage-mismatch)" in text
-    assert all(r["warnings"] == ["usage-mismatch"] for r in store.load(out).rows())
+    assert len(lines) == 2 and all(
+        line.endswith("  (tokens-unknown, usage-mismatch)") for line in lines
+    ), text
+    assert (
+        "Knee: at concurrency 1: good 0.0% < 90% (that step's flags: tokens-unknown, "
+        "usage-mismatch)"
+    ) in text
+    warned = ["tokens-unknown", "usage-mismatch"]
+    assert all(r["warnings"] == warned for r in store.load(out).rows())
     assert main(["report", str(out), "--out", str(tmp_path / "r")]) == 0
     report = capsys.readouterr().out
     assert report.count("\nSummary:\n") == 2, report
