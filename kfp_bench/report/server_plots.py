@@ -67,8 +67,8 @@ def timeline(client_rows: list[dict], client: dict, server: ServerSeries, panel:
         fig, axes = new_figure(2.0 + 1.3 * len(shown), len(shown) + 1, 1, sharex=True)
         ax = axes[0]
         t = np.array([r["t"] - t0 for r in client_rows], dtype=float)
-        ax.plot(t, [r.get(client["key"]) or 0 for r in client_rows], color="#1565c0",
-                label=client["label"])  # fmt: skip
+        y = [np.nan if r.get(client["key"]) is None else r[client["key"]] for r in client_rows]
+        ax.plot(t, y, color="#1565c0", marker=".", label=client["label"])  # a gap: none that second
         ax.set(title="Client", ylabel=client["unit"])
         if client.get("lines"):
             right = ax.twinx()
@@ -151,9 +151,9 @@ def llm_section(stats, summary, server: ServerSeries) -> tuple:
     """The LLM report's section: (title, intro, figures, tables, items), and its figures."""
     lat = summary.latency_ms
     client = {
-        "key": "inflight",
-        "label": "streams in flight (mean per second)",
-        "unit": "streams",
+        "key": "ttft_mean_ms",
+        "label": "TTFT, mean of the first tokens that came in each second",
+        "unit": "TTFT (ms)",
         "lines": {
             f"TTFT p{q:g} {fmt.num(lat['ttft'][f'p{q:g}'])} ms (whole load)": lat["ttft"][f"p{q:g}"]
             for q in (50, 99)

@@ -192,6 +192,7 @@ class LlmStats:
         epoch = self.started_at - t0
         self.series.add_ends(done + epoch, ~completed, tokens)
         self.series.add_chunks(times + epoch)
+        self.series.add_firsts(first[has] + epoch, first[has] - sent[has])
         self.series.add_inflight(sent + epoch, done + epoch)
         if self.stages is not None:
             add_llm_rows(self.stages, intended - t0, completed, tokens, (ttft_i, has), e2e_i)

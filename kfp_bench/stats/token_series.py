@@ -12,13 +12,16 @@ Columns of each second ``t``:
 - ``chunks``: content chunks that arrived in it (tokens over time, as they streamed).
 - ``inflight_us``: the request-microseconds in flight during it; ``inflight`` is that over 1 s,
   the mean number of streams open during the second.
+- ``firsts`` / ``ttft_us``: requests whose first content chunk arrived in it, and the sum of
+  their TTFTs (from the actual send) in microseconds; ``ttft_mean_ms`` is their mean (None in a
+  second without one), the TTFT series the server's own series are drawn under.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-COUNTS = ("requests", "failures", "output_tokens", "chunks", "inflight_us")
+COUNTS = ("requests", "failures", "output_tokens", "chunks", "inflight_us", "firsts", "ttft_us")
 
 
 def _add(table: dict[int, list[int]], secs: np.ndarray, col: int, weights=None) -> None:
@@ -46,6 +49,13 @@ class TokenSeries:
     def add_chunks(self, arrival_s: np.ndarray) -> None:
         """Content chunks that arrived at epoch times ``arrival_s`` (s)."""
         _add(self._secs, np.floor(arrival_s).astype(np.int64), 3)
+
+    def add_firsts(self, first_s: np.ndarray, ttft_s: np.ndarray) -> None:
+        """First content chunks that arrived at epoch times ``first_s`` (s), ``ttft_s`` after
+        their requests were sent."""
+        secs = np.floor(first_s).astype(np.int64)
+        _add(self._secs, secs, 5)
+        _add(self._secs, secs, 6, np.rint(ttft_s * 1e6))
 
     def add_inflight(self, start_s: np.ndarray, end_s: np.ndarray) -> None:
         """Requests in flight from ``start_s`` to ``end_s`` (epoch s): each second gets the
@@ -75,11 +85,13 @@ class TokenSeries:
         for sec in sorted(self._secs):
             row = {"t": sec, **dict(zip(COUNTS, self._secs[sec], strict=True))}
             row["inflight"] = row["inflight_us"] / 1e6
+            row["ttft_mean_ms"] = row["ttft_us"] / row["firsts"] / 1e3 if row["firsts"] else None
             out.append(row)
         return out
 
     @classmethod
     def from_rows(cls, rows: list[dict]) -> TokenSeries:
         series = cls()
-        series._secs = {int(r["t"]): [int(r[k]) for k in COUNTS] for r in rows}
+        # a results file from before the TTFT columns: 0 for them (no TTFT series drawn)
+        series._secs = {int(r["t"]): [int(r.get(k, 0)) for k in COUNTS] for r in rows}
         return series

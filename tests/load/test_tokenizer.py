@@ -44,7 +44,7 @@ def test_a_completion_counts_its_text_with_the_bos_a_chat_its_rendered_template(
 def test_an_older_tokenizer_config_carries_the_template(folder):
     template = (STREAMS / "chat_template.jinja").read_text()
     (folder / "tokenizer_config.json").write_text(
-        json.dumps({"bos_token": "<s>", "chat_template": [{"name": "default", "template": template}]})
+        json.dumps({"chat_template": [{"name": "default", "template": template}]})
     )
     path = str(folder / "tokenizer.json")
     tok = load_tokenizer(path)

@@ -81,6 +81,13 @@ def test_series_cover_the_load_window(measured):
     # The engine's queue was busy while the client was: 4 streams at a time.
     assert max(running[0]["points"].values()) >= 1
     assert running[0]["panel"] == "ttft"
+    # ... and the client's TTFT series they are drawn under: a mean per wall-clock second over
+    # the first tokens that came in it, from the load's first seconds to its last, every request
+    # that got one counted once, none sooner than the server's first-token delay (40 ms).
+    ttft = [r for r in stats["series"] if r["firsts"]]
+    assert ttft[0]["t"] <= start + 2 and ttft[-1]["t"] >= end - 2, (ttft[0], ttft[-1], start, end)
+    assert sum(r["firsts"] for r in ttft) >= stats["counts"]["completed"] > 0
+    assert all(r["ttft_mean_ms"] >= 40 for r in ttft), ttft
 
 
 def test_scraped_ttft_histogram_counts_every_request(measured):

@@ -98,7 +98,9 @@ def test_report_of_an_llm_file_writes_the_bundle(capsys, report):
                  "multi-token-chunks: completed streams with more tokens"):  # fmt: skip
         assert text in page
     series = report.joinpath("llm_series.csv").read_text().splitlines()
-    assert series[0] == "t_s,t,requests,failures,output_tokens,chunks,inflight_us,inflight"
+    assert series[0] == (
+        "t_s,t,requests,failures,output_tokens,chunks,inflight_us,firsts,ttft_us,inflight"
+    )
     assert len(series) > 3
 
 
