@@ -141,7 +141,10 @@ def test_the_predict_load_follows_its_stages(fault_server, workers):
     rows = stats.stages.summary()
     assert [r["requests"] for r in rows] == want == [r["ok"] for r in rows]
     assert stats.corrected and stats.requests == sum(want)
-    assert stats.duration_s >= 3.5
+    # the run lasts the stages' sum, idle ones included (not 2.5 s); a worker process counts from
+    # its own first clock reading, a fraction of a millisecond after the shared start (3.49967
+    # seen with two workers on two busy cores)
+    assert stats.duration_s >= 3.5 - 0.01
     if workers == 1:  # (a worker process's batches stay in it)
         intended = np.sort([r.intended for r in results])
         assert np.allclose(intended, _all(StageSchedule(0.0, parse_stages(spec))), atol=1e-9)
