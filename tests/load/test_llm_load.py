@@ -21,7 +21,7 @@ import tokenizers
 from tokenizers.models import WordLevel
 from tokenizers.pre_tokenizers import Whitespace
 
-from kfp_bench.load.llm import LlmSink, run_llm
+from kfp_bench.load.llm import run_llm
 from kfp_bench.load.openai import LlmOptions, request_id
 from kfp_bench.load.prompts import Dist, synthetic
 from kfp_bench.load.stream import READ_TIME_TOKENS
@@ -30,6 +30,7 @@ from kfp_bench.records import STREAM_COLUMNS
 from kfp_bench.sandbox.llm_server import start_llm_server
 from kfp_bench.stats.llm import LlmStats
 from kfp_bench.stats.slo import Slo
+from tests.load.tee import Tee
 
 FIRST_MS, GAP_MS, TOKENS = 60.0, 20.0, 12
 WITHIN_S = GAP_MS / 2 / 1000
@@ -58,23 +59,11 @@ def _prompts(n: int = 4):
     return synthetic(n, Dist.parse("uniform:5,40"), Dist.parse(f"fixed:{TOKENS}"), seed=3)
 
 
-class _Tee(LlmSink):
-    """An LlmSink that also keeps its batches, to pair each row with the truth (one process)."""
-
-    def __init__(self, stats):
-        super().__init__(stats)
-        self.batches = []
-
-    def add_batch(self, batch) -> None:
-        super().add_batch(batch)
-        self.batches.append(batch)
-
-
 @pytest.mark.parametrize("endpoint", ["completions", "chat"])
 def test_every_figure_is_the_truth_logs(llm, endpoint):
     prompts = _prompts()
     [(_, sink, record)] = run_stream(
-        _opts(llm, endpoint=endpoint), prompts, lambda i: _Tee(LlmStats())
+        _opts(llm, endpoint=endpoint), prompts, lambda i: Tee(LlmStats())
     )
     rows = [(b.source, row, times) for b in sink.batches for row, times in _rows(b)]
     assert len(rows) == 8

@@ -16,7 +16,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from kfp_bench.load.llm import LlmSink, run_llm
+from kfp_bench.load.llm import run_llm
 from kfp_bench.load.openai import LlmOptions, request_id
 from kfp_bench.load.prompts import Dist
 from kfp_bench.load.shared_prefix import SharedPrefix, shared_prefix_prompts, system_prompts
@@ -28,6 +28,7 @@ from kfp_bench.records import STREAM_COLUMNS
 from kfp_bench.sandbox.llm_server import start_llm_server
 from kfp_bench.stats.llm import LlmStats
 from tests.conftest import run_cli
+from tests.load.tee import Tee
 
 COL = {name: i for i, name in enumerate(STREAM_COLUMNS)}
 
@@ -43,18 +44,6 @@ def llm(tmp_path_factory):
 
 def _sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
-
-
-class _Tee(LlmSink):
-    """An LlmSink that keeps its batches too, to pair each row with the truth (one process)."""
-
-    def __init__(self, stats):
-        super().__init__(stats)
-        self.batches = []
-
-    def add_batch(self, batch) -> None:
-        super().add_batch(batch)
-        self.batches.append(batch)
 
 
 def _opts(server, **kw) -> LlmOptions:
@@ -87,7 +76,7 @@ def test_trace_requests_arrive_in_order_at_their_offsets(llm, tmp_path):
     path, (parsed, prompts) = _trace_file(tmp_path, offsets)
     assert parsed == tuple(offsets)
     opts = _opts(llm, trace=parsed, requests=len(parsed), trace_speed=2.0)
-    sink = _Tee(LlmStats(corrected=True))
+    sink = Tee(LlmStats(corrected=True))
     run_attack(StreamAttack(opts, prompts, sink))
     rows = [(b.source, b.t0, r) for b in sink.batches for r in b.rows()]
     assert len(rows) == 6 and all(r[COL["outcome"]] == 0 for _, _, r in rows)
