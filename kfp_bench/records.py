@@ -8,7 +8,7 @@ clock); the attack's wall-clock start is kept in its stats, so records stay smal
 """
 
 from array import array
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,6 +175,9 @@ class StreamBatch:
         connects: (seq, connect_s, dns_s) of each request that opened its connection.
         request_bytes: bytes written per row (head and body), in row order.
         source: the worker process's request id prefix (``X-Request-Id: <source>-<seq>``).
+        turns: a multi-turn load's (session, turn) of each row, flat in row order: the
+            session's number within its process (from 0) and the turn's within the session
+            (from 1). Empty for single requests.
     """
 
     t0: float
@@ -184,6 +187,7 @@ class StreamBatch:
     connects: list
     request_bytes: array
     source: str = ""
+    turns: array = field(default_factory=lambda: array("q"))
 
     def __len__(self) -> int:
         return len(self.data) // len(STREAM_COLUMNS)
@@ -200,6 +204,11 @@ class StreamBatch:
             n = int(row[k])
             yield tuple(self.times[at : at + n])
             at += n
+
+    def session_turns(self):
+        """(session, turn) of each row, in row order; none for single requests."""
+        t = self.turns
+        return [(t[i], t[i + 1]) for i in range(0, len(t), 2)]
 
 
 #: The flag of an attack that Ctrl-C or SIGTERM stopped.

@@ -29,6 +29,9 @@ from kfp_bench.load.options import LoadOptions
 ENDPOINTS = {"completions": "/v1/completions", "chat": "/v1/chat/completions"}
 #: The request loop writes a request's sequence number as the id's last group: 12 hex digits.
 SEQ_FORMAT = b"%012x"
+#: The bounds of --multi-turn: a session's turns, and the think time between two of them.
+MAX_TURNS = 1000
+MAX_THINK_S = 3600.0
 _REQUEST_ID = re.compile(r"\s*x-request-id\s*:", re.IGNORECASE)
 
 
@@ -55,6 +58,10 @@ class LlmOptions(LoadOptions):
         request_id: send each request an ``X-Request-Id`` (a UUID naming this process and the
             request's number) that a server's log can pair with the results; False sends
             none. A ``-H "X-Request-Id: ..."`` replaces it.
+        turns: chat sessions of this many turns (``load.multi_turn``), each turn's request
+            carrying the session's earlier prompts and answers; 0: single requests.
+        think_time: a session's pause in seconds between the end of one turn's stream and the
+            next turn's request.
     """
 
     endpoint: str = "completions"
@@ -64,6 +71,8 @@ class LlmOptions(LoadOptions):
     stall_timeout: float = 30.0
     tokenizer: str = ""
     request_id: bool = True
+    turns: int = 0
+    think_time: float = 0.0
     method: str = "POST"
     timeout: float = 600.0
     content_type: str = "application/json"
@@ -99,7 +108,28 @@ class LlmOptions(LoadOptions):
                 "--endpoint picks the route"
             )
         super().validate()
+        if self.turns or self.think_time:
+            self._check_turns()
         return self
+
+    def _check_turns(self) -> None:
+        """--multi-turn: chat sessions, closed loop (each of -c lanes runs whole sessions)."""
+        flag = f"--multi-turn {self.turns},{self.think_time:g}"
+        if self.turns < 1 or self.turns > MAX_TURNS:
+            raise ConfigError(f"{flag}: give 1 to {MAX_TURNS} turns per session")
+        if not self.think_time >= 0 or self.think_time > MAX_THINK_S:
+            raise ConfigError(f"{flag}: give a think time of 0 to {MAX_THINK_S:g} seconds")
+        if self.endpoint != "chat":
+            raise ConfigError(f"{flag}: a session's history is chat messages; add --endpoint chat")
+        schedule = "--trace" if self.trace else "--stages" if self.stages else "--rate"
+        if self.open_loop:
+            raise ConfigError(f"{flag} beside {schedule}: sessions run closed loop, one per -c "
+                              f"lane; drop {schedule} and set -c")  # fmt: skip
+        if self.qps:
+            raise ConfigError(f"{flag} beside -q: the think time paces a session; drop -q")
+        if self.tokenizer:
+            raise ConfigError(f"{flag} beside --tokenizer: a turn's prompt tokens (its history) "
+                              "come from the server's usage only; drop --tokenizer")  # fmt: skip
 
     def _endpoint_options(self, body: bytes) -> LoadOptions:
         base = self.url.rstrip("/")
@@ -113,8 +143,9 @@ class LlmOptions(LoadOptions):
 
 
 def chat_messages(prompt) -> list[dict]:
-    """The messages of a chat request for ``prompt``: one user turn."""
-    return [{"role": "user", "content": prompt.text}]
+    """The messages of a chat request for ``prompt``: one user turn, after the session's earlier
+    ones when it has them (``multi_turn.Turn.history``)."""
+    return [*getattr(prompt, "history", ()), {"role": "user", "content": prompt.text}]
 
 
 def request_body(opts: LlmOptions, prompt) -> bytes:

@@ -8,7 +8,7 @@ server's truth log pairs with the rows. With a tokenizer, a request whose stream
 usage is counted by it: the prompt, and the text of its content chunks (kept as they came and
 decoded only for such requests).
 
-``_StreamConn`` parses the response with httptools (which undoes chunked encoding) and its body
+``StreamConn`` parses the response with httptools (which undoes chunked encoding) and its body
 as SSE: events end at a blank line, whatever TCP reads or chunks they span; the time of an event
 is the receive time of the read in which its blank line arrived: the kernel's stamp
 (``stamped.py``, the transport of this client's connections), not the time the loop read it.
@@ -69,7 +69,7 @@ _TEXT = {
 _RARE = re.compile(rb'"(?:finish_reason": ?"|usage": ?\{|error": ?[{"]|object": ?"error")').search
 
 
-class _StreamConn(Connection):
+class StreamConn(Connection):
     """One keep-alive connection carrying one streamed request at a time (``engine.Connection``:
     its bytes come in with the kernel's receive time, ``data_received_at``)."""
 
@@ -250,7 +250,7 @@ def _fields(ev: bytes):
     return data, name
 
 
-def _chunk_text(data: bytes, chat: bool) -> str:
+def chunk_text(data: bytes, chat: bool) -> str:
     """The text of a content chunk (its data field): the JSON string the content expression
     found, decoded alone (a third of ``json.loads``' CPU on a whole chunk), else the chunk read
     whole."""
@@ -309,7 +309,7 @@ class StreamAttack(Attack):
         tok = self.tokenizer
         self.prompt_tokens = prompt_counts(tok, opts.tokenizer, self.chat, prompts) if tok else []
         self.content = _CONTENT[opts.endpoint]
-        self.conn_class = _StreamConn
+        self.conn_class = StreamConn
         self.fast = False  # the burst path of send_batch writes one shared request
         self.times = array("d")
         self.request_bytes = array("q")
@@ -333,7 +333,7 @@ class StreamAttack(Attack):
             self.flags.add(READ_TIME_TOKENS)
         return super()._finish()
 
-    def row(self, c: _StreamConn, done: float, error: str) -> None:
+    def row(self, c: StreamConn, done: float, error: str) -> None:
         """Write the row of the request on ``c``, which ended at ``done`` (failed: ``error``)."""
         i = self.off
         if i == self.cap:
@@ -368,19 +368,19 @@ class StreamAttack(Attack):
             self.connects.append((c.seq, c.connect, c.dns))
             c.connect = c.dns = 0.0
 
-    def _tokenized(self, c: _StreamConn, r, i: int) -> int:
+    def _tokenized(self, c: StreamConn, r, i: int) -> int:
         """Put the tokenizer's counts in row ``i`` where no usage came; their ``marks``."""
         marks = 0
         if c.prompt_tokens < 0:
             r[i + 11] = self.prompt_tokens[c.seq % len(self.prompt_tokens)]
             marks |= MARK_PROMPT_TOKENIZED
         if c.completion_tokens < 0:
-            text = "".join(_chunk_text(data, self.chat) for data in c.texts)
+            text = "".join(chunk_text(data, self.chat) for data in c.texts)
             r[i + 12] = count_tokens(self.tokenizer, text, False) if text else 0
             marks |= MARK_OUTPUT_TOKENIZED
         return marks
 
-    def fail(self, conn: _StreamConn, error: str) -> None:
+    def fail(self, conn: StreamConn, error: str) -> None:
         if not conn.busy:
             return
         conn.busy = False
@@ -392,7 +392,7 @@ class StreamAttack(Attack):
         self.row(conn, clock(), conn.error or error)
 
     def _row_error(self, seq, intended, sent, written, done, error, connect=0.0) -> None:
-        c = _StreamConn(self)  # an empty request: nothing came back
+        c = StreamConn(self)  # an empty request: nothing came back
         c.seq, c.intended, c.sent, c.written, c.connect = seq, intended, sent, written, connect
         self.row(c, done, error)
 

@@ -32,9 +32,9 @@ import uvloop
 from kfp_bench.errors import EngineError, ResultsError
 from kfp_bench.jsonl import JsonlWriter, read_dicts
 from kfp_bench.load.engine import Attack
+from kfp_bench.load.multi_turn import stream_attack
 from kfp_bench.load.options import LoadOptions
 from kfp_bench.load.stages import bounds
-from kfp_bench.load.stream import StreamAttack
 from kfp_bench.records import ENGINE_ERROR, AttackRecord
 from kfp_bench.stats.load import LoadStats, warm_up
 from kfp_bench.stats.stages import StageStats
@@ -361,7 +361,7 @@ def run_stream(opts, prompts, new_sink: Callable[[int], object], on_progress=Non
     if opts.workers == 1:
         sink = new_sink(0)
         told = _Told(sink, lambda: on_progress(*sink.progress())) if on_progress else sink
-        out = [(0, sink, run_attack(StreamAttack(opts, prompts, told)))]
+        out = [(0, sink, run_attack(stream_attack(opts, prompts, told)))]
     else:
         out = _run_stream_processes(opts, prompts, new_sink, on_progress)
     if any(ENGINE_ERROR in record.flags for _, _, record in out):
@@ -401,7 +401,7 @@ def _stream_worker(opts, prompts, index, of, start_at, conn, new_sink, counters)
             counters[2 * index], counters[2 * index + 1] = sink.progress()
 
         told = _Told(sink, tell)
-    record = run_attack(StreamAttack(share, prompts, told, start_at=start_at, phase=phase))
+    record = run_attack(stream_attack(share, prompts, told, start_at=start_at, phase=phase))
     conn.send((index, sink, record))
     conn.close()
 

@@ -23,7 +23,9 @@ one line per request, written and flushed when it ends: ``id`` (its ``X-Request-
 server's own), ``endpoint``, ``arrived`` (last request byte parsed), ``head`` (response head
 written), ``tokens`` (each content token's send time, after its write), ``done``, ``prompt_tokens``,
 ``prompt_head`` and ``prompt_sha256`` (the prompt's first 64 characters and the SHA-256 of its
-UTF-8: chat messages' contents joined by newlines),
+UTF-8: chat messages' contents joined by newlines), ``messages`` (chat: each message's ``role``
+and the ``sha256`` of its content, in order, so that a session's history can be checked turn by
+turn; null for completions),
 ``completion_tokens`` (content tokens really sent), ``usage`` (what the server reported), ``fault``,
 ``outcome`` (ok, client-gone, dropped, error-event, stalled, rejected, server-stopped),
 ``queued_writes`` (token writes that left bytes queued in user space) and ``write_max_ms`` (the

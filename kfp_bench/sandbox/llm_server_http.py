@@ -76,6 +76,20 @@ def prompt_text(body: dict, chat: bool) -> str:
     return "\n".join(parts)
 
 
+def message_digests(body: dict) -> list[dict]:
+    """Each chat message's role and the SHA-256 of its content's UTF-8 (content parts joined by
+    spaces), in order: what the truth log keeps of a chat request's history."""
+    out = []
+    for message in body.get("messages") or ():
+        m = message if isinstance(message, dict) else {}
+        content = m.get("content")
+        if isinstance(content, list):
+            content = " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+        digest = hashlib.sha256(str(content or "").encode()).hexdigest()
+        out.append({"role": str(m.get("role", "")), "sha256": digest})
+    return out
+
+
 def word_count(body: dict, chat: bool) -> int:
     """prompt_tokens: the whitespace words of the prompt, or of the chat messages' contents."""
     if not chat:
@@ -114,6 +128,7 @@ class Stream:
         prompt = prompt_text(body, self.chat)
         self.prompt_head = prompt[:PROMPT_HEAD_CHARS]
         self.prompt_sha256 = hashlib.sha256(prompt.encode()).hexdigest()
+        self.messages = message_digests(body) if self.chat else None
         self.arrived = conn.arrived
         self.head = 0.0
         self.times: list[float] = []
@@ -287,6 +302,7 @@ class Stream:
                 "prompt_tokens": self.prompt_tokens,
                 "prompt_head": self.prompt_head,
                 "prompt_sha256": self.prompt_sha256,
+                "messages": self.messages,
                 "completion_tokens": self._sent(),
                 "usage": self.usage() if self.include_usage or not self.stream else None,
                 "fault": self.plan.fault.spec if self.plan.fault else None,

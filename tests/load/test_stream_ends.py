@@ -16,7 +16,7 @@ from tokenizers.pre_tokenizers import Whitespace
 from kfp_bench.errors import ConfigError
 from kfp_bench.load.openai import LlmOptions, request_source
 from kfp_bench.load.prompts import VOCAB
-from kfp_bench.load.stream import _chunk_text
+from kfp_bench.load.stream import chunk_text
 from kfp_bench.records import MARK_NO_DONE, MARK_OUTPUT_TOKENIZED, MARK_PROMPT_TOKENIZED
 from tests.load.test_stream import _run, sse  # noqa: F401 (sse: the module's server fixture)
 
@@ -171,4 +171,4 @@ def test_a_chunks_text_is_its_json_strings(text, ascii_only):
     ):
         for seps in ((",", ":"), (", ", ": ")):
             data = json.dumps(doc, ensure_ascii=ascii_only, separators=seps).encode()
-            assert _chunk_text(data, chat) == text
+            assert chunk_text(data, chat) == text

@@ -1,0 +1,177 @@
+"""Multi-turn chat sessions on the streaming request loop: sessions, not requests, are the unit.
+
+Each of the ``-c`` lanes runs whole sessions of ``turns`` turns. Turn k's request carries the chat
+messages of turns 1..k-1, every user prompt and the assistant's answer as it was streamed, then
+a new user prompt; once turn k's stream has ended the lane waits ``think_time`` seconds, then
+sends turn k+1 (on the same connection when it stays open). This is what vLLM's multi-turn
+benchmark does (vllm-project/vllm 00d3953, benchmarks/multi_turn/benchmark_serving_multi_turn.py:
+``send_turn`` appends ``{"role": "assistant", "content": output_content}`` to the conversation,
+``client_main`` sleeps between a client's requests and drops a conversation whose request
+failed). A failed turn ends its session: it is a failed row, the session's later turns are never
+sent, and the lane starts the next session. ``-n`` counts sessions; ``-z`` stops starting them,
+and a session waiting out its think time then ends. The user prompts are the load's prompts in
+turn: global session s, turn k takes prompt ``(s * turns + k - 1) mod len``, a session's number
+being the same whatever the worker processes (``lane``).
+"""
+
+from __future__ import annotations
+
+from array import array
+from dataclasses import dataclass, field, replace
+
+from kfp_bench.load.engine import Connection, clock
+from kfp_bench.load.openai import SEQ_FORMAT, LlmOptions, render
+from kfp_bench.load.stream import StreamAttack, StreamConn, chunk_text
+
+FORM = "TURNS[,THINK_S] (e.g. 5,2: five turns, 2 s between them)"
+
+
+def parse_multi_turn(text: str, flag: str = "--multi-turn") -> tuple[int, float]:
+    """(turns, think time in seconds) of ``TURNS[,THINK_S]``; ``ConfigError`` otherwise."""
+    from kfp_bench.errors import ConfigError
+
+    turns, _, think = str(text).partition(",")
+    try:
+        n = int(turns.strip())
+        t = float(think.strip()) if think.strip() else 0.0
+    except ValueError:
+        n, t = 0, -1.0
+    if n < 1 or not t >= 0 or t == float("inf"):
+        raise ConfigError(f"{flag} {text!r}: give a whole number of turns of 1 or more and a "
+                          f"think time of 0 or more seconds, {FORM}")  # fmt: skip
+    return n, t
+
+
+@dataclass
+class Session:
+    """One chat session of a lane: its number (global over the worker processes), the turn it is
+    at (from 1) and the messages of its finished turns."""
+
+    number: int
+    turn: int = 1
+    history: list = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """A turn's request as ``openai.render`` takes a prompt: the new user prompt, its
+    ``output_tokens`` and the session's ``history`` before it."""
+
+    text: str
+    output_tokens: int
+    history: tuple = ()
+
+
+class TurnConn(StreamConn):
+    """A stream connection whose request is built when it is sent: its session's next turn.
+    Every content chunk is kept (``texts``): they make the answer the next turn carries."""
+
+    def _reset(self) -> None:
+        super()._reset()
+        self.texts = []
+
+    def send(self, seq: int, intended: float | None) -> None:
+        self.busy = True
+        self.seq = seq
+        self._reset()
+        a = self.a
+        session = a.sessions[seq]
+        head, tail = render(a.opts, [a.turn_prompt(session)], a.source)[0]
+        data = head + SEQ_FORMAT % seq + tail if a.ids else head + tail
+        self.nout = len(data)
+        self.sent = self.last = t = clock()
+        self.intended = t if intended is None else intended
+        self.write(data)
+        self.written = clock()
+
+
+class MultiTurnAttack(StreamAttack):
+    """A ``StreamAttack`` whose lanes run sessions (closed loop; ``LlmOptions`` refuses the rest).
+
+    ``row`` sees each turn end; a completed turn whose session goes on leaves that session in
+    ``_next``, which the ``after`` that follows every row (the engine's order) takes up: after
+    the think time, on the same connection when it is alive, else on a new one.
+    """
+
+    def __init__(self, opts: LlmOptions, prompts, sink, **kw):
+        super().__init__(opts, prompts, sink, **kw)
+        self.prompts = list(prompts)
+        self.conn_class = TurnConn
+        self.lane_index, self.lanes = opts.lane
+        self.started = 0  # sessions started by this process
+        self.sessions: dict[int, Session] = {}  # by the seq of the turn in flight
+        self.turns = array("q")
+        self._next: Session | None = None
+        self._thinking: dict = {}  # session number -> (timer, connection or None)
+
+    def turn_prompt(self, s: Session) -> Turn:
+        p = self.prompts[(s.number * self.opts.turns + s.turn - 1) % len(self.prompts)]
+        return Turn(p.text, p.output_tokens, tuple(s.history))
+
+    def _issue_turn(self, conn: Connection | None, session: Session) -> None:
+        self.sessions[self.seq] = session  # the seq ``_issue`` is about to take
+        self._issue(conn, None)
+
+    def after(self, conn: Connection | None) -> None:
+        session, self._next = self._next, None
+        if self.stopping or (session is None and self.remaining <= 0):
+            if conn is not None:
+                conn.abort(graceful=True)
+            self._check_done()
+            return
+        if session is None:
+            self.remaining -= 1
+            number = self.started * self.lanes + self.lane_index
+            self.started += 1
+            self._issue_turn(conn, Session(number))
+            return
+        self.inflight += 1  # the lane is held through the think time
+        timer = self.loop.call_later(self.opts.think_time, self._think_over, session.number)
+        self._thinking[session.number] = (timer, session, conn)
+
+    def _think_over(self, number: int) -> None:
+        _, session, conn = self._thinking.pop(number)
+        self.inflight -= 1
+        self._issue_turn(conn if conn is not None and not conn.dead else None, session)
+
+    def stop(self, drain_s: float | None = None) -> None:
+        """Stop: turns in flight drain as any request; sessions thinking end at once."""
+        for timer, _, conn in self._thinking.values():
+            timer.cancel()
+            self.inflight -= 1
+            if conn is not None:
+                conn.abort(graceful=True)
+        self._thinking.clear()
+        super().stop(drain_s)
+
+    def row(self, c: StreamConn, done: float, error: str) -> None:
+        super().row(c, done, error)
+        session = self.sessions.pop(c.seq)
+        self.turns.append(session.number)
+        self.turns.append(session.turn)
+        if error or session.turn >= self.opts.turns:
+            return  # the session ends: done, or a turn failed
+        answer = "".join(chunk_text(data, True) for data in c.texts)
+        prompt = self.turn_prompt(session)
+        session.history += [
+            {"role": "user", "content": prompt.text},
+            {"role": "assistant", "content": answer},
+        ]
+        session.turn += 1
+        self._next = session
+
+    def _row_error(self, seq, intended, sent, written, done, error, connect=0.0) -> None:
+        c = TurnConn(self)  # an empty request: nothing came back
+        c.seq, c.intended, c.sent, c.written, c.connect = seq, intended, sent, written, connect
+        self.row(c, done, error)
+
+    def _take_batch(self):
+        batch = replace(super()._take_batch(), turns=self.turns)
+        self.turns = array("q")
+        return batch
+
+
+def stream_attack(opts: LlmOptions, prompts, sink, **kw) -> StreamAttack:
+    """The attack of ``opts``: sessions with ``turns``, else single requests."""
+    cls = MultiTurnAttack if opts.turns else StreamAttack
+    return cls(opts, prompts, sink, **kw)
