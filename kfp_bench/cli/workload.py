@@ -1,6 +1,6 @@
 """The schedule and workload flags of ``load`` and ``llm``: --stages, --trace, --trace-speed and
-(``llm``) --shared-prefix, their checks, the options and prompts they make, and the per-stage
-table after the text report."""
+(``llm``) --shared-prefix and --multi-turn, their checks, the options and prompts they make, and
+the per-stage table after the text report."""
 
 from __future__ import annotations
 
@@ -22,6 +22,13 @@ SHARED_PREFIX_HELP = (
     "question of QUESTION_LEN words (inference-perf's shared_prefix); --output-tokens gives "
     "their max_tokens. Instead of synthetic prompts or --prompts-file."
 )
+MULTI_TURN_HELP = (
+    "Chat sessions of TURNS turns (--endpoint chat, closed loop): each -c lane runs whole "
+    "sessions; turn k sends turns 1..k-1's prompts and the answers as streamed, then a new "
+    "prompt (the next of the prompts), THINK_S seconds (default 0) after turn k-1's stream "
+    "ended. A failed turn ends its session. -n counts sessions. Reports add TTFT and input "
+    "tokens per turn. E.g. 5,2."
+)
 
 
 def add_workload_flags(g, *, llm: bool = False) -> None:
@@ -37,12 +44,23 @@ def add_workload_flags(g, *, llm: bool = False) -> None:
             "--shared-prefix", default="", metavar="S,U,PREFIX_LEN,QUESTION_LEN",
             help=SHARED_PREFIX_HELP,
         )  # fmt: skip
+        g.add_argument("--multi-turn", default="", metavar="TURNS[,THINK_S]", help=MULTI_TURN_HELP)
 
 
 def schedule_options(a: argparse.Namespace) -> dict:
     """The ``LoadOptions`` fields of --stages and --trace (none when neither is given): the
     stages and their sum as the duration, or the trace's offsets and one request per line.
-    ``ConfigError`` for -z or -n beside them, before anything is read or sent."""
+    ``ConfigError`` for -z or -n beside them, before anything is read or sent. With
+    --multi-turn (``llm``), its turns and think time too."""
+    turns = {}
+    if getattr(a, "multi_turn", ""):
+        from kfp_bench.load.multi_turn import parse_multi_turn
+
+        turns = dict(zip(("turns", "think_time"), parse_multi_turn(a.multi_turn), strict=True))
+    return {**_schedule(a), **turns}
+
+
+def _schedule(a: argparse.Namespace) -> dict:
     stages, trace = getattr(a, "stages", ""), getattr(a, "trace", "")
     if not (stages or trace):
         return {}

@@ -20,6 +20,7 @@ from kfp_bench.records import AttackRecord
 from kfp_bench.stats.llm import LlmStats
 from kfp_bench.stats.load import warm_up
 from kfp_bench.stats.slo import Slo
+from kfp_bench.stats.turns import TurnStats
 
 WORKERS_LOST = "workers-lost"
 NONE_COMPLETED = "none-completed"
@@ -78,6 +79,7 @@ def run_llm(
         stages = llm_stages(opts.stages) if opts.stages else None  # per-stage figures
         stats = LlmStats(corrected=opts.open_loop, warmup_s=warmup_s, slo=slo or Slo())
         stats.stages = stages
+        stats.turns = TurnStats(opts.turns) if opts.turns else None  # per-turn figures
         return LlmSink(stats)
 
     try:

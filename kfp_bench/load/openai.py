@@ -30,7 +30,7 @@ ENDPOINTS = {"completions": "/v1/completions", "chat": "/v1/chat/completions"}
 #: The request loop writes a request's sequence number as the id's last group: 12 hex digits.
 SEQ_FORMAT = b"%012x"
 #: The bounds of --multi-turn: a session's turns, and the think time between two of them.
-MAX_TURNS = 1000
+MAX_TURNS = 100
 MAX_THINK_S = 3600.0
 _REQUEST_ID = re.compile(r"\s*x-request-id\s*:", re.IGNORECASE)
 

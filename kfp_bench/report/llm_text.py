@@ -45,12 +45,45 @@ def write_text(s: LlmSummary, out: TextIO, cost_per_hour: float | None = None) -
         lat = s.latency_ms[key]
         cells = "\t".join(f"{lat[c]:.3f}" for c in COLUMNS) if lat["count"] else "–"
         w(f"  {row_label(s, key)}:\t{lat['count']}\t{cells}\n")
+    if s.turns:
+        write_turns(s.turns, w)
     w(f"\nGoodput ({'SLO ' + s.slo if s.slo else 'no SLO: every completed request'}):\n")
     w(f"  Good:\t{s.good} of {s.requests} ({s.good_ratio:.1%}), {s.goodput_rps:4.4f}/sec\n")
     cost.write_llm(s, cost_per_hour, w)
     write_distributions(s.status_codes, s.errors, w)
     _write_notes(s, w)
     w("\n")
+
+
+def turn_cells(row: dict) -> list[str]:
+    """A turn's cells: turn, requests, failed, mean input tokens, TTFT p50 and p99, E2E p50 (ms)."""
+
+    def ms(m: str, p: str) -> str:
+        return "–" if row[m]["p50"] is None else f"{row[m][p]:.3f}"
+
+    inp = row["input_tokens_mean"]
+    return [str(row["turn"]), str(row["requests"]), str(row["failed"]),
+            "unknown" if inp is None else f"{inp:.1f}", ms("ttft", "p50"), ms("ttft", "p99"),
+            ms("e2e", "p50")]  # fmt: skip
+
+
+TURN_HEADER = ("turn", "requests", "failed", "input tokens (mean)", "TTFT p50", "TTFT p99",
+               "E2E p50")  # fmt: skip
+
+
+def sessions_line(turns: list[dict]) -> str:
+    """ "N sessions of T turns, M whole": sessions started (their first turns) and completed."""
+    return (f"{turns[0]['requests']} sessions of {len(turns)} turns, "
+            f"{turns[-1]['completed']} whole")  # fmt: skip
+
+
+def write_turns(turns: list[dict], w) -> None:
+    """The per-turn table of a multi-turn load (``LlmSummary.turns``): the input grows with the
+    history each turn carries."""
+    w(f"\nPer turn ({sessions_line(turns)}; ms; input tokens from the server's usage):\n")
+    w("  " + "\t".join(TURN_HEADER) + "\n")
+    for row in turns:
+        w("  " + "\t".join(turn_cells(row)) + "\n")
 
 
 def _tokens(total: int | None, per_s: float | None) -> str:

@@ -56,6 +56,7 @@ from kfp_bench.stats.load import merge_client_cpu, merge_workers, read_client_cp
 from kfp_bench.stats.slo import Slo
 from kfp_bench.stats.stages import StageStats, add_llm_rows
 from kfp_bench.stats.token_series import TokenSeries
+from kfp_bench.stats.turns import TurnStats
 
 FORMAT = "kfp-bench/llm"
 KIND = "llm"
@@ -117,6 +118,7 @@ class LlmStats:
     flags: list = field(default_factory=list)
     client_cpu: dict = field(default_factory=dict)
     stages: StageStats | None = None  # per-stage figures of a --stages load (stats/stages.py)
+    turns: TurnStats | None = None  # per-turn figures of a --multi-turn load (stats/turns.py)
 
     # -- adding ------------------------------------------------------------------------------
     def add_batch(self, batch: StreamBatch) -> None:
@@ -134,6 +136,7 @@ class LlmStats:
                 f"{int(cc.sum())} content chunks (a bug in the request loop)"
             )
         measured = col["sent"] - batch.t0 >= self.warmup_s
+        turn = np.asarray(batch.turns, dtype=np.int64).reshape(-1, 2)[:, 1] if batch.turns else None
         self.counts["warmup"] += int(n - np.count_nonzero(measured))
         self._count_errors(batch, col["outcome"], measured)
         request_bytes = np.asarray(batch.request_bytes, dtype=np.int64)
@@ -141,10 +144,11 @@ class LlmStats:
             a, cc, times = a[measured], cc[measured], times[np.repeat(measured, cc)]
             col = {name: a[:, i] for name, i in _COL.items()}
             request_bytes = request_bytes[measured]
+            turn = turn[measured] if turn is not None else None
             if not len(a):
                 return
         self.counts["bytes_out"] += int(request_bytes.sum())
-        self._add_rows(col, cc, times, batch.t0)
+        self._add_rows(col, cc, times, batch.t0, turn)
 
     def _count_errors(self, batch: StreamBatch, outcome: np.ndarray, measured: np.ndarray):
         failed_rows = np.nonzero(outcome == 1)[0].tolist()
@@ -152,7 +156,7 @@ class LlmStats:
             if measured[row]:
                 self.errors[text] += 1
 
-    def _add_rows(self, col: dict, cc: np.ndarray, times: np.ndarray, t0: float) -> None:
+    def _add_rows(self, col: dict, cc: np.ndarray, times: np.ndarray, t0: float, turn) -> None:
         n = cc.size
         intended, sent, first, done = col["intended"], col["sent"], col["first"], col["done"]
         origin = np.minimum(intended, sent)
@@ -163,11 +167,13 @@ class LlmStats:
         self._count(col, cc, tokens, counted, completed)
 
         h = self.hists
-        h["ttft"].record_many(_us(first[has] - sent[has]))
+        ttft = _us(first - sent)
+        h["ttft"].record_many(ttft[has])
         ttft_i = _us(first - origin)
         h["ttft_intended"].record_many(ttft_i[has])
         e2e_i = _us(done - origin)
-        h["e2e"].record_many(_us(done - sent))
+        e2e = _us(done - sent)
+        h["e2e"].record_many(e2e)
         h["e2e_intended"].record_many(e2e_i)
         h["lag"].record_many(_us(sent - intended))
 
@@ -196,6 +202,9 @@ class LlmStats:
         self.series.add_inflight(sent + epoch, done + epoch)
         if self.stages is not None:
             add_llm_rows(self.stages, intended - t0, completed, tokens, (ttft_i, has), e2e_i)
+        if self.turns is not None and turn is not None:
+            prompt = col["prompt_tokens"].astype(np.int64)
+            self.turns.add(turn, completed, prompt, tokens, (ttft, has), e2e)
 
     def _count(self, col: dict, cc, tokens, counted, completed) -> None:
         c, n = self.counts, cc.size
@@ -288,6 +297,10 @@ class LlmStats:
         self.series.merge(other.series)
         if self.stages is not None and other.stages is not None:
             self.stages.merge(other.stages)
+        if (self.turns is None) != (other.turns is None):
+            raise ResultsError("cannot merge a multi-turn LLM result with one of single requests")
+        if self.turns is not None:
+            self.turns.merge(other.turns)
         self.workers = merge_workers(self.workers, other.workers)
         self.flag(*other.flags)
 
@@ -321,6 +334,8 @@ class LlmStats:
         )
         if self.stages is not None:
             doc["stages"] = self.stages.to_dict()
+        if self.turns is not None:
+            doc["turns"] = self.turns.to_dict()
         return doc
 
     @classmethod
@@ -358,6 +373,8 @@ class LlmStats:
             stats._flag_counts()  # results saved before a flag existed show it too
             if doc.get("stages"):
                 stats.stages = StageStats.from_dict(doc["stages"], source)
+            if doc.get("turns"):  # a --multi-turn result (none saved before it)
+                stats.turns = TurnStats.from_dict(doc["turns"], source)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ResultsError(
                 f"{source}: malformed LLM result ({exc!r} is missing or wrong)"
@@ -410,6 +427,7 @@ class LlmStats:
             client_cpu=dict(self.client_cpu),
             tokens={k: c[k] for k in TOKEN_COUNTS},
             no_done=c["no_done"],
+            turns=self.turns.summary() if self.turns is not None else [],
         )
 
 
@@ -422,7 +440,8 @@ class LlmSummary:
     tokens than content chunks, or ``more`` (usage's or the tokenizer's count). The token
     figures are None when unknown (a completed request with neither usage nor a tokenizer's
     count); ``tokens`` counts the requests by where their counts came from (``TOKEN_COUNTS``),
-    ``no_done`` the completed streams without ``[DONE]``.
+    ``no_done`` the completed streams without ``[DONE]``; ``turns`` the per-turn figures of a
+    multi-turn load (``stats.turns.TurnStats.summary``), empty for single requests.
     """
 
     requests: int
@@ -452,6 +471,7 @@ class LlmSummary:
     client_cpu: dict = field(default_factory=dict)
     tokens: dict = field(default_factory=lambda: dict.fromkeys(TOKEN_COUNTS, 0))
     no_done: int = 0
+    turns: list = field(default_factory=list)
 
     def as_dict(self) -> dict:
         d = asdict(self)
@@ -478,7 +498,8 @@ def metric_values(s: LlmSummary) -> dict[str, float]:
     ``multi_token_chunk_requests``, and ``<metric>_{p50,p90,p95,p99,p99_9,mean,max}_ms`` for
     ttft, ttft_intended, itl, tpot, e2e, e2e_intended and sched_lag. A metric with no sample is
     left out, never NaN; a token rate that is unknown is None (null in metrics.json, left out
-    of the KFP Metrics, "not measured" for a gate), never 0."""
+    of the KFP Metrics, "not measured" for a gate), never 0. A multi-turn load adds, per turn k,
+    ``ttft_turn<k>_p50_ms``, ``ttft_turn<k>_p99_ms`` and ``input_tokens_turn<k>_mean``."""
     out: dict[str, float | None] = {
         "llm_requests": s.requests,
         "llm_failed": s.failed,
@@ -495,4 +516,11 @@ def metric_values(s: LlmSummary) -> dict[str, float]:
         if lat["count"]:
             for p in ("p50", "p90", "p95", "p99", "p99_9", "mean", "max"):
                 out[f"{name}_{p}_ms"] = lat[p]
+    for row in s.turns:  # a multi-turn load: ttft_turn<k>_{p50,p99}_ms, input_tokens_turn<k>
+        k = row["turn"]
+        if row["ttft"]["count"]:
+            out[f"ttft_turn{k}_p50_ms"] = row["ttft"]["p50"]
+            out[f"ttft_turn{k}_p99_ms"] = row["ttft"]["p99"]
+        if row["input_tokens_mean"] is not None:
+            out[f"input_tokens_turn{k}_mean"] = row["input_tokens_mean"]
     return out
