@@ -57,6 +57,9 @@ def schedule_options(a: argparse.Namespace) -> dict:
         from kfp_bench.load.multi_turn import parse_multi_turn
 
         turns = dict(zip(("turns", "think_time"), parse_multi_turn(a.multi_turn), strict=True))
+        if getattr(a, "sweep_rates", ""):
+            raise ConfigError("--multi-turn beside --sweep-rates: sessions run closed loop; "
+                              "sweep them with --sweep-concurrency")  # fmt: skip
     return {**_schedule(a), **turns}
 
 

@@ -152,6 +152,8 @@ def sections(s: LlmSummary, sweep: list[dict] | None = None) -> list[Section]:
         ),
         Section("Goodput", tables=[(["goodput", "value"], _goodput_rows(s))]),
     ]
+    if s.turns:
+        out.append(_turns(s))
     if sweep:
         keys = list(dict.fromkeys(k for point in sweep for k in point))
         body = [[_cell(p.get(k)) for k in keys] for p in sweep]
@@ -162,6 +164,17 @@ def sections(s: LlmSummary, sweep: list[dict] | None = None) -> list[Section]:
     if notes:
         out.append(Section("Notes", items=notes))
     return out
+
+
+def _turns(s: LlmSummary) -> Section:
+    return Section(
+        "Per turn",
+        f"A multi-turn load: {llm_text.sessions_line(s.turns)} (sessions started and completed "
+        "to their last turn); each turn carries the session's earlier prompts and answers. "
+        "Milliseconds from the send; input tokens from the server's usage.",
+        ("llm_turns",),
+        [(list(llm_text.TURN_HEADER), [llm_text.turn_cells(r) for r in s.turns])],
+    )
 
 
 def _summary_rows(s: LlmSummary) -> list[list[str]]:

@@ -4,7 +4,8 @@
   subsample), with p50 and p99 marked;
 - the load over time from the per-second series: output tokens/s and requests/s, failures, and
   the mean number of streams in flight;
-- an LLM sweep's goodput and requests/s against load, TTFT p99 beside them, the knee marked.
+- an LLM sweep's goodput and requests/s against load, TTFT p99 beside them, the knee marked;
+- a multi-turn load's TTFT p50 and p99 against the turn, its mean input tokens beside them.
 
 Same sizes, rc settings and PNG metadata as ``kfp_bench.report.plots``, so the same results give
 the same bytes. A chart whose data was not measured is None.
@@ -15,6 +16,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
+from matplotlib.ticker import MaxNLocator
 
 from kfp_bench.report.plots import RC, Figure, new_figure, to_png
 from kfp_bench.stats.llm import TOKENS_UNKNOWN, LlmStats
@@ -45,6 +47,7 @@ def render(stats: LlmStats, sweep: list[dict] | None = None, by: str | None = No
             distribution(stats, "itl"),
             timeline(stats),
             against_load(sweep or [], by),
+            by_turn(stats.summary().turns if stats.turns is not None else []),
         ):
             if fig is not None:
                 out.append(fig)
@@ -152,5 +155,38 @@ def against_load(rows: list[dict], by: str | None = None) -> Figure | None:
         f"One point per step of the sweep, at its {axis}: requests and good requests (within "
         "the SLO) per second, and the TTFT p99 (right axis); the first step past the knee is "
         "marked.",
+        to_png(fig),
+    )
+
+
+def by_turn(turns: list[dict]) -> Figure | None:
+    """A multi-turn load (``stats.turns.TurnStats.summary``): TTFT p50 and p99 per turn, and on
+    a second axis the mean input tokens, which grow with the history each turn carries."""
+    rows = [r for r in turns if r["ttft"]["count"]]
+    if len(rows) < 2:
+        return None
+    turn = [r["turn"] for r in rows]
+    fig, ax = new_figure(3.2)
+    ax.plot(turn, [r["ttft"]["p50"] for r in rows], "o-", color="#6a1b9a", label="TTFT p50")
+    ax.plot(turn, [r["ttft"]["p99"] for r in rows], "^:", color="#c62828", label="TTFT p99")
+    ax.set(xlabel="turn of the session", ylabel="TTFT (ms)", title="TTFT against turn")
+    ax.set_ylim(bottom=0)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    known = [(r["turn"], r["input_tokens_mean"]) for r in rows if r["input_tokens_mean"]]
+    lines = ax.get_legend_handles_labels()
+    if known:
+        inp = ax.twinx()
+        inp.plot(*zip(*known, strict=True), "s--", color="#9e9e9e", label="input tokens (mean)")
+        inp.set_ylabel("input tokens (mean)")
+        inp.set_ylim(bottom=0)
+        inp.grid(False)
+        more = inp.get_legend_handles_labels()
+        lines = (lines[0] + more[0], lines[1] + more[1])
+    ax.legend(*lines, loc="lower right", frameon=True)
+    return Figure(
+        "llm_turns",
+        "TTFT against turn",
+        "A multi-turn load: the TTFT p50 and p99 of each turn of the sessions (from the send), "
+        "and the mean input tokens the server counted (right axis), which carry the history.",
         to_png(fig),
     )
