@@ -45,11 +45,13 @@ def parse_multi_turn(text: str, flag: str = "--multi-turn") -> tuple[int, float]
 @dataclass
 class Session:
     """One chat session of a lane: its number (global over the worker processes), the turn it is
-    at (from 1) and the messages of its finished turns."""
+    at (from 1), the messages of its finished turns, and when its next turn is due (``clock``:
+    the end of the last turn's stream plus the think time)."""
 
     number: int
     turn: int = 1
     history: list = field(default_factory=list)
+    due: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -126,11 +128,18 @@ class MultiTurnAttack(StreamAttack):
             self._issue_turn(conn, Session(number))
             return
         self.inflight += 1  # the lane is held through the think time
-        timer = self.loop.call_later(self.opts.think_time, self._think_over, session.number)
+        self._think(session, conn)
+
+    def _think(self, session: Session, conn: Connection | None) -> None:
+        delay = max(0.0, session.due - clock())
+        timer = self.loop.call_later(delay, self._think_over, session.number)
         self._thinking[session.number] = (timer, session, conn)
 
     def _think_over(self, number: int) -> None:
         _, session, conn = self._thinking.pop(number)
+        if clock() < session.due:  # a timer of the loop's coarser clock, early: never send early
+            self._think(session, conn)
+            return
         self.inflight -= 1
         self._issue_turn(conn if conn is not None and not conn.dead else None, session)
 
@@ -158,6 +167,7 @@ class MultiTurnAttack(StreamAttack):
             {"role": "assistant", "content": answer},
         ]
         session.turn += 1
+        session.due = done + self.opts.think_time  # from the stream's end as received
         self._next = session
 
     def _row_error(self, seq, intended, sent, written, done, error, connect=0.0) -> None:
