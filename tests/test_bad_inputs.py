@@ -160,6 +160,34 @@ CASES = [
         files={"f": "x"},
     ),
     Case(
+        "llm-multi-turn-bad-spec",
+        ("llm", "--model", "m", "--endpoint", "chat", "--multi-turn", "3,soon", DEAD + "/openai"),
+        ("--multi-turn '3,soon'", "TURNS[,THINK_S]"),
+    ),
+    Case(
+        "llm-multi-turn-on-completions",
+        ("llm", "--model", "m", "--multi-turn", "3", DEAD + "/openai"),
+        ("--multi-turn 3,0", "add --endpoint chat"),
+    ),
+    Case(
+        "llm-multi-turn-beside-rate",
+        (
+            "llm",
+            "--model",
+            "m",
+            "--endpoint",
+            "chat",
+            "--multi-turn",
+            "3,1",
+            "--rate",
+            "5",
+            "-z",
+            "2s",
+            DEAD + "/openai",
+        ),
+        ("--multi-turn 3,1 beside --rate", "drop --rate and set -c"),
+    ),  # fmt: skip
+    Case(
         "llm-server-bad-fault",
         ("llm-server", "--fault", "melt:after=2"),
         ("melt", "stall"),
