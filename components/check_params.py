@@ -50,6 +50,7 @@ def check_params(
     llm_concurrency: int,
     llm_rate: float,
     llm_stages: str,
+    llm_multi_turn: str,
     llm_duration_sec: float,
     llm_input_tokens: str,
     llm_output_tokens: str,

@@ -44,6 +44,13 @@ BAD_LLM = [
     ({"llm_slo": "ttft=fast"}, ("pipeline parameter llm_slo", "ttft='fast'", "e.g. ttft=500ms")),
     ({"llm_tokenizer": "s3://b/tokenizer.json"}, ("llm_tokenizer='s3://b/tok", "http(s) URL")),
     ({"llm_tokenizer": "https:///tokenizer.json"}, ("llm_tokenizer='https:///", "no host")),
+    ({"llm_multi_turn": "5,x"}, ("llm_multi_turn='5,x'", "TURNS[,THINK_S]")),
+    ({"llm_multi_turn": "5"}, ("llm_multi_turn='5'", "set llm_endpoint to chat")),
+    (
+        {"llm_multi_turn": "5", "llm_endpoint": "chat", "llm_rate": 2.0},
+        ("llm_multi_turn='5'", "set llm_rate to 0"),
+    ),
+    ({"llm_multi_turn": "101,1", "llm_endpoint": "chat"}, ("--multi-turn 101,1", "1 to 100")),
 ]
 
 
@@ -173,3 +180,30 @@ def test_a_worker_pod_without_tokenizers_names_the_parameter(monkeypatch):
     with pytest.raises(ConfigError, match=r"llm_tokenizer='http://h/t.json\?...': this LLM load "
                        "pod has no tokenizers package"):  # fmt: skip
         llm_params.local_tokenizer("http://u:p@h/t.json?sig=1", "x")
+
+
+def test_multi_turn_workers_stream_sessions_and_the_report_merges_them_per_turn(
+    llm_server, tmp_path
+):
+    """llm_multi_turn at the step level: two llm_load workers run sessions (llm_concurrency 4:
+    two lanes each) and report_llm merges their per-turn figures exactly and publishes them."""
+    p = BenchParams(**LLM, llm_duration_sec=1.0, llm_concurrency=4, llm_workers=2,
+                    llm_endpoint="chat", llm_multi_turn="3,0.1", llm_input_tokens="fixed:8",
+                    llm_output_tokens="fixed:4")  # fmt: skip
+    p = BenchParams(**{**p.as_dict(), "llm_url": llm_server.url + "/openai",
+                       "llm_model": "kfp-bench-llm"})  # fmt: skip
+    assert p.check(fetch=False)
+    assert (llm_params.llm_options(p).turns, llm_params.llm_options(p).think_time) == (3, 0.1)
+    paths = [str(tmp_path / f"w{i}.json") for i in range(2)]
+    for i in (0, 1):
+        llm_steps.llm_load(p, i, paths[i])
+    parts = [store.load(path).summary().turns for path in paths]
+    out, html, md = tmp_path / "results", tmp_path / "r.html", tmp_path / "s.md"
+    metrics = llm_steps.report_llm(p, paths, str(out), str(html), str(md))
+    merged = store.load(out / llm_steps.LLM_RESULT).summary().turns
+    for k in range(3):
+        assert merged[k]["requests"] == parts[0][k]["requests"] + parts[1][k]["requests"]
+        assert merged[k]["ttft"]["count"] == sum(t[k]["ttft"]["count"] for t in parts)
+    assert merged[0]["requests"] >= 4 and merged[0]["input_tokens_mean"] == 8
+    assert merged[1]["input_tokens_mean"] == 8 + 4 + 8  # the history: prompt, answer, prompt
+    assert metrics["ttft_turn1_p50_ms"] >= 20 and "Per turn" in md.read_text()

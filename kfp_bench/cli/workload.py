@@ -54,7 +54,7 @@ def schedule_options(a: argparse.Namespace) -> dict:
     --multi-turn (``llm``), its turns and think time too."""
     turns = {}
     if getattr(a, "multi_turn", ""):
-        from kfp_bench.load.multi_turn import parse_multi_turn
+        from kfp_bench.load.openai import parse_multi_turn
 
         turns = dict(zip(("turns", "think_time"), parse_multi_turn(a.multi_turn), strict=True))
         if getattr(a, "sweep_rates", ""):

@@ -23,24 +23,6 @@ from kfp_bench.load.engine import Connection, clock
 from kfp_bench.load.openai import SEQ_FORMAT, LlmOptions, render
 from kfp_bench.load.stream import StreamAttack, StreamConn, chunk_text
 
-FORM = "TURNS[,THINK_S] (e.g. 5,2: five turns, 2 s between them)"
-
-
-def parse_multi_turn(text: str, flag: str = "--multi-turn") -> tuple[int, float]:
-    """(turns, think time in seconds) of ``TURNS[,THINK_S]``; ``ConfigError`` otherwise."""
-    from kfp_bench.errors import ConfigError
-
-    turns, _, think = str(text).partition(",")
-    try:
-        n = int(turns.strip())
-        t = float(think.strip()) if think.strip() else 0.0
-    except ValueError:
-        n, t = 0, -1.0
-    if n < 1 or not t >= 0 or t == float("inf"):
-        raise ConfigError(f"{flag} {text!r}: give a whole number of turns of 1 or more and a "
-                          f"think time of 0 or more seconds, {FORM}")  # fmt: skip
-    return n, t
-
 
 @dataclass
 class Session:

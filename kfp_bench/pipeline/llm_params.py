@@ -17,7 +17,7 @@ import urllib.request
 from urllib.parse import urlsplit
 
 from kfp_bench.errors import ConfigError
-from kfp_bench.load.openai import ENDPOINTS, LlmOptions
+from kfp_bench.load.openai import ENDPOINTS, MULTI_TURN_FORM, LlmOptions, parse_multi_turn
 from kfp_bench.load.stages import total_s
 from kfp_bench.pipeline.checks import (
     MAX_DURATION_S,
@@ -98,6 +98,7 @@ def check_llm(p) -> None:
     check_dist("llm_output_tokens", p.llm_output_tokens)
     check_tokenizer(p.llm_tokenizer)
     llm_slo(p)
+    llm_multi_turn(p)
     # What each worker runs (the largest share), checked as the engine will check it.
     opts = llm_options(p, url=p.llm_url or "http://isvc.example/openai", model=p.llm_model or "-")
     translated(lambda: opts.share(0, p.llm_workers).validate())
@@ -173,6 +174,27 @@ def llm_stages(p) -> tuple:
                   p.llm_duration_sec)  # fmt: skip
 
 
+def llm_multi_turn(p) -> dict:
+    """The ``LlmOptions`` fields of llm_multi_turn (none when empty), checked beside the
+    parameters it cannot combine with, each named."""
+    if not p.llm_multi_turn:
+        return {}
+    name, value = "llm_multi_turn", p.llm_multi_turn
+    try:
+        turns, think = parse_multi_turn(value)
+    except ConfigError:
+        raise bad(name, value, f"give {MULTI_TURN_FORM}") from None
+    if p.llm_endpoint != "chat":
+        raise bad(name, value, "a session's history is chat messages; set llm_endpoint to chat")
+    if p.llm_rate or p.llm_stages:
+        fix = "leave llm_stages empty" if p.llm_stages else "set llm_rate to 0"
+        raise bad(name, value, f"sessions run closed loop at llm_concurrency; {fix}")
+    if p.llm_tokenizer:
+        raise bad(name, value, "a turn's prompt tokens come from the server's usage only; leave "
+                  "llm_tokenizer empty")  # fmt: skip
+    return {"turns": turns, "think_time": think}
+
+
 def llm_duration(p) -> float:
     """How long the LLM load lasts: the sum of llm_stages, else llm_duration_sec."""
     stages = llm_stages(p)
@@ -194,6 +216,7 @@ def llm_options(p, *, url: str = "", model: str = "", tokenizer: str = ""):
         rate=p.llm_rate,
         stages=stages,
         workers=1,
+        **llm_multi_turn(p),
     )
 
 

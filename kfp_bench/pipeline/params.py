@@ -115,6 +115,9 @@ class BenchParams:
         llm_duration_sec: seconds of LLM load.
         llm_stages: the LLM load in stages, as stages is for the predict load (kfp-bench llm
             --stages); leave llm_rate at 0 and llm_duration_sec at its default. Empty: none.
+        llm_multi_turn: chat sessions, TURNS[,THINK_S] (kfp-bench llm --multi-turn), e.g. 5,2:
+            each of llm_concurrency streams runs sessions of 5 turns, each turn carrying the
+            history, 2 s between turns; needs llm_endpoint chat, closed loop. Empty: none.
         llm_input_tokens: the synthetic prompts' length in words: fixed:N, uniform:LO,HI,
             normal:MEAN,SD or lognormal:MEDIAN,SIGMA.
         llm_output_tokens: the requests' max_tokens, drawn as llm_input_tokens is.
@@ -216,6 +219,7 @@ class BenchParams:
     llm_concurrency: int = 16
     llm_rate: float = 0.0
     llm_stages: str = ""
+    llm_multi_turn: str = ""
     llm_duration_sec: float = 30.0
     llm_input_tokens: str = "fixed:128"
     llm_output_tokens: str = "fixed:64"

@@ -16,8 +16,8 @@ import pytest
 
 from kfp_bench.errors import ConfigError, ResultsError
 from kfp_bench.load.llm import run_llm
-from kfp_bench.load.multi_turn import MultiTurnAttack, parse_multi_turn
-from kfp_bench.load.openai import LlmOptions, request_id
+from kfp_bench.load.multi_turn import MultiTurnAttack
+from kfp_bench.load.openai import LlmOptions, parse_multi_turn, request_id
 from kfp_bench.load.prompts import Dist, synthetic
 from kfp_bench.load.workers import run_attack
 from kfp_bench.records import STREAM_COLUMNS, StreamBatch
