@@ -170,7 +170,7 @@ CASES = [
         ("--multi-turn 3,0", "add --endpoint chat"),
     ),
     Case(
-        "llm-multi-turn-beside-rate",
+        "llm-multi-turn-beside-stages",
         (
             "llm",
             "--model",
@@ -179,14 +179,12 @@ CASES = [
             "chat",
             "--multi-turn",
             "3,1",
-            "--rate",
-            "5",
-            "-z",
-            "2s",
+            "--stages",
+            "2s@5",
             DEAD + "/openai",
-        ),
-        ("--multi-turn 3,1 beside --rate", "drop --rate and set -c"),
-    ),  # fmt: skip
+        ),  # fmt: skip
+        ("--multi-turn 3,1 beside --stages", "drop --stages"),
+    ),
     Case(
         "llm-server-bad-fault",
         ("llm-server", "--fault", "melt:after=2"),

@@ -23,11 +23,11 @@ SHARED_PREFIX_HELP = (
     "their max_tokens. Instead of synthetic prompts or --prompts-file."
 )
 MULTI_TURN_HELP = (
-    "Chat sessions of TURNS turns (--endpoint chat, closed loop): each -c lane runs whole "
-    "sessions; turn k sends turns 1..k-1's prompts and the answers as streamed, then a new "
-    "prompt (the next of the prompts), THINK_S seconds (default 0) after turn k-1's stream "
-    "ended. A failed turn ends its session. -n counts sessions. Reports add TTFT and input "
-    "tokens per turn. E.g. 5,2."
+    "Chat sessions of TURNS turns (--endpoint chat): each -c lane runs whole sessions, or with "
+    "--rate sessions start at that rate (sessions/s); turn k sends turns 1..k-1's prompts and "
+    "the answers as streamed, then a new prompt (the next of the prompts), THINK_S seconds "
+    "(default 0) after turn k-1's stream ended. A failed turn ends its session. -n counts "
+    "sessions. Reports add TTFT and input tokens per turn. E.g. 5,2."
 )
 
 
@@ -57,9 +57,6 @@ def schedule_options(a: argparse.Namespace) -> dict:
         from kfp_bench.load.openai import parse_multi_turn
 
         turns = dict(zip(("turns", "think_time"), parse_multi_turn(a.multi_turn), strict=True))
-        if getattr(a, "sweep_rates", ""):
-            raise ConfigError("--multi-turn beside --sweep-rates: sessions run closed loop; "
-                              "sweep them with --sweep-concurrency")  # fmt: skip
     return {**_schedule(a), **turns}
 
 

@@ -17,6 +17,7 @@ being the same whatever the worker processes (``lane``).
 from __future__ import annotations
 
 from array import array
+from collections import deque
 from dataclasses import dataclass, field, replace
 
 from kfp_bench.load.engine import Connection, clock
@@ -70,11 +71,14 @@ class TurnConn(StreamConn):
 
 
 class MultiTurnAttack(StreamAttack):
-    """A ``StreamAttack`` whose lanes run sessions (closed loop; ``LlmOptions`` refuses the rest).
+    """A ``StreamAttack`` whose requests are sessions' turns.
 
     ``row`` sees each turn end; a completed turn whose session goes on leaves that session in
-    ``_next``, which the ``after`` that follows every row (the engine's order) takes up: after
-    the think time, on the same connection when it is alive, else on a new one.
+    ``_next``, which the ``after`` that follows every row (the engine's order) takes up. Closed
+    loop, its lane holds its connection through the think time and sends the next turn on it
+    (a new one when it closed). Open loop (``--rate``), the schedule starts sessions; a later
+    turn is due at the think's end and goes out on an idle connection, a new one below
+    ``max_inflight``, or waits for one, its latency counted from when it was due.
     """
 
     def __init__(self, opts: LlmOptions, prompts, sink, **kw):
@@ -87,17 +91,33 @@ class MultiTurnAttack(StreamAttack):
         self.turns = array("q")
         self._next: Session | None = None
         self._thinking: dict = {}  # session number -> (timer, connection or None)
+        self._waiting: deque = deque()  # open loop: (session, due) of turns with no connection
 
     def turn_prompt(self, s: Session) -> Turn:
         p = self.prompts[(s.number * self.opts.turns + s.turn - 1) % len(self.prompts)]
         return Turn(p.text, p.output_tokens, tuple(s.history))
 
-    def _issue_turn(self, conn: Connection | None, session: Session) -> None:
+    def _new_session(self) -> Session:
+        number = self.started * self.lanes + self.lane_index
+        self.started += 1
+        return Session(number)
+
+    def _issue(self, conn: Connection | None, intended: float | None) -> None:
+        """Send the turn registered for the next seq, else a new session's first turn (the
+        open-loop schedule's requests, ``engine.Attack._tick``)."""
+        if self.seq not in self.sessions:
+            self.sessions[self.seq] = self._new_session()
+        super()._issue(conn, intended)
+
+    def _issue_turn(self, conn: Connection | None, session: Session, intended=None) -> None:
         self.sessions[self.seq] = session  # the seq ``_issue`` is about to take
-        self._issue(conn, None)
+        self._issue(conn, intended)
 
     def after(self, conn: Connection | None) -> None:
         session, self._next = self._next, None
+        if self.opts.open_loop:
+            self._after_open(conn, session)
+            return
         if self.stopping or (session is None and self.remaining <= 0):
             if conn is not None:
                 conn.abort(graceful=True)
@@ -105,12 +125,23 @@ class MultiTurnAttack(StreamAttack):
             return
         if session is None:
             self.remaining -= 1
-            number = self.started * self.lanes + self.lane_index
-            self.started += 1
-            self._issue_turn(conn, Session(number))
+            self._issue(conn, None)  # a new session
             return
         self.inflight += 1  # the lane is held through the think time
         self._think(session, conn)
+
+    def _after_open(self, conn: Connection | None, session: Session | None) -> None:
+        """Open loop: a session thinks without a connection (``inflight`` keeps it counted until
+        its turn goes out); the connection serves a waiting later turn first, then the
+        schedule's backlog of new sessions (``engine.Attack.after``)."""
+        if session is not None and not self.stopping:
+            self.inflight += 1
+            self._think(session, None)
+        if self._waiting and not self.stopping:
+            self.inflight -= 1
+            self._issue_turn(conn, *self._waiting.popleft())
+            return
+        super().after(conn)
 
     def _think(self, session: Session, conn: Connection | None) -> None:
         delay = max(0.0, session.due - clock())
@@ -122,17 +153,26 @@ class MultiTurnAttack(StreamAttack):
         if clock() < session.due:  # a timer of the loop's coarser clock, early: never send early
             self._think(session, conn)
             return
-        self.inflight -= 1
-        self._issue_turn(conn if conn is not None and not conn.dead else None, session)
+        if not self.opts.open_loop:
+            self.inflight -= 1
+            self._issue_turn(conn if conn is not None and not conn.dead else None, session)
+        elif self.idle or self.nconns < self.opts.max_inflight:
+            self.inflight -= 1  # due at the think's end: its latency counts from there
+            self._issue_turn(self.idle.pop() if self.idle else None, session, session.due)
+        else:
+            self._waiting.append((session, session.due))
 
     def stop(self, drain_s: float | None = None) -> None:
-        """Stop: turns in flight drain as any request; sessions thinking end at once."""
+        """Stop: turns in flight drain as any request; sessions thinking or waiting for a
+        connection end at once."""
         for timer, _, conn in self._thinking.values():
             timer.cancel()
             self.inflight -= 1
             if conn is not None:
                 conn.abort(graceful=True)
         self._thinking.clear()
+        self.inflight -= len(self._waiting)
+        self._waiting.clear()
         super().stop(drain_s)
 
     def row(self, c: StreamConn, done: float, error: str) -> None:

@@ -113,7 +113,8 @@ class LlmOptions(LoadOptions):
         return self
 
     def _check_turns(self) -> None:
-        """--multi-turn: chat sessions, closed loop (each of -c lanes runs whole sessions)."""
+        """--multi-turn: chat sessions, closed loop (each of -c lanes runs whole sessions) or
+        open loop at --rate (sessions started at the rate)."""
         flag = f"--multi-turn {self.turns},{self.think_time:g}"
         if self.turns < 1 or self.turns > MAX_TURNS:
             raise ConfigError(f"{flag}: give 1 to {MAX_TURNS} turns per session")
@@ -121,10 +122,10 @@ class LlmOptions(LoadOptions):
             raise ConfigError(f"{flag}: give a think time of 0 to {MAX_THINK_S:g} seconds")
         if self.endpoint != "chat":
             raise ConfigError(f"{flag}: a session's history is chat messages; add --endpoint chat")
-        schedule = "--trace" if self.trace else "--stages" if self.stages else "--rate"
-        if self.open_loop:
-            raise ConfigError(f"{flag} beside {schedule}: sessions run closed loop, one per -c "
-                              f"lane; drop {schedule} and set -c")  # fmt: skip
+        if self.trace or self.stages:
+            schedule = "--trace" if self.trace else "--stages"
+            raise ConfigError(f"{flag} beside {schedule}: sessions start one per -c lane or at "
+                              f"--rate; drop {schedule}")  # fmt: skip
         if self.qps:
             raise ConfigError(f"{flag} beside -q: the think time paces a session; drop -q")
         if self.tokenizer:

@@ -19,6 +19,7 @@ from kfp_bench.load.llm import run_llm
 from kfp_bench.load.multi_turn import MultiTurnAttack
 from kfp_bench.load.openai import LlmOptions, parse_multi_turn, request_id
 from kfp_bench.load.prompts import Dist, synthetic
+from kfp_bench.load.stages import parse_stages
 from kfp_bench.load.workers import run_attack
 from kfp_bench.records import STREAM_COLUMNS, StreamBatch
 from kfp_bench.sandbox.llm_server import start_llm_server
@@ -109,6 +110,31 @@ def _texts(turns, k: int, prompts, number: int) -> list[str]:
     return [*out, prompts[(number * 3 + k - 1) % len(prompts)].text]
 
 
+def test_open_loop_starts_sessions_at_the_rate_and_times_later_turns_from_their_due(llm):
+    """--rate: sessions start on the schedule (0.25 s apart); a later turn is due its think
+    time after the previous turn's end, and with one connection (--max-inflight 1) it may wait
+    for it: its intended send time is the due time, never the later send."""
+    prompts = _prompts()
+    opts = _opts(llm, rate=4.0, requests=4, turns=2, think_time=0.1, max_inflight=1,
+                 concurrency=1)  # fmt: skip
+    sink = Tee(LlmStats(corrected=True))
+    run_attack(MultiTurnAttack(opts, prompts, sink))
+    t0 = sink.batches[0].t0
+    sessions = _sessions(sink, llm)
+    assert sorted(sessions) == [0, 1, 2, 3]
+    for number, ((_, first, r1), (_, second, r2)) in sessions.items():
+        assert first[COL["intended"]] - t0 == pytest.approx(number * 0.25, abs=1e-9)
+        assert second[COL["intended"]] == first[COL["done"]] + 0.1  # due: the end + think
+        assert second[COL["sent"]] >= second[COL["intended"]]
+        assert r2["arrived"] - min(r1["done"], first[COL["done"]]) >= 0.1
+        assert r2["messages"][:2] == [
+            {"role": "user", "sha256": _sha(prompts[number * 2].text)},
+            {"role": "assistant", "sha256": _sha(_answer(r1))},
+        ]
+    s = sink.stats.summary()
+    assert s.completed == 8 and s.latency_ms["lag"]["count"] == 8
+
+
 def test_a_failed_turn_ends_its_session_and_the_lane_starts_the_next(tmp_path):
     truth = tmp_path / "truth.jsonl"
     with start_llm_server(
@@ -197,7 +223,7 @@ def test_a_result_without_turns_reads_and_reports_as_before():
     "kw, said",
     [
         (dict(endpoint="completions"), "add --endpoint chat"),
-        (dict(rate=5.0, duration=1.0), "beside --rate"),
+        (dict(stages=parse_stages("1s@5"), duration=1.0), "beside --stages"),
         (dict(qps=2.0), "beside -q"),
         (dict(turns=101), "give 1 to 100 turns"),
         (dict(think_time=-1.0), "think time of 0 to"),
