@@ -1,17 +1,11 @@
-"""Multi-turn chat sessions on the streaming request loop: sessions, not requests, are the unit.
+"""Multi-turn chat sessions on the streaming request loop (``llm --multi-turn``).
 
-Each of the ``-c`` lanes runs whole sessions of ``turns`` turns. Turn k's request carries the chat
-messages of turns 1..k-1, every user prompt and the assistant's answer as it was streamed, then
-a new user prompt; once turn k's stream has ended the lane waits ``think_time`` seconds, then
-sends turn k+1 (on the same connection when it stays open). This is what vLLM's multi-turn
-benchmark does (vllm-project/vllm 00d3953, benchmarks/multi_turn/benchmark_serving_multi_turn.py:
-``send_turn`` appends ``{"role": "assistant", "content": output_content}`` to the conversation,
-``client_main`` sleeps between a client's requests and drops a conversation whose request
-failed). A failed turn ends its session: it is a failed row, the session's later turns are never
-sent, and the lane starts the next session. ``-n`` counts sessions; ``-z`` stops starting them,
-and a session waiting out its think time then ends. The user prompts are the load's prompts in
-turn: global session s, turn k takes prompt ``(s * turns + k - 1) mod len``, a session's number
-being the same whatever the worker processes (``lane``).
+Turn k of a session carries turns 1..k-1's user prompts and answers as streamed, then a new
+prompt, ``think_time`` after turn k-1's stream ended; a failed turn ends its session. Closed
+loop, each ``-c`` lane runs whole sessions; open loop, the schedule starts them. vLLM's
+multi-turn benchmark does the same (vllm-project/vllm 00d3953,
+benchmarks/multi_turn/benchmark_serving_multi_turn.py: ``send_turn`` appends the streamed answer,
+``client_main`` drops a conversation whose request failed). docs/llm-workloads.md has the rest.
 """
 
 from __future__ import annotations
@@ -94,6 +88,9 @@ class MultiTurnAttack(StreamAttack):
         self._waiting: deque = deque()  # open loop: (session, due) of turns with no connection
 
     def turn_prompt(self, s: Session) -> Turn:
+        """Session ``s``'s current turn: the load's prompts in turn, session n's turn k taking
+        prompt ``n * turns + k - 1`` (cycling); n counts over the worker processes (``lane``),
+        so the prompts are the same however many there are."""
         p = self.prompts[(s.number * self.opts.turns + s.turn - 1) % len(self.prompts)]
         return Turn(p.text, p.output_tokens, tuple(s.history))
 
