@@ -47,8 +47,8 @@ BAD_LLM = [
     ({"llm_multi_turn": "5,x"}, ("llm_multi_turn='5,x'", "TURNS[,THINK_S]")),
     ({"llm_multi_turn": "5"}, ("llm_multi_turn='5'", "set llm_endpoint to chat")),
     (
-        {"llm_multi_turn": "5", "llm_endpoint": "chat", "llm_rate": 2.0},
-        ("llm_multi_turn='5'", "set llm_rate to 0"),
+        {"llm_multi_turn": "5", "llm_endpoint": "chat", "llm_stages": "5s@2"},
+        ("llm_multi_turn='5'", "leave llm_stages empty"),
     ),
     ({"llm_multi_turn": "101,1", "llm_endpoint": "chat"}, ("--multi-turn 101,1", "1 to 100")),
 ]

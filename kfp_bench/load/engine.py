@@ -85,7 +85,7 @@ class Connection(asyncio.Protocol):
     loop), its way in for bytes (``data_received``, or ``data_received_at`` on ``stamped.py``'s
     transport) calls ``feed`` and hands what it raises to ``feed_failed``, and its parser
     callbacks (``on_body``, ``on_message_complete``, ...) end in a row of the attack and
-    ``Attack.after``. ``RequestConnection`` is the plain one, ``stream._StreamConn`` the SSE one.
+    ``Attack.after``. ``RequestConnection`` is the plain one, ``stream.StreamConn`` the SSE one.
 
     Attributes a subclass reads and sets (seconds on ``clock``; 0 when not yet):
         seq, intended, sent, written: the request's number, due, send and end-of-write times.

@@ -186,9 +186,9 @@ def llm_multi_turn(p) -> dict:
         raise bad(name, value, f"give {MULTI_TURN_FORM}") from None
     if p.llm_endpoint != "chat":
         raise bad(name, value, "a session's history is chat messages; set llm_endpoint to chat")
-    if p.llm_rate or p.llm_stages:
-        fix = "leave llm_stages empty" if p.llm_stages else "set llm_rate to 0"
-        raise bad(name, value, f"sessions run closed loop at llm_concurrency; {fix}")
+    if p.llm_stages:
+        raise bad(name, value, "sessions start one per llm_concurrency stream or at llm_rate; "
+                  "leave llm_stages empty")  # fmt: skip
     if p.llm_tokenizer:
         raise bad(name, value, "a turn's prompt tokens come from the server's usage only; leave "
                   "llm_tokenizer empty")  # fmt: skip

@@ -117,7 +117,8 @@ class BenchParams:
             --stages); leave llm_rate at 0 and llm_duration_sec at its default. Empty: none.
         llm_multi_turn: chat sessions, TURNS[,THINK_S] (kfp-bench llm --multi-turn), e.g. 5,2:
             each of llm_concurrency streams runs sessions of 5 turns, each turn carrying the
-            history, 2 s between turns; needs llm_endpoint chat, closed loop. Empty: none.
+            history, 2 s between turns (with llm_rate: sessions started at that rate); needs
+            llm_endpoint chat. Empty: none.
         llm_input_tokens: the synthetic prompts' length in words: fixed:N, uniform:LO,HI,
             normal:MEAN,SD or lognormal:MEDIAN,SIGMA.
         llm_output_tokens: the requests' max_tokens, drawn as llm_input_tokens is.
