@@ -33,7 +33,8 @@ PASS = 8  # connections answered per pass of the event loop (about what -c 50 sa
 REQUEST_PATH = f"""
 import sys, time
 PASS = {PASS}
-from kfp_bench.load.engine import Attack, RequestConnection
+from kfp_bench.load.connection import RequestConnection
+from kfp_bench.load.engine import Attack
 from kfp_bench.load.options import LoadOptions
 from kfp_bench.load.workers import StatsSink
 from kfp_bench.stats.load import LoadStats

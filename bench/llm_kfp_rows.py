@@ -23,7 +23,7 @@ from kfp_bench.records import STREAM_COLUMNS
 
 
 class RowSink:
-    """A sink (``engine.Sink``) that keeps the rows: (id, intended, sent, written, first, done,
+    """A sink (``connection.Sink``) that keeps the rows: (id, intended, sent, written, first, done,
     outcome, content_chunks)."""
 
     def __init__(self) -> None:

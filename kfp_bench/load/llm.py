@@ -27,7 +27,7 @@ NONE_COMPLETED = "none-completed"
 
 
 class LlmSink:
-    """The sink (``engine.Sink``) of one process's streaming attack: its batches go into an
+    """The sink (``connection.Sink``) of one process's streaming attack: its batches go into an
     ``LlmStats``. It pickles as its results document, to cross from a worker process."""
 
     def __init__(self, stats: LlmStats):

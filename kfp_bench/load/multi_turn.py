@@ -14,7 +14,7 @@ from array import array
 from collections import deque
 from dataclasses import dataclass, field, replace
 
-from kfp_bench.load.engine import Connection, clock
+from kfp_bench.load.connection import Connection, clock
 from kfp_bench.load.openai import SEQ_FORMAT, LlmOptions, render
 from kfp_bench.load.stream import StreamAttack, StreamConn, chunk_text
 

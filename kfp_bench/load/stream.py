@@ -42,7 +42,8 @@ from array import array
 from httptools import HttpParserCallbackError, HttpParserError
 
 from kfp_bench.load import stamped
-from kfp_bench.load.engine import Attack, Connection, Sink, clock
+from kfp_bench.load.connection import Connection, Sink, clock
+from kfp_bench.load.engine import Attack
 from kfp_bench.load.openai import SEQ_FORMAT, LlmOptions, render, request_source, sends_id
 from kfp_bench.load.tokenizer import count_tokens, load_tokenizer, prompt_counts
 from kfp_bench.records import (
@@ -70,7 +71,7 @@ _RARE = re.compile(rb'"(?:finish_reason": ?"|usage": ?\{|error": ?[{"]|object": 
 
 
 class StreamConn(Connection):
-    """One keep-alive connection carrying one streamed request at a time (``engine.Connection``:
+    """One keep-alive connection carrying one streamed request at a time (``connection.Connection``:
     its bytes come in with the kernel's receive time, ``data_received_at``)."""
 
     def __init__(self, attack: StreamAttack):
@@ -281,7 +282,7 @@ class StreamAttack(Attack):
     Args:
         opts: validated options (this process's share).
         prompts: objects with ``.text`` and ``.output_tokens``; requests cycle through them.
-        sink: where the ``StreamBatch``es go (``engine.Sink``).
+        sink: where the ``StreamBatch``es go (``connection.Sink``).
         start_at, phase: as ``Attack``'s.
         source: the request id prefix; ``openai.request_source()`` (the first four groups of
             a UUID, the pid first) when not given.

@@ -94,7 +94,7 @@ def _options(opts: LoadOptions) -> dict:
 
 
 class StatsSink:
-    """The sink (``engine.Sink``) of a plain load attack: its ``ResultBatch``es go into a
+    """The sink (``connection.Sink``) of a plain load attack: its ``ResultBatch``es go into a
     ``LoadStats``, then to ``on_batch`` (CSV output, the flush log); ``on_progress`` hears
     (requests, failed) after each flush."""
 
