@@ -18,7 +18,7 @@ from kfp_bench.report import fill as fill_report
 from kfp_bench.report.folder import MAX_BYTES
 from kfp_bench.report.tables import Tables, run_times_caption, run_times_shown, sweep_shown
 
-__all__ = ["MAX_BYTES", "MAX_ROWS", "table", "write", "write_gates"]
+__all__ = ["MAX_BYTES", "MAX_ROWS", "section", "table", "write", "write_gates"]
 MAX_ROWS = 40
 
 
@@ -39,10 +39,17 @@ def _df(w, df: pd.DataFrame, index: str | None = None) -> None:
 
 
 def write(
-    tables: Tables, out: TextIO, *, history=None, load_options: dict | None = None, gates=()
+    tables: Tables,
+    out: TextIO,
+    *,
+    history=None,
+    load_options: dict | None = None,
+    gates=(),
+    server: tuple | None = None,
 ) -> None:
     """Write summary.md for ``tables`` (and ``history``, a ``kfp_bench.history.History``), the
-    verdicts of ``gates`` (``kfp_bench.gates.Verdict``) first."""
+    verdicts of ``gates`` (``kfp_bench.gates.Verdict``) first; ``server``: the server metrics'
+    section, as the HTML has it (``report.server_plots.load_section``), its charts left out."""
     w = out.write
     w("# kfp-bench report\n\n")
     write_gates(w, gates)
@@ -57,6 +64,8 @@ def write(
         _df(w, fill, "K")
     if tables.load is not None:
         _load(w, tables)
+    if server is not None:
+        section(w, server)
     if tables.sweep is not None:
         w("## Rate sweep\n\n")
         _df(w, sweep_shown(tables.sweep))
@@ -78,6 +87,19 @@ def write_gates(w, verdicts) -> None:
     if not head:
         return
     w(f"> **{head}**\n>\n" + "".join(f"> - {r.strip()}\n" for r in rest) + "\n")
+
+
+def section(w, part: tuple) -> None:
+    """A section of (title, intro, figure names, tables of (head, body), note items), as
+    ``report.html.server_html`` renders it; its charts are named, they are in report.html."""
+    title, intro, names, tables, items = part
+    w(f"## {title}\n\n{intro}\n\n")
+    for head, body in tables:
+        table(w, head, body)
+    if names:
+        w(f"Charts in report.html: {', '.join(names)}.\n\n")
+    if items:
+        w("".join(f"- {i}\n" for i in items) + "\n")
 
 
 def _failures(w, t: Tables) -> None:
