@@ -3,14 +3,36 @@
 This module owns the ``fill`` section's table and chart (``kfp_bench.kfp.fill`` measures them;
 ``kfp_bench.stats.runs.FillProbe`` makes the rows): one line per call kind, p50 solid and p95
 dashed, against K on the x axis; the server's own p50 beside them where its /metrics has a
-latency histogram. Functions of the saved summary alone, so ``kfp-bench report`` redraws them.
+latency histogram. With a metrics profile (``kfp-bench runs --fill K --metrics-profile kfp``),
+the ``server_profile`` read at each probe (``kfp_bench.metrics.windows``): the API server's
+request-duration percentiles (each with the bucket that holds it) and MySQL's figures per K, in
+a table and a chart of their own; an entry that gave no series is named "not exposed". Functions
+of the saved summary alone, so ``kfp-bench report`` redraws them.
 """
 
 from __future__ import annotations
 
 import pandas as pd
 
+from kfp_bench.report import fmt
+
 COLUMNS = ["k", "kind", "count", "errors", "p50_ms", "p95_ms", "max_ms"]
+NOT_EXPOSED = "not exposed"
+#: The server's percentiles shown per K (``kfp_bench.metrics.windows.QS``).
+SERVER_PCTS = ("p50", "p95", "p99")
+#: At most this many panels in the server's chart: a page, not a dashboard.
+MAX_PANELS = 8
+SERVER_INTRO = (
+    "The server's own figures at each probe, from the metrics profile {source} against "
+    "{prometheus} at each probe's frame (the probe, and a scrape interval without calls "
+    "on each side): each instant entry asked at the frame's end over the frame "
+    "({{{{.elapsed}}}}), each range series averaged over the frame's samples (its rate window "
+    "reaches back before the frame). A percentile is read from the histogram's buckets as "
+    "Prometheus's histogram_quantile does: the bucket in brackets is its resolution. The "
+    "client's p50 of the same call at the same K is in the table above; the difference is the "
+    "time outside the server's handler (network, ingress, the gateway). An entry that gave no "
+    "series over the whole fill is 'not exposed' (e.g. MySQL without mysqld-exporter)."
+)
 
 
 def table(summary: dict) -> pd.DataFrame | None:
@@ -31,8 +53,76 @@ def wide(summary: dict, stat: str = "p50_ms") -> pd.DataFrame | None:
     return out
 
 
+def server_table(summary: dict) -> tuple[list[str], list[list[str]]] | None:
+    """The server's own figures at each K (a column each): a row per histogram percentile
+    ("value (its bucket)"), per value series, and per entry not exposed; None without a
+    profile read over the fill."""
+    fill = summary.get("fill") or {}
+    prof = fill.get("server_profile")
+    if not prof:
+        return None
+    ks = sorted({w["k"] for w in fill.get("probe_windows") or ()})
+    body = []
+    for metric, rows in _by(prof.get("histograms") or (), lambda r: r["metric"]):
+        at = {r["k"]: r for r in rows}
+        for p in SERVER_PCTS:
+            cells = [_pct_cell(at.get(k), p) for k in ks]
+            body.append([f"{metric} {p} (ms)", *cells])
+        body.append([f"{metric} count", *(_num((at.get(k) or {}).get("count")) for k in ks)])
+    for name, rows in _by(prof.get("values") or (), _series_name):
+        at = {r["k"]: r["value"] for r in rows}
+        body.append([name, *(_num(at.get(k)) for k in ks)])
+    body += [[m, *([NOT_EXPOSED] * len(ks))] for m in prof.get("not_exposed") or ()]
+    return ["K", *map(str, ks)], body
+
+
+def server_intro(summary: dict) -> str:
+    prof = (summary.get("fill") or {}).get("server_profile") or {}
+    return SERVER_INTRO.format(source=prof.get("source"), prometheus=prof.get("prometheus"))
+
+
+def server_notes(summary: dict) -> list[str]:
+    prof = (summary.get("fill") or {}).get("server_profile") or {}
+    return [f"Not read: {n}" for n in prof.get("notes") or ()]
+
+
+def server_section(summary: dict) -> tuple | None:
+    """(title, intro, figure names, tables, items): the HTML's section of the server's figures
+    at each K (``report.html.server_html``); None without a profile read over the fill."""
+    t = server_table(summary)
+    if t is None:
+        return None
+    title = "Full database: the server's own figures at each K"
+    names = ("fill_server",) if _server_panels(summary) else ()
+    return title, server_intro(summary), names, [t], server_notes(summary)
+
+
+def _by(rows, key):
+    out: dict = {}
+    for r in rows:
+        out.setdefault(key(r), []).append(r)
+    return sorted(out.items())
+
+
+def _series_name(r: dict) -> str:
+    labels = ",".join(f"{a}={b}" for a, b in sorted(r["labels"].items()))
+    return r["metric"] + (f"{{{labels}}}" if labels else "")
+
+
+def _num(v) -> str:
+    return fmt.DASH if v is None else fmt.num(v)
+
+
+def _pct_cell(row: dict | None, p: str) -> str:
+    if row is None or f"{p}_ms" not in row:
+        return fmt.DASH
+    lo, hi = row[f"{p}_bucket_ms"]
+    return f"{fmt.num(row[f'{p}_ms'])} ({fmt.num(lo)}–{fmt.num(hi) if hi != '+Inf' else hi})"
+
+
 def figures(summary: dict) -> list:
-    """The chart (a ``plots.Figure``), if the summary has a fill with more than one step;
+    """The charts (``plots.Figure``), if the summary has a fill with more than one step: the
+    latency against K, and the server's own figures against K when a profile was read;
     matplotlib is imported only then, so that the tables need none."""
     t = table(summary)
     if t is None or t["k"].nunique() < 2:
@@ -43,7 +133,29 @@ def figures(summary: dict) -> list:
     from kfp_bench.report.plots import RC
 
     with plt.rc_context(RC), sns.axes_style("whitegrid"):
-        return [_latency_by_k(t, summary["fill"], sns)]
+        out = [_latency_by_k(t, summary["fill"], sns)]
+        panels = _server_panels(summary)
+        if panels:
+            out.append(_server_by_k(panels, summary))
+        return out
+
+
+def _server_panels(summary: dict) -> list[tuple[str, list]]:
+    """(title, [(label, [(k, value, lower, upper)])]) per panel: a histogram's percentiles with
+    their buckets, or a value series; at most ``MAX_PANELS``; none for a single probe."""
+    prof = (summary.get("fill") or {}).get("server_profile") or {}
+    if len({w["k"] for w in (summary.get("fill") or {}).get("probe_windows") or ()}) < 2:
+        return []
+    panels = []
+    for metric, rows in _by(prof.get("histograms") or (), lambda r: r["metric"]):
+        lines = []
+        for p in ("p50", "p95"):
+            pts = [(r["k"], r[f"{p}_ms"], *r[f"{p}_bucket_ms"]) for r in rows if f"{p}_ms" in r]
+            lines.append((p, sorted(pts)))
+        panels.append((f"{metric} (ms)", lines))
+    for name, rows in _by(prof.get("values") or (), _series_name):
+        panels.append((name, [("", sorted((r["k"], r["value"], None, None) for r in rows))]))
+    return panels[:MAX_PANELS]
 
 
 def _latency_by_k(t: pd.DataFrame, fill: dict, sns):
@@ -78,5 +190,39 @@ def _latency_by_k(t: pd.DataFrame, fill: dict, sns):
         "experiment, by name; list experiments; the per-run getPipelineVersion; the whole "
         "page) at each step of the fill: p50 solid, p95 dashed; dotted: the server's own p50 "
         "from /metrics where it has a histogram.",
+        to_png(fig),
+    )
+
+
+def _server_by_k(panels: list, summary: dict):
+    from kfp_bench.report.plots import Figure, new_figure, to_png
+
+    cols = 2 if len(panels) > 1 else 1
+    rows = (len(panels) + cols - 1) // cols
+    fig, axes = new_figure(1.0 + 2.0 * rows, rows, cols, sharex=True, squeeze=False)
+    for ax, (title, lines) in zip(axes.flat, panels, strict=False):
+        for (label, pts), color in zip(lines, ("#c62828", "#6a1b9a"), strict=False):
+            ks, vs = [p[0] for p in pts], [p[1] for p in pts]
+            ax.plot(ks, vs, marker="o", color=color, label=label or None)
+            bands = [(p[0], p[2], p[3]) for p in pts if isinstance(p[3], float | int)]
+            if bands:  # the bucket that holds each percentile: the server's resolution
+                ax.fill_between([b[0] for b in bands], [b[1] for b in bands],
+                                [b[2] for b in bands], color=color, alpha=0.12)  # fmt: skip
+        ax.set_title(title, fontsize=8, loc="left")
+        if any(label for label, _ in lines):
+            ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(panels) :]:
+        ax.set_visible(False)
+    for ax in axes[-1]:
+        ax.set_xlabel("runs the server holds (K)")
+    prof = summary["fill"]["server_profile"]
+    missing = prof.get("not_exposed") or []
+    return Figure(
+        "fill_server",
+        "The server's own figures against K",
+        f"From the metrics profile {prof.get('source')} at each probe: a histogram's p50 and "
+        "p95 with the bucket that holds each shaded (the server's resolution), each value "
+        "series' mean over the probe."
+        + (f" Not exposed: {', '.join(missing)}." if missing else ""),
         to_png(fig),
     )

@@ -111,6 +111,9 @@ def render(
     fill = fill_report.wide(tables.summary)
     if fill is not None:  # the full-database probe: p50 (ms) of each call at each K
         parts += ["<h2>Full database</h2>\n", _fig(figs, "fill_latency"), _df(fill, "K")]
+        fill_server = fill_report.server_section(tables.summary)  # with a metrics profile
+        if fill_server is not None:
+            parts.append(server_html(fill_server, figs))
     if tables.load is not None:
         parts.append(_load(tables, figs))
     if server is not None:

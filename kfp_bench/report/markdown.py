@@ -62,6 +62,9 @@ def write(
     if fill is not None:  # the full-database probe
         w("## Full database: p50 of the UI's calls at each K (milliseconds)\n\n")
         _df(w, fill, "K")
+        server = fill_report.server_section(tables.summary)
+        if server is not None:  # with a metrics profile: the server's own figures per K
+            section(w, server)
     if tables.load is not None:
         _load(w, tables)
     if server is not None:

@@ -243,9 +243,32 @@ def _write_fill(fill: dict, w) -> None:
             r = server.get((op, k))
             line += f"{r['p50_ms']:>7.1f}/{r['p95_ms']:<6.1f}" if r else f"{'-':>14}"
         w(line.rstrip() + "\n")
+    _write_fill_server({"fill": fill}, w)
     cleanup = fill.get("cleanup") or {}
     if "remaining" in cleanup:
         w(
             f"  Fill swept: {cleanup.get('runs_deleted', 0)} runs deleted, "
             f"{cleanup['remaining']} of its runs remain\n"
         )
+
+
+def _write_fill_server(doc: dict, w) -> None:
+    """The server's own figures at each K, from the metrics profile read over the fill
+    (``report.fill.server_table``): a column per K, "not exposed" where an entry gave none."""
+    from kfp_bench.report import fill as fill_report
+
+    t = fill_report.server_table(doc)
+    if t is None:
+        return
+    prof = doc["fill"]["server_profile"]
+    w(
+        f"  The server's own figures at each K ({prof.get('source')} from "
+        f"{prof.get('prometheus')}; a percentile's bucket, its resolution, in brackets):\n"
+    )
+    head, body = t
+    first = max(len(r[0]) for r in [head, *body]) + 2
+    width = max(14, *(len(c) + 2 for r in body for c in r[1:]))
+    for r in [head, *body]:
+        w(f"  {r[0]:<{first}}" + "".join(f"{c:>{width}}" for c in r[1:]) + "\n")
+    for n in fill_report.server_notes(doc):
+        w(f"  {n}\n")
