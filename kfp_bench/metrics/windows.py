@@ -36,8 +36,27 @@ def by_window(
         frame = {"k": w["k"], "start": w["start"] - quiet, "end": w["end"] + quiet}
         _instants(profile, url, variables, frame, out, seen)
         _ranges(mine, frame, out, seen)
+    for q in profile.queries:
+        if q.metric_name not in seen and q.instant and _over_all(q, url, variables, series):
+            seen.add(q.metric_name)
+            out["notes"].append(
+                f"{q.metric_name}: no figure at any probe, though Prometheus has its series "
+                "over the fill: a probe's frame must span two scrapes (give the scrape "
+                "interval as the metrics step)"
+            )
     out["not_exposed"] = [q.metric_name for q in profile.queries if q.metric_name not in seen]
     return out
+
+
+def _over_all(q, url: str, variables: dict, series: ServerSeries) -> bool:
+    """Whether an instant entry gives a series over the collector's whole window: exposed,
+    though not seen at the probes."""
+    start, end = series.window
+    values = {**variables, "elapsed": f"{max(1, math.ceil(end - start))}s"}
+    try:
+        return bool(prom.query(url, q.render(values), end))
+    except prom.PromError:
+        return False
 
 
 def _instants(profile: Profile, url: str, variables: dict, w: dict, out: dict, seen: set) -> None:

@@ -13,8 +13,9 @@ from typing import TextIO
 import pandas as pd
 
 from kfp_bench.gates import lines
-from kfp_bench.report import cost, fmt
+from kfp_bench.report import cost, fill_server, fmt
 from kfp_bench.report import fill as fill_report
+from kfp_bench.report import runs as runs_report
 from kfp_bench.report.folder import MAX_BYTES
 from kfp_bench.report.tables import Tables, run_times_caption, run_times_shown, sweep_shown
 
@@ -62,7 +63,7 @@ def write(
     if fill is not None:  # the full-database probe
         w("## Full database: p50 of the UI's calls at each K (milliseconds)\n\n")
         _df(w, fill, "K")
-        server = fill_report.server_section(tables.summary)
+        server = fill_server.server_section(tables.summary)
         if server is not None:  # with a metrics profile: the server's own figures per K
             section(w, server)
     if tables.load is not None:
@@ -141,6 +142,9 @@ def _runs(w, t: Tables) -> None:
     if len(t.api_ops):
         w("### API calls, client side (milliseconds)\n\n")
         _df(w, t.api_ops)
+    server = runs_report.server_section(t.summary)
+    if server is not None:  # the API server's histogram beside the client's figures
+        section(w, server)
     if len(t.task_times):
         w("### Tasks (seconds)\n\n")
         _df(w, t.task_times)

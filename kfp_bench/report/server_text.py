@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from kfp_bench.metrics.series import ServerSeries
+from kfp_bench.report.server_compare import COMPARE_HEAD, compare_rows, write_table
 
 #: What the reader needs to read the table (the HTML's intro, in short).
 LEGEND = (
@@ -28,18 +29,15 @@ def client_of_load(stats) -> dict[str, dict]:
 
 
 def write_text(server: ServerSeries, client_ms: dict[str, dict], out: TextIO) -> None:
-    """The section: a fixed-width table (``server_plots.COMPARE_HEAD``), then the notes."""
-    from kfp_bench.report.server_plots import COMPARE_HEAD, compare_rows, notes
+    """The section: a fixed-width table (``server_compare.COMPARE_HEAD``), then the notes."""
+    from kfp_bench.report.server_plots import notes
 
     w = out.write
     w("\nServer metrics:\n")
     rows = compare_rows(server, client_ms)
     if rows:
         w(f"  {LEGEND}\n")
-        widths = [max(len(r[i]) for r in [COMPARE_HEAD, *rows]) for i in range(len(COMPARE_HEAD))]
-        for r in [COMPARE_HEAD, *rows]:
-            cells = [c.ljust(widths[0]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r)]
-            w("  " + "  ".join(cells).rstrip() + "\n")
+        write_table(w, COMPARE_HEAD, rows)
     else:
         w("  no server histogram to set beside the client's figures\n")
     for n in notes(server):

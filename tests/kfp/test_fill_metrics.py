@@ -15,6 +15,7 @@ import pytest
 
 from kfp_bench.metrics import profile as profiles
 from kfp_bench.metrics import series as store
+from kfp_bench.metrics.windows import by_window
 from tests.conftest import run_cli
 from tests.kfp.conftest import HELLO, NOTHING, remains
 from tests.metrics.prometheus_server import BINARY, prometheus, wait_scraped
@@ -54,10 +55,16 @@ def filled(kfp_server, tmp_path_factory):
             "--prometheus-url", prom, "--metrics-var", "namespace=kubeflow",
             "--metrics-step", "2", "--out", str(out), timeout=300,
         )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+        assert done.returncode == 0, done.stderr
+        # a probe's frame shorter than a scrape: nothing at it, yet not "not exposed"
+        series = store.load(out / "fill.server.json")
+        w = json.loads((out / "summary.json").read_text())["fill"]["probe_windows"][-1]
+        short = [{"k": w["k"], "start": w["start"], "end": w["start"] + 0.05, "quiet": 0}]
+        variables = {"namespace": "kubeflow"}
+        too_short = by_window(profiles.load(str(prof)), prom, variables, series, short)
     report = run_cli("report", str(out), "--out", str(work / "report"))
     assert report.returncode == 0, report.stderr
-    return {"out": out, "stdout": done.stdout, "report": work / "report"}
+    return {"out": out, "stdout": done.stdout, "report": work / "report", "short": too_short}
 
 
 def _profile(filled) -> dict:
@@ -109,6 +116,14 @@ def test_the_reports_show_the_servers_figures_against_k(filled):
     )
     series = store.load(filled["out"] / "fill.server.json")
     assert any(s["metric"] == "localRunCount" for s in series.series.values())
+
+
+def test_a_frame_shorter_than_a_scrape_is_said_so_not_called_not_exposed(filled):
+    short = filled["short"]
+    assert not short["histograms"]  # increase() over 50 ms: no two samples
+    assert "localListRuns" not in short["not_exposed"]
+    assert any(n.startswith("localListRuns: no figure at any probe") for n in short["notes"])
+    assert "mysqlQueries" in short["not_exposed"]
 
 
 def test_everything_of_the_fill_is_swept(filled, kfp_server):
