@@ -148,3 +148,34 @@ def test_bad_metrics_flags_are_refused_before_anything_is_made(args, said, kfp_s
     assert done.returncode == 2, done.stderr
     assert said in done.stderr and not out.exists()
     assert remains(kfp_server.url, "fill-bad-fill") == NOTHING
+
+
+def test_the_pipelines_fill_reads_the_profile_too(kfp_server, tmp_path):
+    """spawn_runs' fill (``pipeline.child_runs.fill``) with the pipeline's metrics parameters:
+    the profile's figures at each probe reach fill.json; the exit handler's sweep is run here
+    as ``kfp-bench cleanup``. The scrape interval is given (2 s) instead of the 30 s default."""
+    from kfp_bench.kfp.fill import fill_id
+    from kfp_bench.pipeline import child_runs
+    from kfp_bench.pipeline.outputs import FILL_FILE
+    from kfp_bench.pipeline.params import BenchParams
+
+    builtin = (Path(profiles.__file__).parent / profiles.BUILTIN["kfp"]).read_text()
+    target = urllib.parse.urlsplit(kfp_server.url).netloc
+    with prometheus(tmp_path, {target: {"namespace": "kubeflow"}}) as prom:
+        wait_scraped(prom, 1)
+        p = BenchParams(
+            kfp_host=kfp_server.url, num_runs=1, poll_interval_sec=0.2, fill_runs=10,
+            fill_steps=1, metrics_profile=builtin + LOCAL, prometheus_url=prom,
+            metrics_vars="namespace=kubeflow",
+        )  # fmt: skip
+        child_runs.fill(p, "pipe-fill", str(tmp_path), scrape_interval_s=2)
+    doc = json.loads((tmp_path / FILL_FILE).read_text())
+    assert "error" not in doc and doc["filled"] == 10
+    prof = doc["server_profile"]
+    ks = {w["k"] for w in doc["probe_windows"]}
+    assert len(ks) == 2
+    assert {h["k"] for h in prof["histograms"] if h["metric"] == "localListRuns"} == ks
+    assert "mysqlQueries" in prof["not_exposed"] and "localRunCount" not in prof["not_exposed"]
+    swept = run_cli("cleanup", "--host", kfp_server.url, "--benchmark-id", fill_id("pipe-fill"))
+    assert swept.returncode == 0, swept.stderr
+    assert remains(kfp_server.url, fill_id("pipe-fill")) == NOTHING
