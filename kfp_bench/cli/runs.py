@@ -162,6 +162,57 @@ def _add_fill_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--fill-timeout", type=duration, default=600.0, metavar="S", help=fh("settle_timeout")
     )
+    g.add_argument(
+        "--metrics-profile", default="", metavar="FILE|NAME",
+        help="Named PromQL queries (docs/metrics-profiles.md; built-in: kfp) read over the fill "
+        "and at each probe from --prometheus-url: the API server's and MySQL's own figures "
+        "beside the latency against K.",
+    )  # fmt: skip
+    g.add_argument(
+        "--prometheus-url", default="", metavar="URL",
+        help="The Prometheus whose HTTP API the profile's queries go to.",
+    )  # fmt: skip
+    g.add_argument(
+        "--metrics-var", action="append", default=[], metavar="NAME=VALUE",
+        help="A {{.NAME}} of the profile's queries, e.g. namespace=kubeflow (repeatable).",
+    )  # fmt: skip
+    g.add_argument(
+        "--metrics-step", type=duration, default=30.0, metavar="S",
+        help="Prometheus's scrape interval of the API server and MySQL (default 30): each "
+        "probe is framed by this long without calls on each side, so that a scrape falls "
+        "before and after it; also the range queries' step.",
+    )  # fmt: skip
+
+
+#: The collector's series over the fill, saved in the results directory beside summary.json.
+FILL_SERIES = "fill.server.json"
+
+
+def _fill_collector(a: argparse.Namespace):
+    """The collector of the fill's server metrics (``kfp_bench.metrics.collect``), or None."""
+    from kfp_bench.errors import ConfigError
+    from kfp_bench.metrics import profile as profiles
+    from kfp_bench.metrics.collect import Collector
+
+    if not a.metrics_profile:
+        if a.prometheus_url or a.metrics_var:
+            raise ConfigError(
+                "--prometheus-url and --metrics-var need --metrics-profile (a file or "
+                f"{', '.join(profiles.BUILTIN)})"
+            )
+        return None
+    if not a.fill:
+        raise ConfigError(
+            f"--metrics-profile {a.metrics_profile}: kfp-bench runs reads a profile over the "
+            "full-database fill: add --fill K (the runs benchmark's own server view is "
+            "--metrics-url)"
+        )
+    return Collector(
+        profile=profiles.load(a.metrics_profile),
+        prometheus_url=a.prometheus_url,
+        step_s=a.metrics_step,
+        variables=profiles.parse_vars(a.metrics_var),
+    )
 
 
 def _sizes(text: str) -> tuple[int, ...]:
@@ -195,6 +246,7 @@ def cmd_runs(a: argparse.Namespace) -> int:
     # refused manifest leaves nothing behind.
     writable(a.out, "--out", folder=True)
     gates = gates_of(a, {"runs"}, "runs")
+    collector = _fill_collector(a)
     opts = RunsOptions(
         host=a.host,
         pipeline=a.pipeline,
@@ -234,8 +286,10 @@ def cmd_runs(a: argparse.Namespace) -> int:
             progress(phase, filled, 0, target)
 
         fopts = _fill_options(a).validate(opts.max_runs)
-        stats, fill = run_with_fill(opts, fopts, out_dir=a.out, on_progress=progress,
-                                    on_fill_progress=fill_progress)  # fmt: skip
+        stats, fill = run_with_fill(
+            opts, fopts, out_dir=a.out, on_progress=progress, on_fill_progress=fill_progress,
+            collector=collector,
+        )  # fmt: skip
     else:
         stats = run_benchmark(opts, out_dir=a.out, on_progress=progress)
     if show and last[0]:
@@ -249,6 +303,10 @@ def cmd_runs(a: argparse.Namespace) -> int:
                  flag="--out", path=a.out)  # fmt: skip
     if not saved:
         doc["flags"] = [*doc.get("flags", []), NOT_SAVED]
+    elif collector is not None and collector.out.window[1]:  # the fill's series, for a reader
+        from kfp_bench.metrics import series as store
+
+        store.save(collector.out, f"{a.out}/{FILL_SERIES}")
     verdicts = said_gates(gates, lambda: _metrics(a.out if saved else None, doc))
     runs_report.write_text(doc, sys.stdout)
     if saved:

@@ -146,6 +146,12 @@ class Filler:
         self.metrics_url = ""
         self.interrupted = False
         self.cleanup: dict = {}
+        #: each probe's K and its window (epoch seconds): where a metrics profile is read
+        self.windows: list[dict] = []
+        self.server_series = None  # the collector's series over the fill (``collected``)
+        #: quiet seconds before and after each probe: a scrape of the server on each side of it
+        self.quiet_s = 0.0
+        self.server_profile: dict = {}
 
     # -- setup and fill --------------------------------------------------------------------------
     def setup(self) -> None:
@@ -220,6 +226,8 @@ class Filler:
         figures (a /metrics scrape before and after) when there is an endpoint to scrape."""
         before = self._scrape()
         k = self.server_total()
+        time.sleep(self.quiet_s)
+        start = time.time()
         self.on_progress("probing", self.filled, self.f.target)
         flt = json.dumps({"predicates": [NOT_ARCHIVED]})
         name = {"key": "name", "operation": "IS_SUBSTRING", "string_value": self.fid}
@@ -239,7 +247,27 @@ class Filler:
         for run in page:  # the run details page: one GET per run
             r = self.api.get_run(run.get("run_id", ""))
             self.probes.add(k, "get_run", r.call.duration, r.ok)
+        end = time.time()
+        time.sleep(self.quiet_s)
+        self.windows.append({"k": k, "filled": self.filled, "start": start, "end": end,
+                             "quiet": self.quiet_s})  # fmt: skip
         self.probes.server(k, self.filled, self._server_view(before))
+
+    def collected(self, collector) -> None:
+        """Stop ``collector`` (``kfp_bench.metrics.collect.Collector``) and read its profile
+        at each probe (``kfp_bench.metrics.windows.by_window``): ``server_profile``."""
+        from kfp_bench.metrics.windows import by_window
+
+        self.server_series = collector.stop()
+        if collector.profile is not None and collector.prometheus_url:
+            self.server_profile = by_window(
+                collector.profile, collector.prometheus_url, collector.variables,
+                self.server_series, self.windows,
+            )  # fmt: skip
+            missing = set(self.server_profile["not_exposed"])  # said there once
+            self.server_profile["notes"] += [
+                n for n in self.server_series.notes if n.split(":")[0] not in missing
+            ]
 
     def _list(self, kind: str, k: int, **query):
         r = self.api.call(
@@ -340,18 +368,39 @@ class Filler:
             "create_run_p50_ms": created.get("p50_ms", 0.0),
             "rows": self.probes.rows(),
             "server": self.probes.server_rows(),
+            "probe_windows": [
+                {**w, "start": round(w["start"], 3), "end": round(w["end"], 3)}
+                for w in self.windows
+            ],
+            **({"server_profile": self.server_profile} if self.server_profile else {}),
             "cleanup": self.cleanup,
             "flags": sorted({*self.calls.flags, *(["interrupted"] if self.interrupted else [])}),
         }
 
 
-def fill_and_probe(filler: Filler) -> None:
+def fill_and_probe(filler: Filler, collector=None) -> None:
     """Probe at the start and after each step of the fill; ``ApiError`` when the fill's setup
-    fails (nothing made is left: ``clean`` sweeps it)."""
+    fails (nothing made is left: ``clean`` sweeps it). ``collector``
+    (``kfp_bench.metrics.collect.Collector``) is checked before anything is made
+    (``ConfigError``) and collects over the fill and its probes; the profile's figures at each
+    probe are the fill's ``server_profile`` (``Filler.collected``)."""
+    if collector is not None:
+        collector.check()
+        # Prometheus sees a probe's calls only between two scrapes: the step is its interval.
+        filler.quiet_s = collector.step_s
     filler.setup()
-    for k in filler.f.marks():
-        filler.to(k)
-        filler.probe()
+    if collector is not None:
+        collector.start()
+    try:
+        for k in filler.f.marks():
+            filler.to(k)
+            filler.probe()
+    except BaseException:
+        if collector is not None:
+            collector.stop(query=False)
+        raise
+    if collector is not None:
+        filler.collected(collector)
 
 
 def run_with_fill(
@@ -361,10 +410,12 @@ def run_with_fill(
     out_dir=None,
     on_progress=None,
     on_fill_progress: FillProgress | None = None,
+    collector=None,
 ) -> tuple[RunsStats, dict]:
-    """Fill and probe (``fill_and_probe``), run the runs benchmark on the full server, then
-    sweep the fill; (the benchmark's stats, the ``fill`` section). A Ctrl-C during the fill
-    skips the benchmark; the fill is swept whatever happened."""
+    """Fill and probe (``fill_and_probe``, with ``collector`` when given), run the runs
+    benchmark on the full server, then sweep the fill; (the benchmark's stats, the ``fill``
+    section). A Ctrl-C during the fill skips the benchmark; the fill is swept whatever
+    happened."""
     from kfp_bench.errors import ApiError
     from kfp_bench.kfp.driver import run_benchmark
     from kfp_bench.kfp.manifest import load_manifest
@@ -380,10 +431,10 @@ def run_with_fill(
     stats = None
     try:
         try:
-            fill_and_probe(filler)
+            fill_and_probe(filler, collector)
         except KeyboardInterrupt:
             filler.interrupted = True
-        except ApiError:
+        except (ApiError, Exception):  # whatever stopped the fill, its runs are swept
             filler.clean()
             raise
         if not filler.interrupted:

@@ -72,18 +72,32 @@ def spawn_runs(p: BenchParams, handle: str, uploaded: str, out: str) -> int:
     return len(ids)
 
 
-def fill(p: BenchParams, benchmark_id: str, out: str) -> None:
+#: The scrape interval the pipeline's fill assumes of the cluster's Prometheus (the Prometheus
+#: Operator's and kube-prometheus-stack's default): the quiet before and after each probe.
+FILL_SCRAPE_INTERVAL_S = 30.0
+
+
+def fill(
+    p: BenchParams, benchmark_id: str, out: str, scrape_interval_s: float = FILL_SCRAPE_INTERVAL_S
+) -> None:
     """Fill the server with fill_runs runs before the benchmark's, probing the UI's calls on
     the way (``kfp_bench.kfp.fill``); the ``fill`` section goes to FILL_FILE, which the next
     steps carry to the results. The fill is left for the exit handler's sweep, as the
-    benchmark's runs are; a fill that fails is an error in that section, not of the step."""
+    benchmark's runs are; a fill that fails is an error in that section, not of the step.
+    With a metrics profile, each probe is framed by ``scrape_interval_s`` without calls."""
     from kfp_bench.kfp.fill import Filler, fill_and_probe
     from kfp_bench.kfp.manifest import load_manifest
+    from kfp_bench.pipeline import server_metrics
 
     opts = runs_options(p, benchmark_id)
     filler = Filler(opts, fill_options(p), load_manifest(manifest_source(p)), child_params(p))
+    # With a metrics profile: the API server's and MySQL's own figures at each probe
+    # (docs/full-database.md); each probe framed by a scrape interval on each side.
+    collector = server_metrics.collector(p, server_metrics.COLLECTING_WORKER)
+    if collector is not None:
+        collector.step_s = scrape_interval_s
     try:
-        fill_and_probe(filler)
+        fill_and_probe(filler, collector)
         doc = filler.summary()
     except (BenchError, OSError) as exc:
         doc = {**filler.summary(), "error": failed("spawn_runs (fill)", exc)}

@@ -12,7 +12,7 @@
     api_calls.csv      one row per KFP API call  load_series.csv  one row per second of load
 
 With the server's series beside the results' load.json (``load.server.json``,
-``kfp_bench.metrics.series``), report.html has a "Server metrics" section.
+``kfp_bench.metrics.series``), report.html and summary.md have a "Server metrics" section.
 
 The bundle appears whole or not at all: every file is rendered into a stage folder beside
 ``out_dir`` and the stage replaces ``out_dir`` in one rename (``report.folder.write_folder``), so a
@@ -88,7 +88,7 @@ def write_bundle(
     )  # fmt: skip
     files = {
         "report.html": page,
-        "summary.md": _markdown(tables, history, load_options, verdicts),
+        "summary.md": _markdown(tables, history, load_options, verdicts, server),
         "metrics.json": metrics_json(metrics),
         **_csvs(tables),
     }
@@ -112,9 +112,11 @@ def _server_section(results: Results, figures: list) -> tuple | None:
     return section
 
 
-def _markdown(tables: Tables, history, load_options, verdicts) -> bytes:
+def _markdown(tables: Tables, history, load_options, verdicts, server) -> bytes:
     buf = io.StringIO()
-    markdown.write(tables, buf, history=history, load_options=load_options, gates=verdicts)
+    markdown.write(
+        tables, buf, history=history, load_options=load_options, gates=verdicts, server=server
+    )
     return summary_bytes(buf.getvalue())
 
 

@@ -3,12 +3,16 @@
 This module owns the ``fill`` section's table and chart (``kfp_bench.kfp.fill`` measures them;
 ``kfp_bench.stats.runs.FillProbe`` makes the rows): one line per call kind, p50 solid and p95
 dashed, against K on the x axis; the server's own p50 beside them where its /metrics has a
-latency histogram. Functions of the saved summary alone, so ``kfp-bench report`` redraws them.
+latency histogram. With a metrics profile (``kfp-bench runs --fill K --metrics-profile kfp``),
+a chart of the server's own figures against K (``report.fill_server`` makes their table).
+Functions of the saved summary alone, so ``kfp-bench report`` redraws them.
 """
 
 from __future__ import annotations
 
 import pandas as pd
+
+from kfp_bench.report.fill_server import server_panels
 
 COLUMNS = ["k", "kind", "count", "errors", "p50_ms", "p95_ms", "max_ms"]
 
@@ -32,7 +36,8 @@ def wide(summary: dict, stat: str = "p50_ms") -> pd.DataFrame | None:
 
 
 def figures(summary: dict) -> list:
-    """The chart (a ``plots.Figure``), if the summary has a fill with more than one step;
+    """The charts (``plots.Figure``), if the summary has a fill with more than one step: the
+    latency against K, and the server's own figures against K when a profile was read;
     matplotlib is imported only then, so that the tables need none."""
     t = table(summary)
     if t is None or t["k"].nunique() < 2:
@@ -43,7 +48,11 @@ def figures(summary: dict) -> list:
     from kfp_bench.report.plots import RC
 
     with plt.rc_context(RC), sns.axes_style("whitegrid"):
-        return [_latency_by_k(t, summary["fill"], sns)]
+        out = [_latency_by_k(t, summary["fill"], sns)]
+        panels = server_panels(summary)
+        if panels:
+            out.append(_server_by_k(panels, summary))
+        return out
 
 
 def _latency_by_k(t: pd.DataFrame, fill: dict, sns):
@@ -78,5 +87,39 @@ def _latency_by_k(t: pd.DataFrame, fill: dict, sns):
         "experiment, by name; list experiments; the per-run getPipelineVersion; the whole "
         "page) at each step of the fill: p50 solid, p95 dashed; dotted: the server's own p50 "
         "from /metrics where it has a histogram.",
+        to_png(fig),
+    )
+
+
+def _server_by_k(panels: list, summary: dict):
+    from kfp_bench.report.plots import Figure, new_figure, to_png
+
+    cols = 2 if len(panels) > 1 else 1
+    rows = (len(panels) + cols - 1) // cols
+    fig, axes = new_figure(1.0 + 2.0 * rows, rows, cols, sharex=True, squeeze=False)
+    for ax, (title, lines) in zip(axes.flat, panels, strict=False):
+        for (label, pts), color in zip(lines, ("#c62828", "#6a1b9a"), strict=False):
+            ks, vs = [p[0] for p in pts], [p[1] for p in pts]
+            ax.plot(ks, vs, marker="o", color=color, label=label or None)
+            bands = [(p[0], p[2], p[3]) for p in pts if isinstance(p[3], float | int)]
+            if bands:  # the bucket that holds each percentile: the server's resolution
+                ax.fill_between([b[0] for b in bands], [b[1] for b in bands],
+                                [b[2] for b in bands], color=color, alpha=0.12)  # fmt: skip
+        ax.set_title(title, fontsize=8, loc="left")
+        if any(label for label, _ in lines):
+            ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(panels) :]:
+        ax.set_visible(False)
+    for ax in axes[-1]:
+        ax.set_xlabel("runs the server holds (K)")
+    prof = summary["fill"]["server_profile"]
+    missing = prof.get("not_exposed") or []
+    return Figure(
+        "fill_server",
+        "The server's own figures against K",
+        f"From the metrics profile {prof.get('source')} at each probe: a histogram's p50 and "
+        "p95 with the bucket that holds each shaded (the server's resolution), each value "
+        "series' mean over the probe."
+        + (f" Not exposed: {', '.join(missing)}." if missing else ""),
         to_png(fig),
     )

@@ -17,8 +17,9 @@ from html import escape
 import pandas as pd
 
 from kfp_bench.gates import lines
-from kfp_bench.report import cost, fmt
+from kfp_bench.report import cost, fill_server, fmt
 from kfp_bench.report import fill as fill_report
+from kfp_bench.report import runs as runs_report
 from kfp_bench.report.plots import Figure
 from kfp_bench.report.tables import Tables, run_times_caption, run_times_shown, sweep_shown
 
@@ -108,9 +109,15 @@ def render(
     ]
     if tables.has_runs:
         parts.append(_runs(tables, figs))
+        runs_server = runs_report.server_section(tables.summary)  # KFP's own histogram
+        if runs_server is not None:
+            parts.append(server_html(runs_server, figs))
     fill = fill_report.wide(tables.summary)
     if fill is not None:  # the full-database probe: p50 (ms) of each call at each K
         parts += ["<h2>Full database</h2>\n", _fig(figs, "fill_latency"), _df(fill, "K")]
+        by_k = fill_server.server_section(tables.summary)  # with a metrics profile
+        if by_k is not None:
+            parts.append(server_html(by_k, figs))
     if tables.load is not None:
         parts.append(_load(tables, figs))
     if server is not None:

@@ -13,12 +13,13 @@ from typing import TextIO
 import pandas as pd
 
 from kfp_bench.gates import lines
-from kfp_bench.report import cost, fmt
+from kfp_bench.report import cost, fill_server, fmt
 from kfp_bench.report import fill as fill_report
+from kfp_bench.report import runs as runs_report
 from kfp_bench.report.folder import MAX_BYTES
 from kfp_bench.report.tables import Tables, run_times_caption, run_times_shown, sweep_shown
 
-__all__ = ["MAX_BYTES", "MAX_ROWS", "table", "write", "write_gates"]
+__all__ = ["MAX_BYTES", "MAX_ROWS", "section", "table", "write", "write_gates"]
 MAX_ROWS = 40
 
 
@@ -39,10 +40,17 @@ def _df(w, df: pd.DataFrame, index: str | None = None) -> None:
 
 
 def write(
-    tables: Tables, out: TextIO, *, history=None, load_options: dict | None = None, gates=()
+    tables: Tables,
+    out: TextIO,
+    *,
+    history=None,
+    load_options: dict | None = None,
+    gates=(),
+    server: tuple | None = None,
 ) -> None:
     """Write summary.md for ``tables`` (and ``history``, a ``kfp_bench.history.History``), the
-    verdicts of ``gates`` (``kfp_bench.gates.Verdict``) first."""
+    verdicts of ``gates`` (``kfp_bench.gates.Verdict``) first; ``server``: the server metrics'
+    section, as the HTML has it (``report.server_plots.load_section``), its charts left out."""
     w = out.write
     w("# kfp-bench report\n\n")
     write_gates(w, gates)
@@ -55,8 +63,13 @@ def write(
     if fill is not None:  # the full-database probe
         w("## Full database: p50 of the UI's calls at each K (milliseconds)\n\n")
         _df(w, fill, "K")
+        server = fill_server.server_section(tables.summary)
+        if server is not None:  # with a metrics profile: the server's own figures per K
+            section(w, server)
     if tables.load is not None:
         _load(w, tables)
+    if server is not None:
+        section(w, server)
     if tables.sweep is not None:
         w("## Rate sweep\n\n")
         _df(w, sweep_shown(tables.sweep))
@@ -78,6 +91,19 @@ def write_gates(w, verdicts) -> None:
     if not head:
         return
     w(f"> **{head}**\n>\n" + "".join(f"> - {r.strip()}\n" for r in rest) + "\n")
+
+
+def section(w, part: tuple) -> None:
+    """A section of (title, intro, figure names, tables of (head, body), note items), as
+    ``report.html.server_html`` renders it; its charts are named, they are in report.html."""
+    title, intro, names, tables, items = part
+    w(f"## {title}\n\n{intro}\n\n")
+    for head, body in tables:
+        table(w, head, body)
+    if names:
+        w(f"Charts in report.html: {', '.join(names)}.\n\n")
+    if items:
+        w("".join(f"- {i}\n" for i in items) + "\n")
 
 
 def _failures(w, t: Tables) -> None:
@@ -116,6 +142,9 @@ def _runs(w, t: Tables) -> None:
     if len(t.api_ops):
         w("### API calls, client side (milliseconds)\n\n")
         _df(w, t.api_ops)
+    server = runs_report.server_section(t.summary)
+    if server is not None:  # the API server's histogram beside the client's figures
+        section(w, server)
     if len(t.task_times):
         w("### Tasks (seconds)\n\n")
         _df(w, t.task_times)

@@ -185,6 +185,7 @@ def rebuild_all(
             )
             _said(o, out, f"{p}: ")
             hey.write_text(stats, out)
+            _server_text(p, out, stats=stats)
         if store is not None:
             o.key, o.archived = hist.archive_file(store, Path(p), kind, o.files)
             _archived(o, results_uri, out, f"{p}: ")
@@ -216,6 +217,18 @@ def _archived(o: Outcome, results_uri: str, out: TextIO, lead: str) -> None:
     if o.archived is not None:
         done = "archived as" if o.archived else "already archived as"
         out.write(f"{lead}{done} {o.key} in {results_uri}\n")
+
+
+def _server_text(path: str, out: TextIO, *, stats=None, llm=None) -> None:
+    """The server metrics saved beside a result file, under its text summary: a predict
+    load's (``stats``) or an LLM load's (``llm``, its summary) client figures beside them."""
+    from kfp_bench.metrics.series import load_beside
+    from kfp_bench.report import server_text
+
+    server = load_beside(path)
+    if server is not None:
+        client = llm.latency_ms if llm is not None else server_text.client_of_load(stats)
+        server_text.write_text(server, client, out)
 
 
 def _sweep_report(path: str, sweep, out: TextIO, gates=()) -> Outcome:
@@ -270,6 +283,7 @@ def _llm_report(path: str, stats, out: TextIO, out_dir: str, several: bool, gate
         out.write(f"The report's figures are the step at {sweep.by} {level:g}.\n")
     else:
         llm_text.write_text(stats.summary(), out, stats.options.get(cost.KEY))
+    _server_text(path, out, llm=stats.summary())
     o.files = write_llm_bundle(
         stats, target, source=p.name, sweep=sweep and sweep.rows(), gates=gates,
         sweep_by=sweep and sweep.by, server=load_beside(p),

@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from typing import TextIO
 
+from kfp_bench.metrics.series import ServerSeries
+from kfp_bench.report.server_compare import COMPARE_HEAD, compare_rows, write_table
 from kfp_bench.stats.runs import QUANTISED
 
 
@@ -64,7 +66,7 @@ def write_text(doc: dict, out: TextIO) -> None:
         )
     client = doc.get("client", {})
     w(f"  Driver:\t{client.get('cpu_s', 0):.2f} CPU seconds over {client.get('wall_s', 0):.2f} s\n")
-    _write_server(doc.get("server") or {}, w)
+    _write_server(doc.get("server") or {}, w, api)
     if doc.get("fill"):
         _write_fill(doc["fill"], w)
     _write_errors(api, w)
@@ -151,7 +153,7 @@ _FATES = (
 )
 
 
-def _write_server(server: dict, w) -> None:
+def _write_server(server: dict, w, api: dict | None = None) -> None:
     if not server:
         return
     if "error" in server:
@@ -179,6 +181,51 @@ def _write_server(server: dict, w) -> None:
             + (f"{share * 100:>7.1f}%" if isinstance(share, float) else f"{'-':>8}")
             + "\n"
         )
+    rows = server_compare({"server": server, "api": api or {}})
+    if rows:
+        w(f"\n  {SERVER_LEGEND}\n")
+        write_table(w, COMPARE_HEAD, rows)
+
+
+SERVER_LEGEND = (
+    "Percentiles per operation, the server's from its /metrics histogram (interpolated as "
+    "Prometheus's histogram_quantile does; its bucket is its resolution) beside the client's; "
+    "client − server is the time outside the server's handler (network, ingress, the gateway, "
+    "retries' waits); 'within its bucket': below what the histogram can tell."
+)
+
+
+def server_compare(doc: dict) -> list[list[str]]:
+    """Per operation with a server histogram and percentile (p50, p90, p99): the server's
+    value and bucket, the client's, and the difference (``report.server_compare``);
+    [] when the summary's server view has no buckets."""
+    ops = (doc.get("server") or {}).get("operations") or {}
+    if not any(v.get("buckets") for v in ops.values()):
+        return []
+    server, client = ServerSeries(), {}
+    for op, v in ops.items():
+        if v.get("buckets"):
+            buckets = [(float(le), c) for le, c in v["buckets"]]
+            server.add_histogram("/metrics", "its /metrics histogram", op, buckets)
+            c = (doc.get("api") or {}).get(op) or {}
+            client[op] = {"count": c.get("count", 0), **{
+                p: c[f"{p}_ms"] for p in ("p50", "p90", "p99") if f"{p}_ms" in c}}  # fmt: skip
+    return compare_rows(server, client)
+
+
+def server_section(doc: dict) -> tuple | None:
+    """(title, intro, figure names, tables, items) of the runs benchmark's server view, for
+    the HTML and summary.md; None without a server histogram."""
+    rows = server_compare(doc)
+    if not rows:
+        return None
+    server = doc["server"]
+    items = [
+        f"Two scrapes of {server.get('url', '/metrics')}, {server.get('interval_s', 0):g} s "
+        "apart, around the benchmark: every call of it counted, and any other client's."
+    ]
+    title = "KFP API server beside the client"
+    return title, SERVER_LEGEND, (), [(COMPARE_HEAD, rows)], items
 
 
 def _write_errors(api: dict, w) -> None:
@@ -243,9 +290,32 @@ def _write_fill(fill: dict, w) -> None:
             r = server.get((op, k))
             line += f"{r['p50_ms']:>7.1f}/{r['p95_ms']:<6.1f}" if r else f"{'-':>14}"
         w(line.rstrip() + "\n")
+    _write_fill_server({"fill": fill}, w)
     cleanup = fill.get("cleanup") or {}
     if "remaining" in cleanup:
         w(
             f"  Fill swept: {cleanup.get('runs_deleted', 0)} runs deleted, "
             f"{cleanup['remaining']} of its runs remain\n"
         )
+
+
+def _write_fill_server(doc: dict, w) -> None:
+    """The server's own figures at each K, from the metrics profile read over the fill
+    (``report.fill.server_table``): a column per K, "not exposed" where an entry gave none."""
+    from kfp_bench.report import fill_server as fill_report
+
+    t = fill_report.server_table(doc)
+    if t is None:
+        return
+    prof = doc["fill"]["server_profile"]
+    w(
+        f"  The server's own figures at each K ({prof.get('source')} from "
+        f"{prof.get('prometheus')}; a percentile's bucket, its resolution, in brackets):\n"
+    )
+    head, body = t
+    first = max(len(r[0]) for r in [head, *body]) + 2
+    width = max(14, *(len(c) + 2 for r in body for c in r[1:]))
+    for r in [head, *body]:
+        w(f"  {r[0]:<{first}}" + "".join(f"{c:>{width}}" for c in r[1:]) + "\n")
+    for n in fill_report.server_notes(doc):
+        w(f"  {n}\n")

@@ -5,9 +5,10 @@ server's own latency percentiles set beside the client's.
 its TTFT percentiles as lines; a predict load: the latency p99 per second) and, under it on the
 same epoch-time axis, each range series of the profile whose ``panel`` names that chart (vLLM's
 queue under the TTFT, the replicas under the latency), then the direct scrapes' gauges.
-``compare_rows`` is the table: per server histogram, its percentiles with the bucket that holds
-each (the server's resolution), the client's, and the difference, which is the time spent
-outside the server (network, ingress, queue-proxy, the client's own queueing).
+``compare_rows`` (``report.server_compare``) is the table: per server histogram, its
+percentiles with the bucket that holds each (the server's resolution), the client's, and the
+difference, which is the time spent outside the server (network, ingress, queue-proxy, the
+client's own queueing).
 """
 
 from __future__ import annotations
@@ -16,13 +17,13 @@ import datetime as dt
 
 import numpy as np
 
-from kfp_bench.metrics.series import ServerSeries, percentiles
+from kfp_bench.metrics.series import ServerSeries
 from kfp_bench.report import fmt
 from kfp_bench.report.plots import RC, Figure, new_figure, to_png
+from kfp_bench.report.server_compare import COMPARE_HEAD, compare_rows
 
 #: At most this many server panels under the client's chart: a page, not a dashboard.
 MAX_PANELS = 6
-QS = (0.5, 0.9, 0.99)
 #: Gauges of the scraped pages worth a panel when no profile names one (vLLM's queue).
 SCRAPED_PANELS = ("vllm:num_requests_running", "vllm:num_requests_waiting")
 INTRO = (
@@ -94,49 +95,6 @@ def timeline(client_rows: list[dict], client: dict, server: ServerSeries, panel:
         f"server's series from {where}, every {server.step_s:g} s.",
         png,
     )
-
-
-def compare_rows(server: ServerSeries, client_ms: dict[str, dict]) -> list[list[str]]:
-    """One row per server histogram and percentile: the server's value and bucket, the
-    client's, their difference (ms). ``client_ms``: figure -> {"count", "p50", "p90", "p99"}."""
-    rows = []
-    for h in sorted(server.histograms.values(), key=lambda h: (h["compare"], h["metric"])):
-        p = percentiles(h["buckets"], QS)
-        c = client_ms.get(h["compare"]) or {}
-        for q in QS:
-            if q not in p:
-                continue
-            sv, lo, hi = p[q]["value"] * 1e3, p[q]["lower"] * 1e3, p[q]["upper"] * 1e3
-            cv = c.get(f"p{q * 100:g}") if c.get("count") else None
-            rows.append(
-                [
-                    f"{h['compare']} p{q * 100:g}",
-                    h["metric"],
-                    f"{int(p['count']):,}",
-                    fmt.num(sv),
-                    f"{fmt.num(lo)}–{fmt.num(hi)}",
-                    fmt.num(cv) if cv is not None else fmt.DASH,
-                    f"{c.get('count', 0):,}" if c else fmt.DASH,
-                    _difference(cv, sv, lo, hi),
-                ]
-            )
-    return rows
-
-
-def _difference(client: float | None, server: float, lo: float, hi: float) -> str:
-    """Client minus server, unless the client's value falls inside the server's bucket: the
-    difference is then below what the server's histogram can tell."""
-    if client is None:
-        return fmt.DASH
-    if lo <= client <= hi:
-        return "within its bucket"
-    return fmt.num(client - server)
-
-
-COMPARE_HEAD = [
-    "figure", "server histogram", "server count", "server (ms)", "its bucket (ms)",
-    "client (ms)", "client count", "client − server (ms)",
-]  # fmt: skip
 
 
 def notes(server: ServerSeries) -> list[str]:

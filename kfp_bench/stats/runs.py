@@ -363,6 +363,9 @@ class RunsStats:
                 q = histogram_quantile(p / 100, s.get("buckets") or [])
                 if q is not None:
                     view[f"p{p:g}_ms"] = round(q * 1000, 3)
+            if s.get("buckets"):  # the report reads each percentile's bucket: its resolution
+                view["buckets"] = [[le if math.isfinite(le) else "+Inf", c]
+                                   for le, c in s["buckets"]]  # fmt: skip
             client = api.get(name)
             if client and client["count"] and "mean_ms" in view:
                 network = client["mean_ms"] - view["mean_ms"]
