@@ -270,9 +270,11 @@ def _llm_report(path: str, stats, out: TextIO, out_dir: str, several: bool, gate
         out.write(f"The report's figures are the step at {sweep.by} {level:g}.\n")
     else:
         llm_text.write_text(stats.summary(), out, stats.options.get(cost.KEY))
+    server = load_beside(p)
+    llm_text.write_prefix_cache(server, out)
     o.files = write_llm_bundle(
         stats, target, source=p.name, sweep=sweep and sweep.rows(), gates=gates,
-        sweep_by=sweep and sweep.by, server=load_beside(p),
+        sweep_by=sweep and sweep.by, server=server,
     )  # fmt: skip
     out.write(f"{p}: wrote {', '.join(o.files)} in {target}\n")
     return o
