@@ -121,6 +121,7 @@ class Stream:
         self.words = prompt_words(body, self.chat)
         self.prompt_tokens = len(self.words)
         self.admitted = False  # answered, not refused: its prompt went through the prefix cache
+        self.blocks: list[bytes] = []  # its prompt's full blocks' hashes (the prefix cache's)
         prompt = prompt_text(body, self.chat)
         self.prompt_head = prompt[:PROMPT_HEAD_CHARS]
         self.prompt_sha256 = hashlib.sha256(prompt.encode()).hexdigest()
@@ -154,7 +155,7 @@ class Stream:
 
     def start(self) -> None:
         self.admitted = True
-        self.conn.server.metrics.admitted(self.words)
+        self.blocks = self.conn.server.metrics.admitted(self.words)
         rid = b"X-Request-Id: " + self.rid.encode()
         if not self.stream:
             due = self.arrived + self.plan.first + max(0, self.plan.tokens - 1) * self.plan.gap
@@ -312,7 +313,7 @@ class Stream:
         self.conn.server.metrics.finished(self, done, self._sent(), self.outcome == "ok")
         if self.admitted:
             answer = [token_text(i).strip() for i in range(self._sent())]
-            self.conn.server.metrics.computed(self.words, answer)
+            self.conn.server.metrics.computed(self.blocks, self.words, answer)
         self.conn.request_done(self)
 
 

@@ -78,20 +78,22 @@ class VllmMetrics:
     def started(self) -> None:
         self.running.inc()
 
-    def admitted(self, prompt: list[str]) -> None:
+    def admitted(self, prompt: list[str]) -> list[bytes]:
         """A request is answered: its prompt's tokens looked up in the prefix cache (none with
-        the cache off: vLLM counts no lookup it skipped)."""
+        the cache off: vLLM counts no lookup it skipped); its full blocks' hashes returned."""
         if not self.cache.capacity:
-            return
-        hits = self.cache.lookup(prompt)
+            return []
+        hits, blocks = self.cache.lookup(prompt)
         self.prefix_queries.inc(len(prompt))
         self.prefix_hits.inc(hits)
+        return blocks
 
-    def computed(self, prompt: list[str], answer: list[str]) -> None:
-        """An admitted request ended: the full blocks of the tokens computed, its prompt
-        and ``answer`` (the answer's tokens but the last, whose KV is never computed), cached
-        as vLLM frees them."""
-        self.cache.store(self.cache.chain(prompt + answer[:-1]))
+    def computed(self, blocks: list[bytes], prompt: list[str], answer: list[str]) -> None:
+        """An admitted request ended: the full blocks of the tokens computed, its prompt (whose
+        ``blocks`` were hashed when admitted) and ``answer`` (the answer's tokens but the
+        last, whose KV is never computed), cached as vLLM frees them."""
+        if self.cache.capacity:
+            self.cache.store(self.cache.extend(blocks, prompt + answer[:-1]))
 
     def token(self, stream, at: float) -> None:
         """A content token of ``stream`` went out at ``at`` (the server's perf_counter)."""

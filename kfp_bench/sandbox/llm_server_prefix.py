@@ -46,18 +46,23 @@ class PrefixCache:
             out.append(parent)
         return out
 
-    def lookup(self, prompt: list[str]) -> int:
-        """Admit a prompt: its tokens served from the cache. Its full blocks (those hit too)
-        become the most recently used."""
+    def extend(self, hashes: list[bytes], tokens: list[str]) -> list[bytes]:
+        """The hashes of ``tokens``' full blocks, ``hashes`` those of its first ones."""
+        start = hashes[-1] if hashes else _ROOT
+        return hashes + self.chain(tokens[len(hashes) * self.block_size :], start)
+
+    def lookup(self, prompt: list[str]) -> tuple[int, list[bytes]]:
+        """Admit a prompt: (its tokens served from the cache, its full blocks' hashes). Its
+        full blocks (those hit too) become the most recently used. Off: (0, [])."""
         if not self.capacity:
-            return 0
+            return 0, []
         hashes = self.chain(prompt)
         limit = max(0, len(prompt) - 1) // self.block_size
         hit = 0
         while hit < min(limit, len(hashes)) and hashes[hit] in self._blocks:
             hit += 1
         self.store(hashes)
-        return hit * self.block_size
+        return hit * self.block_size, hashes
 
     def store(self, hashes: list[bytes]) -> None:
         """Cache a request's blocks, its head the most recently used; evict beyond capacity."""

@@ -21,6 +21,10 @@ def _words(n: int, stem: str = "w") -> list[str]:
     return [f"{stem}{i}" for i in range(n)]
 
 
+def _hits(cache: PrefixCache, prompt: list[str]) -> int:
+    return cache.lookup(prompt)[0]
+
+
 def _counters(url: str) -> dict[str, float]:
     with urllib.request.urlopen(url + "/metrics", timeout=10) as resp:
         text = resp.read().decode()
@@ -43,28 +47,36 @@ def _send(url: str, body: dict, path: str = "/v1/completions") -> dict:
 
 def test_hits_are_whole_blocks_below_the_last_prompt_token():
     cache = PrefixCache(block_size=4, capacity=100)
-    assert cache.lookup(_words(10)) == 0  # nothing cached yet; its 2 full blocks now are
-    assert cache.lookup(_words(10)) == 8  # both blocks: the partial third never counts
-    assert cache.lookup(_words(8)) == 4  # 2 cached blocks, but its last token is computed
-    assert cache.lookup(_words(9)) == 8
-    assert cache.lookup(_words(3) + ["x"] + _words(8)[4:]) == 0  # block 0 differs: no chain
-    assert cache.lookup(_words(4) + ["x", "w5", "w6", "w7", "w8"]) == 4
+    assert _hits(cache, _words(10)) == 0  # nothing cached yet; its 2 full blocks now are
+    assert _hits(cache, _words(10)) == 8  # both blocks: the partial third never counts
+    assert _hits(cache, _words(8)) == 4  # 2 cached blocks, but its last token is computed
+    assert _hits(cache, _words(9)) == 8
+    assert _hits(cache, _words(3) + ["x"] + _words(8)[4:]) == 0  # block 0 differs: no chain
+    assert _hits(cache, _words(4) + ["x", "w5", "w6", "w7", "w8"]) == 4
 
 
 def test_the_least_recently_used_blocks_go_first_tails_before_heads():
     cache = PrefixCache(block_size=2, capacity=3)
-    cache.lookup(_words(5, "a"))  # blocks a0 a1 (head), a2 a3 (tail)
-    cache.lookup(_words(3, "b"))  # block b0: 3 blocks, full
-    cache.lookup(_words(3, "c"))  # block c0: a's tail goes (freed tail first)
+    _hits(cache, _words(5, "a"))  # blocks a0 a1 (head), a2 a3 (tail)
+    _hits(cache, _words(3, "b"))  # block b0: 3 blocks, full
+    _hits(cache, _words(3, "c"))  # block c0: a's tail goes (freed tail first)
     assert len(cache) == 3
-    assert cache.lookup(_words(5, "a")) == 2  # the head stayed; it now evicts b and c
-    assert cache.lookup(_words(3, "b")) == 0
+    assert _hits(cache, _words(5, "a")) == 2  # the head stayed; a's tail back evicts b
+    assert _hits(cache, _words(3, "b")) == 0
+
+
+def test_an_extended_chain_is_the_chain_of_the_whole():
+    cache = PrefixCache(block_size=3, capacity=10)
+    tokens = _words(14)
+    _, head = cache.lookup(tokens[:7])
+    assert len(head) == 2
+    assert cache.extend(head, tokens) == cache.chain(tokens)  # 4 blocks, the first 2 reused
 
 
 def test_a_capacity_of_zero_turns_the_cache_off():
     cache = PrefixCache(block_size=2, capacity=0)
-    cache.lookup(_words(6))
-    assert cache.lookup(_words(6)) == 0 and len(cache) == 0
+    _hits(cache, _words(6))
+    assert _hits(cache, _words(6)) == 0 and len(cache) == 0
 
 
 @pytest.mark.parametrize(
