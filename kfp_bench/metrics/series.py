@@ -22,10 +22,14 @@ from kfp_bench.errors import ResultsError
 VERSION = 1
 #: A flag of a load whose server metrics were asked for but (some) could not be read.
 METRICS_MISSING = "server-metrics-missing"
-#: vLLM's prefix-cache counters, in tokens, as a scrape reads them: prometheus_client adds
-#: ``_total`` (vllm/v1/metrics/loggers.py, ``PrometheusStatLogger.__init__``).
-PREFIX_HITS = "vllm:prefix_cache_hits_total"
-PREFIX_QUERIES = "vllm:prefix_cache_queries_total"
+#: vLLM's prefix-cache counters (hits, queries), in tokens, as a scrape reads them:
+#: prometheus_client adds ``_total`` (vllm/v1/metrics/loggers.py, ``PrometheusStatLogger
+#: .__init__``); before vLLM 0.9 they were named ``vllm:gpu_prefix_cache_*``, read when the
+#: new names are not there.
+PREFIX_COUNTERS = (
+    ("vllm:prefix_cache_hits_total", "vllm:prefix_cache_queries_total"),
+    ("vllm:gpu_prefix_cache_hits_total", "vllm:gpu_prefix_cache_queries_total"),
+)
 
 
 def _key(source: str, metric: str, labels: dict) -> str:
@@ -143,16 +147,18 @@ def prefix_hit_rates(server: ServerSeries) -> list[dict]:
     page's counters give their growth from the first scrape (before the load) to the last
     (after it): exact. A profile's ``figure: prefix_hit_rate`` query gives Prometheus's value
     alone (hits and queries None). ``rate`` is None when no token was queried."""
+    names = {n for pair in PREFIX_COUNTERS for n in pair}
     grown: dict[str, dict[str, float]] = {}
     for s in server.series.values():
-        if s["metric"] in (PREFIX_HITS, PREFIX_QUERIES) and s["points"]:
+        if s["metric"] in names and s["points"]:
             pts = sorted(s["points"].items())
             by = grown.setdefault(s["source"], {})
             by[s["metric"]] = by.get(s["metric"], 0.0) + pts[-1][1] - pts[0][1]
     out = []
     for source, by in sorted(grown.items()):
-        if PREFIX_HITS in by and PREFIX_QUERIES in by:
-            hits, queries = by[PREFIX_HITS], by[PREFIX_QUERIES]
+        pair = next((p for p in PREFIX_COUNTERS if p[0] in by and p[1] in by), None)
+        if pair is not None:
+            hits, queries = by[pair[0]], by[pair[1]]
             rate = hits / queries if queries > 0 else None
             out.append({"source": source, "rate": rate, "hits": hits, "queries": queries})
     for i in sorted(server.instant.values(), key=lambda i: (i["source"], i["metric"])):

@@ -161,7 +161,7 @@ def prefix_lines(server: ServerSeries) -> list[str]:
     for r in rates:
         rate = "no prompt tokens queried" if r["rate"] is None else f"{r['rate']:.2%}"
         counts = ""
-        if r["hits"] is not None:
+        if r["hits"] is not None and r["rate"] is not None:
             counts = f", {r['hits']:,.0f} of {r['queries']:,.0f} prompt tokens served from cache"
         out.append(f"Prefix-cache hit rate over the load: {rate} ({r['source']}{counts})")
     return out

@@ -125,6 +125,26 @@ def test_a_server_without_the_counters_reads_not_exposed():
     ]
 
 
+def test_the_counters_grow_from_the_first_scrape_to_the_last_by_source():
+    """Each source's growth over the window, its label sets summed; vLLM before 0.9's names
+    (vllm:gpu_prefix_cache_*) where the new ones are not exposed."""
+    server = ServerSeries(window=(1.0, 3.0))
+    new, old = "http://a/metrics", "http://b/metrics"
+    for engine, base in (("0", 100.0), ("1", 0.0)):
+        labels = {"engine": engine}
+        server.add_points(new, "vllm:prefix_cache_hits_total", labels, [(1, base), (3, base + 30)])
+        server.add_points(new, "vllm:prefix_cache_queries_total", labels, [(1, 0), (3, 50)])
+    server.add_points(old, "vllm:gpu_prefix_cache_hits_total", {}, [(1, 5), (2, 5), (3, 5)])
+    server.add_points(old, "vllm:gpu_prefix_cache_queries_total", {}, [(1, 7), (3, 7)])
+    assert prefix_hit_rates(server) == [
+        {"source": new, "rate": 0.6, "hits": 60.0, "queries": 100.0},
+        {"source": old, "rate": None, "hits": 0.0, "queries": 0.0},  # no prompt in the window
+    ]
+    assert prefix_lines(server)[1] == (
+        f"Prefix-cache hit rate over the load: no prompt tokens queried ({old})"
+    )
+
+
 @pytest.mark.parametrize(
     ("entry", "message"),
     [
