@@ -34,7 +34,7 @@ from kfp_bench.load.cpu import BLAS_THREADS_ENV
 #: The image of package mode: a bare Python, as the KFP SDK's own default.
 BASE_IMAGE = "python:3.11-slim"
 #: The extras of pyproject.toml that a step may name.
-EXTRAS = ("history", "kfp", "kube", "load", "report", "stats")
+EXTRAS = ("history", "kfp", "kube", "llm", "load", "report", "stats")
 #: Where a package-mode step finds the wheel: the ConfigMap's volume (``kfp-bench install``).
 #: ``KFP_BENCH_WHEEL_DIR`` moves it, for a run outside a cluster (``kfp_bench.sandbox.pods``).
 WHEEL_DIR = "/kfp-bench/wheel"

@@ -4,7 +4,7 @@ from kfp.dsl import Dataset, Output
 from kfp_bench.components._step import step
 
 
-@step("load")
+@step("llm", "load")
 def llm_load(params: dict, worker: int, result: Output[Dataset]):
     """Stream this worker's share of the LLM load (kfp_bench.pipeline.llm_steps.llm_load: TTFT, ITL,
     TPOT, tokens/s, goodput) and save its histograms.

@@ -109,6 +109,10 @@ def run(a: argparse.Namespace, cmd: Callable[[argparse.Namespace], int]) -> int:
         c.stop(query=False)
         raise
     got = c.stop()
+    if hasattr(a, "shared_prefix"):  # an LLM load: the server's line under its text summary
+        from kfp_bench.report.llm_text import write_prefix_cache
+
+        write_prefix_cache(got, sys.stdout)
     for note in got.notes:
         print(f"kfp-bench: server metrics: {note}", file=sys.stderr)
     json_out = getattr(a, "json_out", None)

@@ -19,8 +19,9 @@ TRACE_HELP = (
 )
 SHARED_PREFIX_HELP = (
     "Shared-prefix prompts: S system prompts of PREFIX_LEN words, each shared by U users with a "
-    "question of QUESTION_LEN words (inference-perf's shared_prefix); --output-tokens gives "
-    "their max_tokens. Instead of synthetic prompts or --prompts-file."
+    "question of QUESTION_LEN words (with --tokenizer: its tokens; inference-perf's "
+    "shared_prefix); --output-tokens gives their max_tokens. Instead of synthetic prompts or "
+    "--prompts-file."
 )
 MULTI_TURN_HELP = (
     "Chat sessions of TURNS turns (--endpoint chat): each -c lane runs whole sessions, or with "
@@ -86,7 +87,8 @@ def trace_of(a: argparse.Namespace):
         llm = hasattr(a, "shared_prefix")
         seed = a.seed if a.seed is not None else 0
         out = getattr(a, "max_tokens", 0)
-        a._trace = read_trace(a.trace, prompts=llm, output_tokens=out, seed=seed)
+        tok = getattr(a, "tokenizer", "")
+        a._trace = read_trace(a.trace, prompts=llm, output_tokens=out, seed=seed, tokenizer=tok)
     return a._trace
 
 
@@ -104,7 +106,7 @@ def workload_prompts(a: argparse.Namespace):
 
         spec = SharedPrefix.parse(a.shared_prefix)
         seed = a.seed if a.seed is not None else 0
-        return shared_prefix_prompts(spec, Dist.parse(a.output_tokens), seed)
+        return shared_prefix_prompts(spec, Dist.parse(a.output_tokens), seed, a.tokenizer)
     return None
 
 

@@ -9,7 +9,9 @@ every prompt the group's system prompt, a space and the question, and the S x U 
 with the seeded generator so that a group's requests are spread over the run. Where
 inference-perf draws token ids from the model's tokenizer, this draws words from
 ``prompts.VOCAB`` (no model hub): a length is in words, about 1.3 tokens each for BPE
-tokenizers. Requests cycle through the prompts, as they cycle through any prompt list.
+tokenizers; with a local tokenizer.json a length is in its tokens (the fewest words that make
+that many, ``tokenizer.words_of_tokens``) and a prompt's ``input_tokens`` is its count of the
+whole prompt. Requests cycle through the prompts, as they cycle through any prompt list.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import numpy as np
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.load.prompts import VOCAB, Dist, Prompt
+from kfp_bench.load.tokenizer import counter, words_of_tokens
 
 FORM = "S,U,PREFIX_LEN,QUESTION_LEN (e.g. 4,16,500,50)"
 
@@ -52,32 +55,44 @@ class SharedPrefix:
         )
 
 
-def _words(rng: np.random.Generator, n: int) -> str:
-    return " ".join(VOCAB[i] for i in rng.integers(0, len(VOCAB), size=n).tolist())
+def _draw(rng: np.random.Generator):
+    return lambda n: [VOCAB[i] for i in rng.integers(0, len(VOCAB), size=n).tolist()]
 
 
-def system_prompts(spec: SharedPrefix, seed: int = 0) -> list[str]:
+def _text(rng: np.random.Generator, n: int, count=None) -> str:
+    """``n`` words, or with ``count`` (a tokenizer's) the fewest words of ``n`` tokens."""
+    return words_of_tokens(n, _draw(rng), count) if count else " ".join(_draw(rng)(n))
+
+
+def system_prompts(spec: SharedPrefix, seed: int = 0, tokenizer: str = "") -> list[str]:
     """The groups' system prompts, distinct, drawn first from ``seed``'s generator."""
     rng = np.random.default_rng(seed)
+    count = counter(tokenizer) if tokenizer else None
     out: list[str] = []
     while len(out) < spec.num_groups:
-        text = _words(rng, spec.system_prompt_len)
+        text = _text(rng, spec.system_prompt_len, count)
         if text not in out:  # (two equal draws share a cache entry: not S groups)
             out.append(text)
     return out
 
 
-def shared_prefix_prompts(spec: SharedPrefix, output: Dist, seed: int = 0) -> list[Prompt]:
-    """The S x U prompts, shuffled: each ``system_prompts(spec, seed)[g] + " " + question``."""
-    prefixes = system_prompts(spec, seed)
+def shared_prefix_prompts(
+    spec: SharedPrefix, output: Dist, seed: int = 0, tokenizer: str = ""
+) -> list[Prompt]:
+    """The S x U prompts, shuffled: each ``system_prompts(spec, seed)[g] + " " + question``.
+    With ``tokenizer`` (a local tokenizer.json) the lengths are in its tokens and each
+    prompt's ``input_tokens`` is its count of the prompt (with the special tokens a server
+    adds to a completion's prompt, as ``prompts.synthetic`` counts)."""
+    count = counter(tokenizer) if tokenizer else None
+    prefixes = system_prompts(spec, seed, tokenizer)
     rng = np.random.default_rng([seed, 1])  # the questions: a stream apart from the prefixes'
     n = spec.num_groups * spec.num_prompts_per_group
     outs = output.draw(rng, n).tolist()
     prompts = []
     for g, prefix in enumerate(prefixes):
         for u in range(spec.num_prompts_per_group):
-            text = prefix + " " + _words(rng, spec.question_len)
-            words = spec.system_prompt_len + spec.question_len
-            prompts.append(Prompt(text, words, outs[g * spec.num_prompts_per_group + u]))
+            text = prefix + " " + _text(rng, spec.question_len, count)
+            size = count(text) if count else spec.system_prompt_len + spec.question_len
+            prompts.append(Prompt(text, size, outs[g * spec.num_prompts_per_group + u]))
     order = rng.permutation(n).tolist()
     return [prompts[i] for i in order]

@@ -1,12 +1,14 @@
 """A local ``tokenizer.json`` (the ``tokenizers`` package, no model hub): loaded once with one
-clear error, a text's token count, and each prompt's count as a server makes it: a chat's
-messages rendered through the model's chat template first. Apart from ``prompts`` (which needs
-numpy) so that the request loop (``stream.py``) can count tokens without importing numpy.
+clear error, a text's token count, a text of words built to a length in tokens, and each
+prompt's count as a server makes it: a chat's messages rendered through the model's chat
+template first. Apart from ``prompts`` (which needs numpy) so that the request loop
+(``stream.py``) can count tokens without importing numpy.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 from kfp_bench.errors import ConfigError
@@ -38,6 +40,33 @@ def count_tokens(tok, text: str, special: bool) -> int:
     (a BOS), as a server counts a completion's prompt (vLLM's ``CompletionRequest``
     defaults ``add_special_tokens`` to True); without them for generated text."""
     return len(tok.encode(text, add_special_tokens=special).ids)
+
+
+def counter(tokenizer: str) -> Callable[..., int]:
+    """``count(text, special=True)``: a text's tokens, the tokenizer.json's (``count_tokens``)
+    or, with no tokenizer, its whitespace words."""
+    if not tokenizer:
+        return lambda text, special=True: len(text.split())
+    tok = load_tokenizer(tokenizer)
+    return lambda text, special=True: count_tokens(tok, text, special)
+
+
+def words_of_tokens(n: int, draw: Callable[[int], list[str]], count: Callable[..., int]) -> str:
+    """The fewest words from ``draw`` (``draw(k)``: the next k words) whose text, joined by
+    spaces, ``count`` makes ``n`` tokens or more (without added special tokens: a part of a
+    prompt). A word is a token or more, so ``n`` words are drawn first, more while they fall
+    short; the last word kept may take the text past ``n`` by its own extra tokens."""
+    words = draw(n)
+    while count(" ".join(words), False) < n:
+        words += draw(n)
+    lo, hi = 1, len(words)  # the fewest words reaching n: a text's tokens grow with its words
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if count(" ".join(words[:mid]), False) >= n:
+            hi = mid
+        else:
+            lo = mid + 1
+    return " ".join(words[:lo])
 
 
 def chat_template(tokenizer: str) -> tuple[str, dict]:

@@ -3,14 +3,16 @@
 One JSON object a line: ``offset`` (seconds from the start of the load: the request's intended
 send time, ``pacer.TraceSchedule``; latency is corrected from it as at a --rate), and for the LLM
 load either ``prompt`` (its text) or ``input_tokens`` (a synthetic prompt of that many words,
-as ``prompts.synthetic`` draws them), with optional ``output_tokens`` (or ``max_tokens``). These
+as ``prompts.synthetic`` draws them; with a local tokenizer.json, the fewest words that make that
+many of its tokens), with optional ``output_tokens`` (or ``max_tokens``). These
 are the fields of inference-perf's Azure trace replay (a timestamp, ContextTokens and
 GeneratedTokens a line; kubernetes-sigs/inference-perf 7de5ef2,
 inference_perf/utils/trace_reader.py ``AzurePublicDatasetReader``) and of vLLM's BurstGPT dataset
 (Timestamp, Request tokens, Response tokens), named as kfp-bench's JSONL prompts name them.
-Other keys are ignored (a production trace carries more). Offsets must not go back: a trace is
-replayed in its order. Every bad line is one ``ConfigError`` naming the file, the line and the
-fix, raised before anything is sent.
+Other keys are ignored (a production trace carries more). A prompt's ``input_tokens`` is its
+whitespace words, or the tokenizer's count of it (with a server's special tokens). Offsets must
+not go back: a trace is replayed in its order. Every bad line is one ``ConfigError`` naming the
+file, the line and the fix, raised before anything is sent.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import numpy as np
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.load.prompts import DEFAULT_OUTPUT_TOKENS, VOCAB, Prompt
+from kfp_bench.load.tokenizer import counter, words_of_tokens
 
 _FIX = (
     'each line must be a JSON object such as {"offset": 0.5, "prompt": "Hello", '
@@ -31,16 +34,23 @@ _FIX = (
 
 
 def read_trace(
-    path: str | Path, *, prompts: bool = True, output_tokens: int = 0, seed: int = 0
+    path: str | Path,
+    *,
+    prompts: bool = True,
+    output_tokens: int = 0,
+    seed: int = 0,
+    tokenizer: str = "",
 ) -> tuple[tuple[float, ...], list[Prompt]]:
     """The offsets of a trace file and, with ``prompts``, one ``Prompt`` per line.
 
     ``output_tokens`` > 0 overrides every line's; ``seed`` seeds the words of ``input_tokens``
-    lines. Without ``prompts`` (the plain load) only ``offset`` is read.
+    lines; ``tokenizer`` (a local tokenizer.json) sizes and counts the prompts in its tokens.
+    Without ``prompts`` (the plain load) only ``offset`` is read.
     """
     path = Path(path)
     text = _read(path)
     rng = np.random.default_rng(seed)
+    count = counter(tokenizer) if prompts and tokenizer else None
     offsets: list[float] = []
     out: list[Prompt] = []
     for no, line in enumerate(text.splitlines(), 1):
@@ -62,13 +72,13 @@ def read_trace(
                               f"({offsets[-1]:g}); sort the file by offset")  # fmt: skip
         offsets.append(float(offset))
         if prompts:
-            out.append(_prompt(where, doc, output_tokens, rng))
+            out.append(_prompt(where, doc, output_tokens, rng, count))
     if not offsets:
         raise ConfigError(f"trace file {path}: no requests in it; {_FIX}")
     return tuple(offsets), out
 
 
-def _prompt(where: str, doc: dict, output_tokens: int, rng: np.random.Generator) -> Prompt:
+def _prompt(where: str, doc: dict, output_tokens: int, rng: np.random.Generator, count) -> Prompt:
     text, n = doc.get("prompt"), doc.get("input_tokens")
     if (text is None) == (n is None):
         raise ConfigError(f"{where}: give prompt (text) or input_tokens (a count), one of them")
@@ -81,8 +91,14 @@ def _prompt(where: str, doc: dict, output_tokens: int, rng: np.random.Generator)
         raise ConfigError(f"{where}: output_tokens={out!r}; give a whole number of 1 or more, "
                           "or leave it out")  # fmt: skip
     if text is None:
-        text = " ".join(VOCAB[i] for i in rng.integers(0, len(VOCAB), size=n).tolist())
-    return Prompt(text, len(text.split()), output_tokens or out)
+        draw = _drawer(rng)
+        text = words_of_tokens(n, draw, count) if count else " ".join(draw(n))
+    return Prompt(text, count(text) if count else len(text.split()), output_tokens or out)
+
+
+def _drawer(rng: np.random.Generator):
+    """``draw(k)``: the next ``k`` words of ``VOCAB`` from ``rng``."""
+    return lambda k: [VOCAB[i] for i in rng.integers(0, len(VOCAB), size=k).tolist()]
 
 
 def _number(x) -> bool:

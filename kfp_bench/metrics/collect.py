@@ -174,7 +174,8 @@ class Collector:
                     self.out.add_histogram(source, q.metric_name, q.compare, buckets)
             elif q.instant:
                 for r in rows:
-                    self.out.add_instant(source, q.metric_name, r["labels"], r["t"], r["value"])
+                    labels, t, value = r["labels"], r["t"], r["value"]
+                    self.out.add_instant(source, q.metric_name, labels, t, value, q.figure)
             else:
                 for r in rows:
                     self.out.add_points(source, q.metric_name, r["labels"], r["points"], q.panel)

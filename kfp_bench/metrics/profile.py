@@ -6,12 +6,13 @@ The shape is kube-burner's (docs/observability/metrics.md, kube-burner/kube-burn
       metricName: queueWaiting
       instant: false            # a range query over the load's window (the default)
 
-and two keys of our own: ``compare`` (a histogram query whose buckets give the server's own
-percentiles beside the client's: ttft, itl, tpot, e2e or latency) and ``panel`` (the report
-draws the series under that client chart: ttft or latency). Variables are written as
-kube-burner's Go templates, ``{{.name}}``: ``elapsed`` is the load's length (``61s``), every
-other one is given with ``--metrics-var name=value``. A profile is a file, or the name of one
-built in (``BUILTIN``, YAML files beside this module).
+and keys of our own: ``compare`` (a histogram query whose buckets give the server's own
+percentiles beside the client's: ttft, itl, tpot, e2e or latency), ``panel`` (the report
+draws the series under that client chart: ttft or latency) and ``figure`` (an instant query
+whose one value the report shows as that figure of the load: prefix_hit_rate). Variables are
+written as kube-burner's Go templates, ``{{.name}}``: ``elapsed`` is the load's length
+(``61s``), every other one is given with ``--metrics-var name=value``. A profile is a file, or
+the name of one built in (``BUILTIN``, YAML files beside this module).
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ from kfp_bench.errors import ConfigError
 COMPARE = ("ttft", "itl", "tpot", "e2e", "latency")
 #: The client charts a series can be drawn under (``panel``).
 PANELS = ("ttft", "latency")
-_KEYS = {"query", "metricName", "instant", "compare", "panel"}
+#: The figures of the load an instant query's value can be (``figure``).
+FIGURES = ("prefix_hit_rate",)
+_KEYS = {"query", "metricName", "instant", "compare", "panel", "figure"}
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _VAR = re.compile(r"\{\{\s*\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 _HERE = Path(__file__).parent
@@ -49,6 +52,7 @@ class Query:
     instant: bool = False
     compare: str = ""
     panel: str = ""
+    figure: str = ""
 
     def variables(self) -> set[str]:
         return set(_VAR.findall(self.query))
@@ -167,7 +171,15 @@ def _entry(entry, where: str) -> Query:
         raise ConfigError(f"{where} ({name}): 'panel' must be one of {', '.join(PANELS)}")
     if panel and instant:
         raise ConfigError(f"{where} ({name}): 'panel' draws a range query: drop 'instant'")
-    return Query(name, query.strip(), instant, compare, panel)
+    figure = entry.get("figure", "")
+    if figure and figure not in FIGURES:
+        raise ConfigError(f"{where} ({name}): 'figure' must be one of {', '.join(FIGURES)}")
+    if figure and (not instant or compare):
+        raise ConfigError(
+            f"{where} ({name}): a 'figure' is one value over the window: add 'instant: true' "
+            "(and no 'compare')"
+        )
+    return Query(name, query.strip(), instant, compare, panel, figure)
 
 
 def parse_vars(items: list[str]) -> dict[str, str]:

@@ -22,6 +22,14 @@ from kfp_bench.errors import ResultsError
 VERSION = 1
 #: A flag of a load whose server metrics were asked for but (some) could not be read.
 METRICS_MISSING = "server-metrics-missing"
+#: vLLM's prefix-cache counters (hits, queries), in tokens, as a scrape reads them:
+#: prometheus_client adds ``_total`` (vllm/v1/metrics/loggers.py, ``PrometheusStatLogger
+#: .__init__``); before vLLM 0.9 they were named ``vllm:gpu_prefix_cache_*``, read when the
+#: new names are not there.
+PREFIX_COUNTERS = (
+    ("vllm:prefix_cache_hits_total", "vllm:prefix_cache_queries_total"),
+    ("vllm:gpu_prefix_cache_hits_total", "vllm:gpu_prefix_cache_queries_total"),
+)
 
 
 def _key(source: str, metric: str, labels: dict) -> str:
@@ -36,7 +44,7 @@ class ServerSeries:
     step_s: float = 1.0
     #: key -> {"source", "metric", "labels", "panel", "points": {t: value}}
     series: dict[str, dict] = field(default_factory=dict)
-    #: key -> {"source", "metric", "labels", "t", "value"}: instant queries
+    #: key -> {"source", "metric", "labels", "t", "value"[, "figure"]}: instant queries
     instant: dict[str, dict] = field(default_factory=dict)
     #: key -> {"source", "metric", "compare", "window", "buckets": [[le, cumulative], ...]}
     histograms: dict[str, dict] = field(default_factory=dict)
@@ -53,10 +61,14 @@ class ServerSeries:
         for t, v in points:
             s["points"][round(float(t), 3)] = float(v)
 
-    def add_instant(self, source: str, metric: str, labels: dict, t: float, value: float) -> None:
+    def add_instant(
+        self, source: str, metric: str, labels: dict, t: float, value: float, figure: str = ""
+    ) -> None:
         k = _key(source, metric, labels)
         self.instant[k] = {"source": source, "metric": metric, "labels": dict(labels)}
         self.instant[k].update(t=float(t), value=float(value))
+        if figure:
+            self.instant[k]["figure"] = figure
 
     def add_histogram(self, source: str, metric: str, compare: str, buckets) -> None:
         k = _key(source, metric, {"compare": compare, "window": list(self.window)})
@@ -117,13 +129,44 @@ class ServerSeries:
             pts = [(t, _float(v)) for t, v in s["points"]]
             out.add_points(s["source"], s["metric"], s["labels"], pts, s.get("panel", ""))
         for i in doc["instant"]:
-            out.add_instant(i["source"], i["metric"], i["labels"], i["t"], _float(i["value"]))
+            value = _float(i["value"])
+            out.add_instant(
+                i["source"], i["metric"], i["labels"], i["t"], value, i.get("figure", "")
+            )
         for h in doc["histograms"]:
             labels = {"compare": h["compare"], "window": h["window"]}
             buckets = [[float(le), float(c)] for le, c in h["buckets"]]
             out.histograms[_key(h["source"], h["metric"], labels)] = {**h, "buckets": buckets}
         out.notes, out.flags = list(doc["notes"]), list(doc["flags"])
         return out
+
+
+def prefix_hit_rates(server: ServerSeries) -> list[dict]:
+    """The prefix cache's hit rate over the load's window, one dict per source that has it:
+    ``{"source", "rate", "hits", "queries"}``, hits and queries in prompt tokens. A scraped
+    page's counters give their growth from the first scrape (before the load) to the last
+    (after it): exact. A profile's ``figure: prefix_hit_rate`` query gives Prometheus's value
+    alone (hits and queries None). ``rate`` is None when no token was queried."""
+    names = {n for pair in PREFIX_COUNTERS for n in pair}
+    grown: dict[str, dict[str, float]] = {}
+    for s in server.series.values():
+        if s["metric"] in names and s["points"]:
+            pts = sorted(s["points"].items())
+            by = grown.setdefault(s["source"], {})
+            by[s["metric"]] = by.get(s["metric"], 0.0) + pts[-1][1] - pts[0][1]
+    out = []
+    for source, by in sorted(grown.items()):
+        pair = next((p for p in PREFIX_COUNTERS if p[0] in by and p[1] in by), None)
+        if pair is not None:
+            hits, queries = by[pair[0]], by[pair[1]]
+            rate = hits / queries if queries > 0 else None
+            out.append({"source": source, "rate": rate, "hits": hits, "queries": queries})
+    for i in sorted(server.instant.values(), key=lambda i: (i["source"], i["metric"])):
+        if i.get("figure") == "prefix_hit_rate":
+            rate = i["value"] if math.isfinite(i["value"]) else None
+            where = f"{i['metric']} from {i['source']}"
+            out.append({"source": where, "rate": rate, "hits": None, "queries": None})
+    return out
 
 
 def _finite(v: float):

@@ -134,8 +134,8 @@ def local_tokenizer(value: str, folder: str) -> str:
     except ImportError:
         raise bad(
             "llm_tokenizer", shown if url else value, "this LLM load pod has no tokenizers "
-            "package (the load extra does not install it); leave llm_tokenizer empty (tokens "
-            "unknown where the server sends no usage)",
+            "package (the step installs kfp-bench's llm extra: an image built without it?); "
+            "leave llm_tokenizer empty (tokens unknown where the server sends no usage)",
         ) from None  # fmt: skip
     if not url:
         return value

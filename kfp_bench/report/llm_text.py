@@ -148,3 +148,16 @@ def _write_notes(s: LlmSummary, w) -> None:
         w("\nNotes:\n")
         for note in notes:
             w(f"  {note}\n")
+
+
+def write_prefix_cache(server, out: TextIO) -> None:
+    """The server's prefix-cache hit rate over the load (``server``: its series, or None when
+    none were asked for: nothing is written)."""
+    if server is None:
+        return
+    from kfp_bench.report.server_plots import prefix_lines
+
+    out.write("\nServer:\n")
+    for line in prefix_lines(server):
+        label, _, value = line.partition(": ")
+        out.write(f"  {label}:\t{value}\n")

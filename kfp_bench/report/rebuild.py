@@ -284,9 +284,11 @@ def _llm_report(path: str, stats, out: TextIO, out_dir: str, several: bool, gate
     else:
         llm_text.write_text(stats.summary(), out, stats.options.get(cost.KEY))
     _server_text(path, out, llm=stats.summary())
+    server = load_beside(p)
+    llm_text.write_prefix_cache(server, out)
     o.files = write_llm_bundle(
         stats, target, source=p.name, sweep=sweep and sweep.rows(), gates=gates,
-        sweep_by=sweep and sweep.by, server=load_beside(p),
+        sweep_by=sweep and sweep.by, server=server,
     )  # fmt: skip
     out.write(f"{p}: wrote {', '.join(o.files)} in {target}\n")
     return o

@@ -17,7 +17,7 @@ import datetime as dt
 
 import numpy as np
 
-from kfp_bench.metrics.series import ServerSeries
+from kfp_bench.metrics.series import ServerSeries, prefix_hit_rates
 from kfp_bench.report import fmt
 from kfp_bench.report.plots import RC, Figure, new_figure, to_png
 from kfp_bench.report.server_compare import COMPARE_HEAD, compare_rows
@@ -105,6 +105,26 @@ def notes(server: ServerSeries) -> list[str]:
     return out + [f"Not read: {n}" for n in server.notes]
 
 
+def prefix_lines(server: ServerSeries) -> list[str]:
+    """The prefix cache's hit rate over the load, a line per source, or one saying the server
+    does not expose it (vLLM's counters neither scraped nor queried by a ``figure:
+    prefix_hit_rate`` entry of the profile)."""
+    rates = prefix_hit_rates(server)
+    if not rates:
+        return [
+            "Prefix-cache hit rate: not exposed (no vllm:prefix_cache_hits/queries counters "
+            "in the scrapes, no profile entry with figure: prefix_hit_rate)"
+        ]
+    out = []
+    for r in rates:
+        rate = "no prompt tokens queried" if r["rate"] is None else f"{r['rate']:.2%}"
+        counts = ""
+        if r["hits"] is not None and r["rate"] is not None:
+            counts = f", {r['hits']:,.0f} of {r['queries']:,.0f} prompt tokens served from cache"
+        out.append(f"Prefix-cache hit rate over the load: {rate} ({r['source']}{counts})")
+    return out
+
+
 def llm_section(stats, summary, server: ServerSeries) -> tuple:
     """The LLM report's section: (title, intro, figures, tables, items), and its figures."""
     lat = summary.latency_ms
@@ -125,7 +145,8 @@ def llm_section(stats, summary, server: ServerSeries) -> tuple:
     body = compare_rows(server, lat)
     if body:
         tables.append((COMPARE_HEAD, body))
-    section = ("Server metrics", INTRO, (fig.name,) if fig else (), tables, notes(server))
+    items = prefix_lines(server) + notes(server)
+    section = ("Server metrics", INTRO, (fig.name,) if fig else (), tables, items)
     return section, [fig] if fig else []
 
 

@@ -22,6 +22,7 @@ from kfp_bench.sandbox.llm_server_faults import Plan, header_ms, parse_fault
 from kfp_bench.sandbox.llm_server_http import Connection, Stream, error_body, word_count
 from kfp_bench.sandbox.llm_server_metrics import CONTENT_TYPE, VllmMetrics
 from kfp_bench.sandbox.llm_server_options import HEALTH_PATH, LlmServerOptions, anchor
+from kfp_bench.sandbox.llm_server_prefix import PrefixCache
 from kfp_bench.sandbox.process import listen_until_stopped
 
 _ENDPOINTS = ("/v1/completions", "/v1/chat/completions")
@@ -72,7 +73,8 @@ class Server:
         self.options = options
         self.deadlines = Deadlines(loop, "auto")
         self.truth = TruthLog(options.truth_log, options)
-        self.metrics = VllmMetrics(options.model)
+        cache = PrefixCache(options.block_size, options.prefix_cache_blocks)
+        self.metrics = VllmMetrics(options.model, cache)
         self.fault = parse_fault(options.fault)
         self._random = random.Random(options.seed)
         self._seq = 0

@@ -92,15 +92,23 @@ def message_digests(body: dict) -> list[dict]:
 
 def word_count(body: dict, chat: bool) -> int:
     """prompt_tokens: the whitespace words of the prompt, or of the chat messages' contents."""
+    return len(prompt_words(body, chat))
+
+
+def prompt_words(body: dict, chat: bool) -> list[str]:
+    """The prompt's tokens as the server counts them: the whitespace words of the prompt (a
+    list's items in turn), or of the chat messages' contents in turn."""
     if not chat:
         prompt = body.get("prompt", "")
-        return sum(len(str(p).split()) for p in (prompt if isinstance(prompt, list) else [prompt]))
-    words = 0
+        return [
+            w for p in (prompt if isinstance(prompt, list) else [prompt]) for w in str(p).split()
+        ]
+    words: list[str] = []
     for message in body.get("messages") or ():
         content = message.get("content") if isinstance(message, dict) else None
         if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}]
             content = " ".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-        words += len(str(content or "").split())
+        words += str(content or "").split()
     return words
 
 
@@ -124,7 +132,10 @@ class Stream:
         self.stream = bool(body.get("stream"))
         opts = body.get("stream_options") or {}
         self.include_usage = self.stream and bool(opts.get("include_usage"))
-        self.prompt_tokens = word_count(body, self.chat)
+        self.words = prompt_words(body, self.chat)
+        self.prompt_tokens = len(self.words)
+        self.admitted = False  # answered, not refused: its prompt went through the prefix cache
+        self.blocks: list[bytes] = []  # its prompt's full blocks' hashes (the prefix cache's)
         prompt = prompt_text(body, self.chat)
         self.prompt_head = prompt[:PROMPT_HEAD_CHARS]
         self.prompt_sha256 = hashlib.sha256(prompt.encode()).hexdigest()
@@ -158,6 +169,8 @@ class Stream:
     # --- sending ------------------------------------------------------------------------------
 
     def start(self) -> None:
+        self.admitted = True
+        self.blocks = self.conn.server.metrics.admitted(self.words)
         rid = b"X-Request-Id: " + self.rid.encode()
         if not self.stream:
             due = self.arrived + self.plan.first + max(0, self.plan.tokens - 1) * self.plan.gap
@@ -314,6 +327,9 @@ class Stream:
             },
         )
         self.conn.server.metrics.finished(self, done, self._sent(), self.outcome == "ok")
+        if self.admitted:
+            answer = [token_text(i).strip() for i in range(self._sent())]
+            self.conn.server.metrics.computed(self.blocks, self.words, answer)
         self.conn.request_done(self)
 
 

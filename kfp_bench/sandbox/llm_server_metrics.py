@@ -7,13 +7,18 @@ observed follows vLLM too: TTFT at the first token, one inter-token gap per late
 time_per_output_token_seconds histogram), the end-to-end latency and the token counts when a
 request finishes. What the local server does not have reads as an idle vLLM's would: it admits
 every request at once (``num_requests_waiting`` stays 0: no scheduler queue) and holds no KV
-cache (``kv_cache_usage_perc`` 0).
+memory (``kv_cache_usage_perc`` 0). Its prefix cache (``llm_server_prefix``) is counted as vLLM
+counts its own: ``prefix_cache_queries`` the prompt tokens of every lookup, ``prefix_cache_hits``
+the tokens served from cached blocks (loggers.py; the lookup in
+vllm/v1/core/kv_cache_manager.py ``get_computed_blocks``).
 """
 
 from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from kfp_bench.sandbox.llm_server_prefix import PrefixCache
 
 #: vLLM's buckets (loggers.py): TTFT, time per output token, and request latency.
 TTFT_BUCKETS = (
@@ -41,6 +46,10 @@ _METRICS = (
     ("prompt_tokens", Counter, "vllm:prompt_tokens", "Number of prefill tokens processed.", None),
     ("generation_tokens", Counter, "vllm:generation_tokens",
      "Number of generation tokens processed.", None),
+    ("prefix_queries", Counter, "vllm:prefix_cache_queries",
+     "Prefix cache queries, in terms of number of queried tokens.", None),
+    ("prefix_hits", Counter, "vllm:prefix_cache_hits",
+     "Prefix cache hits, in terms of number of cached tokens.", None),
     ("ttft", Histogram, "vllm:time_to_first_token_seconds",
      "Histogram of time to first token in seconds.", TTFT_BUCKETS),
     ("tpot", Histogram, "vllm:time_per_output_token_seconds",
@@ -54,7 +63,8 @@ class VllmMetrics:
     """The counters of one server; ``started``/``token``/``finished`` are called by the
     streams (event loop thread), ``exposition`` by the ``/metrics`` route."""
 
-    def __init__(self, model: str) -> None:
+    def __init__(self, model: str, cache: PrefixCache | None = None) -> None:
+        self.cache = PrefixCache() if cache is None else cache
         self.registry = r = CollectorRegistry(auto_describe=True)
         self._lv = lv = (model, "0")
         for attr, kind, name, doc, buckets in _METRICS:
@@ -67,6 +77,23 @@ class VllmMetrics:
 
     def started(self) -> None:
         self.running.inc()
+
+    def admitted(self, prompt: list[str]) -> list[bytes]:
+        """A request is answered: its prompt's tokens looked up in the prefix cache (none with
+        the cache off: vLLM counts no lookup it skipped); its full blocks' hashes returned."""
+        if not self.cache.capacity:
+            return []
+        hits, blocks = self.cache.lookup(prompt)
+        self.prefix_queries.inc(len(prompt))
+        self.prefix_hits.inc(hits)
+        return blocks
+
+    def computed(self, blocks: list[bytes], prompt: list[str], answer: list[str]) -> None:
+        """An admitted request ended: the full blocks of the tokens computed, its prompt (whose
+        ``blocks`` were hashed when admitted) and ``answer`` (the answer's tokens but the
+        last, whose KV is never computed), cached as vLLM frees them."""
+        if self.cache.capacity:
+            self.cache.store(self.cache.extend(blocks, prompt + answer[:-1]))
 
     def token(self, stream, at: float) -> None:
         """A content token of ``stream`` went out at ``at`` (the server's perf_counter)."""

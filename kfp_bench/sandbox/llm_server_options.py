@@ -35,6 +35,10 @@ class LlmServerOptions:
         max_model_len: the model's context in tokens, listed as ``max_model_len`` by GET
             /v1/models (as vLLM lists it); a request whose prompt tokens plus max_tokens exceed
             it is refused with a 400 naming both (vLLM's answer). 0: neither.
+        block_size: tokens per block of the prefix cache (vLLM's --block-size, 16 by default).
+        prefix_cache_blocks: the blocks the prefix cache holds, least recently used evicted
+            first (what a vLLM's KV memory holds, --num-gpu-blocks-override); 0: no prefix
+            caching (--no-enable-prefix-caching): nothing hits, no lookup is counted.
     """
 
     first_token_ms: float = 200.0
@@ -47,6 +51,8 @@ class LlmServerOptions:
     seed: int | None = None
     truth_log: str = ""
     max_model_len: int = 0
+    block_size: int = 16
+    prefix_cache_blocks: int = 65536
 
     def __post_init__(self) -> None:
         for name in ("first_token_ms", "token_gap_ms"):
@@ -63,6 +69,12 @@ class LlmServerOptions:
             raise ConfigError(
                 f"llm server: --max-model-len {self.max_model_len}: give tokens, or 0 for none"
             )
+        for name, least in (("block_size", 1), ("prefix_cache_blocks", 0)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise ConfigError(
+                    f"llm server: {flag(name)} {value!r}: give a whole number of {least} or more"
+                )
         if self.max_tokens > self.max_tokens_cap:
             raise ConfigError(
                 f"llm server: --max-tokens {self.max_tokens} exceeds --max-tokens-cap "

@@ -65,13 +65,13 @@ def test_series_cover_the_load_window(measured):
     stats, server = measured["stats"], measured["server"]
     start, end = stats["started_at"], stats["started_at"] + stats["duration_s"]
     assert not server.flags, server.notes
-    # What the local server does not export (no Knative in front, no prefix cache, not a
-    # predict model) is said, not flagged.
+    # What the local server does not export (no Knative in front, not a predict model) is
+    # said, not flagged.
     absent = {n.split(":")[0] for n in server.notes}
     assert all("no series over the window" in n for n in server.notes), server.notes
     assert absent == {
-        "vllmPrefixCacheHitRatio", "kservePredict", "queueProxyDepth", "activatorConcurrency",
-        "replicas", "replicasDesired",
+        "kservePredict", "queueProxyDepth", "activatorConcurrency", "replicas",
+        "replicasDesired",
     }  # fmt: skip
     running = [s for s in server.series.values() if s["metric"] == "vllmRequestsRunning"]
     assert len(running) == 1, sorted(s["metric"] for s in server.series.values())
