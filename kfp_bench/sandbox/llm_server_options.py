@@ -15,6 +15,7 @@ from kfp_bench.errors import ConfigError
 from kfp_bench.sandbox.llm_server_faults import parse_fault
 
 HEALTH_PATH = "/health"
+MAX_PROCESSES = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +36,10 @@ class LlmServerOptions:
         max_model_len: the model's context in tokens, listed as ``max_model_len`` by GET
             /v1/models (as vLLM lists it); a request whose prompt tokens plus max_tokens exceed
             it is refused with a 400 naming both (vLLM's answer). 0: neither.
+        processes: processes serving the one port (SO_REUSEPORT: the kernel spreads the
+            connections over them), so that the server is not the limit of a large load. Each
+            writes its own truth log, FILE.1, FILE.2, ... beside FILE (``read_truth`` reads them
+            all), and serves its own /metrics.
     """
 
     first_token_ms: float = 200.0
@@ -47,6 +52,7 @@ class LlmServerOptions:
     seed: int | None = None
     truth_log: str = ""
     max_model_len: int = 0
+    processes: int = 1
 
     def __post_init__(self) -> None:
         for name in ("first_token_ms", "token_gap_ms"):
@@ -62,6 +68,12 @@ class LlmServerOptions:
         if self.max_model_len < 0:
             raise ConfigError(
                 f"llm server: --max-model-len {self.max_model_len}: give tokens, or 0 for none"
+            )
+        if isinstance(self.processes, bool) or not isinstance(self.processes, int):
+            raise ConfigError(f"llm server: --processes {self.processes!r}: an integer")
+        if not 1 <= self.processes <= MAX_PROCESSES:
+            raise ConfigError(
+                f"llm server: --processes {self.processes}: give 1 to {MAX_PROCESSES}"
             )
         if self.max_tokens > self.max_tokens_cap:
             raise ConfigError(
@@ -87,6 +99,11 @@ class LlmServerOptions:
 def flag(name: str) -> str:
     """The command-line flag of the option ``name``: ``--token-gap-ms`` for token_gap_ms."""
     return "--" + name.replace("_", "-")
+
+
+def process_log(path: str, index: int) -> str:
+    """The truth log of the server's process ``index`` (0: ``path`` itself)."""
+    return f"{path}.{index}" if index and path else path
 
 
 def anchor() -> dict:
