@@ -13,12 +13,10 @@ reads come with the later one's stamp, as they would with the read's own time. (
 before the sender's clock reading after that write returned.)
 
 The stamp is CLOCK_REALTIME; a read converts it to the engine's clock (``perf_counter``, i.e.
-CLOCK_MONOTONIC) by a pair of readings of the two clocks taken as one instant (``clock_pair``),
-shared by the reads of the next few milliseconds (``stamp_time``): the two clocks drift apart
-only by NTP's slew in that time. Where there is no stamp (a platform without
-``SO_TIMESTAMPNS``, a stamp out of range: a step of the wall clock) the read takes the clock's
-time, and the attack counts the read (``unstamped``): ``stream.py`` flags the run
-``read-time-tokens``.
+CLOCK_MONOTONIC) by the age it has when read, so that a step of the wall clock between the two
+cannot shift it by more than that age. Where there is no stamp (a platform without
+``SO_TIMESTAMPNS``, an age out of range) the read takes the clock's time, and the attack counts
+the read (``unstamped``): ``stream.py`` flags the run ``read-time-tokens``.
 
 The transport has the part of asyncio's transport that the engine's connections use (``write``,
 ``close``, ``abort``) and calls its protocol as asyncio does (``connection_made``,
@@ -42,13 +40,9 @@ SO_TIMESTAMPNS = getattr(socket, "SO_TIMESTAMPNS", 35 if sys.platform.startswith
 _TIMESPEC = struct.Struct("@qq")  # struct timespec: seconds, nanoseconds
 _ANC = socket.CMSG_SPACE(_TIMESPEC.size) if hasattr(socket, "CMSG_SPACE") else 0
 READ_SIZE = 256 * 1024
-MAX_AGE_S = 60.0  # an older stamp is a step of the wall clock, not a late read
+MAX_AGE_NS = 60 * 10**9  # an older stamp is a step of the wall clock, not a late read
 #: Two engine-clock readings this close around a wall-clock reading make them one instant.
 _PAIR_S = 20e-6
-#: How long one clock pair converts stamps: the clocks part by at most NTP's slew (500 ppm, so
-#: 2.5 µs in that time); a pair per read would cost more than the rest of the stamp's handling.
-PAIR_REUSE_S = 0.005
-_pair = [float("-inf"), 0]  # the last clock_pair(): engine clock (s), wall clock (ns)
 
 
 def clock_pair() -> tuple[float, int]:
@@ -66,20 +60,6 @@ def clock_pair() -> tuple[float, int]:
         if after - before < _PAIR_S:
             break
     return best[1], best[2]
-
-
-def stamp_time(stamp_ns: int) -> float | None:
-    """A kernel stamp (wall clock, ns) on the engine's clock, by a clock pair at most
-    ``PAIR_REUSE_S`` old; None when the stamp is older than ``MAX_AGE_S`` or after now (the wall
-    clock stepped)."""
-    now = clock()
-    pair = _pair
-    if now - pair[0] > PAIR_REUSE_S:
-        pair[0], pair[1] = clock_pair()
-    t = pair[0] - (pair[1] - stamp_ns) * 1e-9
-    if now - MAX_AGE_S <= t <= now + _PAIR_S:
-        return t if t < now else now  # a stamp within the pair's own error after now
-    return None
 
 
 def reader_buffer() -> memoryview:
@@ -182,12 +162,15 @@ class StampedTransport:
             self._fail(exc)
             return
         counts = self._counts
-        t = None
         if anc and len(anc[0][2]) >= _TIMESPEC.size:
+            t, wall = clock_pair()
             sec, ns = _TIMESPEC.unpack_from(anc[0][2])
-            t = stamp_time(sec * 1_000_000_000 + ns)
-        if t is not None:
-            counts[0] += 1
+            age = wall - sec * 1_000_000_000 - ns
+            if 0 <= age < MAX_AGE_NS:
+                t -= age * 1e-9
+                counts[0] += 1
+            else:
+                counts[1] += 1
         else:
             t = clock()
             if n:
