@@ -11,8 +11,10 @@ from SERVER_PROCS processes; the client is the CLI, ``--workers 1`` (one process
   streams flow (the first arrival to the last token) over the tokens the server sent in that
   window, and over the whole run (``getrusage`` of the reaped client) per token sent;
 - where the limit was: the client's CPU over the window as a share of one core (1.0: its core
-  was saturated), the server processes' (each, and summed), the machine's load average, and
-  the server's own send lateness against ``arrived + 200 ms + i * 20 ms`` (no client can measure
+  was saturated), the server processes' (each), the client's involuntary context switches a
+  second, the machine's load average and CPU pressure (``/proc/pressure/cpu`` "some": the
+  share of the window in which a runnable task waited for a core), and the server's own send
+  lateness against ``arrived + 200 ms + i * 20 ms`` (no client can measure
   more precisely than that);
 - the file-descriptor limit: the soft ``RLIMIT_NOFILE`` is raised to the hard one for the client
   and the server (each stream holds one socket on either side).
@@ -71,8 +73,26 @@ def _cpu(procs: list[psutil.Process]) -> list[float]:
     return out
 
 
+def _cpu_pressure() -> float:
+    """The machine's CPU pressure so far (``/proc/pressure/cpu``, "some"): seconds in which at
+    least one runnable task waited for a core; nan where there is no PSI."""
+    try:
+        with open("/proc/pressure/cpu") as f:
+            return int(f.readline().rsplit("total=", 1)[1]) / 1e6
+    except (OSError, IndexError, ValueError):
+        return float("nan")
+
+
+def _preempted(p: psutil.Process) -> int:
+    try:
+        return p.num_ctx_switches().involuntary
+    except psutil.Error:
+        return 0
+
+
 class Sampler:
-    """CPU seconds of the client's tree and of each server process, every 0.1 s."""
+    """Every 0.1 s: CPU seconds of the client's tree and of each server process, the client's
+    involuntary context switches and the machine's CPU pressure."""
 
     def __init__(self, client: psutil.Process, servers: list[psutil.Process]) -> None:
         self.client, self.servers, self.line = client, servers, []
@@ -86,19 +106,22 @@ class Sampler:
                 tree = [self.client, *self.client.children(recursive=True)]
             except psutil.Error:
                 return
-            self.line.append((time.perf_counter(), sum(_cpu(tree)), _cpu(self.servers)))
+            extra = (_preempted(self.client), _cpu_pressure())
+            self.line.append((time.perf_counter(), sum(_cpu(tree)), _cpu(self.servers), extra))
 
     def stop(self) -> None:
         self._stop.set()
         self._thread.join()
 
     def between(self, start: float, end: float):
-        """(client CPU s, [each server's CPU s], seconds) between the samples inside the window."""
+        """(client CPU s, [each server's CPU s], seconds, client preemptions, CPU pressure s)
+        between the samples inside the window."""
         inside = [x for x in self.line if start <= x[0] <= end]
         if len(inside) < 2:
             return None
-        (t0, c0, s0), (t1, c1, s1) = inside[0], inside[-1]
-        return c1 - c0, [b - a for a, b in zip(s0, s1, strict=True)], t1 - t0
+        (t0, c0, s0, e0), (t1, c1, s1, e1) = inside[0], inside[-1]
+        servers = [b - a for a, b in zip(s0, s1, strict=True)]
+        return c1 - c0, servers, t1 - t0, e1[0] - e0[0], e1[1] - e0[1]
 
 
 def client_command(url: str, model: str, a, out: Path) -> list[str]:
@@ -180,11 +203,13 @@ def figures(log: Path, out: Path, sampler: Sampler, whole_cpu: float) -> dict:
         "server_processes": len(sampler.servers),
     }
     if window is not None:
-        client, servers, secs = window
+        client, servers, secs, preempted, pressure = window
         res["client_cpu_us_per_token_streaming"] = round(client / sent * 1e6, 2)
         res["window_s"] = round(secs, 2)
         res["client_core_share"] = round(client / secs, 3)
         res["server_core_share"] = [round(c / secs, 3) for c in servers]
+        res["client_preemptions_per_s"] = round(preempted / secs, 1)
+        res["cpu_pressure_some"] = round(pressure / secs, 3)  # 1.0: always a task waiting
         res["tokens_per_s"] = round(sent / (end - start), 1)
     return res
 
@@ -214,6 +239,8 @@ def main(argv: list[str] | None = None) -> int:
         need = f"--streams {a.streams} needs more open files than the hard limit {nofile['set']}"
         print(f"llm_scale: {need}; raise it (ulimit -Hn) or ask for fewer", file=sys.stderr)
         return 2
+    if a.keep is not None:
+        a.keep.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="llm-scale-", dir=a.keep))
     try:
         res = {"streams": a.streams, "tokens": a.tokens, "seconds": a.seconds, "nofile": nofile}
