@@ -24,7 +24,7 @@ folded stacks to FILE; py-spy's own sampling costs the client CPU, so its CPU fi
 comparable with a run without it.
 
 Usage: ``.venv/bin/python bench/llm_scale.py [--streams 1000] [--tokens 500] [--seconds 30]
-[--server-procs 2] [--profile FILE [--native]] [--client-path DIR] [--keep DIR]``
+[--server-procs 2] [--rate R] [--profile FILE [--native]] [--client-path DIR] [--keep DIR]``
 
 ``--client-path DIR`` runs the client from another checkout's ``kfp_bench`` (``git archive REV
 kfp_bench | tar -x -C DIR``), the server from this one's: before and after on the same server.
@@ -126,7 +126,11 @@ class Sampler:
 
 def client_command(url: str, model: str, a, out: Path) -> list[str]:
     cmd = [str(KFP), "llm", url + "/openai", "-z", f"{a.seconds:g}s", "--workers", "1"]
-    cmd += ["-c", str(a.streams), "--model", model, "--max-tokens", str(a.tokens)]
+    if a.rate:  # open loop: arrivals spread, so the streams' tokens are too
+        cmd += ["--rate", f"{a.rate:g}", "--max-inflight", str(a.streams)]
+    else:
+        cmd += ["-c", str(a.streams)]
+    cmd += ["--model", model, "--max-tokens", str(a.tokens)]
     cmd += ["--ignore-eos", "--input-tokens", "fixed:32", "--output-tokens", f"fixed:{a.tokens}"]
     cmd += ["--json-out", str(out)]
     if a.profile:
@@ -237,6 +241,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tokens", type=int, default=500, help="tokens a stream (20 ms apart)")
     p.add_argument("--seconds", type=float, default=30.0)
     p.add_argument("--server-procs", type=int, default=2)
+    p.add_argument(
+        "--rate", type=float, default=0.0,
+        help="open loop at this many requests/s, at most --streams in flight (0: -c --streams,"
+        " every stream started together, so their tokens come in bursts)",
+    )  # fmt: skip
     p.add_argument("--profile", type=Path, help="py-spy's folded stacks of the client, here")
     p.add_argument("--client-path", type=Path, help="import the client's kfp_bench from here")
     p.add_argument("--native", action="store_true", help="with --profile: C frames too")
@@ -251,7 +260,8 @@ def main(argv: list[str] | None = None) -> int:
         a.keep.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="llm-scale-", dir=a.keep))
     try:
-        res = {"streams": a.streams, "tokens": a.tokens, "seconds": a.seconds, "nofile": nofile}
+        res = {"streams": a.streams, "tokens": a.tokens, "seconds": a.seconds, "rate": a.rate}
+        res["nofile"] = nofile
         res["time_utc"] = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())
         res.update(run(a, work))
     finally:
