@@ -190,6 +190,11 @@ CASES = [
         ("llm-server", "--fault", "melt:after=2"),
         ("melt", "stall"),
     ),
+    Case(
+        "llm-server-no-processes",
+        ("llm-server", "--processes", "0"),
+        ("--processes 0", "give 1 to 64"),
+    ),
     # -- merge --------------------------------------------------------------------------------
     Case(
         "merge-missing-file",

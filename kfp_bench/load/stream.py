@@ -133,7 +133,20 @@ class StreamConn(Connection):
         if b"\r" in buf:  # SSE allows CRLF line ends; a lone last \r waits for its \n
             buf = buf.replace(b"\r\n", b"\n")
         start = 0
-        while (end := buf.find(b"\n\n", start)) >= 0:
+        while (nl := buf.find(b"\n", start)) >= 0:
+            if buf[nl + 1 : nl + 2] == b"\n" and buf.startswith(b"data: {", start):
+                # the usual event, one data line, inline: one search of a byte, a call less
+                data = buf[start + 6 : nl]
+                start = nl + 2
+                self.chunks += 1
+                if _RARE(data):
+                    self._rare(data)
+                elif self.a.content(data):
+                    self._content(data)
+                continue
+            end = buf.find(b"\n\n", nl)
+            if end < 0:
+                break
             self._event(buf[start:end])
             start = end + 2
         self.pending = buf[start:]

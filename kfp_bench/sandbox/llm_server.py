@@ -38,6 +38,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
 import time
 import urllib.request
@@ -47,8 +49,15 @@ from pathlib import Path
 from kfp_bench._doc import field_help
 from kfp_bench.errors import ConfigError
 from kfp_bench.sandbox import llm_server_faults
-from kfp_bench.sandbox.llm_server_options import HEALTH_PATH, LlmServerOptions, flag
-from kfp_bench.sandbox.process import ServerHandle, ServerSpec, start_server, watch_parent
+from kfp_bench.sandbox.llm_server_options import HEALTH_PATH, LlmServerOptions, flag, process_log
+from kfp_bench.sandbox.process import (
+    PARENT_ENV,
+    ServerHandle,
+    ServerSpec,
+    free_port,
+    start_server,
+    watch_parent,
+)
 
 # --- the truth log ---------------------------------------------------------------------------
 
@@ -68,18 +77,27 @@ class Truth:
 
 
 def read_truth(path: str | Path) -> Truth:
-    """Read a truth log; lines cut short (the server was killed mid-write) are left out."""
+    """Read a truth log, and those of the server's other processes (``--processes``); lines
+    cut short (the server was killed mid-write) are left out."""
     header: dict = {}
     requests: dict[str, dict] = {}
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if "anchor" in record:
-            header = header or record
-        else:
-            requests[record["id"]] = record
+    paths = [Path(path)]
+    while paths:
+        p = paths.pop()
+        if not p.exists() and p != Path(path):
+            continue  # a process that had not started
+        for line in p.read_text(encoding="utf-8").splitlines():
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if "anchor" in record:
+                if not header:
+                    header = record
+                    n = record.get("options", {}).get("processes", 1)
+                    paths += [Path(process_log(str(path), i)) for i in range(1, n)]
+            else:
+                requests[record["id"]] = record
     return Truth(header, requests)
 
 
@@ -176,13 +194,40 @@ def main(args: argparse.Namespace | list[str] | None = None) -> int:
     if not 0 <= args.port <= 65535:
         raise ConfigError(f"llm server: --port {args.port} is not a TCP port; 0 picks a free one")
     options = LlmServerOptions(**{f.name: getattr(args, f.name) for f in fields(LlmServerOptions)})
-    watch_parent()
+    port = args.port or (free_port() if options.processes > 1 else 0)
+    index, pids = _fork(options.processes)
+    watch_parent()  # the first process: the one that started it; the others: the first
     import uvloop
 
     from kfp_bench.sandbox.llm_server_app import serve
 
-    uvloop.run(serve(args.host, args.port, options))
+    try:
+        uvloop.run(serve(args.host, port, options, index))
+    finally:
+        for pid in pids:  # stopped with the first, whichever signal reached it alone
+            _stop(pid)
     return 0
+
+
+def _fork(n: int) -> tuple[int, list[int]]:
+    """Fork the server's processes 1 to n-1 (before any thread or loop exists); returns this
+    process's index and, in the first, the others' pids."""
+    first, pids = os.getpid(), []
+    for index in range(1, n):
+        pid = os.fork()
+        if pid == 0:
+            os.environ[PARENT_ENV] = str(first)
+            return index, []
+        pids.append(pid)
+    return 0, pids
+
+
+def _stop(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGTERM)
+        os.waitpid(pid, 0)
+    except (ProcessLookupError, ChildProcessError):
+        pass
 
 
 if __name__ == "__main__":

@@ -21,7 +21,12 @@ from kfp_bench.sandbox.deadlines import Deadlines
 from kfp_bench.sandbox.llm_server_faults import Plan, header_ms, parse_fault
 from kfp_bench.sandbox.llm_server_http import Connection, Stream, error_body, word_count
 from kfp_bench.sandbox.llm_server_metrics import CONTENT_TYPE, VllmMetrics
-from kfp_bench.sandbox.llm_server_options import HEALTH_PATH, LlmServerOptions, anchor
+from kfp_bench.sandbox.llm_server_options import (
+    HEALTH_PATH,
+    LlmServerOptions,
+    anchor,
+    process_log,
+)
 from kfp_bench.sandbox.llm_server_prefix import PrefixCache
 from kfp_bench.sandbox.process import listen_until_stopped
 
@@ -36,13 +41,14 @@ class TruthLog:
     must not hold up the streams' token deadlines.
     """
 
-    def __init__(self, path: str, options: LlmServerOptions) -> None:
+    def __init__(self, path: str, options: LlmServerOptions, index: int = 0) -> None:
         self._file = open(path, "a", encoding="utf-8") if path else None  # noqa: SIM115
         self._lines: queue.SimpleQueue[str | None] = queue.SimpleQueue()
         self._writer = threading.Thread(target=self._write_lines, name="truth-log", daemon=True)
         if self._file is not None:
             self._writer.start()
-        self.write([], {"anchor": anchor(), "pid": os.getpid(), "options": asdict(options)})
+        header = {"anchor": anchor(), "pid": os.getpid(), "options": asdict(options)}
+        self.write([], {**header, "process": index} if index else header)
 
     def write(self, times_json: list[str], record: dict) -> None:
         """One line: ``record`` with its ``tokens`` the floats whose JSON is ``times_json``."""
@@ -69,10 +75,11 @@ class TruthLog:
 class Server:
     """What every connection shares: options, deadlines, the truth log and the fault draws."""
 
-    def __init__(self, loop, options: LlmServerOptions) -> None:
+    def __init__(self, loop, options: LlmServerOptions, index: int = 0) -> None:
         self.options = options
         self.deadlines = Deadlines(loop, "auto")
-        self.truth = TruthLog(options.truth_log, options)
+        self.truth = TruthLog(process_log(options.truth_log, index), options, index)
+        self._id_prefix = f"llm{index}-" if index else "llm-"  # unique across the processes
         cache = PrefixCache(options.block_size, options.prefix_cache_blocks)
         self.metrics = VllmMetrics(options.model, cache)
         self.fault = parse_fault(options.fault)
@@ -103,7 +110,8 @@ class Server:
         if self._refuse(conn, body) or self._too_long(conn, path, body):
             return
         self._seq += 1
-        rid = conn.headers.get(b"x-request-id", b"").decode("latin-1") or f"llm-{self._seq}"
+        rid = conn.headers.get(b"x-request-id", b"").decode("latin-1")
+        rid = rid or f"{self._id_prefix}{self._seq}"
         plan = self._plan(conn.headers, body)
         stream = Stream(conn, rid, full, body, plan)
         self.metrics.started()
@@ -199,6 +207,11 @@ class Server:
         self.truth.close()
 
 
-async def serve(host: str, port: int, options: LlmServerOptions) -> None:
-    server = Server(asyncio.get_running_loop(), options)
-    await listen_until_stopped("llm server", server, lambda: Connection(server), host, port)
+async def serve(host: str, port: int, options: LlmServerOptions, index: int = 0) -> None:
+    """Serve on ``host:port`` as process ``index`` of ``options.processes``."""
+    server = Server(asyncio.get_running_loop(), options, index)
+    n = options.processes
+    await listen_until_stopped(
+        "llm server", server, lambda: Connection(server), host, port,
+        note=f" (process {index + 1} of {n})" if n > 1 else "", reuse_port=n > 1,
+    )  # fmt: skip

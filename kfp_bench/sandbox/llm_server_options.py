@@ -15,6 +15,7 @@ from kfp_bench.errors import ConfigError
 from kfp_bench.sandbox.llm_server_faults import parse_fault
 
 HEALTH_PATH = "/health"
+MAX_PROCESSES = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +40,10 @@ class LlmServerOptions:
         prefix_cache_blocks: the blocks the prefix cache holds, least recently used evicted
             first (what a vLLM's KV memory holds, --num-gpu-blocks-override); 0: no prefix
             caching (--no-enable-prefix-caching): nothing hits, no lookup is counted.
+        processes: processes serving the one port (SO_REUSEPORT: the kernel spreads the
+            connections over them), so that the server is not the limit of a large load. Each
+            writes its own truth log, FILE.1, FILE.2, ... beside FILE (``read_truth`` reads them
+            all), and serves its own /metrics.
     """
 
     first_token_ms: float = 200.0
@@ -53,6 +58,7 @@ class LlmServerOptions:
     max_model_len: int = 0
     block_size: int = 16
     prefix_cache_blocks: int = 65536
+    processes: int = 1
 
     def __post_init__(self) -> None:
         for name in ("first_token_ms", "token_gap_ms"):
@@ -75,6 +81,12 @@ class LlmServerOptions:
                 raise ConfigError(
                     f"llm server: {flag(name)} {value!r}: give a whole number of {least} or more"
                 )
+        if isinstance(self.processes, bool) or not isinstance(self.processes, int):
+            raise ConfigError(f"llm server: --processes {self.processes!r}: an integer")
+        if not 1 <= self.processes <= MAX_PROCESSES:
+            raise ConfigError(
+                f"llm server: --processes {self.processes}: give 1 to {MAX_PROCESSES}"
+            )
         if self.max_tokens > self.max_tokens_cap:
             raise ConfigError(
                 f"llm server: --max-tokens {self.max_tokens} exceeds --max-tokens-cap "
@@ -99,6 +111,11 @@ class LlmServerOptions:
 def flag(name: str) -> str:
     """The command-line flag of the option ``name``: ``--token-gap-ms`` for token_gap_ms."""
     return "--" + name.replace("_", "-")
+
+
+def process_log(path: str, index: int) -> str:
+    """The truth log of the server's process ``index`` (0: ``path`` itself)."""
+    return f"{path}.{index}" if index and path else path
 
 
 def anchor() -> dict:

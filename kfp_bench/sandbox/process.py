@@ -351,18 +351,22 @@ def _stop_all() -> None:
             handle.stop()
 
 
-async def listen_until_stopped(name: str, server, protocol, host: str, port: int, note=""):
+async def listen_until_stopped(
+    name: str, server, protocol, host: str, port: int, note="", reuse_port=False
+):
     """The child's side: listen on ``host:port`` with ``protocol()`` connections, say where on
     stderr (the line ``start_server``'s callers see), serve until SIGTERM or SIGINT, then close
     the listener and ``server``. A port that cannot be had is a ``ConfigError`` naming it, and
-    ``server`` is closed first."""
+    ``server`` is closed first. ``reuse_port``: SO_REUSEPORT, for several processes on one port."""
     import asyncio
 
     from kfp_bench.errors import ConfigError
 
     loop = asyncio.get_running_loop()
     try:
-        listener = await loop.create_server(protocol, host, port, backlog=4096, reuse_address=True)
+        listener = await loop.create_server(
+            protocol, host, port, backlog=4096, reuse_address=True, reuse_port=reuse_port or None
+        )
     except OSError as e:
         server.close()
         raise ConfigError(f"{name}: cannot listen on {host}:{port}: {e}") from e
