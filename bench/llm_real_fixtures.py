@@ -17,14 +17,18 @@ from pathlib import Path
 
 from llm_real_wire import record_raw
 
-from kfp_bench.load.openai import LlmOptions, render
+from kfp_bench.load.openai import SEQ_FORMAT, LlmOptions, render, request_source
 
 MAX_TOKENS = 8  # small files
 PROMPT = "The benchmark runs a pipeline of components against a server"
 #: What each server's error fixture is, and the request that draws it.
 ERRORS = {
     # llama-cpp-python's RequestIdPlugin (starlette-context) refuses an id that is not a UUID
-    "llamacpp": ("kfp-bench's own request id (not a UUID): 400 with an empty body", "own-id"),
+    "llamacpp": (
+        "an X-Request-Id that is not a UUID (kfp-bench's own form before its ids "
+        "were UUIDs): 400 with an empty body",
+        "own-id",
+    ),
     # a prompt past max_position_embeddings (512): KServe answers 500 naming the token count
     "kserve": ("a prompt longer than the model's context (512 tokens)", "overflow"),
     # pinned to the model's folder, it refuses any other model name (400, a JSON detail)
@@ -55,15 +59,16 @@ def versions(name: str, root: Path, venv: str) -> dict:
     return json.loads(out.stdout)
 
 
-def request(base: str, model: str, endpoint: str, text: str, request_id: str | None) -> bytes:
-    """The request ``kfp-bench llm`` writes, its X-Request-Id replaced by ``request_id``
-    (None: kfp-bench's own, ``kfpb-<pid>.<hex>-0``)."""
+#: An id ``uuid.UUID`` cannot read: the form kfp-bench's ids had before they were UUIDs.
+NOT_A_UUID = "kfpb-1.00000000-0"
+
+
+def request(base: str, model: str, endpoint: str, text: str, request_id: str) -> bytes:
+    """The request ``kfp-bench llm`` writes, its X-Request-Id replaced by ``request_id``."""
     opts = LlmOptions(url=base, model=model, endpoint=endpoint, max_tokens=MAX_TOKENS)
-    [(head, tail)] = render(opts.validate(), [_P(text)], f"kfpb-1.{'0' * 8}")
-    data = head + b"0" + tail
-    if request_id is not None:
-        data = re.sub(rb"X-Request-Id: [^\r]*", b"X-Request-Id: " + request_id.encode(), data)
-    return data
+    [(head, tail)] = render(opts.validate(), [_P(text)], request_source())
+    data = head + SEQ_FORMAT % 0 + tail
+    return re.sub(rb"X-Request-Id: [^\r]*", b"X-Request-Id: " + request_id.encode(), data)
 
 
 def record(name: str, base: str, root: Path, model: str, command: str, out: Path) -> None:
@@ -78,7 +83,7 @@ def record(name: str, base: str, root: Path, model: str, command: str, out: Path
         "error": (
             "completions",
             " ".join(["pipeline"] * 700) if kind == "overflow" else PROMPT,
-            None if kind == "own-id" else str(uuid.uuid4()),
+            NOT_A_UUID if kind == "own-id" else str(uuid.uuid4()),
             what,
         ),
     }
