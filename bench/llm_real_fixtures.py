@@ -15,11 +15,14 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from llm_real_wire import record_raw
+from llm_real_wire import record_interrupted, record_raw
 
 from kfp_bench.load.openai import SEQ_FORMAT, LlmOptions, render, request_source
 
 MAX_TOKENS = 8  # small files
+#: The interrupted stream's max_tokens: room (the context less the prompt) for the second
+#: request to come while the first still streams.
+INTERRUPTED_MAX_TOKENS = 480
 PROMPT = "The benchmark runs a pipeline of components against a server"
 #: What each server's error fixture is, and the request that draws it.
 ERRORS = {
@@ -63,9 +66,10 @@ def versions(name: str, root: Path, venv: str) -> dict:
 NOT_A_UUID = "kfpb-1.00000000-0"
 
 
-def request(base: str, model: str, endpoint: str, text: str, request_id: str) -> bytes:
+def request(base: str, model: str, endpoint: str, text: str, request_id: str,
+            max_tokens: int = MAX_TOKENS) -> bytes:  # fmt: skip
     """The request ``kfp-bench llm`` writes, its X-Request-Id replaced by ``request_id``."""
-    opts = LlmOptions(url=base, model=model, endpoint=endpoint, max_tokens=MAX_TOKENS)
+    opts = LlmOptions(url=base, model=model, endpoint=endpoint, max_tokens=max_tokens)
     [(head, tail)] = render(opts.validate(), [_P(text)], request_source())
     data = head + SEQ_FORMAT % 0 + tail
     return re.sub(rb"X-Request-Id: [^\r]*", b"X-Request-Id: " + request_id.encode(), data)
@@ -99,3 +103,25 @@ def record(name: str, base: str, root: Path, model: str, command: str, out: Path
         if len(doc["request"]) > 2000:  # the overflow prompt: said, not kept
             doc["request"] = doc["request"][:300] + "... (the word 'pipeline' 700 times)"
         (out / f"{name}-{case}.json").write_text(json.dumps(doc, indent=1) + "\n")
+    if name == "llamacpp":
+        _record_interrupted(base, port, model, meta, out)
+
+
+def _record_interrupted(base: str, port: int, model: str, meta: dict, out: Path) -> None:
+    """llama.cpp's stream cut short by a second request (its interrupt_requests, on by
+    default): a few tries, kept once one was cut (``[DONE]`` before any finish_reason)."""
+    first = request(base, model, "completions", PROMPT, str(uuid.uuid4()),
+                    INTERRUPTED_MAX_TOKENS)  # fmt: skip
+    for _ in range(5):
+        second = request(base, model, "completions", PROMPT, str(uuid.uuid4()))
+        raw = record_interrupted(port, first, second)
+        if b"[DONE]" in raw and b'"finish_reason": "' not in raw:
+            break
+    else:
+        raise SystemExit("llm_real_fixtures: llama.cpp's stream was never interrupted")
+    (out / "llamacpp-interrupted.http").write_bytes(raw)
+    about = ("a streamed completion cut short by a second request on another connection: "
+             "[DONE] without a finish_reason, then the close inside the chunked body")  # fmt: skip
+    doc = {**meta, "case": about, "recorded_utc": time.strftime("%Y-%m-%d", time.gmtime()),
+           "request": first.decode("utf-8")}  # fmt: skip
+    (out / "llamacpp-interrupted.json").write_text(json.dumps(doc, indent=1) + "\n")
