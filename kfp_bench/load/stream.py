@@ -29,8 +29,9 @@ clean end of the body (the chunked encoding's last chunk, or a close after a who
 a row is marked (``MARK_NO_DONE``, flag ``no-done-marker``). A stream fails (outcome 1, a row
 with its error text, never an exception) on a refused or reset connection, an HTTP error status
 (the body's start in the text, or "(empty body)"), an ``error`` event, a stream that ends before
-a finish_reason, ``--timeout`` (the whole request) and ``--stall-timeout`` (no byte for that
-long, before the head or between two reads).
+a finish_reason (llama-cpp-python's server, once another request waits, sends ``[DONE]`` and
+closes inside the body), ``--timeout`` (the whole request) and ``--stall-timeout`` (no byte for
+that long, before the head or between two reads).
 """
 
 from __future__ import annotations
@@ -385,10 +386,13 @@ class StreamAttack(Attack):
             return
         conn.busy = False
         self.inflight -= 1
-        if conn.headers and not conn.done_seen and error.startswith("read: "):
+        if conn.headers and error.startswith("read: "):
             # mid-stream: say so, e.g. "stream: connection reset by peer before [DONE]"
             closed = error.startswith("read: server closed")
-            error = f"stream: {'connection closed' if closed else error[6:]} before [DONE]"
+            if conn.done_seen:  # llama.cpp cuts a stream short so ([DONE], then the close)
+                error = "stream: [DONE] without a finish_reason, then the close"
+            else:
+                error = f"stream: {'connection closed' if closed else error[6:]} before [DONE]"
         self.row(conn, clock(), conn.error or error)
 
     def _row_error(self, seq, intended, sent, written, done, error, connect=0.0) -> None:
