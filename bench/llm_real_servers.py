@@ -45,14 +45,15 @@ def tokenizer(path: Path):
 
 
 def truth_of(exchanges, endpoint: str, tok, model_dir: Path) -> dict:
-    """The server's own figures over the proxied streams: completed, a 200 whose message ended;
-    failed, every other request it answered (an error status, or a response cut off by its
-    close: llama.cpp's interrupted streams); tokens over every 200 that sent text (an
-    interrupted stream's prompt was read and its tokens generated); times over the completed."""
+    """The server's own figures over the proxied streams: completed, a 200 that ended
+    (``Exchange.whole``); failed, every other request it answered (an error status, or a
+    stream cut short by its close: llama.cpp's interrupted streams); tokens over every 200
+    that sent text (an interrupted stream's prompt was read and its tokens generated); times
+    over the completed."""
     chat = endpoint == "chat"
     streams = [e for e in exchanges if e.body.get("stream")]
-    ok = [e for e in streams if e.status == 200 and e.complete]
-    counted = [e for e in streams if e.status == 200 and (e.complete or e.content(chat))]
+    ok = [e for e in streams if e.status == 200 and e.whole()]
+    counted = [e for e in streams if e.status == 200 and (e.whole() or e.content(chat))]
     out_tokens = in_tokens = 0
     ttft, itl, e2e, close, sources = [], [], [], [], set()
     for e in counted:
@@ -67,7 +68,7 @@ def truth_of(exchanges, endpoint: str, tok, model_dir: Path) -> dict:
             out_tokens += len(tok.encode(text, add_special_tokens=False).ids)
             in_tokens += prompt_tokens(e.body, chat, tok, model_dir)
             sources.add("tokenizer")
-        if not e.complete:
+        if not e.whole():
             continue
         if content:
             ttft.append(content[0][0] - e.sent)

@@ -44,6 +44,22 @@ class Exchange:
                     out.append((t, text))
         return out
 
+    def whole(self) -> bool:
+        """Whether the answer ended: its message did, or a finish_reason and ``[DONE]`` came
+        before the close (llama.cpp interrupts a stream after its last chunk too)."""
+        if self.complete:
+            return True
+        finished = done = False
+        for _, data in self.events:
+            done = done or data == b"[DONE]"
+            try:
+                doc = json.loads(data)
+            except ValueError:
+                continue
+            for c in (doc.get("choices") or []) if isinstance(doc, dict) else []:
+                finished = finished or bool(isinstance(c, dict) and c.get("finish_reason"))
+        return finished and done
+
     def usage(self) -> dict | None:
         for _, data in reversed(self.events):
             try:
