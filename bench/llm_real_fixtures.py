@@ -40,7 +40,7 @@ ERRORS = {
 PACKAGES = {
     "kserve": ("huggingfaceserver", "kserve", "transformers", "vllm"),
     "transformers": ("transformers",),
-    "llamacpp": ("llama_cpp_python",),
+    "llamacpp": ("llama_cpp_python", "sse-starlette", "starlette-context", "uvicorn"),
 }
 
 
