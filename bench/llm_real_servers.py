@@ -48,16 +48,26 @@ def truth_of(exchanges, endpoint: str, tok, model_dir: Path) -> dict:
     """The server's own figures over the proxied streams: completed, a 200 that ended
     (``Exchange.whole``); failed, every other request it answered (an error status, or a
     stream cut short by its close: llama.cpp's interrupted streams); tokens over every 200
-    that sent text (an interrupted stream's prompt was read and its tokens generated); times
-    over the completed."""
+    that sent text (an interrupted stream's prompt was read and its tokens generated). Times
+    as kfp-bench defines them (``kfp_bench/stats/llm.py``): TTFT and ITL over every stream
+    that sent text, failed ones included; E2E over every request, a failed one to its end."""
     chat = endpoint == "chat"
     streams = [e for e in exchanges if e.body.get("stream")]
     ok = [e for e in streams if e.status == 200 and e.whole()]
-    counted = [e for e in streams if e.status == 200 and (e.whole() or e.content(chat))]
     out_tokens = in_tokens = 0
     ttft, itl, e2e, close, sources = [], [], [], [], set()
-    for e in counted:
+    for e in streams:
         content = e.content(chat)
+        if content:
+            ttft.append(content[0][0] - e.sent)
+            itl += [b[0] - a[0] for a, b in zip(content, content[1:], strict=False)]
+        # a whole answer to its last event ([DONE] or the usage chunk), where a client's answer
+        # ends (the encoding's last chunk can come later: KServe, 0.1 s or more after [DONE]);
+        # any other to the proxy's last read (a status's body, or the close)
+        e2e.append((e.events[-1][0] if e.whole() and e.events else e.done) - e.sent)
+        close.append(e.done - e.sent)
+        if e.status != 200 or not (e in ok or content):
+            continue
         usage = e.usage()
         if usage and usage.get("completion_tokens") is not None:
             out_tokens += usage["completion_tokens"]
@@ -68,15 +78,6 @@ def truth_of(exchanges, endpoint: str, tok, model_dir: Path) -> dict:
             out_tokens += len(tok.encode(text, add_special_tokens=False).ids)
             in_tokens += prompt_tokens(e.body, chat, tok, model_dir)
             sources.add("tokenizer")
-        if not e.whole():
-            continue
-        if content:
-            ttft.append(content[0][0] - e.sent)
-            itl += [b[0] - a[0] for a, b in zip(content, content[1:], strict=False)]
-        # to the last event ([DONE] or the usage chunk), where a client's answer ends; the
-        # encoding's last chunk can come later (KServe: 0.1 s or more after [DONE])
-        e2e.append((e.events[-1][0] if e.events else e.done) - e.sent)
-        close.append(e.done - e.sent)
     return {
         "completed": len(ok),
         "failed": len(streams) - len(ok),
