@@ -108,20 +108,33 @@ def record(name: str, base: str, root: Path, model: str, command: str, out: Path
 
 
 def _record_interrupted(base: str, port: int, model: str, meta: dict, out: Path) -> None:
-    """llama.cpp's stream cut short by a second request (its interrupt_requests, on by
-    default): a few tries, kept once one was cut (``[DONE]`` before any finish_reason)."""
-    first = request(base, model, "completions", PROMPT, str(uuid.uuid4()),
-                    INTERRUPTED_MAX_TOKENS)  # fmt: skip
-    for _ in range(5):
-        second = request(base, model, "completions", PROMPT, str(uuid.uuid4()))
-        raw = record_interrupted(port, first, second)
-        if b"[DONE]" in raw and b'"finish_reason": "' not in raw:
-            break
-    else:
-        raise SystemExit("llm_real_fixtures: llama.cpp's stream was never interrupted")
-    (out / "llamacpp-interrupted.http").write_bytes(raw)
-    about = ("a streamed completion cut short by a second request on another connection: "
-             "[DONE] without a finish_reason, then the close inside the chunked body")  # fmt: skip
-    doc = {**meta, "case": about, "recorded_utc": time.strftime("%Y-%m-%d", time.gmtime()),
-           "request": first.decode("utf-8")}  # fmt: skip
-    (out / "llamacpp-interrupted.json").write_text(json.dumps(doc, indent=1) + "\n")
+    """llama.cpp's streams cut short by a second request (its interrupt_requests, on by
+    default), each kept once a try gave its shape: ``interrupted``, ``[DONE]`` before any
+    finish_reason; ``cut-after-finish``, the finish_reason and ``[DONE]``, then the close
+    inside the body (the second request came just before the last chunk's check)."""
+    cases = {
+        "interrupted": (INTERRUPTED_MAX_TOKENS, (0.0,), lambda fin, done: done and not fin,
+                        "a streamed completion cut short by a second request on another "
+                        "connection: [DONE] without a finish_reason, then the close inside "
+                        "the chunked body"),
+        "cut-after-finish": (MAX_TOKENS, [i * 0.0005 for i in range(20)] * 10,
+                             lambda fin, done: done and fin,
+                             "a streamed completion whose last chunk (finish_reason) and "
+                             "[DONE] came, then the close inside the chunked body: a second "
+                             "request came just before the server's last check"),
+    }  # fmt: skip
+    for case, (max_tokens, delays, shape, about) in cases.items():
+        first = request(base, model, "completions", PROMPT, str(uuid.uuid4()), max_tokens)
+        for delay in list(delays) * (5 if len(delays) == 1 else 1):
+            second = request(base, model, "completions", PROMPT, str(uuid.uuid4()))
+            raw = record_interrupted(port, first, second, delay)
+            if not raw.endswith(b"0\r\n\r\n") and shape(
+                b'"finish_reason": "' in raw, b"data: [DONE]" in raw
+            ):
+                break
+        else:
+            raise SystemExit(f"llm_real_fixtures: llama.cpp never gave its {case} shape")
+        (out / f"llamacpp-{case}.http").write_bytes(raw)
+        doc = {**meta, "case": about, "recorded_utc": time.strftime("%Y-%m-%d", time.gmtime()),
+               "request": first.decode("utf-8")}  # fmt: skip
+        (out / f"llamacpp-{case}.json").write_text(json.dumps(doc, indent=1) + "\n")

@@ -195,13 +195,15 @@ def record_raw(port: int, request: bytes, timeout: float = 120.0) -> bytes:
         return read_response(s)
 
 
-def record_interrupted(port: int, first: bytes, second: bytes, timeout: float = 120.0) -> bytes:
+def record_interrupted(port: int, first: bytes, second: bytes, delay: float = 0.0,
+                       timeout: float = 120.0) -> bytes:  # fmt: skip
     """The bytes of ``first``'s response as received when ``second`` is sent on another
-    connection as soon as ``first``'s first bytes have come (llama.cpp: the first stream is
-    cut short once another request waits); ``second``'s answer is read and dropped."""
+    connection ``delay`` seconds after ``first``'s first bytes have come (llama.cpp: the first
+    stream is cut short once another request waits); ``second``'s answer is read and dropped."""
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as a:
         a.sendall(first)
         start = a.recv(65536)
+        time.sleep(delay)
         with socket.create_connection(("127.0.0.1", port), timeout=timeout) as b:
             b.sendall(second)
             out = read_response(a, start)

@@ -77,6 +77,7 @@ class _StreamConn(Connection):
     def __init__(self, attack: StreamAttack):
         super().__init__(attack)
         self.nout = 0
+        self.closed_by_peer = False  # its end came with the close: never reused
         self._reset()
 
     def _reset(self) -> None:
@@ -219,7 +220,7 @@ class _StreamConn(Connection):
         self.busy = False
         a.inflight -= 1
         a.row(self, self.done_at or self.last, error)
-        if a.keepalive and self.keeps_alive():
+        if a.keepalive and self.keeps_alive() and not self.closed_by_peer:
             a.after(self)
         else:
             self.abort(graceful=True)
@@ -234,7 +235,10 @@ class _StreamConn(Connection):
             and not self.pending  # closed after a whole event, not inside one
             and (self.done_seen or (self.headers and not self.framed))
         ):
-            self.on_message_complete()  # a close-delimited body: its end is the close
+            # a close-delimited body, or one cut after its finish_reason and [DONE] (llama.cpp):
+            # its end is the close, and the next request goes on a new connection
+            self.closed_by_peer = True
+            self.on_message_complete()
         super().connection_lost(exc)
 
 

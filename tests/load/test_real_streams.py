@@ -298,3 +298,22 @@ def test_a_stream_the_server_cut_short_is_a_failed_request_saying_so(tmp_path, c
     assert code != 0
     assert list(s.errors) == ["stream: [DONE] without a finish_reason, then the close"], s.errors
     assert s.output_tokens == N * t["output_tokens"]
+
+
+def test_a_stream_closed_after_its_finish_and_done_counts_as_completed(tmp_path, capsys, tok):
+    """llama.cpp cuts a stream short after its last chunk too: the finish_reason and ``[DONE]``
+    came, then the close inside the chunked body (no last chunk). Every token came: completed,
+    its tokens counted, no flag of a missing ``[DONE]``."""
+    raw, _ = _recording("llamacpp-cut-after-finish")
+    assert not _whole(raw)
+    t = truth("llamacpp-cut-after-finish", tok)
+    assert t["finished"] and t["done"]
+    with _server("llamacpp", "cut-after-finish") as replay:
+        url = f"http://127.0.0.1:{replay.port}"
+        code, s, _ = _llm(tmp_path, capsys, url, "completions", t["prompt"],
+                          "--tokenizer", str(DATA / "tokenizer.json"))  # fmt: skip
+    assert (s.completed, s.failed) == (N, 0), s.errors
+    assert len(replay.ids) == N
+    assert code == 0
+    assert "no-done-marker" not in s.flags
+    assert (s.output_tokens, s.input_tokens) == (N * t["output_tokens"], N * t["input_tokens"])
