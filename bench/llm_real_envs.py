@@ -30,12 +30,19 @@ class Server:
     venv: str
     prefix: str  # the OpenAI base under the root URL (kfp-bench llm URL)
     health: str  # a path that answers 200 once the model is loaded
+    args: tuple = ()  # added to its command
 
 
 SERVERS = {
     "kserve": Server("kserve", "ks", "/openai", f"/v1/models/{MODEL}"),
     "transformers": Server("transformers", "tf", "", "/health"),
+    # as installed: a stream is cut short ([DONE], then the close) once another request waits
+    # (llama-cpp-python 0.3.36, server/settings.py l. 223 interrupt_requests=True, app.py l. 212)
     "llamacpp": Server("llamacpp", "lc", "", "/v1/models"),
+    # every stream to its end, one at a time: the same work as the other two servers do
+    "llamacpp-no-interrupt": Server(
+        "llamacpp-no-interrupt", "lc", "", "/v1/models", ("--interrupt_requests", "False")
+    ),
 }
 
 
@@ -111,7 +118,7 @@ def command(server: Server, root: Path, model: Path, port: int) -> list[str]:
                 "--port", str(port), "--device", "cpu"]  # fmt: skip
     return [py, "-m", "llama_cpp.server", "--model", str(model / "model-f32.gguf"),
             "--model_alias", MODEL, "--host", "127.0.0.1", "--port", str(port),
-            "--n_ctx", "512", "--n_threads", "1"]  # fmt: skip
+            "--n_ctx", "512", "--n_threads", "1", *server.args]  # fmt: skip
 
 
 @contextlib.contextmanager

@@ -1,9 +1,12 @@
 """A tiny Llama made here, offline, for ``llm_real_servers.py``: a byte-level BPE tokenizer
-trained with ``tokenizers`` on the project's own docs, a 2-layer ``LlamaForCausalLM`` with random
-weights saved with ``save_pretrained`` (a chat template included), and a GGUF of it for
-llama.cpp. Runs in the servers' venv (torch, transformers, tokenizers), not the project's.
+(the recordings' own, ``tests/data/llm_streams/tokenizer.json``, so that every server's
+recording is counted by one tokenizer; ``--train`` trains a new one with ``tokenizers`` on the
+project's docs, which change), a 2-layer ``LlamaForCausalLM`` with random weights saved with
+``save_pretrained`` (a chat template included), and a GGUF of it for llama.cpp. Runs in the
+servers' venv (torch, transformers, tokenizers), not the project's.
 
-Usage: ``python bench/llm_real_model.py OUT_DIR [--gguf-convert PATH/convert_hf_to_gguf.py]``
+Usage: ``python bench/llm_real_model.py OUT_DIR [--train] [--gguf-convert
+PATH/convert_hf_to_gguf.py]``
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ CHAT_TEMPLATE = (
     "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
 SPECIAL = ["<s>", "</s>", "<unk>", "<|im_start|>", "<|im_end|>"]
+REPO = Path(__file__).resolve().parents[1]
+TOKENIZER = REPO / "tests/data/llm_streams/tokenizer.json"
 
 
 def train_tokenizer(texts: list[Path]):
@@ -57,12 +62,13 @@ def whole_words(tok) -> list[int]:
     return sorted(out)
 
 
-def save_model(out: Path, texts: list[Path]) -> None:
+def save_model(out: Path, base) -> None:
+    """The model and its tokenizer files in ``out``; ``base``: a ``tokenizers.Tokenizer``."""
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
     tok = PreTrainedTokenizerFast(
-        tokenizer_object=train_tokenizer(texts),
+        tokenizer_object=base,
         bos_token="<s>",
         eos_token="</s>",
         unk_token="<unk>",
@@ -118,13 +124,21 @@ def convert_gguf(model_dir: Path, script: Path) -> Path:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("out", type=Path)
-    p.add_argument("--docs", type=Path, default=Path(__file__).resolve().parents[1])
+    p.add_argument("--docs", type=Path, default=REPO)
+    p.add_argument("--tokenizer", type=Path, default=TOKENIZER, help="the tokenizer.json to use")
+    p.add_argument("--train", action="store_true", help="train a tokenizer on --docs instead")
     p.add_argument("--gguf-convert", type=Path, help="llama.cpp's convert_hf_to_gguf.py")
     a = p.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
-    texts = sorted(a.docs.glob("*.md")) + sorted((a.docs / "docs").glob("*.md"))
     if not (a.out / "config.json").exists():
-        save_model(a.out, texts)
+        if a.train:
+            texts = sorted(a.docs.glob("*.md")) + sorted((a.docs / "docs").glob("*.md"))
+            base = train_tokenizer(texts)
+        else:
+            from tokenizers import Tokenizer
+
+            base = Tokenizer.from_file(str(a.tokenizer))
+        save_model(a.out, base)
     if a.gguf_convert and not (a.out / "model-f32.gguf").exists():
         convert_gguf(a.out, a.gguf_convert)
     print(a.out)

@@ -12,8 +12,9 @@ generated); TTFT, ITL and E2E p50 from the proxy's chunk times. ``--record`` als
 bytes of one streamed completion, one streamed chat and one error answer per server to
 ``tests/data/llm_streams/``. Exit 1 when any check fails, 2 on a setup error.
 
-Usage: ``.venv/bin/python bench/llm_real_servers.py --server kserve|transformers|llamacpp|all
-[--setup] [--record] [-n 16] [-c 4] [--max-tokens 32] [--out bench/llm_real_servers.json]``
+Usage: ``.venv/bin/python bench/llm_real_servers.py --server kserve|transformers|llamacpp|
+llamacpp-no-interrupt|all [--setup] [--record] [-n 16] [-c 4] [--max-tokens 32]
+[--out bench/llm_real_servers.json]``
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -45,13 +45,29 @@ def tokenizer(path: Path):
 
 
 def truth_of(exchanges, endpoint: str, tok, model_dir: Path) -> dict:
-    """The server's own figures over the proxied streams (status 200 only)."""
+    """The server's own figures over the proxied streams: completed, a 200 that ended
+    (``Exchange.whole``); failed, every other request it answered (an error status, or a
+    stream cut short by its close: llama.cpp's interrupted streams); tokens over every 200
+    that sent text (an interrupted stream's prompt was read and its tokens generated). Times
+    as kfp-bench defines them (``kfp_bench/stats/llm.py``): TTFT and ITL over every stream
+    that sent text, failed ones included; E2E over every request, a failed one to its end."""
     chat = endpoint == "chat"
-    ok = [e for e in exchanges if e.status == 200 and e.body.get("stream")]
+    streams = [e for e in exchanges if e.body.get("stream")]
+    ok = [e for e in streams if e.status == 200 and e.whole()]
     out_tokens = in_tokens = 0
     ttft, itl, e2e, close, sources = [], [], [], [], set()
-    for e in ok:
+    for e in streams:
         content = e.content(chat)
+        if content:
+            ttft.append(content[0][0] - e.sent)
+            itl += [b[0] - a[0] for a, b in zip(content, content[1:], strict=False)]
+        # a whole answer to its last event ([DONE] or the usage chunk), where a client's answer
+        # ends (the encoding's last chunk can come later: KServe, 0.1 s or more after [DONE]);
+        # any other to the proxy's last read (a status's body, or the close)
+        e2e.append((e.events[-1][0] if e.whole() and e.events else e.done) - e.sent)
+        close.append(e.done - e.sent)
+        if e.status != 200 or not (e in ok or content):
+            continue
         usage = e.usage()
         if usage and usage.get("completion_tokens") is not None:
             out_tokens += usage["completion_tokens"]
@@ -62,15 +78,9 @@ def truth_of(exchanges, endpoint: str, tok, model_dir: Path) -> dict:
             out_tokens += len(tok.encode(text, add_special_tokens=False).ids)
             in_tokens += prompt_tokens(e.body, chat, tok, model_dir)
             sources.add("tokenizer")
-        if content:
-            ttft.append(content[0][0] - e.sent)
-            itl += [b[0] - a[0] for a, b in zip(content, content[1:], strict=False)]
-        # to the last event ([DONE] or the usage chunk), where a client's answer ends; the
-        # encoding's last chunk can come later (KServe: 0.1 s or more after [DONE])
-        e2e.append((e.events[-1][0] if e.events else e.done) - e.sent)
-        close.append(e.done - e.sent)
     return {
         "completed": len(ok),
+        "failed": len(streams) - len(ok),
         "output_tokens": out_tokens,
         "input_tokens": in_tokens,
         "tokens_from": "+".join(sorted(sources)),
@@ -137,8 +147,9 @@ def _ms(lat: dict, name: str):
 def checks(kfp: dict, truth: dict, with_tok: bool) -> list[str]:
     """The issue's acceptance, as failures (empty: all hold)."""
     bad = []
-    if kfp.get("completed") != truth["completed"] or kfp.get("failed"):
-        bad.append(f"completed {kfp.get('completed')} of {truth['completed']}")
+    if (kfp.get("completed"), kfp.get("failed")) != (truth["completed"], truth["failed"]):
+        bad.append(f"completed+failed {kfp.get('completed')}+{kfp.get('failed')} vs "
+                   f"{truth['completed']}+{truth['failed']}")  # fmt: skip
     for name in ("output_tokens", "input_tokens"):
         got, want = kfp.get(name), truth[name]
         if with_tok or truth["tokens_from"] == "usage":
@@ -157,7 +168,7 @@ def bench_server(name: str, a, model: Path, tmp: Path) -> list[dict]:
     rows = []
     log = a.root / "logs" / f"{name}.log"
     with envs.started(server, a.root, model, log) as (root_url, server_cmd):
-        if a.record:
+        if a.record and name in fixtures.ERRORS:
             fixtures.record(name, root_url + server.prefix, a.root, served, server_cmd, a.fixtures)
         port = int(root_url.rsplit(":", 1)[1])
         for endpoint in ENDPOINTS:
@@ -177,7 +188,7 @@ def bench_server(name: str, a, model: Path, tmp: Path) -> list[dict]:
 
 
 def markdown(rows: list[dict]) -> str:
-    head = ("| server | endpoint | --tokenizer | completed | output tokens | input tokens | "
+    head = ("| server | endpoint | --tokenizer | completed+failed | output tokens | input tokens | "
             "TTFT p50 ms | ITL p50 ms | E2E p50 ms | verdict |\n|" + "---|" * 10)  # fmt: skip
     lines = [head]
     for r in rows:
@@ -188,7 +199,8 @@ def markdown(rows: list[dict]) -> str:
 
         lines.append(
             f"| {r['server']} | {r['endpoint']} | {'yes' if r['tokenizer'] else 'no'} | "
-            f"{pair('completed')} | {pair('output_tokens')} | {pair('input_tokens')} | "
+            f"{k.get('completed')}+{k.get('failed')} / {t['completed']}+{t['failed']} | "
+            f"{pair('output_tokens')} | {pair('input_tokens')} | "
             f"{pair('ttft_p50_ms')} | {pair('itl_p50_ms')} | {pair('e2e_p50_ms')} | "
             f"{'ok' if not r['fails'] else 'FAIL: ' + '; '.join(r['fails'])} |"
         )
@@ -201,19 +213,21 @@ def markdown(rows: list[dict]) -> str:
 def setup(a, names: list[str]) -> Path:
     log = a.root / "setup.log"
     steps = envs.setup_commands(a.root)
-    for venv in ["tf"] + [envs.SERVERS[n].venv for n in names]:
+    venvs = ["tf"] + [envs.SERVERS[n].venv for n in names]
+    gguf = "lc" in venvs  # llama.cpp serves the GGUF
+    for venv in dict.fromkeys(venvs):
         if not (a.root / venv / "bin/python").exists() or a.setup:
             for cmd in steps[venv]:
                 envs.sh(cmd, log)
     model = a.root / "model"
     convert = next(a.root.glob("src/llama_cpp_python-*/vendor/llama.cpp/convert_hf_to_gguf.py"),
                    None)  # fmt: skip
-    if "llamacpp" in names and convert is None:
+    if gguf and convert is None:
         envs.sh(f"cd {a.root}/src && {a.root}/tf/bin/pip download --no-deps --no-binary :all: "
                 f"-d . {envs.LLAMA_CPP} && tar -xzf llama_cpp_python-*.tar.gz", log)  # fmt: skip
         convert = next(a.root.glob("src/llama_cpp_python-*/vendor/llama.cpp/convert_hf_to_gguf.py"))
     cmd = f"{a.root}/tf/bin/python {REPO}/bench/llm_real_model.py {model}"
-    envs.sh(cmd + (f" --gguf-convert {convert}" if "llamacpp" in names else ""), log)
+    envs.sh(cmd + (f" --gguf-convert {convert}" if gguf else ""), log)
     return model
 
 
@@ -242,9 +256,10 @@ def main() -> int:
     (a.root / "logs").mkdir(parents=True, exist_ok=True)
     model = setup(a, names)
     rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for name in names:
-            rows += bench_server(name, a, model, Path(tmp))
+    runs = a.root / "runs"  # each kfp-bench run's --json-out, kept to look into
+    for name in names:
+        (runs / name).mkdir(parents=True, exist_ok=True)
+        rows += bench_server(name, a, model, runs / name)
     doc = {"time_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime()),
            "load_average": os.getloadavg(), "rows": rows}  # fmt: skip
     doc["markdown"] = markdown(rows)  # the table of BENCHMARKS.md

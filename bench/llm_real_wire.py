@@ -1,6 +1,7 @@
 """What crossed the socket between ``kfp-bench llm`` and a real LLM server, for
 ``llm_real_servers.py``: a recording TCP proxy whose log is the truth of each response's chunk
-times (the time each SSE event's last byte reached the proxy, ``perf_counter``), and a raw
+times (the time each SSE event's last byte reached the proxy, ``perf_counter``) and of which
+responses ended (a response the server's close cut off is kept, marked incomplete), and a raw
 recorder that keeps one response's bytes exactly as received (head, chunked encoding and all)
 for the fixtures under ``tests/data/llm_streams/``.
 """
@@ -27,6 +28,7 @@ class Exchange:
     status: int = 0
     events: list = field(default_factory=list)  # (time, data bytes) of every SSE data event
     done: float = 0.0
+    complete: bool = True  # False: the connection closed inside the response (its last read)
 
     def content(self, chat: bool) -> list[tuple[float, str]]:
         """(time, text) of every chunk that carries generated text."""
@@ -41,6 +43,22 @@ class Exchange:
                 if isinstance(text, str) and text:
                     out.append((t, text))
         return out
+
+    def whole(self) -> bool:
+        """Whether the answer ended: its message did, or a finish_reason and ``[DONE]`` came
+        before the close (llama.cpp interrupts a stream after its last chunk too)."""
+        if self.complete:
+            return True
+        finished = done = False
+        for _, data in self.events:
+            done = done or data == b"[DONE]"
+            try:
+                doc = json.loads(data)
+            except ValueError:
+                continue
+            for c in (doc.get("choices") or []) if isinstance(doc, dict) else []:
+                finished = finished or bool(isinstance(c, dict) and c.get("finish_reason"))
+        return finished and done
 
     def usage(self) -> dict | None:
         for _, data in reversed(self.events):
@@ -164,10 +182,38 @@ class RecordingProxy:
         except (ConnectionError, httptools.HttpParserError):
             cwriter.close()
             swriter.close()
+        finally:  # a response cut off by the close (llama.cpp's interrupted streams), or none
+            for ex in current + queue:
+                ex.complete, ex.done = False, resp.now
+                self.exchanges.append(ex)
 
 
 def record_raw(port: int, request: bytes, timeout: float = 120.0) -> bytes:
     """The bytes of one response as received, read until its message ends (or the close)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(request)
+        return read_response(s)
+
+
+def record_interrupted(port: int, first: bytes, second: bytes, delay: float = 0.0,
+                       timeout: float = 120.0) -> bytes:  # fmt: skip
+    """The bytes of ``first``'s response as received when ``second`` is sent on another
+    connection ``delay`` seconds after ``first``'s first bytes have come (llama.cpp: the first
+    stream is cut short once another request waits); ``second``'s answer is read and dropped."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as a:
+        a.sendall(first)
+        start = a.recv(65536)
+        time.sleep(delay)
+        with socket.create_connection(("127.0.0.1", port), timeout=timeout) as b:
+            b.sendall(second)
+            out = read_response(a, start)
+            read_response(b)
+    return out
+
+
+def read_response(s: socket.socket, start: bytes = b"") -> bytes:
+    """What ``s`` receives (after ``start``, already read) until a whole response has come, or
+    the close."""
     done = threading.Event()
 
     class _Cb:
@@ -175,15 +221,15 @@ def record_raw(port: int, request: bytes, timeout: float = 120.0) -> bytes:
             done.set()
 
     parser = httptools.HttpResponseParser(_Cb())
-    out = bytearray()
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
-        s.sendall(request)
-        while not done.is_set():
-            data = s.recv(65536)
-            if not data:
-                break
-            out += data
-            parser.feed_data(data)
+    out = bytearray(start)
+    if start:
+        parser.feed_data(start)
+    while not done.is_set():
+        data = s.recv(65536)
+        if not data:
+            break
+        out += data
+        parser.feed_data(data)
     return bytes(out)
 
 

@@ -29,8 +29,9 @@ clean end of the body (the chunked encoding's last chunk, or a close after a who
 a row is marked (``MARK_NO_DONE``, flag ``no-done-marker``). A stream fails (outcome 1, a row
 with its error text, never an exception) on a refused or reset connection, an HTTP error status
 (the body's start in the text, or "(empty body)"), an ``error`` event, a stream that ends before
-a finish_reason, ``--timeout`` (the whole request) and ``--stall-timeout`` (no byte for that
-long, before the head or between two reads).
+a finish_reason (llama-cpp-python's server, once another request waits, sends ``[DONE]`` and
+closes inside the body), ``--timeout`` (the whole request) and ``--stall-timeout`` (no byte for
+that long, before the head or between two reads).
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ class StreamConn(Connection):
     def __init__(self, attack: StreamAttack):
         super().__init__(attack)
         self.nout = 0
+        self.closed_by_peer = False  # its end came with the close: never reused
         self._reset()
 
     def _reset(self) -> None:
@@ -232,7 +234,7 @@ class StreamConn(Connection):
         self.busy = False
         a.inflight -= 1
         a.row(self, self.done_at or self.last, error)
-        if a.keepalive and self.keeps_alive():
+        if a.keepalive and self.keeps_alive() and not self.closed_by_peer:
             a.after(self)
         else:
             self.abort(graceful=True)
@@ -247,7 +249,10 @@ class StreamConn(Connection):
             and not self.pending  # closed after a whole event, not inside one
             and (self.done_seen or (self.headers and not self.framed))
         ):
-            self.on_message_complete()  # a close-delimited body: its end is the close
+            # a close-delimited body, or one cut after its finish_reason and [DONE] (llama.cpp):
+            # its end is the close, and the next request goes on a new connection
+            self.closed_by_peer = True
+            self.on_message_complete()
         super().connection_lost(exc)
 
 
@@ -399,10 +404,13 @@ class StreamAttack(Attack):
             return
         conn.busy = False
         self.inflight -= 1
-        if conn.headers and not conn.done_seen and error.startswith("read: "):
+        if conn.headers and error.startswith("read: "):
             # mid-stream: say so, e.g. "stream: connection reset by peer before [DONE]"
             closed = error.startswith("read: server closed")
-            error = f"stream: {'connection closed' if closed else error[6:]} before [DONE]"
+            if conn.done_seen:  # llama.cpp cuts a stream short so ([DONE], then the close)
+                error = "stream: [DONE] without a finish_reason, then the close"
+            else:
+                error = f"stream: {'connection closed' if closed else error[6:]} before [DONE]"
         self.row(conn, clock(), conn.error or error)
 
     def _row_error(self, seq, intended, sent, written, done, error, connect=0.0) -> None:

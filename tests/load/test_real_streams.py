@@ -1,6 +1,8 @@
 """``kfp-bench llm`` on the recorded answers of three real LLM servers (tests/data/llm_streams/:
 KServe's huggingfaceserver, ``transformers serve``, llama-cpp-python's server; each file the
-bytes as received on the socket, its sidecar the server, version, command and request).
+bytes as received on the socket, its sidecar the server, version, command and request). A
+recording that ends inside its message (llama.cpp's stream cut short by another request) is
+replayed so: its bytes, then the close.
 
 A loopback server replays a recording for every request, one chunk of the encoding per write,
 and is as strict as the server it stands for where that server refuses a request: the
@@ -19,6 +21,7 @@ import threading
 import uuid
 from pathlib import Path
 
+import httptools
 import pytest
 from tokenizers import Tokenizer
 
@@ -26,8 +29,7 @@ from kfp_bench.cli import main as cli_main
 from kfp_bench.stats import store
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "llm_streams"
-#: llamacpp joins when its recordings are in (bench/llm_real_servers.py --server llamacpp --record)
-SERVERS = ("kserve", "transformers")
+SERVERS = ("kserve", "transformers", "llamacpp")
 PREFIX = {"kserve": "/openai", "transformers": "", "llamacpp": ""}
 N = 4  # requests per run: every one answered with the same recording
 TOLERANCE = 0.02  # issue 29: within 2% of the server's own counts
@@ -50,6 +52,18 @@ def _chunks(raw: bytes) -> list[bytes]:
         pieces.append(body[i:end])
         i = end
     return pieces
+
+
+def _whole(raw: bytes) -> bool:
+    """Whether the recording holds a whole response (its message ends)."""
+    ended = []
+
+    class _Cb:
+        def on_message_complete(self):
+            ended.append(True)
+
+    httptools.HttpResponseParser(_Cb()).feed_data(raw)
+    return bool(ended)
 
 
 def _body(raw: bytes) -> bytes:
@@ -108,7 +122,8 @@ class ReplayServer:
         self.refusal = refuse
         self.id_ok = id_ok or (lambda rid: True)
         self.ids: list[str] = []
-        self.close = b"connection: close" in self.pieces[0].lower()
+        # the head says close, or the recording ends inside its message (the server closed)
+        self.close = b"connection: close" in self.pieces[0].lower() or not _whole(recording)
         self.loop = asyncio.new_event_loop()
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._serve, daemon=True)
@@ -263,3 +278,42 @@ def test_the_chat_template_counts_as_a_server_that_sends_usage_counts(tok):
         len(tok.encode(rendered, add_special_tokens=False).ids)
         == truth("transformers-chat", tok)["usage"]["prompt_tokens"]
     )
+
+
+def test_a_stream_the_server_cut_short_is_a_failed_request_saying_so(tmp_path, capsys, tok):
+    """llama.cpp (interrupt_requests, on by default) ends a stream once another request waits:
+    ``[DONE]`` with no finish_reason, then the close inside the chunked body. Failed, with
+    what came (never "closed before the response": its head and chunks came), and its
+    text still counted with the tokenizer: the server generated it."""
+    raw, meta = _recording("llamacpp-interrupted")
+    assert not _whole(raw) and b"data: [DONE]" in raw
+    t = truth("llamacpp-interrupted", tok)
+    assert not t["finished"] and t["done"]
+    with _server("llamacpp", "interrupted") as replay:
+        url = f"http://127.0.0.1:{replay.port}"
+        code, s, _ = _llm(tmp_path, capsys, url, "completions", t["prompt"],
+                          "--tokenizer", str(DATA / "tokenizer.json"))  # fmt: skip
+    assert len(replay.ids) == N
+    assert (s.completed, s.failed) == (0, N)
+    assert code != 0
+    assert list(s.errors) == ["stream: [DONE] without a finish_reason, then the close"], s.errors
+    assert s.output_tokens == N * t["output_tokens"]
+
+
+def test_a_stream_closed_after_its_finish_and_done_counts_as_completed(tmp_path, capsys, tok):
+    """llama.cpp cuts a stream short after its last chunk too: the finish_reason and ``[DONE]``
+    came, then the close inside the chunked body (no last chunk). Every token came: completed,
+    its tokens counted, no flag of a missing ``[DONE]``."""
+    raw, _ = _recording("llamacpp-cut-after-finish")
+    assert not _whole(raw)
+    t = truth("llamacpp-cut-after-finish", tok)
+    assert t["finished"] and t["done"]
+    with _server("llamacpp", "cut-after-finish") as replay:
+        url = f"http://127.0.0.1:{replay.port}"
+        code, s, _ = _llm(tmp_path, capsys, url, "completions", t["prompt"],
+                          "--tokenizer", str(DATA / "tokenizer.json"))  # fmt: skip
+    assert (s.completed, s.failed) == (N, 0), s.errors
+    assert len(replay.ids) == N
+    assert code == 0
+    assert "no-done-marker" not in s.flags
+    assert (s.output_tokens, s.input_tokens) == (N * t["output_tokens"], N * t["input_tokens"])
