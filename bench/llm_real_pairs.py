@@ -40,18 +40,6 @@ class _Prompt:
     output_tokens: int
 
 
-class _Keep(LlmSink):
-    """An ``LlmSink`` that keeps its batches."""
-
-    def __init__(self, stats):
-        super().__init__(stats)
-        self.batches = []
-
-    def add_batch(self, batch) -> None:
-        super().add_batch(batch)
-        self.batches.append(batch)
-
-
 def pairs(batches, exchanges, chat: bool) -> list[dict]:
     """One dict per kfp-bench row: its outcome and times beside the proxy's exchange."""
     by_id = {e.request_id: e for e in exchanges}
@@ -100,7 +88,7 @@ def main() -> int:
                               model=envs.model_name(server, model), endpoint=a.endpoint,
                               concurrency=a.concurrency, requests=a.requests,
                               max_tokens=32).validate()  # fmt: skip
-            sink = _Keep(LlmStats(corrected=False))
+            sink = LlmSink(LlmStats(corrected=False), keep=True)
             run_attack(StreamAttack(opts, [_Prompt("word " * 24, 32)], sink))
             time.sleep(0.5)  # the proxy's last writes
     rows = pairs(sink.batches, proxy.exchanges, a.endpoint == "chat")

@@ -27,10 +27,7 @@ def add(p: argparse.ArgumentParser) -> None:
         help="Named PromQL queries (kube-burner's shape) run against --prometheus-url over the "
         f"load's window, a YAML file or a built-in: {', '.join(profiles.BUILTIN)}.",
     )  # fmt: skip
-    g.add_argument(
-        "--prometheus-url", default="", metavar="URL",
-        help="The Prometheus whose HTTP API the profile's queries go to.",
-    )  # fmt: skip
+    add_prometheus_flags(g, "namespace=bench, isvc=llm")
     g.add_argument(
         "--scrape", action="append", default=[], metavar="URL",
         help="A /metrics endpoint sampled every --metrics-step while the load runs (repeatable).",
@@ -44,9 +41,18 @@ def add(p: argparse.ArgumentParser) -> None:
         "--metrics-step", type=float, default=1.0, metavar="SECONDS",
         help="The scrapes' period and the range queries' step (default 1).",
     )  # fmt: skip
+
+
+def add_prometheus_flags(g, example: str) -> None:
+    """--prometheus-url and --metrics-var, of the load commands and of ``runs --fill``
+    (``example``: the variables a profile of that command usually takes)."""
+    g.add_argument(
+        "--prometheus-url", default="", metavar="URL",
+        help="The Prometheus whose HTTP API the profile's queries go to.",
+    )  # fmt: skip
     g.add_argument(
         "--metrics-var", action="append", default=[], metavar="NAME=VALUE",
-        help="A {{.NAME}} of the profile's queries, e.g. namespace=bench, isvc=llm (repeatable).",
+        help=f"A {{{{.NAME}}}} of the profile's queries, e.g. {example} (repeatable).",
     )  # fmt: skip
 
 

@@ -7,6 +7,7 @@ import sys
 import time
 
 from kfp_bench._doc import field_help
+from kfp_bench.cli import metrics_flags
 from kfp_bench.cli.common import (
     EXIT_LEFT_BEHIND,
     add_threshold_flag,
@@ -168,14 +169,7 @@ def _add_fill_flags(p: argparse.ArgumentParser) -> None:
         "and at each probe from --prometheus-url: the API server's and MySQL's own figures "
         "beside the latency against K.",
     )  # fmt: skip
-    g.add_argument(
-        "--prometheus-url", default="", metavar="URL",
-        help="The Prometheus whose HTTP API the profile's queries go to.",
-    )  # fmt: skip
-    g.add_argument(
-        "--metrics-var", action="append", default=[], metavar="NAME=VALUE",
-        help="A {{.NAME}} of the profile's queries, e.g. namespace=kubeflow (repeatable).",
-    )  # fmt: skip
+    metrics_flags.add_prometheus_flags(g, "namespace=kubeflow")
     g.add_argument(
         "--metrics-step", type=duration, default=30.0, metavar="S",
         help="Prometheus's scrape interval of the API server and MySQL (default 30): each "

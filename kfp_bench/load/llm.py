@@ -28,10 +28,13 @@ NONE_COMPLETED = "none-completed"
 
 class LlmSink:
     """The sink (``connection.Sink``) of one process's streaming attack: its batches go into an
-    ``LlmStats``. It pickles as its results document, to cross from a worker process."""
+    ``LlmStats``. It pickles as its results document, to cross from a worker process. With
+    ``keep`` it also keeps every batch (``batches``), for a caller in this process that pairs the
+    rows with a server's log."""
 
-    def __init__(self, stats: LlmStats):
+    def __init__(self, stats: LlmStats, keep: bool = False):
         self.stats = stats
+        self.batches: list | None = [] if keep else None
         warm_up()  # numpy's first calls, before the attack's clock starts
 
     def begin(self, started_at: float) -> None:
@@ -39,6 +42,8 @@ class LlmSink:
 
     def add_batch(self, batch) -> None:
         self.stats.add_batch(batch)
+        if self.batches is not None:
+            self.batches.append(batch)
 
     def note_inflight(self, now_sec: int, inflight: int) -> None:
         """Nothing: the per-second series counts in-flight requests from the rows' times."""
@@ -55,6 +60,7 @@ class LlmSink:
 def _sink_from_doc(doc: dict) -> LlmSink:
     sink = LlmSink.__new__(LlmSink)
     sink.stats = LlmStats.from_dict(doc, "a worker's LLM results")
+    sink.batches = None
     return sink
 
 

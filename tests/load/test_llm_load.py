@@ -21,7 +21,7 @@ import tokenizers
 from tokenizers.models import WordLevel
 from tokenizers.pre_tokenizers import Whitespace
 
-from kfp_bench.load.llm import run_llm
+from kfp_bench.load.llm import LlmSink, run_llm
 from kfp_bench.load.openai import LlmOptions, request_id
 from kfp_bench.load.prompts import Dist, synthetic
 from kfp_bench.load.stream import READ_TIME_TOKENS
@@ -30,7 +30,6 @@ from kfp_bench.records import STREAM_COLUMNS
 from kfp_bench.sandbox.llm_server import start_llm_server
 from kfp_bench.stats.llm import LlmStats
 from kfp_bench.stats.slo import Slo
-from tests.load.tee import Tee
 
 FIRST_MS, GAP_MS, TOKENS = 60.0, 20.0, 12
 WITHIN_S = GAP_MS / 2 / 1000
@@ -63,7 +62,7 @@ def _prompts(n: int = 4):
 def test_every_figure_is_the_truth_logs(llm, endpoint):
     prompts = _prompts()
     [(_, sink, record)] = run_stream(
-        _opts(llm, endpoint=endpoint), prompts, lambda i: Tee(LlmStats())
+        _opts(llm, endpoint=endpoint), prompts, lambda i: LlmSink(LlmStats(), keep=True)
     )
     rows = [(b.source, row, times) for b in sink.batches for row, times in _rows(b)]
     assert len(rows) == 8

@@ -16,7 +16,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from kfp_bench.load.llm import run_llm
+from kfp_bench.load.llm import LlmSink, run_llm
 from kfp_bench.load.openai import LlmOptions, request_id
 from kfp_bench.load.prompts import Dist
 from kfp_bench.load.shared_prefix import SharedPrefix, shared_prefix_prompts, system_prompts
@@ -25,21 +25,10 @@ from kfp_bench.load.stream import StreamAttack
 from kfp_bench.load.trace import read_trace
 from kfp_bench.load.workers import run_attack
 from kfp_bench.records import STREAM_COLUMNS
-from kfp_bench.sandbox.llm_server import start_llm_server
 from kfp_bench.stats.llm import LlmStats
 from tests.conftest import run_cli
-from tests.load.tee import Tee
 
 COL = {name: i for i, name in enumerate(STREAM_COLUMNS)}
-
-
-@pytest.fixture(scope="module")
-def llm(tmp_path_factory):
-    truth = tmp_path_factory.mktemp("llm") / "truth.jsonl"
-    with start_llm_server(
-        truth_log=truth, first_token_ms=20.0, token_gap_ms=5.0, max_tokens=4
-    ) as server:
-        yield server
 
 
 def _sha(text: str) -> str:
@@ -76,7 +65,7 @@ def test_trace_requests_arrive_in_order_at_their_offsets(llm, tmp_path):
     path, (parsed, prompts) = _trace_file(tmp_path, offsets)
     assert parsed == tuple(offsets)
     opts = _opts(llm, trace=parsed, requests=len(parsed), trace_speed=2.0)
-    sink = Tee(LlmStats(corrected=True))
+    sink = LlmSink(LlmStats(corrected=True), keep=True)
     run_attack(StreamAttack(opts, prompts, sink))
     rows = [(b.source, b.t0, r) for b in sink.batches for r in b.rows()]
     assert len(rows) == 6 and all(r[COL["outcome"]] == 0 for _, _, r in rows)

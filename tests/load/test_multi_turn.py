@@ -15,7 +15,7 @@ from itertools import pairwise
 import pytest
 
 from kfp_bench.errors import ConfigError, ResultsError
-from kfp_bench.load.llm import run_llm
+from kfp_bench.load.llm import LlmSink, run_llm
 from kfp_bench.load.multi_turn import MultiTurnAttack
 from kfp_bench.load.openai import LlmOptions, parse_multi_turn, request_id
 from kfp_bench.load.prompts import Dist, synthetic
@@ -27,19 +27,9 @@ from kfp_bench.sandbox.llm_server_http import token_text
 from kfp_bench.stats.llm import LlmStats, metric_values
 from kfp_bench.stats.turns import TurnStats
 from tests.conftest import run_cli
-from tests.load.tee import Tee
 
 COL = {name: i for i, name in enumerate(STREAM_COLUMNS)}
 THINK_S = 0.3
-
-
-@pytest.fixture(scope="module")
-def llm(tmp_path_factory):
-    truth = tmp_path_factory.mktemp("llm") / "truth.jsonl"
-    with start_llm_server(
-        truth_log=truth, first_token_ms=20.0, token_gap_ms=5.0, max_tokens=4
-    ) as server:
-        yield server
 
 
 def _sha(text: str) -> str:
@@ -78,7 +68,7 @@ def _answer(record: dict) -> str:
 def test_each_turn_carries_the_history_as_sent_after_the_think_time(llm):
     prompts = _prompts()
     opts = _opts(llm, requests=3, turns=3, think_time=THINK_S)
-    sink = Tee(LlmStats())
+    sink = LlmSink(LlmStats(), keep=True)
     run_attack(MultiTurnAttack(opts, prompts, sink))
     sessions = _sessions(sink, llm)
     assert sorted(sessions) == [0, 1, 2]
@@ -117,7 +107,7 @@ def test_open_loop_starts_sessions_at_the_rate_and_times_later_turns_from_their_
     prompts = _prompts()
     opts = _opts(llm, rate=4.0, requests=4, turns=2, think_time=0.1, max_inflight=1,
                  concurrency=1)  # fmt: skip
-    sink = Tee(LlmStats(corrected=True))
+    sink = LlmSink(LlmStats(corrected=True), keep=True)
     run_attack(MultiTurnAttack(opts, prompts, sink))
     t0 = sink.batches[0].t0
     sessions = _sessions(sink, llm)
@@ -142,7 +132,7 @@ def test_a_failed_turn_ends_its_session_and_the_lane_starts_the_next(tmp_path):
         fault="error:after=1", fault_rate=0.3, seed=11,
     ) as server:  # fmt: skip
         opts = _opts(server, requests=12, concurrency=3, turns=4)
-        sink = Tee(LlmStats())
+        sink = LlmSink(LlmStats(), keep=True)
         sink.stats.turns = TurnStats(4)
         run_attack(MultiTurnAttack(opts, _prompts(), sink))
         sessions = _sessions(sink, server)
@@ -197,7 +187,7 @@ def _halves(b: StreamBatch) -> tuple[StreamBatch, StreamBatch]:
 
 
 def test_merging_the_halves_of_a_run_gives_the_whole(llm):
-    sink = Tee(LlmStats())
+    sink = LlmSink(LlmStats(), keep=True)
     sink.stats.turns = TurnStats(2)
     run_attack(MultiTurnAttack(_opts(llm, requests=4, turns=2), _prompts(), sink))
     halves = [LlmStats(turns=TurnStats(2)), LlmStats(turns=TurnStats(2))]
