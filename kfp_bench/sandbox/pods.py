@@ -223,8 +223,8 @@ def init_local(pipeline_root: Path) -> None:
 
 def _handler(envs: StepEnvs):
     """kfp.local's task handler for ``SubprocessRunner``, with the environment of a task a
-    fresh copy of its install script's template (``step_envs``) instead of a new venv; the
-    rest is kfp.local's own (``kfp/local/subprocess_task_handler.py``,
+    fresh overlay or copy of its install script's template (``step_envs``) instead of a new
+    venv; the rest is kfp.local's own (``kfp/local/subprocess_task_handler.py``,
     ``SubprocessTaskHandler.run``)."""
     from kfp.local import status, subprocess_task_handler
 
@@ -232,10 +232,9 @@ def _handler(envs: StepEnvs):
 
     class StepEnvHandler(base):
         def run(self) -> status.Status:
-            with envs.environment(self.full_command) as python:
-                if python is None:  # not an install script: kfp.local's own venv
+            with envs.environment(self.full_command) as cmd:
+                if cmd is None:  # not an install script: kfp.local's own venv
                     return super().run()
-                cmd = subprocess_task_handler.replace_python_executable(self.full_command, python)
                 code = subprocess_task_handler.run_local_subprocess(cmd, self.env_vars)
                 return status.Status.SUCCESS if code == 0 else status.Status.FAILURE
 
@@ -256,10 +255,14 @@ def _reused_envs(envs: StepEnvs):
         sth.SubprocessTaskHandler = saved
 
 
-def step_envs(wheels: Path, mounted: Path, cache: Path | None = None) -> StepEnvs:
+def step_envs(
+    wheels: Path, mounted: Path, cache: Path | None = None, copy: bool = False
+) -> StepEnvs:
     """The step environments of ``as_pods(wheels, root, mounted)``, kept in ``cache`` (default:
-    ``ENVS`` in this Python's environment, kept between runs)."""
-    return StepEnvs(cache or Path(sys.prefix) / ENVS, wheels, mounted, pod_env(wheels, mounted))
+    ``ENVS`` in this Python's environment, kept between runs); ``copy``: each task's a full copy
+    of its template even where an overlay could be (``StepEnvs``)."""
+    env = pod_env(wheels, mounted)
+    return StepEnvs(cache or Path(sys.prefix) / ENVS, wheels, mounted, env, copy=copy)
 
 
 def install_scripts(spec: dict) -> list[str]:
