@@ -16,7 +16,6 @@ import urllib.error
 import urllib.request
 from urllib.parse import urlsplit
 
-from kfp_bench.errors import ConfigError
 from kfp_bench.load.openai import ENDPOINTS, LlmOptions
 from kfp_bench.load.stages import total_s
 from kfp_bench.pipeline.checks import (
@@ -158,10 +157,7 @@ def local_tokenizer(value: str, folder: str) -> str:
 def llm_slo(p) -> Slo:
     """The goodput bounds of llm_slo, parsed (``Slo.parse``), a bad one named as the pipeline's
     parameter: the first step's check and each LLM load worker read it here."""
-    try:
-        return Slo.parse(p.llm_slo)
-    except ConfigError as exc:
-        raise ConfigError(f"pipeline parameter llm_slo: {str(exc).replace('--slo ', '')}") from None
+    return Slo.parse(p.llm_slo, name="pipeline parameter llm_slo")
 
 
 def llm_stages(p) -> tuple:
