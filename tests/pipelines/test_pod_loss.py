@@ -39,6 +39,7 @@ pytestmark = pytest.mark.slow
 DEAD = {1: False, 2: True}
 LOAD_S = 30.0  # long enough to kill it mid-load, whatever the machine's load
 INTO_LOAD_S = 3.0  # how long after its start mark the worker is killed
+RATE = 30.0  # requests/s across the three workers
 
 
 def _executor_input(pid: int) -> dict | None:
@@ -116,7 +117,10 @@ def test_killed_load_workers_are_named_in_the_published_report_and_the_run_fails
     bid = "pods-loss"
     with start_kfp_server(simulate="all:fixed(0.2)") as kfp_api, as_pods(wheels, root, mounted):
         args = {**e2e_args(kfp_api.url, model_server.v1_predict_url, bid)}
+        # open loop at a modest rate: the load must be under way when the pods die, not take
+        # both cores for LOAD_S (closed loop, it did, with the model server)
         args.update(duration_sec=LOAD_S, sweep_rates="", num_runs=1, load_workers=3, concurrency=3)
+        args.update(rate=RATE)
         killer.start()
         try:
             with pytest.raises(RuntimeError, match="check-outcome"):
