@@ -3,8 +3,8 @@
 A step's pod starts from a bare ``python:3.11-slim`` and has only what its command installs.
 kfp.local's ``SubprocessRunner(use_venv=True)`` gives each task the same: a new virtual
 environment (no system site-packages) in which the step's own ``pip install`` lines run; here
-that environment is a fresh copy of one built once per byte-identical install script
-(``step_envs``), in which those lines run again and find everything installed. What
+that environment is a fresh overlay (or copy) of one built once per byte-identical install
+script (``step_envs``), in which those lines run again and find everything installed. What
 differs from a cluster is where pip finds the packages: a local folder of wheels (``wheelhouse``)
 with the index switched off, so that kfp-bench's own wheel, built from this checkout, is the one
 installed, and nothing outside the folder can hide a missing pin.
@@ -309,8 +309,8 @@ def as_pods(wheels: Path, root: Path, mounted: Path, envs: Path | StepEnvs | Non
     mounted)`` in this process's environment (the tasks inherit it; restored after), and
     ``root`` as the working directory: a step runs ``python3 -m ...``, which puts its working
     directory first on sys.path, and from a checkout it would import the checkout's kfp_bench
-    instead of the wheel. Each task gets a fresh copy of the environment its install script
-    makes, built once per byte-identical script (``step_envs(wheels, mounted, envs)``, or
+    instead of the wheel. Each task gets a fresh overlay or copy of the environment its install
+    script makes, built once per byte-identical script (``step_envs(wheels, mounted, envs)``, or
     ``envs`` itself when it is one) or, with ``envs=False``, kfp.local's own new venv."""
     env = pod_env(wheels, mounted)
     saved = {k: os.environ.get(k) for k in env}
