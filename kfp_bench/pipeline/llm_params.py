@@ -159,10 +159,7 @@ def local_tokenizer(value: str, folder: str) -> str:
 def llm_slo(p) -> Slo:
     """The goodput bounds of llm_slo, parsed (``Slo.parse``), a bad one named as the pipeline's
     parameter: the first step's check and each LLM load worker read it here."""
-    try:
-        return Slo.parse(p.llm_slo)
-    except ConfigError as exc:
-        raise ConfigError(f"pipeline parameter llm_slo: {str(exc).replace('--slo ', '')}") from None
+    return Slo.parse(p.llm_slo, name="pipeline parameter llm_slo")
 
 
 def llm_stages(p) -> tuple:

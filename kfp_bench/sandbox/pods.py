@@ -3,8 +3,8 @@
 A step's pod starts from a bare ``python:3.11-slim`` and has only what its command installs.
 kfp.local's ``SubprocessRunner(use_venv=True)`` gives each task the same: a new virtual
 environment (no system site-packages) in which the step's own ``pip install`` lines run; here
-that environment is a fresh copy of one built once per byte-identical install script
-(``step_envs``), in which those lines run again and find everything installed. What
+that environment is a fresh overlay (or copy) of one built once per byte-identical install
+script (``step_envs``), in which those lines run again and find everything installed. What
 differs from a cluster is where pip finds the packages: a local folder of wheels (``wheelhouse``)
 with the index switched off, so that kfp-bench's own wheel, built from this checkout, is the one
 installed, and nothing outside the folder can hide a missing pin.
@@ -223,8 +223,8 @@ def init_local(pipeline_root: Path) -> None:
 
 def _handler(envs: StepEnvs):
     """kfp.local's task handler for ``SubprocessRunner``, with the environment of a task a
-    fresh copy of its install script's template (``step_envs``) instead of a new venv; the
-    rest is kfp.local's own (``kfp/local/subprocess_task_handler.py``,
+    fresh overlay or copy of its install script's template (``step_envs``) instead of a new
+    venv; the rest is kfp.local's own (``kfp/local/subprocess_task_handler.py``,
     ``SubprocessTaskHandler.run``)."""
     from kfp.local import status, subprocess_task_handler
 
@@ -232,10 +232,9 @@ def _handler(envs: StepEnvs):
 
     class StepEnvHandler(base):
         def run(self) -> status.Status:
-            with envs.environment(self.full_command) as python:
-                if python is None:  # not an install script: kfp.local's own venv
+            with envs.environment(self.full_command) as cmd:
+                if cmd is None:  # not an install script: kfp.local's own venv
                     return super().run()
-                cmd = subprocess_task_handler.replace_python_executable(self.full_command, python)
                 code = subprocess_task_handler.run_local_subprocess(cmd, self.env_vars)
                 return status.Status.SUCCESS if code == 0 else status.Status.FAILURE
 
@@ -256,10 +255,14 @@ def _reused_envs(envs: StepEnvs):
         sth.SubprocessTaskHandler = saved
 
 
-def step_envs(wheels: Path, mounted: Path, cache: Path | None = None) -> StepEnvs:
+def step_envs(
+    wheels: Path, mounted: Path, cache: Path | None = None, copy: bool = False
+) -> StepEnvs:
     """The step environments of ``as_pods(wheels, root, mounted)``, kept in ``cache`` (default:
-    ``ENVS`` in this Python's environment, kept between runs)."""
-    return StepEnvs(cache or Path(sys.prefix) / ENVS, wheels, mounted, pod_env(wheels, mounted))
+    ``ENVS`` in this Python's environment, kept between runs); ``copy``: each task's a full copy
+    of its template even where an overlay could be (``StepEnvs``)."""
+    env = pod_env(wheels, mounted)
+    return StepEnvs(cache or Path(sys.prefix) / ENVS, wheels, mounted, env, copy=copy)
 
 
 def install_scripts(spec: dict) -> list[str]:
@@ -306,8 +309,8 @@ def as_pods(wheels: Path, root: Path, mounted: Path, envs: Path | StepEnvs | Non
     mounted)`` in this process's environment (the tasks inherit it; restored after), and
     ``root`` as the working directory: a step runs ``python3 -m ...``, which puts its working
     directory first on sys.path, and from a checkout it would import the checkout's kfp_bench
-    instead of the wheel. Each task gets a fresh copy of the environment its install script
-    makes, built once per byte-identical script (``step_envs(wheels, mounted, envs)``, or
+    instead of the wheel. Each task gets a fresh overlay or copy of the environment its install
+    script makes, built once per byte-identical script (``step_envs(wheels, mounted, envs)``, or
     ``envs`` itself when it is one) or, with ``envs=False``, kfp.local's own new venv."""
     env = pod_env(wheels, mounted)
     saved = {k: os.environ.get(k) for k in env}

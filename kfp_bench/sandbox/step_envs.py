@@ -1,4 +1,4 @@
-"""Step environments reused by install command: a template per command, a fresh copy per task.
+"""Step environments reused by install command: a template per command, a fresh view per task.
 
 kfp.local's ``SubprocessRunner(use_venv=True)`` makes a new virtual environment for every task
 (``kfp/local/subprocess_task_handler.py``, ``environment()``: ``venv.create(with_pip=True)``,
@@ -6,12 +6,14 @@ then ``pip install --upgrade pip`` and ``setuptools wheel``) and the step's ``sh
 script runs in it. What that environment holds is a function of the script's text, the
 interpreter, the wheels pip may read (the index is off, ``pods.pod_env``) and pip's settings:
 so ``StepEnvs`` builds it once per distinct (byte-identical) script as a template, exactly as
-kfp.local would and then with the script's own installs, and gives each task a copy of its own.
-The task's command still runs its ``pip install`` lines (everything is found satisfied). A copy is
-a full copy, never hardlinks: a step writing into its site-packages must not reach the template
-or any other task, as a pod's filesystem is its own. A script whose template cannot be built runs
-whole in a copy of kfp.local's new environment (made once: only pip's settings and wheels shape
-it), so its failure shows as a pod's would.
+kfp.local would and then with the script's own installs, and gives each task one of its own.
+The task's command still runs its ``pip install`` lines (everything is found satisfied). A
+task's environment is an overlay of the template (overlayfs in a user and mount namespace of the
+task's own, as a container's filesystem lies over its image) or, where the kernel or filesystem
+has none, a full copy, never hardlinks: a step writing into its site-packages must not reach the
+template or any other task, as a pod's filesystem is its own. A script whose template cannot be
+built runs whole in a view of kfp.local's new environment (made once: only pip's settings and
+wheels shape it), so its failure shows as a pod's would.
 """
 
 from __future__ import annotations
@@ -53,9 +55,14 @@ def _files_digest(h, folder: Path) -> None:
 
 class StepEnvs:
     """The templates in ``cache`` for pip reading only ``wheels`` and ``mounted`` (the steps'
-    wheel volume); ``env``: the pip settings the tasks run with (part of every key)."""
+    wheel volume); ``env``: the pip settings the tasks run with (part of every key). A task's
+    environment is an overlay of its template where ``overlays(cache)``, else a copy; ``copy``
+    asks for copies."""
 
-    def __init__(self, cache: Path, wheels: Path, mounted: Path, env: dict[str, str]):
+    def __init__(
+        self, cache: Path, wheels: Path, mounted: Path, env: dict[str, str], copy: bool = False
+    ):
+        self.copy = copy
         self.cache = Path(cache)
         self.cache.mkdir(parents=True, exist_ok=True)
         h = hashlib.sha256(f"{sys.version}\0{sys.executable}\0".encode())
@@ -80,31 +87,40 @@ class StepEnvs:
 
     @contextlib.contextmanager
     def environment(self, full_command: list[str]):
-        """Yield the Python of a fresh environment for a task running ``full_command``: a copy of
-        its script's template (of kfp.local's new environment when the script failed), removed
-        afterwards; None for another command shape: run it in kfp.local's own environment."""
+        """Yield the command that runs ``full_command`` in a fresh environment: an overlay of its
+        script's template (of kfp.local's new environment when the script failed) or a copy,
+        removed afterwards; None for another command shape: run it in kfp.local's own
+        environment."""
         script = install_script(full_command)
         if script is None:
             yield None
             return
         # a script that fails runs whole in kfp.local's new environment, as in a pod
         template = self._template(script) or self._kfp_local_env()
-        copy = self.cache / f"{template.name[:9]}-{secrets.token_hex(3)}"  # same length
+        own = self.cache / f"{template.name[:9]}-{secrets.token_hex(3)}"  # same length
+        layer = own.with_name(f"{own.name}.layer")
         try:
-            t0 = time.monotonic()
-            with self._lock(template.name, shared=True):  # not pruned while it is copied
-                kept = self._done(template.name).exists()  # (pruned since: kfp.local's own)
-                if kept:
-                    _copy(template, copy)
-                    self._done(template.name).touch()  # recently used
-            if not kept:
-                yield None
-                return
-            print(f"step environment {copy.name}: a copy of {template.name} "
-                  f"({time.monotonic() - t0:.1f} s)", flush=True)  # fmt: skip
-            yield str(copy / "bin" / "python")
+            # the template is the overlay's lower layer while the task runs: not pruned till then
+            with self._lock(template.name, shared=True):
+                if not self._done(template.name).exists():  # pruned since: kfp.local's own
+                    yield None
+                    return
+                self._done(template.name).touch()  # recently used
+                t0 = time.monotonic()
+                if not self.copy and overlays(self.cache):
+                    cmd = _in_overlay(template, own, layer, full_command)
+                    how = "an overlay"
+                else:
+                    from kfp.local.subprocess_task_handler import replace_python_executable
+
+                    _copy(template, own)
+                    cmd = replace_python_executable(full_command, str(own / "bin" / "python"))
+                    how = "a copy"
+                print(f"step environment {own.name}: {how} of {template.name} "
+                      f"({time.monotonic() - t0:.1f} s)", flush=True)  # fmt: skip
+                yield cmd
         finally:
-            shutil.rmtree(copy, ignore_errors=True)
+            _remove(own, layer)
 
     def prepare(self, scripts: list[str], workers: int = 2) -> None:
         """Build the templates of ``scripts`` in the background, in that order (a task that
@@ -199,9 +215,81 @@ def _copy(src: Path, dst: Path) -> None:
         subprocess.run(["cp", "-a", "--reflink=auto", str(src), str(dst)], check=True)
     else:
         shutil.copytree(src, dst, symlinks=True)
+    _moved(src, dst, dst)
+
+
+def _moved(src: Path, dst: Path, out: Path) -> None:
+    """Write into ``out`` the files of the environment ``src`` that name its path (pyvenv.cfg
+    and its scripts' ``#!`` lines), naming ``dst`` instead."""
     old, new = str(src).encode(), str(dst).encode()
-    for f in [dst / "pyvenv.cfg", *(dst / "bin").iterdir()]:
+    scripts = (src / "bin").iterdir() if (src / "bin").is_dir() else ()
+    for f in [src / "pyvenv.cfg", *scripts]:
         if f.is_file() and not f.is_symlink():
             data = f.read_bytes()
             if old in data:
-                f.write_bytes(data.replace(old, new))
+                to = out / f.relative_to(src)
+                to.parent.mkdir(parents=True, exist_ok=True)
+                to.write_bytes(data.replace(old, new))
+                shutil.copymode(f, to)
+
+
+#: Mounts ``$1`` (read-only) under the writable ``$2`` (overlayfs's work folder ``$3``) at ``$4``,
+#: then runs the rest: in a mount namespace of its own, gone with its last process.
+_MOUNT = (
+    'mount -t overlay overlay -o "lowerdir=$1,upperdir=$2,workdir=$3" "$4" && shift 4 && exec "$@"'
+)
+
+
+def _in_overlay(template: Path, own: Path, layer: Path, full_command: list[str]) -> list[str]:
+    """``full_command`` run with ``own`` a copy-on-write view of ``template``: an overlay whose
+    writes go to ``layer`` (a pod's container filesystem over its image's layers, the same)."""
+    from kfp.local.subprocess_task_handler import replace_python_executable
+
+    own.mkdir()
+    (layer / "upper").mkdir(parents=True)
+    (layer / "work").mkdir()
+    _moved(template, own, layer / "upper")
+    cmd = replace_python_executable(full_command, str(own / "bin" / "python"))
+    mount = [str(template), str(layer / "upper"), str(layer / "work"), str(own)]
+    return ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", _MOUNT, "sh",
+            *mount, *cmd]  # fmt: skip
+
+
+def _remove(*folders: Path) -> None:
+    for folder in folders:
+        # overlayfs leaves its work folder's own folder mode 000: opened first to be removable
+        with contextlib.suppress(OSError):
+            (folder / "work" / "work").chmod(0o700)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+_OVERLAYS: dict[Path, bool] = {}
+
+
+def overlays(cache: Path) -> bool:
+    """Whether a task's environment can be an overlay in ``cache`` (``_in_overlay``): this
+    kernel mounts overlayfs in a user namespace over this filesystem, and a write through it
+    leaves the lower folder as it was. Else tasks get full copies."""
+    cache = Path(cache)
+    if cache in _OVERLAYS:
+        return _OVERLAYS[cache]
+    ok = False
+    if shutil.which("unshare") and shutil.which("mount") and not set(str(cache)) & set(",:"):
+        probe = cache / f"overlay-probe-{secrets.token_hex(3)}"
+        try:
+            (probe / "lower").mkdir(parents=True)
+            (probe / "lower" / "f").write_text("lower")
+            cmd = _in_overlay(probe / "lower", probe / "view", probe / "layer",
+                              ["sh", "-c", 'echo upper > "$0/f"', str(probe / "view")])  # fmt: skip
+            done = subprocess.run(cmd, capture_output=True, timeout=60)
+            ok = (
+                done.returncode == 0
+                and (probe / "lower" / "f").read_text() == "lower"
+                and (probe / "layer" / "upper" / "f").read_text() == "upper\n"
+            )
+        except (OSError, subprocess.SubprocessError):
+            ok = False
+        finally:
+            _remove(probe / "layer", probe)
+    _OVERLAYS[cache] = ok
+    return ok

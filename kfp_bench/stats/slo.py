@@ -34,25 +34,27 @@ class Slo:
     e2e: int | None = None
 
     @classmethod
-    def parse(cls, text: str | None) -> Slo:
+    def parse(cls, text: str | None, name: str = "--slo") -> Slo:
         """Read ``ttft=500ms,itl=50ms,tpot=30ms,e2e=5s`` (units us, ms, s; any subset of the
-        keys; empty: none). Raises one ``ConfigError`` naming the text and the fix."""
+        keys; empty: none). Raises one ``ConfigError`` naming the input (``name``: a flag is
+        shown as ``--slo 'TEXT'``, any other name as ``NAME='TEXT'``), the text and the fix."""
         if not text or not text.strip():
             return cls()
+        given = f"{name} {text!r}" if name.startswith("-") else f"{name}={text!r}"
         keys = [f.name for f in fields(cls)]
         found: dict[str, int] = {}
         for part in text.split(","):
             key, eq, value = (s.strip() for s in part.partition("="))
             if key not in keys or not eq:
                 what = f"unknown key {key!r}" if eq else f"{part.strip()!r} is not key=value"
-                raise ConfigError(f"--slo {text!r}: {what} (keys: {', '.join(keys)}); {_FIX}")
+                raise ConfigError(f"{given}: {what} (keys: {', '.join(keys)}); {_FIX}")
             if key in found:
-                raise ConfigError(f"--slo {text!r}: {key} is given twice; give it once")
+                raise ConfigError(f"{given}: {key} is given twice; give it once")
             m = _VALUE.match(value)
             us = round(float(m[1]) * UNITS[m[2]]) if m else 0
             if us <= 0:
                 raise ConfigError(
-                    f"--slo {text!r}: {key}={value!r} is not a positive time with a unit "
+                    f"{given}: {key}={value!r} is not a positive time with a unit "
                     f"(us, ms or s, e.g. {key}=500ms); {_FIX}"
                 )
             found[key] = us

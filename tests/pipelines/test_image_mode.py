@@ -54,6 +54,9 @@ def image_env(tmp_path_factory) -> Path:
     env = base / "env"
     venv.create(env, with_pip=True)
     python = env / "bin" / "python"
+    # python:3.11-slim brings a pip of its own, not this interpreter's bundled one (ensurepip's,
+    # whose resolver and pip check parse every requirement with pyparsing): a current one
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--upgrade", "pip"], check=True)
     done = subprocess.run(
         ["sh", str(ROOT / "scripts" / "image-install.sh"), str(context), str(python)],
         capture_output=True, text=True, timeout=1200,

@@ -2,7 +2,8 @@
 
 Real kfp.local runs (``pods.as_pods``, the wheel folder of the pipeline tests): a task that
 writes into its site-packages, a new module and an edit of an installed one, leaves the next
-task of the same install script a clean environment; a script that differs by one package gets
+task of the same install script a clean environment, whether the tasks' environments are
+overlays of the template or copies; a script that differs by one package gets
 an environment of its own, and the tasks of one script share one template.
 """
 
@@ -17,7 +18,7 @@ from kfp import dsl
 from kfp_bench.pipeline.bundled import compiled_file
 from kfp_bench.sandbox import pods
 from kfp_bench.sandbox.pods import as_pods, install_scripts, step_envs
-from kfp_bench.sandbox.step_envs import StepEnvs
+from kfp_bench.sandbox.step_envs import StepEnvs, overlays
 
 pytestmark = pytest.mark.slow
 _PBR = ["pbr==7.1.3"]
@@ -71,10 +72,18 @@ def writes_then_reads() -> str:
     return read_site(after=s.output).output
 
 
-def test_a_step_writing_its_site_packages_leaves_the_next_step_clean(wheels, mounted, tmp_path):
-    envs = step_envs(wheels, mounted, tmp_path / "envs")
+@pytest.mark.parametrize("view", ["an overlay", "a copy"])
+def test_a_step_writing_its_site_packages_leaves_the_next_step_clean(
+    wheels, mounted, tmp_path, capfd, view
+):
+    envs = step_envs(wheels, mounted, tmp_path / "envs", copy=view == "a copy")
+    if view == "an overlay" and not overlays(envs.cache):
+        pytest.skip("this kernel mounts no overlayfs in a user namespace here: tasks get copies")
     with as_pods(wheels, tmp_path / "root", mounted, envs=envs):
         out = writes_then_reads().output
+    # every task had the view asked for
+    views = re.findall(r"step environment \S+: (an overlay|a copy) of", "".join(capfd.readouterr()))
+    assert views == [view] * 3, views
     reader, writer, leaks = out.split("|")
     assert leaks == "", f"the reader's environment holds the writer's {leaks}"
     assert reader != writer

@@ -90,6 +90,12 @@ def _make(env: Path, kfp_version: str, timeout: float) -> None:
     shutil.rmtree(tmp, ignore_errors=True)
     shutil.rmtree(env, ignore_errors=True)
     _run([sys.executable, "-m", "venv", str(tmp)], f"create a venv at {tmp}", timeout)
+    # pip upgraded before anything sees the server's packages, as kfp.local upgrades it in its
+    # own new environments (kfp/local/subprocess_task_handler.py, environment()): the pip that
+    # venv bundles parses every installed distribution's requirements with pyparsing, and each
+    # executed step's already-satisfied ``pip install`` of kfp-bench scans them all
+    upgrade = [str(python_of(tmp)), "-m", "pip", "install", "--quiet", "--upgrade", "pip"]
+    _run(upgrade, "upgrade pip", timeout)
     _link_base(_venv_purelib(tmp))
     pip = [str(python_of(tmp)), "-m", "pip", "install", "--quiet", "--no-deps"]
     _run([*pip, f"kfp=={kfp_version}"], f"pip install kfp=={kfp_version}", timeout)
