@@ -18,6 +18,17 @@ pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chro
 
 
 def screenshot(url: str, out: Path, size: str = "900,3000") -> Image.Image:
+    """The page rendered by headless Chromium. A Chromium that has not returned after 90 s is
+    started once more with a fresh profile: in a fresh-clone ``make test`` one screenshot of the
+    sandboxed-iframe page never returned (the process still running at 90 s, two cores busy),
+    while the same page rendered in seconds before and after; a second hang fails the test."""
+    try:
+        return _screenshot(url, out, size)
+    except subprocess.TimeoutExpired:
+        return _screenshot(url, out, size)
+
+
+def _screenshot(url: str, out: Path, size: str) -> Image.Image:
     with tempfile.TemporaryDirectory(prefix="kfp-bench-chromium-") as profile:
         subprocess.run(
             [
