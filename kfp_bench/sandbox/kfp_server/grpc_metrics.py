@@ -1,28 +1,9 @@
 """The real API server's gRPC request metrics, for the local KFP API's REST calls.
 
 This module owns the map from each REST route to the gRPC method KFP's grpc-gateway calls for it
-(``GRPC_METHODS``), the gRPC code of an answer, and the series go-grpc-prometheus exports for a
-unary call, with its names, labels and KFP's buckets. What it follows (kubeflow/pipelines
-7b70c7b95f; grpc-ecosystem/go-grpc-prometheus v1.2.0, KFP's go.mod:78):
-
-* ``backend/src/apiserver/main.go``: the /apis/ paths go through grpc-gateway to the gRPC server
-  (:496-518, :612), whose first interceptor is ``grpc_prometheus.UnaryServerInterceptor``
-  (:415-428); the handling-time histogram is on, with the buckets of :406-410. Healthz and the
-  multipart uploads are served on the HTTP mux (:599-601): no gRPC call, no gRPC series.
-* go-grpc-prometheus ``server_metrics.go:26-57`` (names, labels), ``:103-114`` (a unary call:
-  started and msg_received at its start, handled{grpc_code} and the histogram at its end,
-  msg_sent only when it returned no error), ``server_reporter.go``, ``util.go:23-28`` (the codes
-  by their Go names). KFP does not call ``grpc_prometheus.Register`` (server.go:37): a method's
-  series appear with its first call.
-
-What is a gRPC call here: a request on a route of ``GRPC_METHODS`` that the server answers with a
-google.rpc.Status from the handlers (its one detail, ``gateway.status_body``) or a success. The
-gateway's own refusals (a body or query it cannot decode: a Status without details), injected
-faults before handling (``faults.py``: the front, not the server) and ``--latency-ms`` (the
-network) are outside it; an answer a fault replaces after handling was an OK call. The time is
-from the request reaching the handlers' chain (token check included, as KFP checks tokens in its
-handlers: resource_manager.go:2575-2606) to the answer. Started is counted with the outcome, when
-the call is known to be one: a call in flight is not seen.
+(``GRPC_METHODS``), the gRPC code of an answer (``code_of``), and the series go-grpc-prometheus
+v1.2.0 (KFP's go.mod:78) exports for a unary call, with its names, labels and KFP's buckets
+(``GrpcMetrics``). What is and is not a gRPC call is said at ``GrpcMetrics.call``.
 """
 
 from __future__ import annotations
@@ -96,7 +77,17 @@ _LABELS = ["grpc_method", "grpc_service", "grpc_type"]  # Go's exposition sorts 
 
 class GrpcMetrics:
     """The gRPC server's series of one local server: a prometheus_client collector (register it
-    in the server's registry), fed by ``call``. Only methods called show, as in KFP."""
+    in the server's registry), fed by ``call``.
+
+    What it follows (kubeflow/pipelines 7b70c7b95f): ``backend/src/apiserver/main.go`` sends the
+    /apis/ paths through grpc-gateway to the gRPC server (:496-518, :612), whose first interceptor
+    is ``grpc_prometheus.UnaryServerInterceptor`` (:415-428), with the histogram on (:406-410);
+    healthz and the multipart uploads are served on the HTTP mux (:599-601), no gRPC call.
+    go-grpc-prometheus ``server_metrics.go:26-57`` (names, labels) and ``:103-114`` (a unary
+    call: started and msg_received, then handled{grpc_code} and the histogram, msg_sent only
+    without an error); ``util.go:23-28`` (codes by their Go names). KFP does not call
+    ``grpc_prometheus.Register`` (server.go:37): a method's series appear with its first call.
+    """
 
     def __init__(self) -> None:
         self.started: Counter[tuple[str, str]] = Counter()
@@ -107,7 +98,17 @@ class GrpcMetrics:
 
     async def call(self, request: web.Request, route: str, handler) -> web.StreamResponse:
         """``handler``'s answer to ``request``, counted and timed as one gRPC call if ``route``
-        (its template) is a gRPC method's and the answer is not the gateway's own."""
+        (its template) is a gRPC method's and the answer is not the gateway's own.
+
+        A gRPC call: an answer with a google.rpc.Status from the handlers (with its one detail,
+        ``gateway.status_body``) or a success. Not one: the gateway's own refusals (a body or
+        query it cannot decode: a Status without details); faults injected before handling
+        (``faults.py``: the front) and ``--latency-ms`` (the network), which the caller applies
+        outside this. A fault after handling replaces the answer of a call counted with its own
+        code. Timed from here (the token check included: KFP checks tokens in its handlers,
+        resource_manager.go:2575-2606) to the answer. Started is counted with the outcome, once
+        the call is known to be one: a call in flight is not seen.
+        """
         method = GRPC_METHODS.get((request.method, route))
         if method is None:
             return await handler(request)
