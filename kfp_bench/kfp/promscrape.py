@@ -13,6 +13,9 @@ How a series is tied to an operation:
   paths with an HTTP verb map through ``_REST``;
 - KFP's own unlabelled counters (``run_server_create_requests`` ...) through ``_KFP_COUNTERS``.
 
+Each operation is read from one metric family (``GRPC_HISTOGRAM`` says which and why), so a call
+counted by several families is counted once.
+
 A scrape that fails is not an error of the benchmark: the deltas then say why there are none.
 """
 
@@ -144,51 +147,110 @@ def _is_error(labels: dict) -> bool:
 
 def deltas(before: dict, after: dict) -> dict:
     """Per-operation deltas between two scrapes: ``{"operations": {op: {count, errors, sum_s,
-    buckets: [[le, cumulative count], ...]}}, "interval_s", "url"}``."""
+    buckets: [[le, cumulative count], ...], source}}, "interval_s", "url"}``; ``source`` names
+    the metric family the count and latency were read from (see ``_source``)."""
     if "error" in before or "error" in after:
         return {"error": before.get("error") or after.get("error")}
     b, a = before["samples"], after["samples"]
-    ops: dict = defaultdict(lambda: {"count": 0, "errors": 0, "sum_s": None, "buckets": {}})
-    counted_by_histogram: set = set()
+    families: dict = defaultdict(dict)  # op -> metric family -> its deltas
     for (name, labels_t), value in a.items():
         d = value - b.get((name, labels_t), 0.0)
         if d <= 0 and not name.endswith("_bucket"):
             continue
         labels = dict(labels_t)
-        op = operation_of(_base(name), {k: v for k, v in labels.items() if k != "le"})
+        base = _base(name)
+        op = operation_of(base, {k: v for k, v in labels.items() if k != "le"})
         if op is None:
             continue
-        o = ops[op]
-        if name.endswith("_bucket") and "le" in labels and _is_latency(name):
+        kind = _kind(name, base, labels)
+        if kind is None:
+            continue
+        f = families[op].setdefault(base, _family())
+        if kind == "bucket":
             le = float(labels["le"]) * _unit(name)
-            o["buckets"][le] = o["buckets"].get(le, 0.0) + max(d, 0.0)
-        elif name.endswith("_sum") and _is_latency(name):
-            o["sum_s"] = (o["sum_s"] or 0.0) + d * _unit(name)
-        elif name.endswith("_count") and _is_latency(name):
-            o["count_h"] = o.get("count_h", 0) + d
-            counted_by_histogram.add(op)
+            f["buckets"][le] = f["buckets"].get(le, 0.0) + max(d, 0.0)
+            f["histogram"] = True
+        elif kind == "sum":
+            f["sum_s"] = (f["sum_s"] or 0.0) + d * _unit(name)
+        else:  # a histogram's _count or a counter: requests, by code when labelled
+            f["count"] += d
+            f["coded"] = f["coded"] or any(k in labels for k in _CODE_LABELS)
             if _is_error(labels):
-                o["errors_h"] = o.get("errors_h", 0) + d
-        elif name.endswith(("_total", "_requests")) or name in _KFP_COUNTERS:
-            o["count_c"] = o.get("count_c", 0) + d
-            if _is_error(labels):
-                o["errors_c"] = o.get("errors_c", 0) + d
-    out = {}
-    for op, o in ops.items():
-        # A histogram's _count is the request count when there is one; else a plain counter.
-        src = "h" if op in counted_by_histogram else "c"
-        out[op] = {
-            "count": int(o.get(f"count_{src}", 0)),
-            # Histograms rarely carry the status; a labelled counter of the same route does.
-            "errors": int(max(o.get("errors_h", 0), o.get("errors_c", 0))),
-            "sum_s": o["sum_s"],
-            "buckets": [[le, c] for le, c in sorted(o["buckets"].items())],
-        }
+                f["errors"] += d
+    out = {op: _one_source(fams) for op, fams in families.items()}
     return {
         "operations": out,
         "interval_s": round(after["at"] - before["at"], 3),
         "url": after["url"],
     }
+
+
+def _family() -> dict:
+    return {"count": 0.0, "errors": 0.0, "coded": False, "sum_s": None, "buckets": {},
+            "histogram": False}  # fmt: skip
+
+
+def _kind(name: str, base: str, labels: dict) -> str | None:
+    """What a sample adds: "bucket", "sum", "count" (requests), or None."""
+    if name.endswith("_bucket") and "le" in labels and _is_latency(name):
+        return "bucket"
+    if name.endswith("_sum") and _is_latency(name):
+        return "sum"
+    if name.endswith("_count") and _is_latency(name):
+        return "count"
+    if name.endswith(("_total", "_requests")) or base in _KFP_COUNTERS:
+        return "count"
+    return None
+
+
+#: The family an operation's figures are read from, when a scrape has it: KFP's gRPC handling
+#: time (go-grpc-prometheus; kubeflow/pipelines main.go:406-410). A server exports several
+#: families per operation (KFP: the gRPC histogram and counters beside its own run_server_*
+#: counters; the local API also its HTTP histogram kfp_api_request_duration_seconds), each
+#: counting the same calls: summed, they would count a call two to five times, so one family is
+#: the source of an operation's count, sum and buckets. The gRPC histogram, because every real
+#: API server exports it (a cluster and the local API are read the same way), it times the
+#: handling as the server sees it (from the gRPC call's start to its reply: client − server is
+#: the network, the ingress and the gateway) and every REST call of a gRPC method is one call in
+#: it. Without it (uploads, healthz, another server): another latency histogram, else a counter.
+GRPC_HISTOGRAM = "grpc_server_handling_seconds"
+GRPC_HANDLED = "grpc_server_handled_total"
+
+
+def _one_source(families: dict) -> dict:
+    name = _source(families)
+    f = families[name]
+    # The errors among the same calls: the source's own codes, else gRPC's handled counter (its
+    # codes are the calls' own), else the most any coded family of the operation counts.
+    if f["coded"]:
+        errors = f["errors"]
+    elif GRPC_HANDLED in families:
+        errors = families[GRPC_HANDLED]["errors"]
+    else:
+        errors = max((g["errors"] for g in families.values() if g["coded"]), default=0.0)
+    return {
+        "count": int(f["count"]),
+        "errors": int(errors),
+        "sum_s": f["sum_s"],
+        "buckets": [[le, c] for le, c in sorted(f["buckets"].items())],
+        "source": name,
+    }
+
+
+def _source(families: dict) -> str:
+    """The authoritative family of one operation (see ``GRPC_HISTOGRAM``)."""
+    histograms = sorted(n for n, f in families.items() if f["histogram"])
+    if GRPC_HISTOGRAM in histograms:
+        return GRPC_HISTOGRAM
+    if histograms:
+        return histograms[0]
+
+    def rank(name: str) -> tuple[int, str]:
+        # calls completed, by code; KFP's counter of the handler; other coded counters; the rest
+        order = 0 if name == GRPC_HANDLED else 1 if name in _KFP_COUNTERS else 2
+        return (order if order < 2 or families[name]["coded"] else 3, name)
+
+    return min(families, key=rank)
 
 
 def _base(name: str) -> str:

@@ -1,8 +1,10 @@
 """The full-database mode with a metrics profile on: ``kfp-bench runs --fill`` against the local
 KFP API while a real Prometheus (Debian's, tests/metrics/prometheus_server.py) scrapes its
 /metrics; the built-in ``kfp`` profile plus two entries on the local server's own names. The
-local API has neither KFP's gRPC histogram nor a MySQL (its store is in memory): those entries
-must come out "not exposed", the local ones as figures at each K. No timing bounds."""
+local API exports KFP's gRPC series as the real API server does: the profile's API-server
+entries come out as figures at each K, beside the local ones; it has no MySQL, Argo or
+persistence agent (its store is in memory): those entries must come out "not exposed". No timing
+bounds."""
 
 from __future__ import annotations
 
@@ -88,12 +90,54 @@ def test_the_servers_histogram_is_read_at_each_probe(filled):
     assert counts[ks[-1]] > counts[ks[0]]  # the server holds the fill's runs
 
 
+#: The built-in entries on the API server's own series, which the local API exports under KFP's
+#: names; of the API server's, only the persistence agent's ReportWorkflow calls are not made here.
+API_SERVER = {"apiRequestsPerSecond", "apiHandlingP99Seconds", "apiListRuns",
+              "apiGetPipelineVersion", "apiRunsCreated"}  # fmt: skip
+
+
+def _kfp_bound(ms: float) -> bool:
+    """A bucket bound of KFP's gRPC histogram (main.go:406-410), in ms, or 0."""
+    bounds = (0, 5, 10, 30, 100, 300, 1e3, 3e3, 1e4, 1.5e4, 3e4, 6e4, 1.2e5, 3e5)
+    return any(abs(ms - b) < 1e-6 for b in bounds)
+
+
+def test_the_api_servers_grpc_latency_is_read_at_each_probe(filled):
+    """KFP's gRPC handling-time histogram of the Runs page's calls (ListRuns, GetPipelineVersion)
+    at each K, as a cluster's API server gives it, with main.go's buckets (5 ms and up)."""
+    fill = _profile(filled)
+    ks = [w["k"] for w in fill["probe_windows"]]
+    prof = fill["server_profile"]
+    called = sorted({r["k"] for r in fill["rows"] if r["kind"] == "get_pipeline_version"})
+    for metric in ("apiListRuns", "apiGetPipelineVersion"):
+        at = {h["k"]: h for h in prof["histograms"] if h["metric"] == metric}
+        if metric == "apiListRuns":
+            assert sorted(at) == ks
+        else:
+            # GetPipelineVersion only once the page shows runs of a version; KFP does not
+            # pre-register a method's series (no grpc_prometheus.Register), so the window of its
+            # first calls may read no increase, as on a fresh API server: the later ones do
+            assert called and set(at) <= set(called) and called[-1] in at, (called, sorted(at))
+        for h in at.values():
+            assert h["count"] > 0
+            lo, hi = h["p50_bucket_ms"]  # a bucket of KFP's, not of the local HTTP histogram
+            assert _kfp_bound(lo) and (hi == "+Inf" or _kfp_bound(hi)), (lo, hi)
+    rates = [v for v in prof["values"] if v["metric"] == "apiRequestsPerSecond"]
+    assert rates and any(v["value"] > 0 for v in rates)
+    text = filled["stdout"]
+    assert any(x.split()[:2] == ["apiListRuns", "p50"] for x in text.splitlines())
+    md = (filled["report"] / "summary.md").read_text()
+    part = md.split("## Full database: the server's own figures at each K\n", 1)[1]
+    for row in ("| apiListRuns p95 (ms) |", "| apiGetPipelineVersion p95 (ms) |"):
+        assert row in part
+
+
 def test_what_the_server_does_not_export_is_named_not_exposed(filled):
     prof = _profile(filled)["server_profile"]
-    # neither KFP's gRPC histogram nor MySQL (nor Argo) behind the local API: every built-in
-    # entry but apiRunsCreated (the local server counts run_server_create_requests under KFP's
-    # name), and nothing of the local server's
-    assert sorted(prof["not_exposed"]) == sorted(set(BUILTIN) - {"apiRunsCreated"})
+    # neither MySQL nor Argo nor a persistence agent behind the local API: every built-in entry
+    # but the API server's, and nothing of the local server's
+    assert sorted(prof["not_exposed"]) == sorted(set(BUILTIN) - API_SERVER)
+    assert "persistenceAgentReportsPerSecond" in prof["not_exposed"]
     created = [v for v in prof["values"] if v["metric"] == "apiRunsCreated"]
     assert created and all(v["value"] == 0 for v in created)  # a probe creates nothing
     assert not any("no series" in n for n in prof["notes"])  # said once: not_exposed

@@ -15,6 +15,12 @@ This module owns ``/metrics`` and the fault middleware. Metric names (Prometheus
   ``job_server_create_requests`` (recurring runs: job_server.go:34-72), ..., and the gauges
   ``run_server_run_count`` and ``job_server_job_count``. As the Go server does, they have no
   ``_total`` suffix and count requests that reached the handler.
+* The real server's gRPC series (go-grpc-prometheus, as KFP's main.go turns it on): each REST
+  call of a gRPC method is one unary call of ``kubeflow.pipelines.backend.api.v2beta1.<service>``
+  in ``grpc_server_started_total``, ``grpc_server_handled_total{grpc_code}``,
+  ``grpc_server_msg_received_total``, ``grpc_server_msg_sent_total`` and the histogram
+  ``grpc_server_handling_seconds`` (KFP's buckets, 5 ms to 300 s), labelled ``grpc_method``,
+  ``grpc_service``, ``grpc_type="unary"``; healthz and uploads have none (``grpc_metrics.py``).
 * ``kfp_bench_runs{state}`` (gauge): runs by state; ``kfp_bench_runs_executing`` (gauge): runs
   holding an execution slot.
 * ``kfp_api_request_credentials_total{authorization, cookie}``: API requests by the credentials
@@ -44,6 +50,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from kfp_bench.sandbox.kfp_server.faults import Faults
 from kfp_bench.sandbox.kfp_server.gateway import rpc_error
+from kfp_bench.sandbox.kfp_server.grpc_metrics import GrpcMetrics
 
 _BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 _SCHEMES = ("bearer", "basic")
@@ -81,6 +88,8 @@ class Metrics:
             ["authorization", "cookie"],
             registry=self.registry,
         )
+        self.grpc = GrpcMetrics()
+        self.registry.register(self.grpc)
         self.operations: Counter[str] = Counter()
         self.run_count = 0
         self.job_count = 0  # job_server.go: Inc on create, Dec on delete
@@ -102,7 +111,8 @@ class Metrics:
                 await asyncio.sleep(self.latency)
             fault = self.faults.draw(request.method, route)
             if fault is None or self.faults.after:
-                response = await handler(request)
+                # past the front's latency and faults: the gateway's call of the gRPC server
+                response = await self.grpc.call(request, route, handler)
             if fault is not None:
                 response = _fault_response(*fault)
             status = response.status

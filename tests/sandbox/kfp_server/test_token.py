@@ -40,6 +40,13 @@ def test_only_the_token_opens_the_api_and_it_is_never_shown(tmp_path):
         assert status == 200 and TOKEN not in metrics
         bearer = 'kfp_api_request_credentials_total{authorization="bearer",cookie="no"} 2.0'
         assert bearer in metrics
+        # KFP checks the token in its handlers (resource_manager.go IsAuthorized): a refused
+        # one is a gRPC call that ends Unauthenticated
+        service = "kubeflow.pipelines.backend.api.v2beta1.ExperimentService"
+        for code, n in (("Unauthenticated", 2), ("OK", 1)):
+            line = (f'grpc_server_handled_total{{grpc_code="{code}",grpc_method="ListExperiments",'
+                    f'grpc_service="{service}",grpc_type="unary"}} {n}.0')  # fmt: skip
+            assert line in metrics
 
         api = KfpApi(server.url, auth=Auth("token-file", str(path)))
         try:
