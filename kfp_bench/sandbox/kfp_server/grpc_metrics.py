@@ -16,12 +16,13 @@ from collections import Counter
 from aiohttp import web
 from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
 
-_API = "/apis/v2beta1"
-_P = f"{_API}/pipelines/{{pipeline_id}}"
-_V = f"{_P}/versions/{{pipeline_version_id}}"
-_E = f"{_API}/experiments/{{experiment_id}}"
-_R = f"{_API}/runs/{{run_id}}"
-_J = f"{_API}/recurringruns/{{recurring_run_id}}"
+from kfp_bench.sandbox.kfp_server.routes import API as _API
+from kfp_bench.sandbox.kfp_server.routes import EXPERIMENT as _E
+from kfp_bench.sandbox.kfp_server.routes import PIPELINE as _P
+from kfp_bench.sandbox.kfp_server.routes import RECURRING as _J
+from kfp_bench.sandbox.kfp_server.routes import RUN as _R
+from kfp_bench.sandbox.kfp_server.routes import VERSION as _V
+
 PACKAGE = "kubeflow.pipelines.backend.api.v2beta1"
 
 #: (HTTP method, route template) -> (service, method): the google.api.http options of
