@@ -208,18 +208,23 @@ def _read(path: Path) -> str:
 _JSONL_FIX = 'each line must be a JSON object such as {"prompt": "Hello", "output_tokens": 128}'
 
 
-def _jsonl(path: Path, text: str) -> list[tuple[str, str, int]]:
-    rows = []
+def json_lines(text: str, source: str, fix: str):
+    """(line number, value) of each non-blank line of the JSON-lines ``text``; a line that is
+    not JSON is a ``ConfigError`` naming ``source``, the line and ``fix``."""
     for no, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        where = f"line {no}"
         try:
             doc = json.loads(line)
         except json.JSONDecodeError as e:
-            raise ConfigError(
-                f"prompts file {path} {where}: not JSON ({e.msg}); {_JSONL_FIX}"
-            ) from None
+            raise ConfigError(f"{source} line {no}: not JSON ({e.msg}); {fix}") from None
+        yield no, doc
+
+
+def _jsonl(path: Path, text: str) -> list[tuple[str, str, int]]:
+    rows = []
+    for no, doc in json_lines(text, f"prompts file {path}", _JSONL_FIX):
+        where = f"line {no}"
         if isinstance(doc, dict) and "conversations" in doc:
             row = _conversation(path, where, doc)
             if row:

@@ -17,14 +17,13 @@ file, the line and the fix, raised before anything is sent.
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 import numpy as np
 
 from kfp_bench.errors import ConfigError
-from kfp_bench.load.prompts import DEFAULT_OUTPUT_TOKENS, VOCAB, Prompt
+from kfp_bench.load.prompts import DEFAULT_OUTPUT_TOKENS, VOCAB, Prompt, json_lines
 from kfp_bench.load.tokenizer import counter, words_of_tokens
 
 _FIX = (
@@ -53,14 +52,8 @@ def read_trace(
     count = counter(tokenizer) if prompts and tokenizer else None
     offsets: list[float] = []
     out: list[Prompt] = []
-    for no, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
+    for no, doc in json_lines(text, f"trace file {path}", _FIX):
         where = f"trace file {path} line {no}"
-        try:
-            doc = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise ConfigError(f"{where}: not JSON ({e.msg}); {_FIX}") from None
         if not isinstance(doc, dict):
             raise ConfigError(f"{where}: not a JSON object; {_FIX}")
         offset = doc.get("offset")
