@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import builtins
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -62,6 +64,24 @@ def start_cli(*args: str) -> subprocess.Popen:
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def interrupt_when(proc: subprocess.Popen, ready, what: str, wait_s: float = 120, timeout=120):
+    """Send ``proc`` one SIGINT (a first Ctrl-C) as soon as ``ready()`` holds (polled every 0.1 s,
+    at most ``wait_s``; ``what`` names what was awaited), and return its (stdout, stderr). A
+    process that ended before the signal went fails here, not as a wrong exit code later."""
+    try:
+        deadline = time.monotonic() + wait_s
+        while not ready():
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, f"no {what}"
+            time.sleep(0.1)
+        assert proc.poll() is None, ("it ended before the SIGINT", *proc.communicate())
+        proc.send_signal(signal.SIGINT)
+        return proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
 
 
 def run_cli(*args: str, timeout: float = 120, **kwargs) -> subprocess.CompletedProcess:

@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 import urllib.request
 
-from tests.conftest import start_cli
+from tests.conftest import interrupt_when, start_cli
 from tests.kfp.conftest import HELLO, NOTHING, kfp_client, remains
 
 
@@ -23,17 +21,10 @@ def test_ctrl_c_prints_saves_and_cleans_up(slow_kfp_server, tmp_path):
         "--create-concurrency", "2", "--poll-interval", "0.2", "--benchmark-id", bid,
         "--out", str(out),
     )  # fmt: skip
-    try:
-        client, deadline = kfp_client(url), time.monotonic() + 60
-        while remains(url, bid)["runs"] < 3:
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "no runs were created"
-            time.sleep(0.1)
-        proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    client = kfp_client(url)
+    stdout, stderr = interrupt_when(
+        proc, lambda: remains(url, bid)["runs"] >= 3, "runs were created", wait_s=60, timeout=60
+    )
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr
     assert "create_run" in stdout and "summary.json" in stdout  # the summary was printed

@@ -5,8 +5,6 @@ options. No timing bounds: the figures are only checked to exist."""
 from __future__ import annotations
 
 import json
-import signal
-import time
 
 import pytest
 
@@ -15,7 +13,7 @@ from kfp_bench.kfp.fill import FillOptions, fill_id, run_with_fill
 from kfp_bench.kfp.options import RunsOptions
 from kfp_bench.report import fill as fill_report
 from kfp_bench.report.runs import write_text
-from tests.conftest import start_cli
+from tests.conftest import interrupt_when, start_cli
 from tests.kfp.conftest import HELLO, NOTHING, kfp_client, remains
 
 UI_KINDS = {
@@ -76,17 +74,9 @@ def test_ctrl_c_mid_fill_leaves_nothing(slow_kfp_server, tmp_path):
         "--create-concurrency", "2", "--benchmark-id", bid, "--out", str(out),
         "--fill", "1000", "--fill-steps", "1", "--max-runs", "1000",
     )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 120
-        while carrying(url, fill_id(bid)) < 10:
-            assert proc.poll() is None, proc.communicate()
-            assert time.monotonic() < deadline, "no fill runs were created"
-            time.sleep(0.1)
-        proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    stdout, stderr = interrupt_when(
+        proc, lambda: carrying(url, fill_id(bid)) >= 10, "fill runs were created"
+    )
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr
     doc = json.loads((out / "summary.json").read_text())
