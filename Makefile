@@ -5,7 +5,7 @@ STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' kfp_bench/__init__.py)
 
-.PHONY: setup demo test lint bench image clean
+.PHONY: setup demo test lint bench image clean cluster cluster-test cluster-down
 
 $(STAMP): requirements.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -47,6 +47,19 @@ image: $(STAMP)
 	$(PY) -c 'from pathlib import Path; from kfp_bench.sandbox.pods import build_wheel; \
 		build_wheel(Path("dist"), Path("."))'
 	docker build -t kfp-bench:$(VERSION) .
+
+# The real-cluster tier (docs/real-kfp.md): a single-node Kubernetes 1.34 with Argo v3.7.3 and
+# SeaweedFS, built from the Go module proxy once and cached outside the repository; its tests skip
+# with one line when no cluster is up. Needs root.
+cluster: $(STAMP)
+	scripts/cluster-deps.sh
+	deploy/cluster/up.sh
+
+cluster-test: $(STAMP)
+	$(PY) -m pytest tests/cluster
+
+cluster-down:
+	deploy/cluster/down.sh
 
 clean:
 	rm -rf $(VENV) results build dist *.egg-info

