@@ -10,8 +10,7 @@ VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' kfp_bench/__init__.py
 $(STAMP): requirements.txt pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -r requirements.txt
-	$(PY) -m pip install -q --no-deps -e .
+	$(PY) -m pip install -q -r requirements.txt -e ".[all]"
 	$(PY) -m pip check
 	touch $(STAMP)
 
@@ -53,13 +52,13 @@ image: $(STAMP)
 # with one line when no cluster is up. Needs root.
 cluster: $(STAMP)
 	scripts/cluster-deps.sh
-	deploy/cluster/up.sh
+	cluster/up.sh
 
 cluster-test: $(STAMP)
 	$(PY) -m pytest tests/cluster
 
 cluster-down:
-	deploy/cluster/down.sh
+	cluster/down.sh
 
 clean:
 	rm -rf $(VENV) results build dist *.egg-info

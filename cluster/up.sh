@@ -6,7 +6,7 @@
 # A failure part-way leaves what started for down.sh to take away (make cluster-down).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-repo="$(cd "$here/../.." && pwd)"
+repo="$(cd "$here/.." && pwd)"
 . "$here/lib.sh"
 
 run="/run/kfp-bench-cluster"
