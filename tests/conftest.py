@@ -56,14 +56,31 @@ LOAD_RESULT_KEYS = (
 LATENCY_KEYS = {"p50", "p90", "p95", "p99", "max", "mean"}
 
 
-def start_cli(*args: str) -> subprocess.Popen:
-    """Start ``kfp-bench ARGS`` in a real process, its output piped."""
+#: SIGINT's disposition a command starts with: as from a terminal, or ignored, as a background
+#: command of a non-interactive shell inherits it (``bash -c 'kfp-bench ... &'``, POSIX).
+SIGINT_AT_START = {"default": "SIG_DFL", "ignored": "SIG_IGN"}
+#: Set SIGINT's disposition, then exec the command: an ignored signal stays ignored across exec,
+#: so the command starts as it would from that shell, whatever the suite itself inherited.
+_EXEC_WITH_SIGINT = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, getattr(signal, sys.argv[1])); "
+    "os.execv(sys.executable, [sys.executable, *sys.argv[2:]])"
+)
+
+
+def start_python(*args: str, sigint: str = "default") -> subprocess.Popen:
+    """Start ``python ARGS`` in a real process, its output piped, with SIGINT as
+    ``SIGINT_AT_START[sigint]`` at its start."""
     return subprocess.Popen(
-        [sys.executable, "-m", "kfp_bench.cli", *args],
+        [sys.executable, "-c", _EXEC_WITH_SIGINT, SIGINT_AT_START[sigint], *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def start_cli(*args: str, sigint: str = "default") -> subprocess.Popen:
+    """Start ``kfp-bench ARGS`` as ``start_python`` does."""
+    return start_python("-m", "kfp_bench.cli", *args, sigint=sigint)
 
 
 def interrupt_when(proc: subprocess.Popen, ready, what: str, wait_s: float = 120, timeout=120):

@@ -3,12 +3,19 @@ and Ctrl-C."""
 
 import json
 import re
-import signal
 import time
 
 import pytest
 
-from tests.conftest import LATENCY_KEYS, LOAD_RESULT_KEYS, run_cli, start_cli
+from tests.conftest import (
+    LATENCY_KEYS,
+    LOAD_RESULT_KEYS,
+    SIGINT_AT_START,
+    interrupt_when,
+    run_cli,
+    start_cli,
+    start_python,
+)
 
 SECTIONS = [
     "Summary:",
@@ -197,16 +204,77 @@ def _wait_for_traffic(server, requests: int = 200, within: float = 30.0) -> None
         time.sleep(0.1)
 
 
+def _traffic(server, requests: int = 200):
+    """A ``ready`` for ``interrupt_when``: ``requests`` more reached ``server`` since this call."""
+    start = server.stats()["requests"]
+    return lambda: server.stats()["requests"] >= start + requests
+
+
+def _interrupt_with_its_workers(proc, ready, what: str) -> tuple[str, str, list]:
+    """``interrupt_when``, returning too the processes ``proc`` had started when it got SIGINT."""
+    import psutil
+
+    kids = []
+
+    def ready_then_note():
+        if not ready():
+            return False
+        kids.extend(psutil.Process(proc.pid).children(recursive=True))
+        return True
+
+    stdout, stderr = interrupt_when(proc, ready_then_note, what, wait_s=30, timeout=30)
+    _, alive = psutil.wait_procs(kids, timeout=5)
+    return stdout, stderr, alive
+
+
+@pytest.mark.parametrize(
+    ("sigint", "seen"), [("default", "default_int_handler"), ("ignored", "SIG_IGN")]
+)
+def test_the_interrupt_tests_start_with_the_sigint_they_name(sigint, seen):
+    """The two starts of the Ctrl-C tests: Python's own handler, or SIGINT ignored at start."""
+    show = (
+        "import signal as s; h = s.getsignal(s.SIGINT); print(getattr(h, 'name', 0) or h.__name__)"
+    )
+    out, err = start_python("-c", show, sigint=sigint).communicate(timeout=30)
+    assert out.strip() == seen, (out, err)
+
+
+@pytest.mark.parametrize("sigint", SIGINT_AT_START)
 @pytest.mark.parametrize("workers", ["1", "2"])
-def test_ctrl_c_stops_cleanly_and_prints_what_was_measured(fault_server, workers):
-    proc = start_cli("load", "-z", "60s", "-c", "4", "--workers", workers, fault_server.url)
-    _wait_for_traffic(fault_server)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=20)
+def test_ctrl_c_stops_cleanly_and_prints_what_was_measured(
+    fault_server, tmp_path, monkeypatch, workers, sigint
+):
+    """SIGINT mid-load, whether the command started with SIGINT's default or with it ignored (a
+    background command of a script): exit 130, hey's summary, no worker or flush log left."""
+    monkeypatch.setenv("TMPDIR", str(tmp_path))  # where the workers' flush logs go
+    proc = start_cli(
+        "load", "-z", "60s", "-c", "4", "--workers", workers, fault_server.url, sigint=sigint
+    )
+    out, err, alive = _interrupt_with_its_workers(proc, _traffic(fault_server), "load")
     assert proc.returncode == 130, err
     assert "Summary:" in out and "  [200]\t" in out
     assert "interrupted" in out
     assert "Traceback" not in err
+    assert alive == [] and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("sigint", SIGINT_AT_START)
+def test_ctrl_c_mid_sweep_prints_the_steps_so_far(fault_server, tmp_path, sigint):
+    """SIGINT in a sweep's first step, with SIGINT's default or ignored at start: exit 130, the
+    table of the cut step, the next step never run, the result saved and saying so."""
+    out = tmp_path / "sweep.json"
+    proc = start_cli(
+        "sweep", "--rates", "100,200", "-z", "60s", "--pause", "0", "--json-out", str(out),
+        fault_server.url, sigint=sigint,
+    )  # fmt: skip
+    stdout, stderr, alive = _interrupt_with_its_workers(proc, _traffic(fault_server), "sweep")
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert stdout.splitlines()[0].split()[:2] == ["QPS", "achieved"]
+    doc = json.loads(out.read_text())
+    assert [r["rate"] for r in doc["sweep"]] == [100] and len(stdout.splitlines()) > 1
+    assert "interrupted" in doc["steps"][0]["flags"] and "sweep: interrupted" in stderr
+    assert alive == [] and sorted(tmp_path.iterdir()) == [out]
 
 
 def test_a_killed_worker_keeps_what_it_measured_and_is_reported(fault_server, tmp_path):

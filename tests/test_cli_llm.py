@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.request
 
 import pytest
 
@@ -12,6 +13,7 @@ from kfp_bench.cli import main
 from kfp_bench.sandbox.llm_server import start_llm_server
 from kfp_bench.stats import store
 from kfp_bench.stats.llm import LlmStats
+from tests.conftest import SIGINT_AT_START, interrupt_when, start_cli
 
 
 @pytest.fixture(scope="module")
@@ -75,6 +77,36 @@ def test_an_unreachable_server_without_model_names_the_url(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and "http://127.0.0.1:9/openai/v1/models could not be read" in err
     assert "give --model" in err
+
+
+def _completed(server) -> float:
+    """Streams the server has completed so far (vLLM's ``vllm:request_success_total``)."""
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(server.url + "/metrics", timeout=5) as resp:
+        lines = resp.read().decode().splitlines()
+    return sum(
+        float(x.rsplit(" ", 1)[1]) for x in lines if x.startswith("vllm:request_success_total{")
+    )
+
+
+@pytest.mark.parametrize("sigint", SIGINT_AT_START)
+def test_ctrl_c_mid_load_prints_and_saves_what_was_measured(llm, tmp_path, sigint):
+    """SIGINT once streams completed, whether the command started with SIGINT's default or with
+    it ignored (a background command of a script): exit 130, the summary, the result saved."""
+    out = tmp_path / "r.json"
+    before = _completed(llm)
+    proc = start_cli(
+        "llm", llm.url + "/openai", "-z", "60s", "-c", "2", "--json-out", str(out), sigint=sigint
+    )
+    stdout, stderr = interrupt_when(
+        proc, lambda: _completed(llm) >= before + 10, "completed streams", wait_s=30, timeout=30
+    )
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert "Requests:\t" in stdout and "TTFT:\t" in stdout
+    stats = store.load(out)
+    assert "interrupted" in stats.flags and stats.summary().completed >= 10
+    assert sorted(tmp_path.iterdir()) == [out]
 
 
 @pytest.fixture(scope="module")

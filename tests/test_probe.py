@@ -13,7 +13,7 @@ import pytest
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.pipeline.params import BenchParams
-from kfp_bench.pipeline.probe import REFUSED_FOR_S, TIMEOUT_S, probe
+from kfp_bench.pipeline.probe import REFUSED_FOR_S, TIMEOUT_S, probe, probe_llm
 from kfp_bench.sandbox.fault_server import start_fault_server
 from kfp_bench.sandbox.kfp_server import start_kfp_server
 
@@ -135,3 +135,26 @@ def test_a_refusing_kfp_gateway_stops():
 def test_something_else_than_kfp_stops(fault_server):
     with pytest.raises(ConfigError, match="kfp_host=.*no JSON"):
         probe(runs_only(fault_server.url))
+
+
+SECRET = "s3cr3t-T0KEN-81f3a9"
+
+
+@pytest.mark.parametrize(
+    ("check", "params", "named"),
+    [
+        (probe, lambda url: load_only(url + "/v1/models/x:predict"), "inference_url='http://127"),
+        (probe, runs_only, "kfp_host='http://127"),
+        (probe_llm, lambda url: BenchParams(llm_url=url), "llm_url='http://127"),
+    ],
+    ids=["inference_url", "kfp_host", "llm_url"],
+)
+def test_a_refusal_never_shows_the_urls_userinfo(check, params, named):
+    """A URL with credentials in it (user:password@) is refused without them: the target is
+    named as the reports name it (kfp_bench.redact.public_url)."""
+    url = f"http://alice:{SECRET}@127.0.0.1:{closed_port()}"
+    with pytest.raises(ConfigError) as got:
+        check(params(url))
+    assert (
+        named in str(got.value) and SECRET not in str(got.value) and "alice" not in str(got.value)
+    )

@@ -10,12 +10,13 @@ compare or merge that is missing or is not one). Other errors exit 1, 4 when som
 benchmark created is left behind, a regression verdict 3; a result that could not be written
 where asked, once the work is done, exits 5 and says where it is instead (``cli.outputs``);
 ``kfp_bench.outcome`` has them all. The first Ctrl-C stops a benchmark cleanly and still prints
-what was measured; the exit code is then 130.
+what was measured, however SIGINT was inherited (``take_ctrl_c``); the exit code is then 130.
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 
 from kfp_bench import __version__
@@ -35,7 +36,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def take_ctrl_c() -> None:
+    """Make SIGINT a first Ctrl-C (KeyboardInterrupt) even when it was ignored at start: a shell
+    that is not interactive starts background commands with SIGINT ignored (POSIX), and CPython
+    then installs no handler, so the first Ctrl-C would be lost (Go's signal.Notify, as in hey
+    and vegeta, un-ignores it likewise). A handler someone installed on purpose is kept."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def main(argv: list[str] | None = None) -> int:
+    take_ctrl_c()  # before any work, so that no command can start with Ctrl-C lost
     one_blas_thread()  # before a subcommand's module imports numpy; its workers inherit it
     try:
         args = build_parser().parse_args(argv)

@@ -19,13 +19,15 @@ from kfp_bench.outcome import (  # noqa: F401  (the codes' one home; re-exported
     EXIT_REGRESSION,
     exit_code,
 )
+from kfp_bench.redact import scrub
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse, with one-line errors: ``kfp-bench load: <what> (see --help)``."""
+    """argparse, with one-line errors: ``kfp-bench load: <what> (see --help)``; the arguments it
+    quotes show no URL's userinfo (``kfp_bench.redact``)."""
 
     def error(self, message):
-        raise ConfigError(f"{message} (see {self.prog} --help)")
+        raise ConfigError(f"{scrub(message)} (see {self.prog} --help)")
 
 
 def duration(text: str) -> float:

@@ -14,6 +14,7 @@ import re
 import sys
 from collections.abc import Callable
 
+from kfp_bench import redact
 from kfp_bench.errors import ConfigError
 from kfp_bench.metrics import profile as profiles
 from kfp_bench.metrics import series as store
@@ -79,16 +80,16 @@ def collector(a: argparse.Namespace) -> Collector | None:
 
 
 def scrape_headers(items: list[str]) -> dict[str, str]:
-    """``--scrape-header 'Name: value'`` flags as a dict; a bad one is named by its name alone
-    (its value may be a token)."""
+    """``--scrape-header 'Name: value'`` flags as a dict; a bad one is shown as the reports show a
+    header, never its value (``kfp_bench.redact.header``)."""
     out = {}
     for item in items:
         name, sep, value = item.partition(":")
         name, value = name.strip(), value.strip()
         if not sep or not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", name) or not value:
-            shown = name if re.fullmatch(r"[\w-]{1,40}", name) else "(its name is not shown)"
             raise ConfigError(
-                f"--scrape-header {shown}: give 'Name: value', e.g. 'Authorization: Bearer TOKEN'"
+                f"--scrape-header {redact.header(item)!r}: give 'Name: value', e.g. "
+                "'Authorization: Bearer TOKEN'"
             )
         if "\r" in value or "\n" in value:
             raise ConfigError(f"--scrape-header {name}: the value has a line break: remove it")

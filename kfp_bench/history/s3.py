@@ -18,6 +18,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 from kfp_bench.errors import ConfigError, HistoryError
+from kfp_bench.redact import scrub
 
 #: Where the pipeline mounts KFP's Secret (keys accesskey, secretkey); $KFP_BENCH_MINIO_SECRET_DIR
 #: moves it (tests).
@@ -36,14 +37,14 @@ DEFAULT_REGION = "us-east-1"
 def parse(uri: str) -> tuple[str, str, dict[str, str]]:
     """``(bucket, prefix, options)`` of an s3:// or minio:// URI; ConfigError when malformed."""
     parts = urlsplit(uri)
-    scheme = parts.scheme
+    scheme, shown = parts.scheme, scrub(uri)
     if not parts.netloc:
-        raise ConfigError(f"--results-uri {uri}: no bucket; give {scheme}://BUCKET/PREFIX")
+        raise ConfigError(f"--results-uri {shown}: no bucket; give {scheme}://BUCKET/PREFIX")
     query = parse_qs(parts.query, keep_blank_values=True)
     unknown = sorted(set(query) - {"endpoint", "region"})
     if unknown or any(len(v) != 1 or not v[0] for v in query.values()):
         raise ConfigError(
-            f"--results-uri {uri}: the query takes endpoint=URL and region=NAME, once each "
+            f"--results-uri {shown}: the query takes endpoint=URL and region=NAME, once each "
             f"(got {', '.join(unknown) or 'an empty or repeated one'})"
         )
     return parts.netloc, parts.path.strip("/"), {k: v[0] for k, v in query.items()}
@@ -97,7 +98,7 @@ class S3Store:
     """Objects ``BUCKET/PREFIX/KEY/NAME`` on an S3 API."""
 
     def __init__(self, uri: str):
-        self.uri = uri
+        self.uri = scrub(uri)  # what messages and reports show; the store reads the URI given
         self.scheme = urlsplit(uri).scheme
         self.bucket, prefix, options = parse(uri)
         self.prefix = f"{prefix}/" if prefix else ""
@@ -149,8 +150,9 @@ class S3Store:
         except (bexc.EndpointConnectionError, bexc.ConnectTimeoutError) as exc:
             raise HistoryError(
                 f"--results-uri {self.uri}: cannot reach the S3 endpoint "
-                f"{self.endpoint or 'of AWS'} ({exc}); give the store's address as "
-                "?endpoint=http://HOST:PORT or in AWS_ENDPOINT_URL, and check the network"
+                f"{scrub(self.endpoint or 'of AWS')} ({scrub(str(exc))}); give the store's "
+                "address as ?endpoint=http://HOST:PORT or in AWS_ENDPOINT_URL, and check the "
+                "network"
             ) from None
         except bexc.ClientError as exc:
             code = exc.response.get("Error", {}).get("Code", "")
@@ -159,9 +161,9 @@ class S3Store:
                 code == "404" and what != "check"
             ):
                 return None
-            raise HistoryError(self._explain(what, code, status, exc)) from None
+            raise HistoryError(scrub(self._explain(what, code, status, exc))) from None
         except bexc.BotoCoreError as exc:
-            raise HistoryError(f"--results-uri {self.uri}: cannot {what} ({exc})") from None
+            raise HistoryError(scrub(f"--results-uri {self.uri}: cannot {what} ({exc})")) from None
 
     def _explain(self, what: str, code: str, status, exc) -> str:
         at = f"--results-uri {self.uri}"

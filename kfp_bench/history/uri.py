@@ -24,6 +24,7 @@ from typing import Protocol
 from urllib.parse import unquote, urlparse
 
 from kfp_bench.errors import ConfigError, HistoryError
+from kfp_bench.redact import scrub
 
 
 class Store(Protocol):
@@ -41,28 +42,38 @@ class Store(Protocol):
         """Store ``KEY/NAME`` unless it exists; True when written, False when it was there."""
 
 
+#: Where each store's client reads its credentials.
+_S3_KEYS = "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+_CREDENTIALS = {"s3": _S3_KEYS, "minio": _S3_KEYS, "gs": "GOOGLE_APPLICATION_CREDENTIALS"}
+
+
 def open_store(uri: str) -> Store:
     """The store at ``uri``: gs://, s3:// or minio://BUCKET/PREFIX, file:///PATH or a local path."""
     if not uri:
         raise ConfigError(
             "--results-uri is empty; give gs://, s3:// or minio://BUCKET/PREFIX or a local folder"
         )
-    parsed = urlparse(uri)
+    parsed, shown = urlparse(uri), scrub(uri)
+    if parsed.scheme in _CREDENTIALS and "@" in parsed.netloc:  # the bucket is the netloc
+        raise ConfigError(
+            f"--results-uri {shown}: credentials in the URI are not used; give "
+            f"{parsed.scheme}://BUCKET/PREFIX and the credentials in {_CREDENTIALS[parsed.scheme]}"
+        )
     if parsed.scheme in ("s3", "minio"):
         from kfp_bench.history.s3 import S3Store
 
         return S3Store(uri)
     if parsed.scheme == "gs":
         if not parsed.netloc:
-            raise ConfigError(f"--results-uri {uri}: no bucket; give gs://BUCKET/PREFIX")
-        return GcsStore(uri, parsed.netloc, parsed.path.strip("/"))
+            raise ConfigError(f"--results-uri {shown}: no bucket; give gs://BUCKET/PREFIX")
+        return GcsStore(shown, parsed.netloc, parsed.path.strip("/"))
     if parsed.scheme == "file":
         if parsed.netloc not in ("", "localhost"):
-            raise ConfigError(f"--results-uri {uri}: a file:// URI takes no host; file:///PATH")
+            raise ConfigError(f"--results-uri {shown}: a file:// URI takes no host; file:///PATH")
         return LocalStore(uri, Path(unquote(parsed.path)))
     if parsed.scheme and len(parsed.scheme) > 1:
         raise ConfigError(
-            f"--results-uri {uri}: scheme {parsed.scheme}:// is not supported; "
+            f"--results-uri {shown}: scheme {parsed.scheme}:// is not supported; "
             "give gs://, s3:// or minio://BUCKET/PREFIX, file:///PATH or a local folder"
         )
     return LocalStore(uri, Path(uri))

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 import yaml
 
 from kfp_bench.errors import ConfigError
+from kfp_bench.redact import scrub
 
 #: KFP's upload limit; a bigger "manifest" is not one.
 MAX_BYTES = 32 << 20
@@ -126,13 +127,14 @@ def load_manifest(source: str, *, timeout: float = 30.0) -> Manifest:
         data = _read_file(source[7:] if scheme == "file" else source)
     else:
         raise ConfigError(
-            f"--pipeline {source!r}: unknown scheme {scheme!r}; give a file, http(s):// or gs://"
+            f"--pipeline {scrub(source)!r}: unknown scheme {scheme!r}; give a file, http(s):// or gs://"
         )
     return parse_manifest(data, source, redirects)
 
 
 def parse_manifest(data: bytes, source: str = "manifest", redirects=()) -> Manifest:
     """Check ``data`` as compiled KFP YAML and return the ``Manifest``."""
+    flag = _flag(source)
     hint = ""
     if redirects:
         hint = f" (fetched after a redirect to {redirects[-1]})"
@@ -144,12 +146,12 @@ def parse_manifest(data: bytes, source: str = "manifest", redirects=()) -> Manif
         where = getattr(exc, "problem_mark", None)
         at = f" at line {where.line + 1}" if where else ""
         raise ConfigError(
-            f"--pipeline {source}: not YAML{at}{hint}; give a pipeline compiled with "
+            f"{flag}: not YAML{at}{hint}; give a pipeline compiled with "
             "kfp.compiler.Compiler().compile(...)"
         ) from None
     if not docs or not isinstance(docs[0], dict):
         raise ConfigError(
-            f"--pipeline {source}: not a pipeline spec (no YAML mapping){hint}; give a pipeline "
+            f"{flag}: not a pipeline spec (no YAML mapping){hint}; give a pipeline "
             "compiled with kfp.compiler.Compiler().compile(...)"
         )
     spec, type_names = _parse_spec(docs[0], source, hint)
@@ -169,11 +171,12 @@ def _parse_spec(doc: dict, source: str, hint: str):
     from google.protobuf import json_format
     from kfp.pipeline_spec import pipeline_spec_pb2
 
+    flag = _flag(source)
     missing = [k for k in ("pipelineInfo", "root") if k not in doc]
     if missing:
         what = "a v1 component, not a pipeline" if "implementation" in doc else "not a pipeline"
         raise ConfigError(
-            f"--pipeline {source}: {what} spec (no {' or '.join(missing)}){hint}; give a pipeline "
+            f"{flag}: {what} spec (no {' or '.join(missing)}){hint}; give a pipeline "
             "compiled with kfp.compiler.Compiler().compile(...)"
         )
     try:
@@ -181,11 +184,15 @@ def _parse_spec(doc: dict, source: str, hint: str):
     except json_format.ParseError as exc:
         first = str(exc).splitlines()[0]
         raise ConfigError(
-            f"--pipeline {source}: not a valid pipeline spec ({first}){hint}; recompile it with "
-            "kfp.compiler"
+            f"{flag}: not a valid pipeline spec ({first}){hint}; recompile it with kfp.compiler"
         ) from None
     names = {v: k for k, v in pipeline_spec_pb2.ParameterType.ParameterTypeEnum.items()}
     return spec, names
+
+
+def _flag(source: str) -> str:
+    """The flag and its value, as a message names it: no URL's userinfo (``kfp_bench.redact``)."""
+    return f"--pipeline {scrub(source)}"
 
 
 def _read_file(path: str) -> bytes:
@@ -219,6 +226,7 @@ class _Redirects(urllib.request.HTTPRedirectHandler):
 
 
 def _fetch_http(url: str, timeout: float) -> tuple[bytes, tuple[str, ...]]:
+    flag = _flag(url)
     redirects = _Redirects()
     opener = urllib.request.build_opener(redirects)
     req = urllib.request.Request(url, headers={"User-Agent": "kfp-bench"})
@@ -228,9 +236,9 @@ def _fetch_http(url: str, timeout: float) -> tuple[bytes, tuple[str, ...]]:
             data = resp.read(MAX_BYTES + 1)
     except urllib.error.HTTPError as exc:
         if 300 <= exc.code < 400:
-            via = " -> ".join(redirects.chain[-4:])
+            via = " -> ".join(map(scrub, redirects.chain[-4:]))
             raise ConfigError(
-                f"--pipeline {url}: redirects in a loop (or more than 10 times: {via}); "
+                f"{flag}: redirects in a loop (or more than 10 times: {via}); "
                 "give the final address of the manifest"
             ) from None
         hint = "; " + _GCS_HINT if gcs else "; check the URL"
@@ -238,31 +246,32 @@ def _fetch_http(url: str, timeout: float) -> tuple[bytes, tuple[str, ...]]:
             hint = (
                 "; the server wants credentials: download the file and pass its path, or use gs://"
             )
-        raise ConfigError(f"--pipeline {url}: HTTP {exc.code} {exc.reason}{hint}") from None
+        raise ConfigError(f"{flag}: HTTP {exc.code} {exc.reason}{hint}") from None
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
         if isinstance(reason, socket.timeout | TimeoutError):
             reason = f"no answer in {timeout:g}s"
         raise ConfigError(
-            f"--pipeline {url}: cannot reach it ({reason}); check the address and the network"
+            f"{flag}: cannot reach it ({reason}); check the address and the network"
         ) from None
     if len(data) > MAX_BYTES:
-        raise ConfigError(f"--pipeline {url}: more than 32 MB, above KFP's upload limit")
+        raise ConfigError(f"{flag}: more than 32 MB, above KFP's upload limit")
     return data, tuple(redirects.chain)
 
 
 def _fetch_gs(url: str, timeout: float) -> bytes:
+    flag = _flag(url)
     parts = urlsplit(url)
     bucket, name = parts.netloc, parts.path.lstrip("/")
     if not bucket or not name:
-        raise ConfigError(f"--pipeline {url}: give gs://BUCKET/OBJECT")
+        raise ConfigError(f"{flag}: give gs://BUCKET/OBJECT")
     try:
         from google.api_core import exceptions as gexc
         from google.auth.exceptions import DefaultCredentialsError
         from google.cloud import storage
     except ImportError:  # pragma: no cover - a declared dependency
         raise ConfigError(
-            f"--pipeline {url}: gs:// needs google-cloud-storage; pip install google-cloud-storage"
+            f"{flag}: gs:// needs google-cloud-storage; pip install google-cloud-storage"
         ) from None
     try:
         client = storage.Client()
@@ -273,18 +282,18 @@ def _fetch_gs(url: str, timeout: float) -> bytes:
         blob = client.bucket(bucket).blob(name)
         data = blob.download_as_bytes(timeout=timeout)
     except gexc.NotFound:
-        raise ConfigError(f"--pipeline {url}: no such object; check the bucket and path") from None
+        raise ConfigError(f"{flag}: no such object; check the bucket and path") from None
     except (gexc.Forbidden, gexc.Unauthorized) as exc:
         raise ConfigError(
-            f"--pipeline {url}: access denied ({exc.code}); sign in with "
+            f"{flag}: access denied ({exc.code}); sign in with "
             "`gcloud auth application-default login` or set GOOGLE_APPLICATION_CREDENTIALS"
         ) from None
     except gexc.GoogleAPIError as exc:
-        raise ConfigError(f"--pipeline {url}: cannot download it ({exc})") from None
+        raise ConfigError(f"{flag}: cannot download it ({exc})") from None
     except Exception as exc:  # transport errors of requests/google-auth have no common base
         raise ConfigError(
-            f"--pipeline {url}: cannot reach Cloud Storage ({type(exc).__name__}: {exc})"
+            f"{flag}: cannot reach Cloud Storage ({type(exc).__name__}: {exc})"
         ) from None
     if len(data) > MAX_BYTES:
-        raise ConfigError(f"--pipeline {url}: more than 32 MB, above KFP's upload limit")
+        raise ConfigError(f"{flag}: more than 32 MB, above KFP's upload limit")
     return data

@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.load.options import LoadOptions
+from kfp_bench.redact import public_url
 
 ENDPOINTS = {"completions": "/v1/completions", "chat": "/v1/chat/completions"}
 #: The request loop writes a request's sequence number as the id's last group: 12 hex digits.
@@ -104,8 +105,8 @@ class LlmOptions(LoadOptions):
             raise ConfigError("-d: the request bodies are built from the prompts; leave -d out")
         if self.url.rstrip("/").endswith(("/v1", *ENDPOINTS.values())):
             raise ConfigError(
-                f"URL {self.url!r}: give the base URL without /v1 (e.g. http://host/openai); "
-                "--endpoint picks the route"
+                f"URL {public_url(self.url)!r}: give the base URL without /v1 (e.g. "
+                "http://host/openai); --endpoint picks the route"
             )
         super().validate()
         if self.turns or self.think_time:

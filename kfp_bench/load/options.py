@@ -21,7 +21,7 @@ from urllib.parse import quote, urlsplit
 from kfp_bench import __version__
 from kfp_bench.errors import ConfigError
 from kfp_bench.load.stages import peak_rate, total_s
-from kfp_bench.redact import public_url
+from kfp_bench.redact import header, public_url
 
 _HEADER = re.compile(r"^([\w-]+):\s*(.+)$")
 _HOST = re.compile(r"[A-Za-z0-9._~-]+(:\d{1,5})?|\[[0-9A-Fa-f:.]+\](:\d{1,5})?")
@@ -30,7 +30,6 @@ _CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
 #: net/url does for hey, so that a space or a non-ASCII letter in the URL is data, not syntax.
 _PATH_SAFE = "/%!$&'()*+,;=:@~"
 _QUERY_SAFE = _PATH_SAFE + "?"
-_SECRET_HEADERS = {"authorization", "proxy-authorization", "cookie", "x-api-key"}
 METHODS = ("GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH")
 #: Safety caps: past these an explicit --i-know flag is needed (see ``validate``).
 MAX_RATE_PER_WORKER = 5000.0
@@ -167,7 +166,8 @@ class LoadOptions:
             *(("-H", h) for h in self.headers),
         ):
             if _CONTROL.search(value):
-                raise ConfigError(f"{flag} {value!r}: holds a control character; remove it")
+                shown = header(value) if flag == "-H" else value
+                raise ConfigError(f"{flag} {shown!r}: holds a control character; remove it")
 
     def _check_schedule(self) -> None:
         """--stages and --trace each are the whole schedule: no other pacing beside them."""
@@ -241,7 +241,7 @@ class LoadOptions:
         d = asdict(self)
         d["body"] = f"<{len(self.body)} bytes>"
         d["basic_auth"] = "<redacted>" if self.basic_auth else ""
-        d["headers"] = [_redact_header(h) for h in self.headers]
+        d["headers"] = [header(h) for h in self.headers]
         d["url"] = public_url(self.url)
         d["stages"] = [s.text for s in self.stages]
         d["trace"] = len(self.trace)  # the offsets themselves: the trace file
@@ -254,11 +254,6 @@ class LoadOptions:
 
     def ssl_context(self) -> ssl.SSLContext | None:
         return _ssl_context(self) if urlsplit(self.url).scheme == "https" else None
-
-
-def _redact_header(h: str) -> str:
-    name = h.split(":", 1)[0]
-    return f"{name}: <redacted>" if name.strip().lower() in _SECRET_HEADERS else h
 
 
 def _ssl_context(opts: LoadOptions) -> ssl.SSLContext:
@@ -288,16 +283,17 @@ class Target:
 
     @classmethod
     def build(cls, o: LoadOptions) -> Target:
+        shown = public_url(o.url)
         try:
             parts = urlsplit(o.url)
             port = parts.port
         except ValueError as exc:
-            raise ConfigError(f"URL {o.url!r}: {exc}; give e.g. http://host:8080/path") from None
+            raise ConfigError(f"URL {shown!r}: {exc}; give e.g. http://host:8080/path") from None
         if parts.scheme not in ("http", "https"):
             what = f"scheme {parts.scheme!r}" if parts.scheme else "no scheme"
-            raise ConfigError(f"URL {o.url!r}: {what}; use http:// or https://")
+            raise ConfigError(f"URL {shown!r}: {what}; use http:// or https://")
         if not parts.hostname:
-            raise ConfigError(f"URL {o.url!r}: no host; give e.g. http://127.0.0.1:8080/")
+            raise ConfigError(f"URL {shown!r}: no host; give e.g. http://127.0.0.1:8080/")
         port = port or (443 if parts.scheme == "https" else 80)
         path = quote(parts.path or "/", safe=_PATH_SAFE)
         if parts.query:
@@ -323,7 +319,7 @@ class Target:
         for h in o.headers:
             m = _HEADER.match(h)
             if not m:
-                raise ConfigError(f"-H {h!r}: not a header; write it as -H 'Name: value'")
+                raise ConfigError(f"-H {header(h)!r}: not a header; write it as -H 'Name: value'")
             head[_canonical(m.group(1), head)] = m.group(2).strip()
         if o.disable_keepalive:
             head["Connection"] = "close"

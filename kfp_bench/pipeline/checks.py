@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from kfp_bench import redact
 from kfp_bench.errors import ConfigError
 from kfp_bench.mesh import MESH_PORT, ROUTES
 from kfp_bench.pipeline.bundled import BUNDLED
@@ -33,8 +34,9 @@ def translated(fn):
 
 
 def bad(name: str, value, fix: str) -> ConfigError:
-    """The error of pipeline parameter ``name``: its value and the fix."""
-    return ConfigError(f"pipeline parameter {name}={value!r}: {fix}")
+    """The error of pipeline parameter ``name``: its value, as the reports would show it (no
+    URL's userinfo, no credential: ``kfp_bench.redact``), and the fix."""
+    return ConfigError(f"pipeline parameter {name}={redact.param(name, value)!r}: {fix}")
 
 
 def need_url(name: str, value, schemes, example: str, bundled: bool = False) -> None:
@@ -42,7 +44,8 @@ def need_url(name: str, value, schemes, example: str, bundled: bool = False) -> 
     if ok and urlsplit(value).netloc:
         return
     names = f"one of {', '.join(BUNDLED)} or " if bundled else ""
-    raise bad(name, value, f"give {names}a {'/'.join(schemes)} URL, e.g. {example}")
+    shown = redact.public_url(value) if isinstance(value, str) else value  # maybe no scheme
+    raise bad(name, shown, f"give {names}a {'/'.join(schemes)} URL, e.g. {example}")
 
 
 def positive(name: str, value, cap: float) -> None:

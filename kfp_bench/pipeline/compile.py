@@ -18,6 +18,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from kfp_bench.errors import ConfigError
+from kfp_bench.redact import public_url
 
 #: The checkout's compiled/ (the golden files the tests compare a fresh compile with).
 DEFAULT_OUT = Path(__file__).resolve().parents[2] / "compiled"
@@ -53,8 +54,8 @@ def delivery_for(image: str = "", index_url: str = "", wheel_url: str = "", sha2
         raise ConfigError(f"--sha256 {sha256!r}: give the wheel's sha256, 64 hex digits")
     if wheel_url and not sha256:
         raise ConfigError(
-            f"--wheel-url {wheel_url!r} needs --sha256: the wheel there is installed only if it "
-            "is the one you pin (sha256sum FILE)"
+            f"--wheel-url {public_url(wheel_url)!r} needs --sha256: the wheel there is installed "
+            "only if it is the one you pin (sha256sum FILE)"
         )
     return Delivery(image=image, index_url=index_url, wheel_url=wheel_url, sha256=sha256)
 
@@ -62,7 +63,7 @@ def delivery_for(image: str = "", index_url: str = "", wheel_url: str = "", sha2
 def _url(value: str, flag: str, what: str) -> None:
     url = urlsplit(value)
     if value and (url.scheme not in ("http", "https") or not url.netloc):
-        raise ConfigError(f"{flag} {value!r}: give the http(s) URL of {what}")
+        raise ConfigError(f"{flag} {public_url(value)!r}: give the http(s) URL of {what}")
 
 
 def compile_all(

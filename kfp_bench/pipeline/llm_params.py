@@ -61,14 +61,12 @@ def check_dist(name: str, text) -> None:
 def check_llm(p) -> None:
     """Check the LLM load's parameters of ``p`` (a ``BenchParams`` with run_llm on)."""
     if p.llm_url:
-        parts = urlsplit(p.llm_url)
+        parts, shown = urlsplit(p.llm_url), public_url(p.llm_url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise bad(
-                "llm_url", p.llm_url, "give an http(s) OpenAI base URL, e.g. http://host/openai"
-            )
+            raise bad("llm_url", shown, "give an http(s) OpenAI base URL, e.g. http://host/openai")
         if parts.path.rstrip("/").endswith(("/v1", *ENDPOINTS.values())):
             raise bad(
-                "llm_url", p.llm_url, "give the base URL without /v1 (e.g. http://host/openai); "
+                "llm_url", shown, "give the base URL without /v1 (e.g. http://host/openai); "
                 "llm_endpoint picks the route",
             )  # fmt: skip
     elif not p.isvc:

@@ -42,6 +42,7 @@ from kfp_bench.mesh import RBAC_DENIED, is_mesh_refusal
 from kfp_bench.pipeline.load_params import load_options
 from kfp_bench.pipeline.params import BenchParams
 from kfp_bench.pipeline.runs_params import runs_options
+from kfp_bench.redact import public_url
 
 #: Seconds one probe request may take (connect and answer).
 TIMEOUT_S = 5.0
@@ -130,6 +131,7 @@ def _probe_inference(p: BenchParams) -> str:
     if host:
         headers["Host"] = host  # urllib sends the caller's Host instead of the URL's
     req = urllib.request.Request(url, data=p.payload.encode(), headers=headers, method="POST")
+    url = public_url(url)  # what the messages below show (the request has the URL as given)
     where = f"pipeline parameter inference_url={url!r}"
     via = f" with host_header={host!r}" if host else ""
     fix = (
@@ -203,8 +205,8 @@ def _probe_kfp(p: BenchParams) -> str:
     from kfp_bench.kfp.backend import server_version
 
     host = p.kfp_host.rstrip("/")
-    url = f"{host}/apis/v2beta1/healthz"
-    where = f"pipeline parameter kfp_host={p.kfp_host!r}"
+    url = public_url(f"{host}/apis/v2beta1/healthz")  # shown only: the check sends to host
+    where = f"pipeline parameter kfp_host={public_url(p.kfp_host)!r}"
     # The driver's credentials: healthz itself wants none, but a gateway in front may.
     authorization = runs_options(p, "check").auth.configure(host).authorization
     token = authorization() if authorization else None
@@ -233,7 +235,7 @@ def _probe_kfp(p: BenchParams) -> str:
     except ValueError:
         # server_version follows redirects: a gateway's login page is HTML, not healthz's JSON.
         raise ConfigError(f"{where}: GET {url} answered no JSON (a sign-in page?); {fix}") from None
-    return f"kfp_host {p.kfp_host}: healthz answered, KFP {tag or 'release unknown'}"
+    return f"kfp_host {public_url(p.kfp_host)}: healthz answered, KFP {tag or 'release unknown'}"
 
 
 def probe_llm(p: BenchParams) -> tuple[str, str]:
@@ -249,9 +251,10 @@ def probe_llm(p: BenchParams) -> tuple[str, str]:
     import json
 
     url = p.llm_url.rstrip("/") + "/v1/models"
-    where = f"pipeline parameter llm_url={p.llm_url!r}"
+    where = f"pipeline parameter llm_url={public_url(p.llm_url)!r}"
     fix = "give the server's OpenAI base URL, without /v1 (KServe: http://NAME-predictor.NS/openai)"
     req = urllib.request.Request(url, headers={"User-Agent": "kfp-bench probe"})
+    url = public_url(url)  # what the messages below show (the request has the URL as given)
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}), _NoRedirect())
     try:
         with _retrying_refused(lambda: opener.open(req, timeout=TIMEOUT_S)) as resp:
@@ -278,4 +281,5 @@ def probe_llm(p: BenchParams) -> tuple[str, str]:
             f"pipeline parameter llm_model is empty and {url} lists {listed}; give llm_model"
         )
     model = p.llm_model or names[0]
-    return f"llm_url {p.llm_url}: /v1/models lists {listed}; the LLM load asks for {model}", model
+    llm_url = public_url(p.llm_url)
+    return f"llm_url {llm_url}: /v1/models lists {listed}; the LLM load asks for {model}", model

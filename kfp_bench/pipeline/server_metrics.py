@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.pipeline.checks import bad, need_url
+from kfp_bench.redact import public_url
 
 #: The built-in profiles' names (``kfp_bench.metrics.profile.BUILTIN``, which imports PyYAML).
 BUILTIN_NAMES = "kserve-predictor, kfp, gpu"
@@ -53,7 +54,7 @@ def check_metrics(p) -> None:
     found = profile(p)
     if found is None:
         if p.prometheus_url.strip():
-            raise bad("prometheus_url", p.prometheus_url, "it needs metrics_profile")
+            raise bad("prometheus_url", public_url(p.prometheus_url), "it needs metrics_profile")
         return
     need_url("prometheus_url", p.prometheus_url.strip(), ("http", "https"), _EXAMPLE)
     try:

@@ -9,17 +9,21 @@ import subprocess
 import sys
 import urllib.request
 
-from tests.conftest import interrupt_when, start_cli
+import pytest
+
+from tests.conftest import SIGINT_AT_START, interrupt_when, start_cli
 from tests.kfp.conftest import HELLO, NOTHING, kfp_client, remains
 
 
-def test_ctrl_c_prints_saves_and_cleans_up(slow_kfp_server, tmp_path):
-    """Runs last 60 s: SIGINT once some exist, as a first Ctrl-C would."""
-    url, bid, out = slow_kfp_server.url, "sigint-cli", tmp_path / "out"
+@pytest.mark.parametrize("sigint", SIGINT_AT_START)
+def test_ctrl_c_prints_saves_and_cleans_up(slow_kfp_server, tmp_path, sigint):
+    """Runs last 60 s: SIGINT once some exist, as a first Ctrl-C would, whether the command
+    started with SIGINT's default or with it ignored (a background command of a script)."""
+    url, bid, out = slow_kfp_server.url, f"sigint-cli-{sigint}", tmp_path / "out"
     proc = start_cli(
         "runs", "--host", url, "--pipeline", str(HELLO), "--num-runs", "6",
         "--create-concurrency", "2", "--poll-interval", "0.2", "--benchmark-id", bid,
-        "--out", str(out),
+        "--out", str(out), sigint=sigint,
     )  # fmt: skip
     client = kfp_client(url)
     stdout, stderr = interrupt_when(

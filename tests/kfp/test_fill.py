@@ -13,7 +13,7 @@ from kfp_bench.kfp.fill import FillOptions, fill_id, run_with_fill
 from kfp_bench.kfp.options import RunsOptions
 from kfp_bench.report import fill as fill_report
 from kfp_bench.report.runs import write_text
-from tests.conftest import interrupt_when, start_cli
+from tests.conftest import SIGINT_AT_START, interrupt_when, start_cli
 from tests.kfp.conftest import HELLO, NOTHING, kfp_client, remains
 
 UI_KINDS = {
@@ -65,14 +65,17 @@ def test_fill_probe_and_sweep(kfp_server, tmp_path):
     assert list(fill_report.wide(doc).index) == ks
 
 
-def test_ctrl_c_mid_fill_leaves_nothing(slow_kfp_server, tmp_path):
+@pytest.mark.parametrize("sigint", SIGINT_AT_START)
+def test_ctrl_c_mid_fill_leaves_nothing(slow_kfp_server, tmp_path, sigint):
     """SIGINT once some fill runs exist: the creates already sent finish, everything of the
-    fill is swept, the benchmark does not run, exit 130 and a summary saying so."""
-    url, bid, out = slow_kfp_server.url, "fill-sigint", tmp_path / "out"
+    fill is swept, the benchmark does not run, exit 130 and a summary saying so; whether the
+    command started with SIGINT's default or with it ignored (a background command of a script:
+    how a fresh clone's suite once lost this Ctrl-C)."""
+    url, bid, out = slow_kfp_server.url, f"fill-sigint-{sigint}", tmp_path / "out"
     proc = start_cli(
         "runs", "--host", url, "--pipeline", str(HELLO), "--num-runs", "1",
         "--create-concurrency", "2", "--benchmark-id", bid, "--out", str(out),
-        "--fill", "1000", "--fill-steps", "1", "--max-runs", "1000",
+        "--fill", "1000", "--fill-steps", "1", "--max-runs", "1000", sigint=sigint,
     )  # fmt: skip
     stdout, stderr = interrupt_when(
         proc, lambda: carrying(url, fill_id(bid)) >= 10, "fill runs were created"
