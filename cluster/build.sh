@@ -76,8 +76,8 @@ build_group() {
     CGO_ENABLED=0 go build -trimpath -mod=mod $modfile -o "$out.tmp/" \
       -ldflags "-s -w ${ldflags[$group]//$'\n'/ }" ${packages[$group]}
   )
-  # etcd's main package is the module root: its binary is named after the last path element.
-  [[ -f "$out.tmp/v3" ]] && mv "$out.tmp/v3" "$out.tmp/etcd"
+  # etcd's main package is its server module's root: go build names the binary "server".
+  [[ $group == etcd ]] && mv "$out.tmp/server" "$out.tmp/etcd"
   rm -rf "$out.src"
   touch "$out.tmp/.complete"
   rm -rf "$out"

@@ -92,7 +92,7 @@ image_seaweedfs() {
 # kserve's ModelServer serving the sandbox's iris model, as the predict load's target in a plain
 # pod (the InferenceService controller is the KServe tier's): kfp-bench's wheel built from this
 # checkout with its sandbox extra at the versions of the project's environment, in a layer over the Python image. Named
-# by the wheel's hash, written to model-server.ref.
+# by a hash of both, written to model-server.ref.
 image_model_server() {
   local wheel_dir="$work/wheel-model-server" site="$work/model-server/usr/local/lib/python3.11/dist-packages"
   local python="$here/../.venv/bin/python"
@@ -101,7 +101,14 @@ image_model_server() {
 build_wheel(Path(sys.argv[1]), Path(sys.argv[2]))' "$wheel_dir" "$here/.."
   local wheel key ref
   wheel="$(echo "$wheel_dir"/kfp_bench-*.whl)"
-  key="$(sha256sum "$wheel" | cut -c1-12)"
+  # The wheel's contents (its file times change at every build) and the versions it installs with.
+  "$python" -m pip freeze --exclude-editable | grep -v '^kfp-bench' >"$work/constraints.txt"
+  key="$(python3 -c 'import hashlib, sys, zipfile
+wheel = zipfile.ZipFile(sys.argv[1])
+h = hashlib.sha256(open(sys.argv[2], "rb").read())
+for name in sorted(wheel.namelist()):
+    h.update(name.encode() + wheel.read(name))
+print(h.hexdigest()[:12])' "$wheel" "$work/constraints.txt")"
   ref="docker.io/kfp-bench/model-server:$key"
   if [[ -f "$images/model-server.tar" && "$(cat "$images/model-server.ref" 2>/dev/null)" == "$ref" ]]; then
     echo "cluster images: model-server cached ($ref)"
@@ -109,7 +116,6 @@ build_wheel(Path(sys.argv[1]), Path(sys.argv[2]))' "$wheel_dir" "$here/.."
   fi
   mkdir -p "$site"
   # At the versions of the project's environment, the ones its tests ran.
-  "$python" -m pip freeze --exclude-editable | grep -v '^kfp-bench' >"$work/constraints.txt"
   "$python" -m pip install -q --disable-pip-version-check --no-compile --target "$site" \
     -c "$work/constraints.txt" "$wheel[sandbox]"
   rm -rf "$site/bin"

@@ -23,16 +23,13 @@ step() { echo "cluster: $* ($((SECONDS - t0)) s)"; }
 # -- checks, before anything is made --------------------------------------------------------
 [[ $(id -u) -eq 0 ]] || die "needs root (it runs containerd, kubelet and iptables); run it as root"
 [[ -e "$state/started" ]] && die "a cluster is up already ($state); run make cluster-down first"
-for feature in bridge veth overlay br_netfilter; do
-  case $feature in
-    bridge | veth) ip link add kfpb-probe type "$feature" ${feature/veth/peer name kfpb-probe1} \
-      2>/dev/null && ip link del kfpb-probe ||
-      die "the kernel cannot make a $feature interface; it needs CONFIG_${feature^^}" ;;
-    overlay) grep -qw overlay /proc/filesystems || die "the kernel has no overlayfs (CONFIG_OVERLAY_FS)" ;;
-    br_netfilter) [[ -e /proc/sys/net/bridge ]] ||
-      die "the kernel has no br_netfilter (CONFIG_BRIDGE_NETFILTER): Services cannot reach pods" ;;
-  esac
-done
+ip link add kfpb-probe type bridge 2>/dev/null && ip link del kfpb-probe ||
+  die "the kernel cannot make a bridge interface (CONFIG_BRIDGE): pods need one"
+ip link add kfpb-probe type veth peer name kfpb-probe1 2>/dev/null && ip link del kfpb-probe ||
+  die "the kernel cannot make a veth pair (CONFIG_VETH): pods need one"
+grep -qw overlay /proc/filesystems || die "the kernel has no overlayfs (CONFIG_OVERLAY_FS)"
+[[ -e /proc/sys/net/bridge ]] ||
+  die "the kernel has no br_netfilter (CONFIG_BRIDGE_NETFILTER): Services cannot reach pods"
 iptables -t nat -L -n >/dev/null 2>&1 || die "iptables cannot list the nat table (CONFIG_NF_NAT)"
 [[ -d /sys/fs/cgroup/memory && -d /sys/fs/cgroup/cpu ]] ||
   die "no cgroup v1 memory and cpu hierarchies under /sys/fs/cgroup (kubelet runs on cgroup v1 here)"
@@ -158,6 +155,7 @@ start kube-apiserver "$k8s/kube-apiserver" --advertise-address "$node_ip" --secu
   --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
   --service-account-issuer https://kubernetes.default.svc.cluster.local \
   --service-cluster-ip-range "$service_cidr" --authorization-mode Node,RBAC \
+  --kubelet-preferred-address-types InternalIP \
   --enable-admission-plugins NodeRestriction --allow-privileged \
   --requestheader-client-ca-file "$pki/ca.crt" --proxy-client-cert-file "$pki/admin.crt" \
   --proxy-client-key-file "$pki/admin.key" --requestheader-allowed-names "" \
