@@ -7,7 +7,7 @@
     │   └── PayloadError          a request body that cannot be read or is not what was asked for
     ├── ResultsError              a saved result that is missing, malformed or of another version
     ├── EngineError               the load engine hit a bug of its own mid-attack (stats kept)
-    ├── ApiError                  a KFP API call the benchmark cannot go on without failed
+    ├── KfpApiError               a KFP API call the benchmark cannot go on without failed
     ├── LeaseError                another live benchmark of that id holds the lease (kfp/lease.py)
     ├── KubeError                 a Kubernetes call (InferenceService, pods) failed
     │   ├── NotReadyError         an InferenceService was not ready in time (it was deleted)
@@ -54,7 +54,7 @@ class EngineError(BenchError):
         self.partial = partial
 
 
-class ApiError(BenchError):
+class KfpApiError(BenchError):
     """A KFP API call that the benchmark cannot go on without (upload, create experiment) failed.
 
     Raised after the failed call was recorded and whatever was created before it cleaned up.

@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 
 from kfp_bench.errors import ConfigError
+from kfp_bench.figures import sig
 
 #: The file a report's folder holds the gates' verdicts in.
 GATES_FILE = "gates.json"
@@ -200,7 +201,7 @@ class Verdict:
             return f"{head} {g.text}: {said}"
         if self.value is None:
             return f"{head} {g.text}: {g.metric} was not measured"
-        return f"{head} {g.text}: {g.metric} is {self.value:g}, the bound {g.op} {g.bound:g}"
+        return f"{head} {g.text}: {g.metric} is {sig(self.value)}, the bound {g.op} {g.bound:g}"
 
 
 def evaluate(gates, metrics: dict) -> list[Verdict]:

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from kfp_bench.errors import ConfigError
+from kfp_bench.figures import fixed
 from kfp_bench.load.options import LoadOptions, parse_duration
 from kfp_bench.outcome import (  # noqa: F401  (the codes' one home; re-exported here)
     EXIT_BAD_INPUT,
@@ -87,8 +88,8 @@ class Progress:
         self.last = now
         t = now - self.start
         sys.stderr.write(
-            f"\r  {t:6.1f}s  {requests} requests  {failed} failed  "
-            f"{requests / t if t else 0:.0f} req/s "
+            f"\r  {fixed(t, 1):>6}s  {requests} requests  {failed} failed  "
+            f"{fixed(requests / t if t else 0, 0)} req/s "
         )
         sys.stderr.flush()
 

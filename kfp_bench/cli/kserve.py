@@ -21,6 +21,7 @@ from kfp_bench.cli.common import (
 from kfp_bench.cli.load import add_body_flags, add_shape_flags, request_body
 from kfp_bench.cli.outputs import Outputs, save
 from kfp_bench.errors import EngineError
+from kfp_bench.figures import HDR_MS, fixed, pct
 from kfp_bench.load.options import LoadOptions, parse_rates
 from kfp_bench.load.sweep import KNEE_FACTOR, KNEE_MIN_SUCCESS, run_sweep
 from kfp_bench.outcome import describe, gated
@@ -93,12 +94,12 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     json_out = outs.file(a.json_out, "--json-out")
 
     def said(step) -> None:
-        cpu = "" if step.client_busiest is None else f", client CPU {step.client_busiest:.0%}"
-        p99 = "no response" if step.p99_ms is None else f"p99 {step.p99_ms:.1f} ms"
+        cpu = "" if step.client_busiest is None else f", client CPU {pct(step.client_busiest, 0)}"
+        p99 = "no response" if step.p99_ms is None else f"p99 {fixed(step.p99_ms, 1, HDR_MS)} ms"
         gone = f", {step.no_response} without a response" if step.no_response else ""
         print(
             f"  {step.rate:g} req/s: {step.requests} requests, {p99}, "
-            f"success {step.success_ratio:.2%}{gone}{cpu}",
+            f"success {pct(step.success_ratio, 2)}{gone}{cpu}",
             file=sys.stderr,
             flush=True,
         )

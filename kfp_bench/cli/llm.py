@@ -24,6 +24,7 @@ from kfp_bench.cli.common import (
 from kfp_bench.cli.outputs import NOT_SAVED, Outputs, save
 from kfp_bench.cli.workload import add_workload_flags, described, workload_prompts, write_stages
 from kfp_bench.errors import ConfigError, EngineError
+from kfp_bench.figures import HDR_MS, fixed
 from kfp_bench.load import prompts as prompt_source
 from kfp_bench.load.llm import NONE_COMPLETED, run_llm
 from kfp_bench.load.llm_sweep import check_llm_sweep, parse_concurrencies, run_llm_sweep
@@ -273,11 +274,11 @@ def _sweep(a, opts: LlmOptions, prompts: list, slo: Slo, outs: Outputs, json_out
         s = stats.summary()
         print(
             f"  {by} {level:g}: {s.completed}/{s.requests} completed, TTFT p99 "
-            f"{s.latency_ms['ttft']['p99']:.1f} ms, "
+            f"{fixed(s.latency_ms['ttft']['p99'], 1, HDR_MS)} ms, "
             + (
                 "tokens unknown"
                 if s.output_tokens_per_s is None
-                else f"{s.output_tokens_per_s:.0f} tok/s"
+                else f"{fixed(s.output_tokens_per_s, 0)} tok/s"
             ),
             file=sys.stderr,
         )

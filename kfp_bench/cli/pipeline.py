@@ -9,6 +9,7 @@ from pathlib import Path
 from kfp_bench._doc import field_help
 from kfp_bench.cli.common import duration, positive_int, writable
 from kfp_bench.errors import ConfigError
+from kfp_bench.figures import fixed
 
 #: Connections of the demo's load, across its workers.
 DEMO_CONCURRENCY = 4
@@ -50,7 +51,7 @@ def cmd_compile(a: argparse.Namespace) -> int:
     except OSError as exc:  # what the check cannot see: a read-only mount, a full disk
         raise ConfigError(f"--out {a.out}: cannot write the YAML there ({exc.strerror})") from None
     for path in written.values():
-        print(f"{path}  {path.stat().st_size / 1000:.0f} kB")
+        print(f"{path}  {fixed(path.stat().st_size / 1000, 0)} kB")
     return 0
 
 

@@ -38,6 +38,7 @@ import numpy as np
 from scipy import stats
 
 from kfp_bench.errors import BaselineError
+from kfp_bench.figures import pct, sig
 from kfp_bench.results import Results
 
 ALPHA = 0.01
@@ -122,8 +123,8 @@ class Verdict:
 
 def _change(t: Test) -> str:
     if t.test == "fisher":
-        return f"{t.baseline:.1%} -> {t.current:.1%} failed"
-    return f"{t.change:+.0%} (median {t.baseline:.4g} -> {t.current:.4g})"
+        return f"{pct(t.baseline)} -> {pct(t.current)} failed"
+    return f"{pct(t.change, 0, sign=True)} (median {sig(t.baseline, 4)} -> {sig(t.current, 4)})"
 
 
 # -- samples -----------------------------------------------------------------------------------

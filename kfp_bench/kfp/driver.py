@@ -49,7 +49,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
-from kfp_bench.errors import ApiError
+from kfp_bench.errors import KfpApiError
 from kfp_bench.jsonl import JsonlWriter
 from kfp_bench.kfp import convert, promscrape
 from kfp_bench.kfp.api import Backoff, KfpApi
@@ -111,7 +111,7 @@ def run_benchmark(
         stopped = None
         try:
             driver.run()
-        except ApiError as exc:  # setup failed: nothing to measure; what it made is cleaned up
+        except KfpApiError as exc:  # setup failed: nothing to measure; what it made is cleaned up
             stopped = exc
         finally:
             driver.finish()
@@ -127,12 +127,12 @@ def run_benchmark(
     return stats
 
 
-def stopped_error(exc: ApiError, cleanup: dict, bid: str) -> ApiError:
+def stopped_error(exc: KfpApiError, cleanup: dict, bid: str) -> KfpApiError:
     """``exc`` with what its cleanup left behind, if anything (then exit code 4)."""
     left = cleanup.get("left")
     if not left:
         return exc
-    err = ApiError(
+    err = KfpApiError(
         f"{exc}; left behind: {', '.join(left)}; remove them with "
         f"kfp-bench cleanup --benchmark-id {bid}"
     )
@@ -242,7 +242,7 @@ class Driver:
 
     def setup(self) -> None:
         """Upload the pipeline (or a version) and create the experiment; any failure here cleans
-        up what was made and raises ``ApiError``: without them there is nothing to measure."""
+        up what was made and raises ``KfpApiError``: without them there is nothing to measure."""
         desc = f"Created by kfp-bench, benchmark {self.bid}; delete with kfp-bench cleanup."
         # Caching off on every task, whatever the manifest says: a cache hit measures no work.
         manifest, overridden, tasks = caching_off(self.manifest)
@@ -271,7 +271,7 @@ class Driver:
         if reply.ok:
             return
         tries = f" after {reply.call.attempt} attempts" if reply.call.attempt > 1 else ""
-        raise ApiError(
+        raise KfpApiError(
             f"{self.api.host}: could not {what} ({reply.call.error}{tries}); the benchmark "
             f"{self.bid} stops here and cleans up what it created"
         )
@@ -466,7 +466,7 @@ class Driver:
     def flag_runs(self) -> None:
         """Flag a benchmark that made fewer runs than asked (``kfp_bench.outcome``)."""
         if self.interrupted or not self.experiment_id:
-            return  # flagged "interrupted", or stopped before any create (an ApiError)
+            return  # flagged "interrupted", or stopped before any create (a KfpApiError)
         flags = self.sinks.stats.flags
         if not self.last:
             flags.append("no-runs")

@@ -379,7 +379,7 @@ class Filler:
 
 
 def fill_and_probe(filler: Filler, collector=None) -> None:
-    """Probe at the start and after each step of the fill; ``ApiError`` when the fill's setup
+    """Probe at the start and after each step of the fill; ``KfpApiError`` when the fill's setup
     fails (nothing made is left: ``clean`` sweeps it). ``collector``
     (``kfp_bench.metrics.collect.Collector``) is checked before anything is made
     (``ConfigError``) and collects over the fill and its probes; the profile's figures at each
@@ -416,7 +416,7 @@ def run_with_fill(
     benchmark on the full server, then sweep the fill; (the benchmark's stats, the ``fill``
     section). A Ctrl-C during the fill skips the benchmark; the fill is swept whatever
     happened."""
-    from kfp_bench.errors import ApiError
+    from kfp_bench.errors import KfpApiError
     from kfp_bench.kfp.driver import run_benchmark
     from kfp_bench.kfp.manifest import load_manifest
     from kfp_bench.kfp.options import new_benchmark_id
@@ -434,7 +434,7 @@ def run_with_fill(
             fill_and_probe(filler, collector)
         except KeyboardInterrupt:
             filler.interrupted = True
-        except (ApiError, Exception):  # whatever stopped the fill, its runs are swept
+        except (KfpApiError, Exception):  # whatever stopped the fill, its runs are swept
             filler.clean()
             raise
         if not filler.interrupted:

@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kfp_bench.errors import ApiError, LeaseError
+from kfp_bench.errors import KfpApiError, LeaseError
 from kfp_bench.kfp import convert
 from kfp_bench.kfp.api import KfpApi
 from kfp_bench.kfp.options import NAME_PREFIX
@@ -110,7 +110,7 @@ def read(api: KfpApi, name: str) -> Lease | None:
     """The lease named ``name``, or None when there is none."""
     known, exp = api.find_experiment(name)
     if not known:
-        raise ApiError(f"lease {name}: cannot list the experiments to read it; try again")
+        raise KfpApiError(f"lease {name}: cannot list the experiments to read it; try again")
     return Lease.of(exp) if exp is not None else None
 
 
@@ -138,15 +138,17 @@ def acquire(
         elif reply.call.status == 409:  # ALREADY_EXISTS: held
             current = read(api, want.name)
         else:
-            raise ApiError(f"lease {want.name}: create_experiment failed: {reply.call.error}")
+            raise KfpApiError(f"lease {want.name}: create_experiment failed: {reply.call.error}")
         tries += 1
         if current is None or current.expired(clock()) or holder_done(api, current):
             if tries > _TRIES:
-                raise ApiError(f"lease {want.name}: still changing after {_TRIES} tries")
+                raise KfpApiError(f"lease {want.name}: still changing after {_TRIES} tries")
             if current is not None:  # by its id: a second taker's delete finds it gone
                 gone = api.delete_experiment(current.experiment_id)
                 if not gone.ok:
-                    raise ApiError(f"lease {want.name}: expired, delete failed: {gone.call.error}")
+                    raise KfpApiError(
+                        f"lease {want.name}: expired, delete failed: {gone.call.error}"
+                    )
                 taken_over = current
             continue
         left = start + wait_s - clock()
@@ -188,5 +190,5 @@ def release(api: KfpApi, name: str, holder: str) -> str:
         return f"lease {name}: held by {current.describe()}, not ours: left"
     reply = api.delete_experiment(current.experiment_id)
     if not reply.ok:
-        raise ApiError(f"lease {name}: release failed: {reply.call.error}")
+        raise KfpApiError(f"lease {name}: release failed: {reply.call.error}")
     return f"lease {name}: released"

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kfp_bench import jsonl
-from kfp_bench.errors import ApiError, ConfigError
+from kfp_bench.errors import ConfigError, KfpApiError
 from kfp_bench.kfp import promscrape
 from kfp_bench.kfp.api import Backoff, KfpApi
 from kfp_bench.kfp.driver import Driver, Sinks, metrics_url_of
@@ -96,7 +96,7 @@ def upload(
 
     Raises:
         ConfigError: bad options, or an unreachable or refusing host; nothing was created.
-        ApiError: an upload or create failed; what was made is deleted again.
+        KfpApiError: an upload or create failed; what was made is deleted again.
     """
     opts.validate()
     manifest = manifest or load_manifest(opts.pipeline)
@@ -110,7 +110,7 @@ def upload(
         driver = ph.driver(params, manifest)
         try:
             driver.setup()
-        except ApiError:
+        except KfpApiError:
             driver.clean()
             raise
         ph.state["caching"] = ph.stats.options.get("caching")

@@ -27,6 +27,7 @@ import tempfile
 
 from kfp_bench.errors import BenchError
 from kfp_bench.failpoint import fail_point
+from kfp_bench.figures import fixed
 from kfp_bench.gates import evaluate as evaluate_gates
 from kfp_bench.gates import write as write_gates
 from kfp_bench.jsonl import write_json_atomic
@@ -83,7 +84,7 @@ def llm_load(p: BenchParams, worker: int, out: str) -> None:
     write_json_atomic({**doc, "error": error} if error else doc, out)
     if stats is not None:
         s = stats.summary()
-        rate = "unknown" if s.output_tokens_per_s is None else f"{s.output_tokens_per_s:.1f}"
+        rate = "unknown" if s.output_tokens_per_s is None else fixed(s.output_tokens_per_s, 1)
         print(f"LLM worker {worker}: {s.requests} requests, {rate} output "
               f"tokens/s, flags {stats.flags or 'none'}")  # fmt: skip
     fail_point("llm_load")

@@ -28,7 +28,7 @@ def write_json(path: str, doc) -> None:
 
 def failed(step: str, exc: Exception, who: str = "") -> str:
     """Print and return the error of a helper step that failed to measure, with its type (so a
-    KubeError reads apart from an ApiError in the report)."""
+    KubeError reads apart from a KfpApiError in the report)."""
     text = f"{type(exc).__name__}: {exc}"
     print(f"{who}{step} failed to measure: {text}")
     return text

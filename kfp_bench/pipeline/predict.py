@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from kfp_bench.errors import BenchError
 from kfp_bench.failpoint import fail_point
+from kfp_bench.figures import HDR_MS, fixed, pct
 from kfp_bench.jsonl import write_json_atomic
 from kfp_bench.pipeline import server_metrics
 from kfp_bench.pipeline.load_params import load_options, sweep_rates
@@ -34,8 +35,9 @@ def rate_sweep(p: BenchParams, out: str) -> None:
 
 
 def _said_step(s) -> None:
-    p99 = "no response" if s.p99_ms is None else f"p99 {s.p99_ms:.1f} ms"
-    print(f"{s.rate:g} req/s: {p99}, {s.success_ratio:.2%}, {s.no_response} without a response")
+    p99 = "no response" if s.p99_ms is None else f"p99 {fixed(s.p99_ms, 1, HDR_MS)} ms"
+    ok = pct(s.success_ratio, 2)
+    print(f"{s.rate:g} req/s: {p99}, {ok}, {s.no_response} without a response")
 
 
 def inference_load(p: BenchParams, worker: int, out: str) -> None:
@@ -63,10 +65,10 @@ def inference_load(p: BenchParams, worker: int, out: str) -> None:
     if stats is None:
         fail_point("inference_load")
         return
-    print(f"worker {worker}: {stats.requests} requests, {stats.summary().rps:.1f} req/s")
+    print(f"worker {worker}: {stats.requests} requests, {fixed(stats.summary().rps, 1)} req/s")
     cpu = cpu_figures(stats)
     if cpu:
-        print(f"worker {worker}: load generator CPU {cpu['cores']:.2f} cores")
+        print(f"worker {worker}: load generator CPU {fixed(cpu['cores'], 2)} cores")
     if caveat := cpu_caveat(cpu):
         print(f"worker {worker}: WARNING: {caveat}")
     fail_point("inference_load")

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, fields
 from pathlib import Path
 
-from kfp_bench.errors import ApiError, ConfigError
+from kfp_bench.errors import ConfigError, KfpApiError
 from kfp_bench.pipeline.bundled import compiled_file
 from kfp_bench.pipeline.params import BenchParams
 from kfp_bench.redact import public_url, scrub
@@ -158,7 +158,7 @@ def submit(target: Target, params: dict, run_name: str = "") -> str:
             enable_caching=False,
         )
     except Exception as exc:  # kfp.Client raises ApiException, urllib3 errors, ...
-        raise ApiError(
+        raise KfpApiError(
             f"{public_url(target.host)}: could not create the run ({_short(exc)})"
         ) from None
     return result.run_id
@@ -190,7 +190,7 @@ def schedule(
             enable_caching=False,
         )
     except Exception as exc:
-        raise ApiError(
+        raise KfpApiError(
             f"{public_url(target.host)}: could not create the recurring run ({_short(exc)})"
         ) from None
     return job.recurring_run_id

@@ -4,13 +4,14 @@ through one call. A result without a price (``cost_per_hour`` 0 or absent) shows
 
 from __future__ import annotations
 
+from kfp_bench.figures import sig
 from kfp_bench.stats.cost import KEY, Cost, llm_metrics, load_metrics, of_llm, of_load
 
 UNKNOWN = "unknown"
 
 
 def _money(v: float | None) -> str:
-    return UNKNOWN if v is None else f"{v:.6g}"
+    return UNKNOWN if v is None else sig(v, 6)
 
 
 def rows(cost: Cost | None, *, llm: bool) -> list[tuple[str, str]]:
@@ -20,7 +21,7 @@ def rows(cost: Cost | None, *, llm: bool) -> list[tuple[str, str]]:
     what = "completed streams" if llm else "successful requests"
     out = [
         ("Cost per hour (given)", _money(cost.per_hour)),
-        (f"Cost of the window ({cost.window_s:.4g} s measured)", _money(cost.total)),
+        (f"Cost of the window ({sig(cost.window_s, 4)} s measured)", _money(cost.total)),
         (
             "Cost per 1000 requests",
             f"{_money(cost.per_thousand_requests)} ({cost.requests} {what})",

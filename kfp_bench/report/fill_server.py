@@ -6,7 +6,7 @@ that gave no series. No plotting here, so that the text report (``report.runs``)
 
 from __future__ import annotations
 
-from kfp_bench.report import fmt
+from kfp_bench.figures import DASH, num
 
 NOT_EXPOSED = "not exposed"
 #: The server's percentiles shown per K (``kfp_bench.metrics.windows.QS``).
@@ -41,10 +41,10 @@ def server_table(summary: dict) -> tuple[list[str], list[list[str]]] | None:
         for p in SERVER_PCTS:
             cells = [_pct_cell(at.get(k), p) for k in ks]
             body.append([f"{metric} {p} (ms)", *cells])
-        body.append([f"{metric} count", *(_num((at.get(k) or {}).get("count")) for k in ks)])
+        body.append([f"{metric} count", *(num((at.get(k) or {}).get("count")) for k in ks)])
     for name, rows in _by(prof.get("values") or (), _series_name):
         at = {r["k"]: r["value"] for r in rows}
-        body.append([name, *(_num(at.get(k)) for k in ks)])
+        body.append([name, *(num(at.get(k)) for k in ks)])
     body += [[m, *([NOT_EXPOSED] * len(ks))] for m in prof.get("not_exposed") or ()]
     return ["K", *map(str, ks)], body
 
@@ -82,15 +82,11 @@ def _series_name(r: dict) -> str:
     return r["metric"] + (f"{{{labels}}}" if labels else "")
 
 
-def _num(v) -> str:
-    return fmt.DASH if v is None else fmt.num(v)
-
-
 def _pct_cell(row: dict | None, p: str) -> str:
     if row is None or f"{p}_ms" not in row:
-        return fmt.DASH
+        return DASH
     lo, hi = row[f"{p}_bucket_ms"]
-    return f"{fmt.num(row[f'{p}_ms'])} ({fmt.num(lo)}–{fmt.num(hi) if hi != '+Inf' else hi})"
+    return f"{num(row[f'{p}_ms'])} ({num(lo)}–{num(hi) if hi != '+Inf' else hi})"
 
 
 def server_panels(summary: dict) -> list[tuple[str, list]]:

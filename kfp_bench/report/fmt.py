@@ -1,55 +1,32 @@
-"""Number and table formatting shared by the Markdown and HTML reporters (plain text, no markup)."""
+"""The tables and lines the Markdown and HTML reporters share, as text cells (no markup); each
+figure printed by ``kfp_bench.figures``."""
 
 from __future__ import annotations
 
-import math
-import time
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pandas as pd
+from kfp_bench.figures import HDR_MS, num, pct, when
 
-DASH = "–"
-
-
-def num(v) -> str:
-    """About four significant digits, never scientific notation; a dash for NaN or None."""
-    if v is None:
-        return DASH
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, list | tuple):  # a sweep step's failure flags
-        return ", ".join(map(str, v)) or DASH
-    if isinstance(v, int | np.integer):
-        return f"{int(v):,}"
-    v = float(v)
-    if not math.isfinite(v):
-        return DASH if math.isnan(v) else ("∞" if v > 0 else "-∞")
-    if v == 0:
-        return "0"
-    if v.is_integer() and abs(v) >= 1000:
-        return f"{int(v):,}"
-    decimals = min(6, max(0, 3 - math.floor(math.log10(abs(v)))))
-    return f"{v:,.{decimals}f}"
+if TYPE_CHECKING:
+    import pandas as pd
 
 
-def pct(v: float) -> str:
-    return DASH if v is None or not math.isfinite(v) else f"{v:.1%}"
-
-
-def when(epoch: float) -> str:
-    """UTC time of an epoch second, e.g. 2026-11-30 07:17 UTC."""
-    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(epoch)) if epoch else DASH
-
-
-def rows(df: pd.DataFrame, index: str | None = None) -> tuple[list[str], list[list[str]]]:
-    """Header and formatted cells of ``df``; its index becomes the first column when named."""
+def rows(
+    df: pd.DataFrame, index: str | None = None, res: dict | float | None = None
+) -> tuple[list[str], list[list[str]]]:
+    """Header and formatted cells of ``df``; its index becomes the first column when named.
+    ``res``: the resolution of every figure, or of each column by name (``figures.num``)."""
     head = ([index or df.index.name or ""] if index is not False else []) + [
         str(c) for c in df.columns
     ]
     body = []
     # itertuples keeps each column's type (iterrows would turn the counts into floats).
+    of = res if isinstance(res, dict) else dict.fromkeys(df.columns, res)
     for idx, *values in df.itertuples(index=True, name=None):
-        cells = [v if isinstance(v, str) else num(v) for v in values]
+        cells = [
+            v if isinstance(v, str) else num(v, of.get(c))
+            for c, v in zip(df.columns, values, strict=True)
+        ]
         body.append(([str(idx)] if index is not False else []) + cells)
     return head, body
 
@@ -59,8 +36,8 @@ def load_rows(load: dict) -> list[tuple[str, str]]:
     rows = [
         ("Requests", num(load["requests"])),
         ("Total", f"{num(load['total_s'])} s"),
-        ("Slowest", f"{num(load['slowest_ms'])} ms"),
-        ("Fastest", f"{num(load['fastest_ms'])} ms"),
+        ("Slowest", f"{num(load['slowest_ms'], HDR_MS)} ms"),
+        ("Fastest", f"{num(load['fastest_ms'], HDR_MS)} ms"),
         ("Average", f"{num(load['average_ms'])} ms"),
         ("Requests/sec", num(load["rps"])),
         ("Responses (any status; the latency figures)", num(load.get("responses"))),
@@ -96,7 +73,7 @@ def _no_response(load: dict) -> str:
     n, t = load.get("no_response"), load.get("no_response_ms")
     if not t:
         return num(n)
-    return f"{num(n)}; failed after p50 {num(t['p50'])} ms, p99 {num(t['p99'])} ms"
+    return f"{num(n)}; failed after p50 {num(t['p50'], HDR_MS)} ms, p99 {num(t['p99'], HDR_MS)} ms"
 
 
 def header(summary: dict, load_options: dict | None = None) -> str:
@@ -113,3 +90,11 @@ def header(summary: dict, load_options: dict | None = None) -> str:
     if start:
         parts.append(f"started {when(start)}")
     return ", ".join(parts) or "saved results"
+
+
+def change(test, pts: str = " pts") -> str:
+    """A regression test's change (``kfp_bench.history.regress.Test``): of the median in per
+    cent, or of the failure ratio in percentage points."""
+    return (
+        pct(test.change, sign=True) if test.test != "fisher" else f"{test.change * 100:+.1f}{pts}"
+    )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import TextIO
 
+from kfp_bench.figures import HDR_MS, HDR_S, fixed, pct, sig
 from kfp_bench.outcome import describe
 from kfp_bench.records import ENGINE_ERROR, ResultBatch
 from kfp_bench.report import cost
@@ -29,22 +30,18 @@ BAR = "■"
 HEY_PCTS = (10.0, 25.0, 50.0, 75.0, 90.0, 95.0, 99.0)
 
 
-def _secs(us: float) -> str:
-    return f"{us / 1e6:4.4f}"
-
-
 def write_text(stats: LoadStats, out: TextIO) -> None:
     """Write the summary of ``stats`` in hey's layout."""
     s = stats.summary()
     w = out.write
     w("\nSummary:\n")
-    w(f"  Total:\t{s.duration_s:4.4f} secs\n")
+    w(f"  Total:\t{fixed(s.duration_s, 4)} secs\n")
     if s.latency_ms is not None:
         lat = stats.latency
-        w(f"  Slowest:\t{_secs(lat.max_us)} secs\n")
-        w(f"  Fastest:\t{_secs(lat.min_us)} secs\n")
-        w(f"  Average:\t{_secs(lat.mean_us)} secs\n")
-    w(f"  Requests/sec:\t{s.rps:4.4f}\n")
+        w(f"  Slowest:\t{fixed(lat.max_us / 1e6, 4, HDR_S)} secs\n")
+        w(f"  Fastest:\t{fixed(lat.min_us / 1e6, 4, HDR_S)} secs\n")
+        w(f"  Average:\t{fixed(lat.mean_us / 1e6, 4)} secs\n")
+    w(f"  Requests/sec:\t{fixed(s.rps, 4)}\n")
     if s.latency_ms is None:
         w(f"  No response:\tnone of {s.requests} requests got one: no latency figures\n")
     if stats.bytes_in > 0:
@@ -123,11 +120,11 @@ def _write_latency(stats: LoadStats, w) -> None:
     top = max((c for _, c in buckets), default=0)
     for mark, count in buckets:
         bar = BAR * ((count * 40 + top // 2) // top) if top else ""
-        w(f"  {mark / 1e6:4.3f} [{count}]\t|{bar}\n")
+        w(f"  {fixed(mark / 1e6, 3, HDR_S)} [{count}]\t|{bar}\n")
     w("\n\nLatency distribution:\n")
     for p, v in lat.percentiles_us(HEY_PCTS).items():
         if v > 0:
-            w(f"  {p:g}% in {_secs(v)} secs\n")
+            w(f"  {p:g}% in {fixed(v / 1e6, 4, HDR_S)} secs\n")
     w("\nDetails (average, fastest, slowest):\n")
     labels = {
         "connect": "DNS+dialup",
@@ -138,7 +135,8 @@ def _write_latency(stats: LoadStats, w) -> None:
     }
     for key, label in labels.items():
         d = stats.phases[key].as_dict()
-        w(f"  {label}:\t{d['mean_s']:4.4f} secs, {d['min_s']:4.4f} secs, {d['max_s']:4.4f} secs\n")
+        mean, low, high = (fixed(d[k], 4) for k in ("mean_s", "min_s", "max_s"))
+        w(f"  {label}:\t{mean} secs, {low} secs, {high} secs\n")
 
 
 def _write_extras(stats: LoadStats, w) -> None:
@@ -149,19 +147,21 @@ def _write_extras(stats: LoadStats, w) -> None:
         w(" omission):\n")
         w("  \tcorrected\tuncorrected\n")
         for key in ("p50", "p90", "p99", "p99_9", "max", "mean"):
-            w(f"  {key}:\t{s.latency_ms[key]:.3f} ms\t{s.uncorrected_ms[key]:.3f} ms\n")
+            res = None if key == "mean" else HDR_MS
+            corrected, uncorrected = s.latency_ms[key], s.uncorrected_ms[key]
+            w(f"  {key}:\t{fixed(corrected, 3, res)} ms\t{fixed(uncorrected, 3, res)} ms\n")
     _write_no_response(s.requests, s.no_response, w)
     cpu = cpu_figures(stats)
     if cpu:
         w("\nLoad generator CPU (kfp-bench's own, while sending):\n")
-        w(f"  Cores:\t{cpu['cores']:.2f} on average;")
-        w(f" busiest process {cpu['busiest']:.0%} of a core\n")
-        w(f"  Per request:\t{cpu['us_per_request']:.1f} us")
-        w(f" (user {cpu['user_s']:.2f} s, system {cpu['system_s']:.2f} s")
+        w(f"  Cores:\t{fixed(cpu['cores'], 2)} on average;")
+        w(f" busiest process {pct(cpu['busiest'], 0)} of a core\n")
+        w(f"  Per request:\t{fixed(cpu['us_per_request'], 1)} us")
+        w(f" (user {fixed(cpu['user_s'], 2)} s, system {fixed(cpu['system_s'], 2)} s")
         w(f" in {cpu['processes']} process{'es' if cpu['processes'] != 1 else ''})\n")
         if cpu["cpu_limit"] is not None or cpu["throttled"]:  # (a pod's limit, say)
-            limit = "none" if cpu["cpu_limit"] is None else f"{cpu['cpu_limit']:g} cores"
-            w(f"  Cgroup limit:\t{limit}; throttled {cpu['throttled_s']:.2f} s")
+            limit = "none" if cpu["cpu_limit"] is None else f"{sig(cpu['cpu_limit'])} cores"
+            w(f"  Cgroup limit:\t{limit}; throttled {fixed(cpu['throttled_s'], 2)} s")
             w(f" in {cpu['throttled_periods']} periods\n")
     notes = describe([f for f in stats.flags if f == NO_RESPONSE])  # named, as the exit's cause
     if MIXED_LATENCY in stats.flags:
@@ -207,8 +207,8 @@ def _write_no_response(requests: int, nr: dict, w) -> None:
     w(f"  Requests:\t{nr['requests']} of {requests}\n")
     t = nr.get("time_ms")
     if t:
-        w(f"  Time to failure:\tp50 {t['p50']:.3f} ms, p90 {t['p90']:.3f} ms, ")
-        w(f"p99 {t['p99']:.3f} ms, max {t['max']:.3f} ms\n")
+        p50, p90, p99, top = (fixed(t[k], 3, HDR_MS) for k in ("p50", "p90", "p99", "max"))
+        w(f"  Time to failure:\tp50 {p50} ms, p90 {p90} ms, p99 {p99} ms, max {top} ms\n")
 
 
 CSV_HEADER = (

@@ -16,12 +16,20 @@ from html import escape
 
 import pandas as pd
 
+from kfp_bench.figures import HDR_MS, num, pct, sig
 from kfp_bench.gates import lines
 from kfp_bench.report import cost, fill_server, fmt
 from kfp_bench.report import fill as fill_report
 from kfp_bench.report import runs as runs_report
+from kfp_bench.report.metrics import RUN_RES, resolution
 from kfp_bench.report.plots import Figure
-from kfp_bench.report.tables import Tables, run_times_caption, run_times_shown, sweep_shown
+from kfp_bench.report.tables import (
+    Tables,
+    run_times_caption,
+    run_times_shown,
+    sweep_shown,
+    task_times_shown,
+)
 
 CSS = """
 body{font:14px/1.45 -apple-system,"Segoe UI",Roboto,"DejaVu Sans",Arial,sans-serif;color:#212121;
@@ -68,8 +76,8 @@ def table(head: list[str], body: list[list[str]], classes: list[str] | None = No
     return f'<div class="wrap"><table><tr>{th}</tr>{"".join(trs)}</table></div>\n'
 
 
-def _df(df: pd.DataFrame, index: str | None = None) -> str:
-    return table(*fmt.rows(df, index))
+def _df(df: pd.DataFrame, index: str | None = None, res: dict | float | None = None) -> str:
+    return table(*fmt.rows(df, index, res))
 
 
 def figure(f: Figure) -> str:
@@ -126,7 +134,7 @@ def render(
         parts.append("<h2>Rate sweep</h2>\n" + _fig(figs, "sweep"))
         parts.append(_df(sweep_shown(tables.sweep)))
     if history is not None:
-        parts.append(_history(history, figs))
+        parts.append(_history(history, figs, metrics))
     if tables.notes:
         parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{escape(n)}</li>" for n in tables.notes))
         parts.append("</ul>\n")
@@ -177,7 +185,9 @@ def cards(metrics: dict, which=CARDS) -> str:
     for key, label, unit in which:
         if key in metrics:
             v = metrics[key]
-            text = fmt.pct(v) if key.endswith("_ratio") else fmt.num(v)
+            text = (
+                pct(v) if key.endswith("_ratio") else num(v, resolution(key, metrics.get(RUN_RES)))
+            )
             cards.append(
                 f'<div class="card"><b>{escape(text)} {escape(unit)}</b>'
                 f"<span>{escape(label)}</span></div>"
@@ -202,7 +212,7 @@ def _runs(t: Tables, figs: dict) -> str:
     if len(t.api_ops):
         out += ["<h3>Client-side latency (milliseconds)</h3>\n", _df(t.api_ops)]
     if len(t.task_times):
-        out += ["<h2>Tasks</h2>\n", _fig(figs, "task_breakdown"), _df(t.task_times)]
+        out += ["<h2>Tasks</h2>\n", _fig(figs, "task_breakdown"), _df(task_times_shown(t))]
     return "".join(out)
 
 
@@ -212,7 +222,7 @@ def _load(t: Tables, figs: dict) -> str:
         table(["summary", "value"], [list(r) for r in fmt.load_rows(t.load)] + cost.table_rows(t))
     )
     out += [_fig(figs, "load_latency"), "<h3>Latency percentiles (milliseconds)</h3>\n"]
-    out.append(_df(t.load_pcts))
+    out.append(_df(t.load_pcts, res=HDR_MS))
     out.append(_fig(figs, "load_timeline"))
     out.append(_fig(figs, "load_stages"))  # report/stage_plot.py
     return "".join(out)
@@ -229,7 +239,7 @@ def server_html(section: tuple, figs: dict) -> str:
     return "".join(out)
 
 
-def _history(h, figs: dict) -> str:
+def _history(h, figs: dict, metrics: dict) -> str:
     out = [f'<h2>History</h2>\n<p class="sub">{len(h.entries)} earlier results in ']
     out.append(f"{escape(h.uri)}; this result's key: {escape(h.key or '-')}</p>\n")
     out.append(_fig(figs, "trend"))
@@ -243,16 +253,16 @@ def _history(h, figs: dict) -> str:
         )
         body, classes = [], []
         for t in v.tests:
-            change = f"{t.change:+.1%}" if t.test != "fisher" else f"{t.change * 100:+.1f} pts"
+            res = resolution(t.metric, metrics.get(RUN_RES))
             body.append(
                 [
                     t.metric,
                     t.test,
                     f"{t.n_current} / {t.n_baseline}",
-                    fmt.num(t.baseline),
-                    fmt.num(t.current),
-                    change,
-                    f"{t.p_adjusted:.3g}",
+                    num(t.baseline, res),
+                    num(t.current, res),
+                    fmt.change(t),
+                    sig(t.p_adjusted, 3),
                     "yes" if t.regressed else "no",
                 ]
             )

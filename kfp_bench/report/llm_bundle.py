@@ -25,9 +25,10 @@ from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 
+from kfp_bench.figures import DASH, HDR_MS, count, num, pct, when
 from kfp_bench.gates import counts, evaluate
 from kfp_bench.outcome import describe, describe_warnings
-from kfp_bench.report import cost, fmt, html, llm_plots, llm_text, markdown
+from kfp_bench.report import cost, html, llm_plots, llm_text, markdown
 from kfp_bench.report.folder import metrics_json, summary_bytes, write_folder
 from kfp_bench.report.hey import error_lines
 from kfp_bench.report.llm_text import OPEN_LOOP_ONLY, ROWS
@@ -115,9 +116,7 @@ def write_llm_bundle(
 
 def _cell(v) -> str:
     """A sweep table's cell: a number as the report prints numbers, a list (failures) joined."""
-    if isinstance(v, list | tuple):
-        return ", ".join(map(str, v)) or fmt.DASH
-    return v if isinstance(v, str) else fmt.num(v)
+    return v if isinstance(v, str) else num(v)
 
 
 def header(s: LlmSummary, stats: LlmStats, source: str) -> str:
@@ -126,8 +125,8 @@ def header(s: LlmSummary, stats: LlmStats, source: str) -> str:
     where = f" against {target}" if target else ""
     of = f"{source}: " if source else ""
     return (
-        f"{of}LLM streaming load{where}, started {fmt.when(stats.started_at)}, "
-        f"{fmt.num(s.duration_s)} s, {loop}"
+        f"{of}LLM streaming load{where}, started {when(stats.started_at)}, "
+        f"{num(s.duration_s)} s, {loop}"
     )
 
 
@@ -147,7 +146,7 @@ def sections(s: LlmSummary, sweep: list[dict] | None = None) -> list[Section]:
         Section(
             "Throughput over time",
             "Per second in llm_series.csv; overall: "
-            f"{_rate(s.output_tokens_per_s)} output tokens/s, {fmt.num(s.rps)} requests/s.",
+            f"{_rate(s.output_tokens_per_s)} output tokens/s, {num(s.rps)} requests/s.",
             ("llm_timeline",),
         ),
         Section("Goodput", tables=[(["goodput", "value"], _goodput_rows(s))]),
@@ -179,20 +178,23 @@ def _turns(s: LlmSummary) -> Section:
 
 def _summary_rows(s: LlmSummary) -> list[list[str]]:
     return [
-        ["requests", f"{s.requests:,} ({s.completed:,} completed, {s.failed:,} failed)"],
-        ["duration", f"{fmt.num(s.duration_s)} s (measured {fmt.num(s.measured_s)} s)"],
-        ["requests/s", fmt.num(s.rps)],
+        [
+            "requests",
+            f"{count(s.requests)} ({count(s.completed)} completed, {count(s.failed)} failed)",
+        ],
+        ["duration", f"{num(s.duration_s)} s (measured {num(s.measured_s)} s)"],
+        ["requests/s", num(s.rps)],
         ["output tokens", _tokens(s.output_tokens, s.output_tokens_per_s)],
         ["input tokens", _tokens(s.input_tokens, s.input_tokens_per_s)],
     ]
 
 
 def _tokens(total: int | None, per_s: float | None) -> str:
-    return UNKNOWN if total is None else f"{total:,} ({fmt.num(per_s)}/s)"
+    return UNKNOWN if total is None else f"{count(total)} ({num(per_s)}/s)"
 
 
 def _rate(per_s: float | None) -> str:
-    return UNKNOWN if per_s is None else fmt.num(per_s)
+    return UNKNOWN if per_s is None else num(per_s)
 
 
 def _pct_rows(s: LlmSummary) -> list[list[str]]:
@@ -201,27 +203,28 @@ def _pct_rows(s: LlmSummary) -> list[list[str]]:
         if key in OPEN_LOOP_ONLY and not s.corrected:
             continue  # equal to the rows from the send in closed loop
         lat = s.latency_ms[key]
-        cells = [fmt.num(lat[c]) if lat["count"] else fmt.DASH for c in PCT_COLUMNS]
-        rows.append([llm_text.row_label(s, key), f"{lat['count']:,}", *cells])
+        cells = [num(lat[c], None if c == "mean" else HDR_MS) if lat["count"] else DASH
+                 for c in PCT_COLUMNS]  # fmt: skip
+        rows.append([llm_text.row_label(s, key), count(lat["count"]), *cells])
     return rows
 
 
 def _goodput_rows(s: LlmSummary) -> list[list[str]]:
     return [
         ["SLO", s.slo or "none: every completed request is good"],
-        ["good requests", f"{s.good:,} of {s.requests:,}"],
-        ["good ratio", fmt.pct(s.good_ratio)],
-        ["goodput", f"{fmt.num(s.goodput_rps)} requests/s"],
+        ["good requests", f"{count(s.good)} of {count(s.requests)}"],
+        ["good ratio", pct(s.good_ratio)],
+        ["goodput", f"{num(s.goodput_rps)} requests/s"],
     ]
 
 
 def _failures(s: LlmSummary) -> Section:
-    sec = Section("Failures", f"{s.failed:,} of {s.requests:,} requests failed.")
+    sec = Section("Failures", f"{count(s.failed)} of {count(s.requests)} requests failed.")
     if s.errors:  # grouped as the text summary groups them
-        rows = [[text, f"{n:,}"] for text, n in error_lines(s.errors, " ")]
+        rows = [[text, count(n)] for text, n in error_lines(s.errors, " ")]
         sec.tables.append((["error", "requests"], rows))
     if s.status_codes:
-        codes = [[str(c), f"{n:,}"] for c, n in s.status_codes.items()]
+        codes = [[str(c), count(n)] for c, n in s.status_codes.items()]
         sec.tables.append((["HTTP status", "responses"], codes))
     return sec
 
@@ -229,9 +232,9 @@ def _failures(s: LlmSummary) -> Section:
 def _usage(s: LlmSummary) -> Section:
     u = s.usage
     body = [
-        ["usage missing", f"{u['missing']:,}"],
-        ["fewer tokens than content chunks", f"{u['fewer']:,}"],
-        ["more tokens than content chunks", f"{u['more']:,}"],
+        ["usage missing", count(u["missing"])],
+        ["fewer tokens than content chunks", count(u["fewer"])],
+        ["more tokens than content chunks", count(u["more"])],
     ]
     sec = Section(
         "Token usage",
@@ -244,11 +247,7 @@ def _usage(s: LlmSummary) -> Section:
 
 
 def _notes(s: LlmSummary) -> list[str]:
-    return [*llm_text.token_notes(s, _count), *llm_text.measured_notes(s, _count)]
-
-
-def _count(v: int) -> str:
-    return f"{v:,}"
+    return [*llm_text.token_notes(s, count), *llm_text.measured_notes(s, count)]
 
 
 # -- the writers -------------------------------------------------------------------------------

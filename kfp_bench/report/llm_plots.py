@@ -18,6 +18,7 @@ import numpy as np
 import seaborn as sns
 from matplotlib.ticker import MaxNLocator
 
+from kfp_bench.figures import count, sig
 from kfp_bench.report.plots import RC, Figure, new_figure, to_png
 from kfp_bench.stats.llm import TOKENS_UNKNOWN, LlmStats
 
@@ -73,9 +74,11 @@ def distribution(stats: LlmStats, key: str) -> Figure | None:
     ax.bar(edges, counts, width=-width * 0.9, align="edge", color="#6a1b9a")
     for q, style in ((50.0, "--"), (99.0, ":")):
         v = pct[q] / 1000
-        ax.axvline(v, color="#37474f", linestyle=style, linewidth=1, label=f"p{q:g} {v:.3g} ms")
+        ax.axvline(v, color="#37474f", linestyle=style, linewidth=1, label=f"p{q:g} {sig(v, 3)} ms")
     ax.legend(loc="upper right", frameon=True)
-    ax.set(title=f"{title} ({h.count:,} samples)", xlabel=f"{key.upper()} (ms)", ylabel="samples")
+    ax.set(
+        title=f"{title} ({count(h.count)} samples)", xlabel=f"{key.upper()} (ms)", ylabel="samples"
+    )
     return Figure(
         name,
         f"{title} distribution",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
+from kfp_bench.figures import DASH, HDR_MS, fixed, pct
 from kfp_bench.outcome import describe, describe_warnings
 from kfp_bench.report import cost
 from kfp_bench.report.hey import write_distributions
@@ -33,8 +34,8 @@ def write_text(s: LlmSummary, out: TextIO, cost_per_hour: float | None = None) -
     w = out.write
     w("\nSummary:\n")
     w(f"  Requests:\t{s.requests} ({s.completed} completed, {s.failed} failed)\n")
-    w(f"  Total:\t{s.duration_s:4.4f} secs (measured {s.measured_s:4.4f} secs)\n")
-    w(f"  Requests/sec:\t{s.rps:4.4f}\n")
+    w(f"  Total:\t{fixed(s.duration_s, 4)} secs (measured {fixed(s.measured_s, 4)} secs)\n")
+    w(f"  Requests/sec:\t{fixed(s.rps, 4)}\n")
     w(f"  Output tokens:\t{_tokens(s.output_tokens, s.output_tokens_per_s)}\n")
     w(f"  Input tokens:\t{_tokens(s.input_tokens, s.input_tokens_per_s)}\n")
     w("\nLatency (ms):\n")
@@ -43,27 +44,33 @@ def write_text(s: LlmSummary, out: TextIO, cost_per_hour: float | None = None) -
         if key in OPEN_LOOP_ONLY and not s.corrected:
             continue
         lat = s.latency_ms[key]
-        cells = "\t".join(f"{lat[c]:.3f}" for c in COLUMNS) if lat["count"] else "–"
+        cells = "\t".join(latency(lat, c) for c in COLUMNS) if lat["count"] else DASH
         w(f"  {row_label(s, key)}:\t{lat['count']}\t{cells}\n")
     if s.turns:
         write_turns(s.turns, w)
     w(f"\nGoodput ({'SLO ' + s.slo if s.slo else 'no SLO: every completed request'}):\n")
-    w(f"  Good:\t{s.good} of {s.requests} ({s.good_ratio:.1%}), {s.goodput_rps:4.4f}/sec\n")
+    w(f"  Good:\t{s.good} of {s.requests} ({pct(s.good_ratio)}), {fixed(s.goodput_rps, 4)}/sec\n")
     cost.write_llm(s, cost_per_hour, w)
     write_distributions(s.status_codes, s.errors, w)
     _write_notes(s, w)
     w("\n")
 
 
+def latency(lat: dict, stat: str) -> str:
+    """A statistic of a latency histogram (ms): to the microsecond it records, a mean to three
+    decimals."""
+    return fixed(lat[stat], 3, None if stat == "mean" else HDR_MS)
+
+
 def turn_cells(row: dict) -> list[str]:
     """A turn's cells: turn, requests, failed, mean input tokens, TTFT p50 and p99, E2E p50 (ms)."""
 
     def ms(m: str, p: str) -> str:
-        return "–" if row[m]["p50"] is None else f"{row[m][p]:.3f}"
+        return DASH if row[m]["p50"] is None else latency(row[m], p)
 
     inp = row["input_tokens_mean"]
     return [str(row["turn"]), str(row["requests"]), str(row["failed"]),
-            "unknown" if inp is None else f"{inp:.1f}", ms("ttft", "p50"), ms("ttft", "p99"),
+            "unknown" if inp is None else fixed(inp, 1), ms("ttft", "p50"), ms("ttft", "p99"),
             ms("e2e", "p50")]  # fmt: skip
 
 
@@ -87,7 +94,7 @@ def write_turns(turns: list[dict], w) -> None:
 
 
 def _tokens(total: int | None, per_s: float | None) -> str:
-    return "unknown" if total is None else f"{total} ({per_s:4.4f}/sec)"
+    return "unknown" if total is None else f"{total} ({fixed(per_s, 4)}/sec)"
 
 
 def row_label(s: LlmSummary, key: str) -> str:

@@ -12,12 +12,20 @@ from typing import TextIO
 
 import pandas as pd
 
+from kfp_bench.figures import HDR_MS, num, sig
 from kfp_bench.gates import lines
 from kfp_bench.report import cost, fill_server, fmt
 from kfp_bench.report import fill as fill_report
 from kfp_bench.report import runs as runs_report
 from kfp_bench.report.folder import MAX_BYTES
-from kfp_bench.report.tables import Tables, run_times_caption, run_times_shown, sweep_shown
+from kfp_bench.report.metrics import RUN_RES, resolution
+from kfp_bench.report.tables import (
+    Tables,
+    run_times_caption,
+    run_times_shown,
+    sweep_shown,
+    task_times_shown,
+)
 
 __all__ = ["MAX_BYTES", "MAX_ROWS", "section", "table", "write", "write_gates"]
 MAX_ROWS = 40
@@ -34,8 +42,8 @@ def table(w, head: list[str], body: list[list[str]], limit: int = MAX_ROWS) -> N
     w("\n")
 
 
-def _df(w, df: pd.DataFrame, index: str | None = None) -> None:
-    head, body = fmt.rows(df, index)
+def _df(w, df: pd.DataFrame, index: str | None = None, res: dict | float | None = None) -> None:
+    head, body = fmt.rows(df, index, res)
     table(w, head, body)
 
 
@@ -77,9 +85,9 @@ def write(
         r = tables.replicas
         w("## Replicas\n\n")
         w(f"Ready replicas from {int(r['ready'].min())} to {int(r['ready'].max())} ")
-        w(f"over {fmt.num(float(r['t_s'].max() - r['t_s'].min()))} s ({len(r)} samples).\n\n")
+        w(f"over {num(float(r['t_s'].max() - r['t_s'].min()))} s ({len(r)} samples).\n\n")
     if history is not None:
-        _history(w, history)
+        _history(w, history, tables.resolution)
     if tables.notes:
         w("## Notes\n\n" + "".join(f"- {n}\n" for n in tables.notes) + "\n")
     w("Charts: report.html. Records: runs.csv, tasks.csv, api_calls.csv, load_series.csv.\n")
@@ -147,17 +155,19 @@ def _runs(w, t: Tables) -> None:
         section(w, server)
     if len(t.task_times):
         w("### Tasks (seconds)\n\n")
-        _df(w, t.task_times)
+        _df(w, task_times_shown(t))
 
 
 def _load(w, t: Tables) -> None:
     w("## Load\n\n")
     table(w, ["summary", "value"], [list(r) for r in fmt.load_rows(t.load)] + cost.table_rows(t))
     w("### Latency percentiles (milliseconds)\n\n")
-    _df(w, t.load_pcts)
+    _df(w, t.load_pcts, res=HDR_MS)
 
 
-def _history(w, h) -> None:
+def _history(w, h, run_res: float | None) -> None:
+    """The regression tests and the earlier results' headline figures; ``run_res``: this
+    result's run times' resolution, the tests' medians' too."""
     v = h.verdict
     if v is not None:
         w("## Regression tests\n\n")
@@ -171,10 +181,10 @@ def _history(w, h) -> None:
                 t.metric,
                 t.test,
                 f"{t.n_current} / {t.n_baseline}",
-                fmt.num(t.baseline),
-                fmt.num(t.current),
-                f"{t.change:+.1%}" if t.test != "fisher" else f"{t.change * 100:+.1f} pts",
-                f"{t.p_adjusted:.3g}",
+                num(t.baseline, resolution(t.metric, run_res)),
+                num(t.current, resolution(t.metric, run_res)),
+                fmt.change(t),
+                sig(t.p_adjusted, 3),
                 "**yes**" if t.regressed else "no",
             ]
             for t in v.tests
@@ -192,5 +202,8 @@ def _history(w, h) -> None:
             "load_rps",
             "regression",
         )
-        body = [[e.key] + [fmt.num(e.metrics.get(k)) for k in keys] for e in reversed(h.entries)]
+        body = [
+            [e.key] + [num(e.metrics.get(k), resolution(k, e.metrics.get(RUN_RES))) for k in keys]
+            for e in reversed(h.entries)
+        ]
         table(w, ["key", *keys], body, limit=15)

@@ -86,6 +86,7 @@ from __future__ import annotations
 import math
 import re
 
+from kfp_bench.figures import HDR_MS
 from kfp_bench.outcome import failures
 from kfp_bench.report import cost
 from kfp_bench.report.tables import Tables, build
@@ -96,6 +97,29 @@ _STATS = ("mean", "p50", "p90", "p95", "p99", "max")
 _RUN_TIMES = (("duration", "run_duration"), ("queue delay", "run_queue_delay"))
 _RUN_TIMES += (("execution", "run_execution"),)
 _LOAD_PCTS = ("p50", "p90", "p95", "p99", "p99_9")
+#: The metric of the run times' resolution (s).
+RUN_RES = "run_time_resolution_s"
+#: A run time: a statistic of one (``stat``), or without one the samples of a regression test.
+_RUN_FIGURE = re.compile(r"run_(?:duration|queue_delay|execution)(?:_(?P<stat>mean|p\d+|max))?_s")
+#: A percentile (or the maximum) of an HDR histogram: the load's and the LLM load's latencies.
+_HDR_FIGURE = re.compile(
+    r"(?:load(?:_uncorrected|_no_response)?|(?:ttft|e2e)(?:_intended|_turn\d+)?|itl|tpot|sched_lag)"
+    r"_(?:p\d+(?:_\d+)?|max)_ms"
+)
+
+
+def resolution(name: str, run_res: float | None) -> float | None:
+    """The resolution of the source of figure ``name``, in its unit, to print it with
+    (``kfp_bench.figures``): a run time at ``run_res``, its timestamps' (``RUN_RES``; a
+    mean, over its count of runs, two decimals finer; the median of a regression test's
+    samples, named without a statistic, half way between two), an HDR percentile at a
+    microsecond; None for the rest, whose sources are finer than they print."""
+    run = _RUN_FIGURE.fullmatch(name)
+    if run:
+        if not run_res:
+            return None
+        return {"mean": run_res / 100, None: run_res / 2}.get(run["stat"], run_res)
+    return HDR_MS if _HDR_FIGURE.fullmatch(name) else None
 
 
 def _name(text: str) -> str:
@@ -174,7 +198,7 @@ def _runs(t: Tables, out: dict) -> None:
         for s in _STATS:
             _put(out, f"{prefix}_{s}_s", row[s])
         _put(out, f"{prefix}_count", int(row["count"]))
-    _put(out, "run_time_resolution_s", t.resolution)
+    _put(out, RUN_RES, t.resolution)
     ops = t.api_ops
     _put(out, "api_calls_total", int(ops["count"].sum()))
     _put(out, "api_errors_total", int(ops["errors"].sum()))

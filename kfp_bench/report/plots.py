@@ -34,6 +34,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
+from kfp_bench.figures import count, sig  # noqa: E402
 from kfp_bench.report.tables import Tables  # noqa: E402
 
 WIDTH_IN, DPI = 8.0, 100
@@ -125,7 +126,9 @@ def _kde_ok(values: pd.Series, kde: bool) -> bool:
 def _mark_percentiles(ax, values: pd.Series, unit: str) -> None:
     for q, style in ((50, "--"), (99, ":")):
         v = float(np.percentile(values, q))
-        ax.axvline(v, color="#37474f", linestyle=style, linewidth=1, label=f"p{q} {v:.3g} {unit}")
+        ax.axvline(
+            v, color="#37474f", linestyle=style, linewidth=1, label=f"p{q} {sig(v, 3)} {unit}"
+        )
     ax.legend(loc="upper right", frameon=True)
 
 
@@ -312,7 +315,7 @@ def load_latency(t: Tables) -> Figure | None:
     left.set(title="Latency histogram", xlabel="latency (ms)", ylabel="requests")
     sns.ecdfplot(data=h, x="latency_ms", weights="count", hue="measure", ax=right)
     right.set(title="Latency ECDF", xlabel="latency (ms)", ylabel="share of requests")
-    fig.suptitle(f"Load latency ({t.load['requests']:,} requests)")
+    fig.suptitle(f"Load latency ({count(t.load['requests'])} requests)")
     return Figure(
         "load_latency",
         "Load latency distribution",

@@ -6,7 +6,8 @@ verdict), writes the bundle, and archives the results and the report under their
 component and ``kfp-bench demo`` can call it as the CLI does; ``write_bundle`` alone makes the
 report without any history.
 
-``diff(a, b)`` compares two results' metrics and ``verdict`` tests B against A as the baseline.
+``diff(a, b)`` compares two results' metrics and ``compare_dirs`` tests B against A as the
+baseline.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, TextIO
 from kfp_bench import gates as gate
 from kfp_bench import history as hist
 from kfp_bench.errors import BaselineError, ConfigError
+from kfp_bench.figures import num, pct, sig
 from kfp_bench.report import cost
 from kfp_bench.results import Results, read_results
 
@@ -301,12 +303,17 @@ def load_either(spec: str, results_uri: str, tmp: Path) -> Results:
     return hist.fetch(hist.open_store(results_uri), spec, tmp)
 
 
-def diff(a: Results, b: Results) -> list[tuple[str, float | None, float | None]]:
-    """Every metric of either result whose value differs: (name, a, b); None where absent."""
+def metrics_of(results: Results) -> dict[str, float]:
+    """The metrics of a results directory (``report.metrics``)."""
     from kfp_bench.report.metrics import collect
     from kfp_bench.report.tables import build
 
-    ma, mb = collect(build(a)), collect(build(b))
+    return collect(build(results))
+
+
+def diff(ma: dict, mb: dict) -> list[tuple[str, float | None, float | None]]:
+    """Every metric of either result's metrics whose value differs: (name, a, b); None where
+    absent."""
     return [
         (name, ma.get(name), mb.get(name))
         for name in sorted(set(ma) | set(mb))
@@ -321,21 +328,25 @@ def compare_dirs(a_spec: str, b_spec: str, out: TextIO, *, results_uri: str = ""
         BaselineError: A or B has too few samples for a verdict (after the differences).
     """
     from kfp_bench.history import regress
+    from kfp_bench.report.metrics import RUN_RES
 
     with tempfile.TemporaryDirectory(prefix="kfp-bench-compare-") as tmp:
         a = load_either(a_spec, results_uri, Path(tmp))
         b = load_either(b_spec, results_uri, Path(tmp))
-        rows = diff(a, b)
-        write_diff(rows, a_spec, b_spec, out)
+        ma, mb = metrics_of(a), metrics_of(b)
+        write_diff(ma, mb, a_spec, b_spec, out)
         write_generator_caveats({"A": a, "B": b}, out)
         verdict = regress.compare(b, [a], names=[a_spec])
-    write_verdict(verdict, out)
+    write_verdict(verdict, out, mb.get(RUN_RES))
     return verdict
 
 
-def write_diff(rows, a_name: str, b_name: str, out: TextIO) -> None:
-    from kfp_bench.report import fmt
+def write_diff(ma: dict, mb: dict, a_name: str, b_name: str, out: TextIO) -> None:
+    """The metrics that differ between A's ``ma`` and B's ``mb``, each at its source's
+    resolution (``report.metrics.resolution``), and their change."""
+    from kfp_bench.report.metrics import RUN_RES, resolution
 
+    rows = diff(ma, mb)
     w = out.write
     w(f"\nA (baseline): {a_name}\nB (current):  {b_name}\n\n")
     if not rows:
@@ -346,8 +357,9 @@ def write_diff(rows, a_name: str, b_name: str, out: TextIO) -> None:
     for name, va, vb in rows:
         change = ""
         if va not in (None, 0) and vb is not None:
-            change = f"{(vb - va) / abs(va):+.1%}"
-        w(f"  {name:<{width}}{fmt.num(va):>14}{fmt.num(vb):>14}{change:>10}\n")
+            change = pct((vb - va) / abs(va), sign=True)
+        a_text, b_text = (num(v, resolution(name, m.get(RUN_RES))) for v, m in ((va, ma), (vb, mb)))
+        w(f"  {name:<{width}}{a_text:>14}{b_text:>14}{change:>10}\n")
 
 
 def write_generator_caveats(sides: dict[str, Results], out: TextIO) -> None:
@@ -361,18 +373,20 @@ def write_generator_caveats(sides: dict[str, Results], out: TextIO) -> None:
             out.write(f"\nCaution, {name}: {caveat}.\n")
 
 
-def write_verdict(v: Verdict, out: TextIO) -> None:
-    from kfp_bench.report import fmt
+def write_verdict(v: Verdict, out: TextIO, run_res: float | None = None) -> None:
+    """The verdict and its tests; ``run_res``: B's run times' resolution, the medians' too."""
+    from kfp_bench.report.fmt import change
+    from kfp_bench.report.metrics import resolution
 
     w = out.write
     w(f"\nVerdict: {v.headline()}\n")
     w(f"  {'metric':<28}{'test':<14}{'n B/A':>13}{'A':>11}{'B':>11}{'change':>10}{'p':>10}\n")
     for t in v.tests:
-        change = f"{t.change:+.1%}" if t.test != "fisher" else f"{t.change * 100:+.1f}pt"
+        res = resolution(t.metric, run_res)
         w(
             f"{'!' if t.regressed else ' '} {t.metric:<28}{t.test:<14}"
-            f"{f'{t.n_current}/{t.n_baseline}':>13}{fmt.num(t.baseline):>11}"
-            f"{fmt.num(t.current):>11}{change:>10}{t.p_adjusted:>10.3g}\n"
+            f"{f'{t.n_current}/{t.n_baseline}':>13}{num(t.baseline, res):>11}"
+            f"{num(t.current, res):>11}{change(t, 'pt'):>10}{sig(t.p_adjusted, 3):>10}\n"
         )
     if v.skipped:
         w(f"  not tested (too few samples): {', '.join(sorted(v.skipped))}\n")

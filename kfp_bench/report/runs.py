@@ -6,9 +6,9 @@ the same table again from a saved summary.json without a cluster.
 
 from __future__ import annotations
 
-import math
 from typing import TextIO
 
+from kfp_bench.figures import fixed, pct, sig, span
 from kfp_bench.metrics.series import ServerSeries
 from kfp_bench.report.server_compare import COMPARE_HEAD, compare_rows, write_table
 from kfp_bench.stats.runs import QUANTISED
@@ -51,7 +51,7 @@ def write_text(doc: dict, out: TextIO) -> None:
         w(
             f"  {op:<24}{d['count']:>7}{d['errors']:>7}{d.get('retries', 0):>8}"
             f"{d.get('failed', d['errors']):>7}"
-            + "".join(f"{d[k]:>10.2f}" for k in ("p50_ms", "p90_ms", "p99_ms", "max_ms"))
+            + "".join(f"{fixed(d[k], 2):>10}" for k in ("p50_ms", "p90_ms", "p99_ms", "max_ms"))
             + "\n"
         )
     per_round = doc.get("calls_per_poll_round", {})
@@ -65,7 +65,8 @@ def write_text(doc: dict, out: TextIO) -> None:
             f"{doc.get('api_failed_total', 0)} calls still failed after every retry\n"
         )
     client = doc.get("client", {})
-    w(f"  Driver:\t{client.get('cpu_s', 0):.2f} CPU seconds over {client.get('wall_s', 0):.2f} s\n")
+    cpu, wall = fixed(client.get("cpu_s", 0), 2), fixed(client.get("wall_s", 0), 2)
+    w(f"  Driver:\t{cpu} CPU seconds over {wall} s\n")
     _write_server(doc.get("server") or {}, w, api)
     if doc.get("fill"):
         _write_fill(doc["fill"], w)
@@ -76,14 +77,6 @@ def write_text(doc: dict, out: TextIO) -> None:
 
 _RUN_TIMES = (("duration", "duration_s"), ("queue delay", "queue_delay_s"))
 _RUN_TIMES += (("execution", "execution_s"),)
-
-
-def digits(resolution: float | None) -> int:
-    """Decimals a figure of this resolution (s) supports: 0 for whole seconds, 3 at most (a
-    summary without a resolution, written before it was kept, prints as it always did)."""
-    if not resolution or resolution <= 0:
-        return 3
-    return min(3, max(0, math.ceil(-math.log10(resolution) - 1e-9)))
 
 
 def _write_run_times(runs: dict, w) -> None:
@@ -97,14 +90,13 @@ def _write_run_times(runs: dict, w) -> None:
         )
     else:
         w("\nRun times from server timestamps (seconds):\n")
-    n = digits(res)
     w(f"  {'':<14}{'count':>7}{'p50':>10}{'p90':>10}{'p99':>10}{'max':>10}{'mean':>10}\n")
     for label, key in _RUN_TIMES:
         d = runs[key]
         w(
             f"  {label:<14}{d['count']:>7}"
-            + "".join(f"{d[k]:>10.{n}f}" for k in ("p50", "p90", "p99", "max"))
-            + f"{d['mean']:>10.{min(n + 2, 3)}f}\n"
+            + "".join(f"{run_time(d[k], res):>10}" for k in ("p50", "p90", "p99", "max"))
+            + f"{run_time(d['mean'], res, mean=True):>10}\n"
         )
     if coarse:
         _write_bounds(runs, res, w)
@@ -124,10 +116,11 @@ def _write_bounds(runs: dict, res: float, w) -> None:
         w(f"  {label:<14}{cells}  ({by})\n")
 
 
-def span(lo: float, hi: float) -> str:
-    """``lo–hi`` rounded outwards to 0.1 s, whole numbers without a decimal."""
-    lo, hi = math.floor(lo * 10 + 1e-9) / 10, math.ceil(hi * 10 - 1e-9) / 10
-    return f"{lo:g}–{hi:g}"
+def run_time(v: float, res: float | None, mean: bool = False) -> str:
+    """A run time statistic (s) as the run times' tables print it: three decimals, no more than
+    the server's timestamps carry (whole seconds from a real server); a mean, over its count of
+    runs, two more."""
+    return fixed(v, 3, res / 100 if mean and res else res)
 
 
 def _write_timeout(at_timeout: dict, w) -> None:
@@ -169,8 +162,8 @@ def _write_server(server: dict, w, api: dict | None = None) -> None:
         f"{'client':>10}{'network':>10}{'share':>8}\n"
     )
 
-    def f(v, width=10, fmt=".2f"):
-        return f"{v:>{width}{fmt}}" if isinstance(v, int | float) else f"{'-':>{width}}"
+    def f(v, width=10):
+        return f"{fixed(v, 2):>{width}}" if isinstance(v, int | float) else f"{'-':>{width}}"
 
     for op, v in ops.items():
         share = v.get("network_share")
@@ -178,7 +171,7 @@ def _write_server(server: dict, w, api: dict | None = None) -> None:
             f"  {op:<24}{v.get('requests', 0):>9}{v.get('errors', 0):>7}{f(v.get('mean_ms'))}"
             f"{f(v.get('p50_ms'))}{f(v.get('p99_ms'))}{f(v.get('client_mean_ms'))}"
             f"{f(v.get('network_ms'))}"
-            + (f"{share * 100:>7.1f}%" if isinstance(share, float) else f"{'-':>8}")
+            + (f"{pct(share):>8}" if isinstance(share, float) else f"{'-':>8}")
             + "\n"
         )
     rows = server_compare({"server": server, "api": api or {}})
@@ -269,7 +262,7 @@ def _write_fill(fill: dict, w) -> None:
         return
     w(
         f"\nFull database ({fill.get('benchmark_id')}): {fill.get('filled', 0)} runs filled "
-        f"({fill.get('mode')}), {fill.get('fill_rate_per_s', 0):g} runs/s.\n  The UI's calls, "
+        f"({fill.get('mode')}), {sig(fill.get('fill_rate_per_s', 0))} runs/s.\n  The UI's calls, "
         f"p50/p95 in milliseconds of {fill.get('repeats')} repeats, at K runs on the server:\n"
     )
     ks = sorted({r["k"] for r in rows})
@@ -279,7 +272,7 @@ def _write_fill(fill: dict, w) -> None:
         line = f"  {kind:<26}"
         for k in ks:
             r = cells.get((kind, k))
-            line += f"{r['p50_ms']:>7.1f}/{r['p95_ms']:<6.1f}" if r else f"{'-':>14}"
+            line += f"{fixed(r['p50_ms'], 1):>7}/{fixed(r['p95_ms'], 1):<6}" if r else f"{'-':>14}"
         errors = sum(cells[(kind, k)]["errors"] for k in ks if (kind, k) in cells)
         w(line.rstrip() + (f"  ({errors} failed)" if errors else "") + "\n")
     # the server's own figures, from its /metrics histogram (every call of the probe counted)
@@ -288,7 +281,7 @@ def _write_fill(fill: dict, w) -> None:
         line = f"  {'server ' + op:<26}"
         for k in ks:
             r = server.get((op, k))
-            line += f"{r['p50_ms']:>7.1f}/{r['p95_ms']:<6.1f}" if r else f"{'-':>14}"
+            line += f"{fixed(r['p50_ms'], 1):>7}/{fixed(r['p95_ms'], 1):<6}" if r else f"{'-':>14}"
         w(line.rstrip() + "\n")
     _write_fill_server({"fill": fill}, w)
     cleanup = fill.get("cleanup") or {}

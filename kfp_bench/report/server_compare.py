@@ -7,8 +7,8 @@ reports (``report.runs``, ``report.server_text``) use them as ``report.server_pl
 
 from __future__ import annotations
 
+from kfp_bench.figures import DASH, count, num
 from kfp_bench.metrics.series import ServerSeries, percentiles
-from kfp_bench.report import fmt
 
 QS = (0.5, 0.9, 0.99)
 
@@ -29,11 +29,11 @@ def compare_rows(server: ServerSeries, client_ms: dict[str, dict]) -> list[list[
                 [
                     f"{h['compare']} p{q * 100:g}",
                     h["metric"],
-                    f"{int(p['count']):,}",
-                    fmt.num(sv),
-                    f"{fmt.num(lo)}–{fmt.num(hi)}",
-                    fmt.num(cv) if cv is not None else fmt.DASH,
-                    f"{c.get('count', 0):,}" if c else fmt.DASH,
+                    count(int(p["count"])),
+                    num(sv),
+                    f"{num(lo)}–{num(hi)}",
+                    num(cv),
+                    count(c.get("count", 0)) if c else DASH,
                     _difference(cv, sv, lo, hi),
                 ]
             )
@@ -44,10 +44,10 @@ def _difference(client: float | None, server: float, lo: float, hi: float) -> st
     """Client minus server, unless the client's value falls inside the server's bucket: the
     difference is then below what the server's histogram can tell."""
     if client is None:
-        return fmt.DASH
+        return DASH
     if lo <= client <= hi:
         return "within its bucket"
-    return fmt.num(client - server)
+    return num(client - server)
 
 
 COMPARE_HEAD = [

@@ -13,12 +13,10 @@ client's own queueing).
 
 from __future__ import annotations
 
-import datetime as dt
-
 import numpy as np
 
+from kfp_bench.figures import HDR_MS, clock, count, fixed, num, pct, when
 from kfp_bench.metrics.series import ServerSeries, prefix_hit_rates
-from kfp_bench.report import fmt
 from kfp_bench.report.plots import RC, Figure, new_figure, to_png
 from kfp_bench.report.server_compare import COMPARE_HEAD, compare_rows
 
@@ -84,7 +82,7 @@ def timeline(client_rows: list[dict], client: dict, server: ServerSeries, panel:
             ax.step([p[0] - t0 for p in pts], [p[1] for p in pts], where="post",
                     color="#c62828")  # fmt: skip
             ax.set_title(_label(s), fontsize=9, loc="left")
-        axes[-1].set_xlabel(f"seconds since {fmt.when(t0)} (the client's first second)")
+        axes[-1].set_xlabel(f"seconds since {when(t0)} (the client's first second)")
         fig.suptitle("The server under the client, one time axis")
         png = to_png(fig)
     where = ", ".join(sorted({s["source"] for s in shown}))
@@ -100,8 +98,7 @@ def timeline(client_rows: list[dict], client: dict, server: ServerSeries, panel:
 def notes(server: ServerSeries) -> list[str]:
     """What the reader must know: the window, what could not be read."""
     a, b = server.window
-    span = f"{dt.datetime.fromtimestamp(a, dt.UTC):%H:%M:%S}–{dt.datetime.fromtimestamp(b, dt.UTC):%H:%M:%S} UTC"  # noqa: E501
-    out = [f"Window {span} ({b - a:.0f} s), step {server.step_s:g} s."]
+    out = [f"Window {clock(a)}–{clock(b)} UTC ({fixed(b - a, 0)} s), step {server.step_s:g} s."]
     return out + [f"Not read: {n}" for n in server.notes]
 
 
@@ -117,10 +114,12 @@ def prefix_lines(server: ServerSeries) -> list[str]:
         ]
     out = []
     for r in rates:
-        rate = "no prompt tokens queried" if r["rate"] is None else f"{r['rate']:.2%}"
+        rate = "no prompt tokens queried" if r["rate"] is None else pct(r["rate"], 2)
         counts = ""
         if r["hits"] is not None and r["rate"] is not None:
-            counts = f", {r['hits']:,.0f} of {r['queries']:,.0f} prompt tokens served from cache"
+            counts = (
+                f", {count(r['hits'])} of {count(r['queries'])} prompt tokens served from cache"
+            )
         out.append(f"Prefix-cache hit rate over the load: {rate} ({r['source']}{counts})")
     return out
 
@@ -128,15 +127,15 @@ def prefix_lines(server: ServerSeries) -> list[str]:
 def llm_section(stats, summary, server: ServerSeries) -> tuple:
     """The LLM report's section: (title, intro, figures, tables, items), and its figures."""
     lat = summary.latency_ms
+    ttft = lat["ttft"]
     client = {
         "key": "ttft_mean_ms",
         "label": "TTFT, mean of the first tokens that came in each second",
         "unit": "TTFT (ms)",
         "lines": {
-            f"TTFT p{q:g} {fmt.num(lat['ttft'][f'p{q:g}'])} ms (whole load)": lat["ttft"][f"p{q:g}"]
-            for q in (50, 99)
+            f"TTFT {p} {num(ttft[p], HDR_MS)} ms (whole load)": ttft[p] for p in ("p50", "p99")
         }
-        if lat["ttft"]["count"]
+        if ttft["count"]
         else {},
         "lines_unit": "TTFT (ms)",
     }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from kfp_bench.figures import HDR_MS, fixed
+
 
 def write_stages(rows: list[dict], out) -> None:
     """One line per stage: where it sits, the requests the schedule meant and those measured,
@@ -19,11 +21,14 @@ def write_stages(rows: list[dict], out) -> None:
     for r in rows:
         line = (
             f"  {r['stage'][:22]:<22} {r['start_s']:>6g}s {r['end_s']:>6g}s {r['scheduled']:>6} "
-            f"{r['requests']:>6} {r['ok']:>6} {r['throughput']:>8.2f}"
+            f"{r['requests']:>6} {r['ok']:>6} {fixed(r['throughput'], 2):>8}"
         )
         for m in metrics:
             p = r[m]
-            line += f" {p['p50']:>11.2f} {p['p99']:>11.2f}" if p else f" {'-':>11} {'-':>11}"
+            if p:
+                line += f" {fixed(p['p50'], 2, HDR_MS):>11} {fixed(p['p99'], 2, HDR_MS):>11}"
+            else:
+                line += f" {'-':>11} {'-':>11}"
         if "tokens_per_s" in r:
-            line += f" {r['tokens_per_s']:>8.1f}"
+            line += f" {fixed(r['tokens_per_s'], 1):>8}"
         print(line, file=out)

@@ -9,19 +9,21 @@ from __future__ import annotations
 
 from typing import TextIO
 
+from kfp_bench.figures import HDR_MS, fixed, pct, sig
 from kfp_bench.stats.load import CPU_BOUND
 
+#: The rate sweep table's columns: (row key, header, the cell of a value).
 _COLUMNS = (
-    ("rate", "QPS", "{:g}"),
-    ("rps", "achieved", "{:.1f}"),
-    ("mean_ms", "mean ms", "{:.2f}"),
-    ("p50_ms", "p50 ms", "{:.2f}"),
-    ("p95_ms", "p95 ms", "{:.2f}"),
-    ("p99_ms", "p99 ms", "{:.2f}"),
-    ("success_ratio", "success", "{:.2%}"),
-    ("no_response", "no response", "{}"),
-    ("max_replicas", "max replicas", "{}"),
-    ("client_busiest", "client CPU", "{:.0%}"),
+    ("rate", "QPS", "{:g}".format),  # the rate asked for
+    ("rps", "achieved", lambda v: fixed(v, 1)),
+    ("mean_ms", "mean ms", lambda v: fixed(v, 2)),
+    ("p50_ms", "p50 ms", lambda v: fixed(v, 2, HDR_MS)),
+    ("p95_ms", "p95 ms", lambda v: fixed(v, 2, HDR_MS)),
+    ("p99_ms", "p99 ms", lambda v: fixed(v, 2, HDR_MS)),
+    ("success_ratio", "success", lambda v: pct(v, 2)),
+    ("no_response", "no response", str),
+    ("max_replicas", "max replicas", str),
+    ("client_busiest", "client CPU", lambda v: pct(v, 0)),
 )
 
 
@@ -32,7 +34,7 @@ def write_text(rows: list[dict], knee: dict | None, out: TextIO) -> None:
         cols = [c for c in cols if c[0] != "no_response"]
     cells = [[c[1] for c in cols]]
     for r in rows:
-        line = [c[2].format(r[c[0]]) if r.get(c[0]) is not None else "-" for c in cols]
+        line = [c[2](r[c[0]]) if r.get(c[0]) is not None else "-" for c in cols]
         cells.append(line)
     widths = [max(len(row[i]) for row in cells) for i in range(len(cols))]
     for i, row in enumerate(cells):
@@ -48,10 +50,11 @@ def write_text(rows: list[dict], knee: dict | None, out: TextIO) -> None:
             out.write(f"\nKnee at {knee['rate']:g} req/s: {knee['reason']}{_knee_flags(at)}.\n")
     bound = [r for r in rows if (r.get("client_busiest") or 0) >= CPU_BOUND]
     if bound:
+        busiest = pct(bound[0]["client_busiest"], 0)
         out.write(
             f"The load generator was CPU-bound from {bound[0]['rate']:g} req/s on (a process at "
-            f"{bound[0]['client_busiest']:.0%} of a core): from there the rate may be its limit, "
-            "not the server's; add --workers or machines.\n"
+            f"{busiest} of a core): from there the rate may be its limit, not the server's; add "
+            "--workers or machines.\n"
         )
 
 
@@ -90,4 +93,4 @@ def write_llm_text(rows: list[dict], knee: dict, by: str, out: TextIO) -> None:
 
 
 def _llm_cell(v) -> str:
-    return "–" if v is None else f"{v:.4g}"
+    return sig(v, 4)

@@ -16,16 +16,16 @@ statistic's bounds (``kfp_bench.stats.runs.figure``, docs/run-figures.md).
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
+from kfp_bench.figures import DASH, HDR_MS, clock, fixed, num, pct, span
 from kfp_bench.outcome import FAILURES, failures
 from kfp_bench.outcome import describe as describe_flags
 from kfp_bench.records import ApiCall, RunRecord
-from kfp_bench.report.runs import digits, span
+from kfp_bench.report.runs import run_time
 from kfp_bench.results import Results, flags
 from kfp_bench.stats.load import LoadStats, cpu_figures
 from kfp_bench.stats.runs import FIGURES, FINDS, failed_calls, quantised
@@ -175,16 +175,26 @@ def run_times_table(runs: pd.DataFrame, summary: dict, res: float | None = None)
 def run_times_shown(t: Tables) -> pd.DataFrame:
     """``t.run_times`` as the reports print it: no more decimals than the resolution gives
     (whole seconds from a real server); the mean, over ``count`` runs, two more."""
-    if not quantised(t.resolution):
-        return t.run_times
-    n = digits(t.resolution)
-    df = t.run_times.astype(object)
-    for label, row in t.run_times.iterrows():
+    return quantised_shown(t.run_times, t.resolution)
+
+
+def task_times_shown(t: Tables) -> pd.DataFrame:
+    """``t.task_times`` as the reports print it: the tasks' times come from the server's
+    timestamps too, at the runs' resolution."""
+    return quantised_shown(t.task_times, t.resolution)
+
+
+def quantised_shown(df: pd.DataFrame, res: float | None) -> pd.DataFrame:
+    """A table of ``STATS`` columns (s) as text at a quantised resolution ``res``
+    (``report.runs.run_time``); as it is otherwise."""
+    if not quantised(res):
+        return df
+    out = df.astype(object)
+    for label, row in df.iterrows():
         for k in STATS[1:]:
-            v, places = row[k], min(n + 2, 3) if k == "mean" else n
-            df.at[label, k] = "–" if not np.isfinite(v) else f"{v:.{places}f}"
-        df.at[label, "count"] = int(row["count"])
-    return df
+            out.at[label, k] = run_time(row[k], res, mean=k == "mean")
+        out.at[label, "count"] = int(row["count"])
+    return out
 
 
 def run_times_caption(t: Tables) -> str:
@@ -395,24 +405,23 @@ SWEEP_SHOWN = {
 
 def sweep_shown(sweep: pd.DataFrame) -> pd.DataFrame:
     """``sweep_frame``'s rows as the reports show them, indexed by rate: the start a time of
-    day (the steps are seconds apart), the shares as percentages, short headers, so that the
-    table fits the page's column."""
+    day (the steps are seconds apart), the shares as percentages, the percentiles to the
+    microsecond of their histograms, short headers, so that the table fits the page's column."""
     df = sweep[[c for c in SWEEP_SHOWN if c in sweep]].copy()
     if "started_at" in df:
-        df["started_at"] = [
-            "–" if pd.isna(t) else time.strftime("%H:%M:%S", time.gmtime(t))
-            for t in df["started_at"]
-        ]
+        df["started_at"] = [clock(t) for t in df["started_at"]]
     if "rate" in df:  # the first step past the knee named in its rate: no column of its own
         knee = sweep["knee"] if "knee" in sweep else [False] * len(df)
         marks = zip(df["rate"], knee, strict=True)
         df["rate"] = [f"{r:g} (knee)" if k is True else f"{r:g}" for r, k in marks]
     if "max_replicas" in df:  # a count (NaN made the column float)
-        df["max_replicas"] = ["–" if pd.isna(v) else str(int(v)) for v in df["max_replicas"]]
+        df["max_replicas"] = [DASH if pd.isna(v) else str(int(v)) for v in df["max_replicas"]]
     for c in ("success_ratio", "client_busiest"):
         if c in df:
-            df[c] = ["–" if pd.isna(v) else f"{v:.0%}" if v in (0, 1) else f"{v:.1%}"
-                     for v in df[c]]  # fmt: skip
+            df[c] = [pct(v, 0 if v in (0, 1) else 1) for v in df[c]]
+    for c in ("p50_ms", "p95_ms", "p99_ms"):
+        if c in df:
+            df[c] = [num(v, HDR_MS) for v in df[c]]
     df = df.rename(columns=SWEEP_SHOWN)
     return df.set_index(df.columns[0])
 
@@ -505,7 +514,7 @@ def flag_notes(summary: dict) -> list[str]:
     name."""
     load = summary.get("load") or {}
     notes = [
-        f"load worker {i} started {s:.2f} s after the common start time (late-start): its "
+        f"load worker {i} started {fixed(s, 2)} s after the common start time (late-start): its "
         "share of the schedule ran from its own start, shifted by that much"
         for i, s in (load.get("workers") or {}).get("late") or []
     ]

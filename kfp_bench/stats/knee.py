@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kfp_bench.figures import HDR_MS, fixed, pct
+
 #: The latency multiple over the first step's past which a step is past the knee.
 KNEE_FACTOR = 3.0
 
@@ -67,14 +69,14 @@ def find_knee(points: Sequence[Point], factor: float, min_ratio: float, words: W
     base = points[0].latency_ms
     for p in points:
         if p.ratio < min_ratio:
-            why = f"{words.ratio} {p.ratio:.{words.decimals}%} < {min_ratio:.0%}"
+            why = f"{words.ratio} {pct(p.ratio, words.decimals)} < {min_ratio:.0%}"
             return KneeAt(p.level, why, base or 0.0)
         if p is points[0] or base is None or p.latency_ms is None:
             continue
         if p.latency_ms > factor * base:
             why = (
-                f"{words.latency} {p.latency_ms:.1f} ms > {factor:g}x {words.baseline} "
-                f"{base:.1f} ms"
+                f"{words.latency} {fixed(p.latency_ms, 1, HDR_MS)} ms > {factor:g}x "
+                f"{words.baseline} {fixed(base, 1, HDR_MS)} ms"
             )
             return KneeAt(p.level, why, base)
     why = f"no step past {factor:g}x {words.latency} or under {min_ratio:.0%}{words.floor_of}"

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from kfp_bench.errors import ResultsError
+from kfp_bench.figures import fixed, pct
 from kfp_bench.records import BATCH_COLUMNS, ResultBatch
 from kfp_bench.stats import document
 from kfp_bench.stats.hdr import Histogram
@@ -474,14 +475,14 @@ def cpu_caveat(cpu: dict | None) -> str | None:
         limit = cpu["cpu_limit"]  # None: the limit is on a cgroup above the generator's own
         where = f"at its {limit:g}-core limit" if limit is not None else "at a limit above it"
         return (
-            f"the load generator's cgroup held it back for {cpu['throttled_s']:.2f} s "
+            f"the load generator's cgroup held it back for {fixed(cpu['throttled_s'], 2)} s "
             f"({cpu['throttled_periods']} periods {where}): "
             "it sent and read late, and the latencies include those stalls; raise the CPU limit "
             "of the load pods or lower the load"
         )
     if cpu["cpu_bound"]:  # (more workers would not help under a cgroup's limit: that is above)
         return (
-            f"the load generator was CPU-bound (a process at {cpu['busiest']:.0%} of a core, "
+            f"the load generator was CPU-bound (a process at {pct(cpu['busiest'], 0)} of a core, "
             f">= {CPU_BOUND:.0%} of a core or of its cgroup's limit): the rate may be its "
             "limit, not the server's; add --workers or machines"
         )

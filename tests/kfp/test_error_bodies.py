@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from kfp_bench.errors import ApiError
+from kfp_bench.errors import KfpApiError
 from kfp_bench.kfp.api import Backoff, KfpApi, error_message
 from kfp_bench.kfp.driver import run_benchmark
 from kfp_bench.kfp.options import RunsOptions
@@ -54,7 +54,7 @@ def test_the_upload_error_keeps_its_message(kfp_upload_refuses):
 
 def test_the_benchmark_stops_naming_the_servers_reason(kfp_upload_refuses):
     opts = RunsOptions(host=kfp_upload_refuses, pipeline=str(HELLO), num_runs=1, retries=0)
-    with pytest.raises(ApiError, match="could not upload the pipeline .*The name x already"):
+    with pytest.raises(KfpApiError, match="could not upload the pipeline .*The name x already"):
         run_benchmark(opts)
 
 

@@ -23,7 +23,7 @@ import io
 import pytest
 
 from kfp_bench.cli import main
-from kfp_bench.errors import ApiError, ConfigError
+from kfp_bench.errors import ConfigError, KfpApiError
 from kfp_bench.kfp import phases
 from kfp_bench.kfp.cleanup import sweep
 from kfp_bench.kfp.options import CleanupOptions, RunsOptions, new_benchmark_id
@@ -159,7 +159,7 @@ def _pipeline(server, out_dir, bid: str) -> tuple[int, list[str], dict | None]:
         code = exit_code(flags)
     except ConfigError:
         return 2, [], None  # the first call refused: nothing was created, nothing to sweep
-    except ApiError:
+    except KfpApiError:
         code = 1
     clean = CleanupOptions(host=server.url, benchmark_id=bid, retries=2, retry_max_wait=0.05)
     report = sweep(clean)

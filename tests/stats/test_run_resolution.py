@@ -51,6 +51,16 @@ def _run(i: int, queue: float, execution: float, micro: bool = False) -> dict:
             {"update_time": _ts(cut(r), micro), "state": "RUNNING"},
             {"update_time": _ts(cut(f), micro), "state": "SUCCEEDED"},
         ],
+        "run_details": {
+            "task_details": [
+                {
+                    "display_name": "train",
+                    "state": "SUCCEEDED",
+                    "start_time": _ts(cut(r), micro),
+                    "end_time": _ts(cut(f), micro),
+                }
+            ]
+        },
     }
 
 
@@ -164,6 +174,46 @@ def test_the_report_and_its_metrics_at_whole_seconds(tmp_path):
     assert "writes its timestamps to 1 s" in html.read_text()
     # the records read back keep what they carried
     assert read(results / "runs.jsonl", RunRecord) == records
+
+
+def _whole_second_report(tmp_path) -> tuple[dict, str, str]:
+    """The report step's Metrics, HTML and Markdown of the whole-second runs."""
+    stats, records = _stats(micro=False)
+    results = tmp_path / "results"
+    results.mkdir()
+    with JsonlWriter(results / "runs.jsonl") as w:
+        for rec in records:
+            w.write(rec)
+    write_results(results, runs_summary=stats.summary())
+    html, md = tmp_path / "report.html", tmp_path / "summary.md"
+    metrics = publish.report(str(results), str(tmp_path / "records"), str(html), str(md))
+    return metrics, html.read_text(), md.read_text()
+
+
+def test_the_headline_cards_show_whole_seconds_as_the_table_does(tmp_path):
+    """The page's cards print a run duration the server gave in whole seconds as the run
+    times' table below them does: 3 s, never 3.000 s (issue 38, part 5)."""
+    metrics, page, _ = _whole_second_report(tmp_path)
+    card = r'<div class="card"><b>([^<]*)</b><span>([^<]*)</span>'
+    cards = {label: value for value, label in re.findall(card, page)}
+    for key, label in (
+        ("run_duration_p50_s", "run duration p50"),
+        ("run_duration_p99_s", "run duration p99"),
+    ):
+        assert cards[label] == f"{int(metrics[key])} s", (label, cards[label])
+
+
+def test_the_tasks_table_shows_whole_seconds_too(tmp_path):
+    """A task's times come from the same server's timestamps: its table prints them as the run
+    times' table does, whole, and its mean two decimals finer."""
+    _, page, md = _whole_second_report(tmp_path)
+    table = md.split("### Tasks (seconds)")[1]
+    row = next(line for line in table.splitlines() if line.startswith("| train"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1] == str(len(RUNS)) and re.fullmatch(r"\d+\.\d\d", cells[2]), row  # the mean
+    assert all(re.fullmatch(r"\d+", c) for c in cells[3:]), row  # p50 .. max
+    html_row = page.split("<h2>Tasks</h2>")[1].split("<td>train</td>")[1].split("</tr>")[0]
+    assert re.findall(r"<td>([^<]*)</td>", html_row) == cells[1:]
 
 
 def test_saved_results_without_a_resolution_still_load(tmp_path):

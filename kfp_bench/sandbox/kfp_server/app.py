@@ -3,7 +3,7 @@
 This module owns request parsing, the answers, and the mapping from paths to the store, the run
 queue (``executor.py``) and the scheduler (``cron.py``). Paths, JSON field names and error bodies
 follow ``kfp_api_v2beta1.swagger.json``; handlers for pipelines live in ``pipelines.py``.
-Errors: a ``gateway.ApiError`` carries KFP's own code and wrapped message; a ``ValueError`` raised
+Errors: a ``gateway.UserError`` carries KFP's own code and wrapped message; a ``ValueError`` raised
 while handling becomes 400 INVALID_ARGUMENT, a ``LookupError`` 404 NOT_FOUND, all with the
 google.rpc.Status body ``{"code", "message", "details"}``; bodies are
 decoded, and routing errors answered, as KFP's grpc-gateway does it (``gateway.py``).
@@ -28,7 +28,7 @@ from aiohttp import web
 from kfp_bench.sandbox.kfp_server import authn, cron, multiuser, pipelines, specs
 from kfp_bench.sandbox.kfp_server.executor import Executor
 from kfp_bench.sandbox.kfp_server.faults import Faults, parse_ops
-from kfp_bench.sandbox.kfp_server.gateway import ApiError, rpc_error, status_body
+from kfp_bench.sandbox.kfp_server.gateway import UserError, rpc_error, status_body
 from kfp_bench.sandbox.kfp_server.metrics import Metrics
 from kfp_bench.sandbox.kfp_server.release import KFP_COMMIT, KFP_RELEASE
 from kfp_bench.sandbox.kfp_server.replies import (
@@ -117,7 +117,7 @@ class KfpApi:
         namespace = body.get("namespace") or ""
         try:
             check_model("Experiment", name, namespace)
-        except ApiError as e:
+        except UserError as e:
             raise e.wrap("[ExperimentServer]: Failed to create a experiment due to conversion "
                          "error").wrap("Failed to create a experiment") from None  # fmt: skip
         if self.multi_user:
@@ -150,7 +150,7 @@ class KfpApi:
         self.metrics.operation("experiment_server_delete_requests")
         key = request.match_info["experiment_id"]
         if key == self.store.default_experiment_id:  # resource_manager.go:214-221
-            raise ApiError.with_details(
+            raise UserError.with_details(
                 f"Invalid input error: Experiment id cannot be equal to the default id {key}",
                 f"Failed to delete experiment {key}. The default experiment cannot be deleted",
                 "BadRequestError", 10,
@@ -303,7 +303,7 @@ class KfpApi:
         run = self.store.runs.get(run_id)
         exp = self.store.experiments.get(run.experiment_id) if run else None
         if exp is not None and exp.storage_state == "ARCHIVED":  # resource_manager.go:885-907
-            raise ApiError.with_details(
+            raise UserError.with_details(
                 "Unarchive the experiment first to allow the run to be restored",
                 f"Failed to unarchive run {run_id} as experiment {exp.experiment_id} must be "
                 "un-archived first", "FailedPreconditionError", 9,
@@ -319,18 +319,18 @@ class KfpApi:
         run = self.store.runs.get(run_id)
         if run is None:
             raise (
-                ApiError.not_found("Run", run_id)
+                UserError.not_found("Run", run_id)
                 .wrap(f"Failed to retry run {run_id} due to error fetching the run")
                 .wrap("Failed to retry a run")
             )
         if all(state == "PENDING" for _, state in run.history):
-            raise ApiError.with_details(
+            raise UserError.with_details(
                 "Invalid input error: Workflow manifest cannot be empty",
                 f"Failed to retry run {run_id} due to error fetching workflow manifest",
                 "BadRequestError", 10,
             ).wrap("Failed to retry a run")  # fmt: skip
         if run.state not in ("FAILED", "CANCELED"):
-            raise ApiError.with_details(
+            raise UserError.with_details(
                 "workflow cannot be retried", "Workflow must be Failed/Error to retry",
                 "BadRequestError", 10,
             ).wrap(f"Failed to retry run {run_id}").wrap("Failed to retry a run")  # fmt: skip

@@ -51,38 +51,41 @@ class DecodeError(ValueError):
     """A request the gateway refuses before any handler sees it (400 INVALID_ARGUMENT)."""
 
 
-class ApiError(Exception):
-    """An error of KFP's handlers, a ``UserError`` (backend/src/common/util/error.go:81-99): the
-    Status's message is the internal chain, each ``util.Wrap`` prepending ``"<context>: "``
-    (:274-282), and its one detail carries the external message (``GRPCStatus``, :292-307)."""
+class UserError(Exception):
+    """An error of KFP's handlers, named as KFP names it: ``util.UserError``
+    (backend/src/common/util/error.go:81-99), answered as a google.rpc.Status (``user_error``):
+    the Status's message is the internal chain, each ``util.Wrap`` prepending ``"<context>: "``
+    (:274-282), and its one detail carries the external message (``GRPCStatus``, :292-307). Not
+    kfp-bench's own ``errors.KfpApiError``, which the driver raises when such an answer stops
+    it."""
 
     def __init__(self, code: int, internal: str, external: str | None = None) -> None:
         super().__init__(internal)
         self.code, self.internal = code, internal
         self.external = internal if external is None else external
 
-    def wrap(self, context: str) -> ApiError:
-        return ApiError(self.code, f"{context}: {self.internal}", self.external)
+    def wrap(self, context: str) -> UserError:
+        return UserError(self.code, f"{context}: {self.internal}", self.external)
 
     @classmethod
-    def invalid_input(cls, message: str) -> ApiError:
+    def invalid_input(cls, message: str) -> UserError:
         """NewInvalidInputError (error.go:183-186): 400 INVALID_ARGUMENT."""
         return cls(3, f"Invalid input error: {message}", message)
 
     @classmethod
-    def with_details(cls, cause: str, external: str, kind: str, code: int) -> ApiError:
+    def with_details(cls, cause: str, external: str, kind: str, code: int) -> UserError:
         """NewBadRequestError (kind "BadRequestError", code 10 ABORTED, so 409),
         NewFailedPreconditionError ("FailedPreconditionError", 9), NewInvalidInputErrorWithDetails
         ("InvalidInputError", 3): error.go:188-223."""
         return cls(code, f"{kind}: {external}: {cause}", external)
 
     @classmethod
-    def internal_error(cls, cause: str, message: str) -> ApiError:
+    def internal_error(cls, cause: str, message: str) -> UserError:
         """NewInternalServerError (error.go:139-147): 500, external "Internal Server Error"."""
         return cls(13, f"InternalServerError: {message}: {cause}", "Internal Server Error")
 
     @classmethod
-    def not_found(cls, kind: str, name: str) -> ApiError:
+    def not_found(cls, kind: str, name: str) -> UserError:
         """NewResourceNotFoundError (error.go:167-173): 404."""
         text = f"{kind} {name} not found"
         return cls(5, f"ResourceNotFoundError: {text}", text)
@@ -104,7 +107,8 @@ def rpc_error(code: int, message: str, *, detail: bool = True, external: str = "
     return web.Response(status=HTTP_STATUS[code], text=body, content_type="application/json")
 
 
-def api_error(e: ApiError) -> web.Response:
+def user_error(e: UserError) -> web.Response:
+    """The answer to a handler's ``UserError``."""
     return rpc_error(e.code, e.internal, external=e.external)
 
 

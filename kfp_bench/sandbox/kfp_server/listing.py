@@ -19,7 +19,7 @@ parseAPIFilter), ``list/list.go`` (page size, sort_by, page tokens, the ORDER BY
   ``created_at`` takes unix seconds as a string). IS_SUBSTRING is ``LIKE '%v%'``
   (filter.go:359-367): ``_`` matches any one character, ``%`` any run, ``\\`` escapes.
 
-Bad input raises ``gateway.ApiError`` with KFP's code and message; the caller wraps it.
+Bad input raises ``gateway.UserError`` with KFP's code and message; the caller wraps it.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from kfp_bench.sandbox.kfp_server.gateway import ApiError
+from kfp_bench.sandbox.kfp_server.gateway import UserError
 
 DEFAULT_PAGE_SIZE = 20  # list/list.go:466
 MAX_PAGE_SIZE = 200  # list/list.go:467
@@ -51,8 +51,8 @@ _CAMEL = {"intValue": "int_value", "longValue": "long_value", "stringValue": "st
 Getter = Callable[[Any], Any]
 
 
-def _bad(message: str) -> ApiError:
-    return ApiError.invalid_input(message)
+def _bad(message: str) -> UserError:
+    return UserError.invalid_input(message)
 
 
 # --- the filter -----------------------------------------------------------------------------
@@ -60,7 +60,7 @@ def _bad(message: str) -> ApiError:
 
 def parse_filter(text: str | None) -> list[tuple[str, str, Any, str]]:
     """(operation, key, value, Go type) of each predicate of a v2beta1 Filter's JSON text, or
-    raise ApiError as parseAPIFilter and filter.New do (list_request_util.go:152-184,
+    raise UserError as parseAPIFilter and filter.New do (list_request_util.go:152-184,
     filter.go:375-412, :428-560)."""
     if not text:
         return []
@@ -107,10 +107,10 @@ def _predicate(pred, where: str) -> tuple[str, str, Any, str]:
     return op, key, value, kind
 
 
-def _unknown(what: str, type_name: str) -> ApiError:
+def _unknown(what: str, type_name: str) -> UserError:
     """NewUnknownApiVersionError (common/util/error.go:241-247): 400."""
     text = f"Error using {what} with {type_name}"
-    return ApiError(3, f"UnknownApiVersionError: {text}", text)
+    return UserError(3, f"UnknownApiVersionError: {text}", text)
 
 
 def _operand(name: str, raw, where: str) -> tuple[Any, str]:
@@ -176,7 +176,7 @@ def _go_v(value) -> str:
 
 
 def matcher(preds, fields: dict[str, Getter]) -> Callable[[Any], bool]:
-    """A row test ANDing the predicates; ApiError for a key the resource has no column for
+    """A row test ANDing the predicates; UserError for a key the resource has no column for
     (filter.go:184-201, ReplaceKeys)."""
     tests = []
     for op, key, value, _kind in preds:
@@ -311,7 +311,7 @@ def page(
         opts = _options(fields, model, filter_text, sort_by, page_size)
         size = _page_size(page_size)
     if opts["field"] not in fields:
-        raise ApiError.with_details(
+        raise UserError.with_details(
             "no such sort field", "Invalid page token", "InvalidInputError", 3
         )
     test = matcher([tuple(p) for p in opts["filter"]], fields)
@@ -407,5 +407,5 @@ def _decode_token(token: str) -> dict:
         if not isinstance(opts, dict) or set(opts) != {"field", "desc", "filter", "after"}:
             raise ValueError("not a page token of this server")
     except (binascii.Error, ValueError, UnicodeDecodeError) as e:
-        raise ApiError.with_details(str(e), "Invalid page token", "InvalidInputError", 3) from None
+        raise UserError.with_details(str(e), "Invalid page token", "InvalidInputError", 3) from None
     return opts

@@ -23,7 +23,7 @@ import socket
 import urllib.parse
 from dataclasses import dataclass, field
 
-from kfp_bench.sandbox.kfp_server.gateway import ApiError
+from kfp_bench.sandbox.kfp_server.gateway import UserError
 
 MAX_BYTES = 32 << 20  # common/const.go:67
 _DOMAINS = ("storage.googleapis.com", "s3.amazonaws.com", "github.com",
@@ -75,26 +75,26 @@ class UrlPolicy:
         )
 
     async def check(self, url: str) -> None:
-        """ValidatePipelineURL (pipeline_url.go:114-156): ApiError 400 with its reason."""
+        """ValidatePipelineURL (pipeline_url.go:114-156): UserError 400 with its reason."""
         if not self.enabled:
             return
         if not parses(url):
-            raise ApiError.invalid_input(f"invalid URL: parse {_q(url)}: invalid URI for request")
+            raise UserError.invalid_input(f"invalid URL: parse {_q(url)}: invalid URI for request")
         parsed = urllib.parse.urlsplit(url)
         scheme = parsed.scheme
         if scheme != "https" and (scheme != "http" or not self.allow_http):
-            raise ApiError.invalid_input(f"URL scheme {_q(scheme)} not allowed, use https")
+            raise UserError.invalid_input(f"URL scheme {_q(scheme)} not allowed, use https")
         port = _port(parsed)
         if port and port != _PORTS[scheme]:
-            raise ApiError.invalid_input(
+            raise UserError.invalid_input(
                 f"{scheme.upper()} requires port {_PORTS[scheme]}, got {_q(port)}"
             )
         host = (parsed.hostname or "").rstrip(".").lower()
         if not any(p.match(host) for p in self.patterns):
-            raise ApiError.invalid_input(f"URL domain {_q(host)} not in allowlist")
+            raise UserError.invalid_input(f"URL domain {_q(host)} not in allowlist")
         for ip in await _resolve(host):
             if any(ip in net for net in _BLOCKED if net.version == ip.version):
-                raise ApiError.invalid_input(f"URL resolves to blocked IP range: {ip}")
+                raise UserError.invalid_input(f"URL resolves to blocked IP range: {ip}")
 
 
 def parses(url: str) -> bool:
@@ -117,7 +117,7 @@ async def _resolve(host: str) -> list:
     try:
         infos = await asyncio.wait_for(loop.getaddrinfo(host, None), 5)  # dnsLookupTimeout
     except (TimeoutError, OSError) as e:
-        raise ApiError.invalid_input(f"DNS resolution failed for {_q(host)}: {e}") from None
+        raise UserError.invalid_input(f"DNS resolution failed for {_q(host)}: {e}") from None
     return [ipaddress.ip_address(i[4][0].split("%")[0]) for i in infos if i[0] in
             (socket.AF_INET, socket.AF_INET6)]  # fmt: skip
 
@@ -132,7 +132,7 @@ class FetchError(Exception):
 
 
 async def fetch(policy: UrlPolicy, url: str) -> bytes:
-    """The body of GET ``url``; ApiError 400 for a redirect the policy refuses (returned as
+    """The body of GET ``url``; UserError 400 for a redirect the policy refuses (returned as
     the client's CheckRedirect error, pipeline_server.go:213-219), FetchError otherwise."""
     import aiohttp
 
@@ -146,7 +146,7 @@ async def fetch(policy: UrlPolicy, url: str) -> bytes:
                 async with session.get(url, allow_redirects=False) as resp:
                     if resp.status in (301, 302, 303, 307, 308) and "Location" in resp.headers:
                         if _hop == 10:
-                            raise ApiError.invalid_input("too many redirects")
+                            raise UserError.invalid_input("too many redirects")
                         url = urllib.parse.urljoin(url, resp.headers["Location"])
                         await policy.check(url)
                         continue
@@ -161,7 +161,7 @@ async def fetch(policy: UrlPolicy, url: str) -> bytes:
 async def _read(resp, url: str) -> bytes:
     data = await resp.content.read(MAX_BYTES + 1)
     if len(data) > MAX_BYTES:
-        raise ApiError.invalid_input(
+        raise UserError.invalid_input(
             f"the pipeline spec at {url} is over {MAX_BYTES >> 20} MiB: this local server reads "
             "no more (KFP's upload limit); upload a smaller package"
         )

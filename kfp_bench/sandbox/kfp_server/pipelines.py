@@ -27,7 +27,7 @@ import posixpath
 from aiohttp import web
 
 from kfp_bench.sandbox.kfp_server import package_url, specs, tags
-from kfp_bench.sandbox.kfp_server.gateway import ApiError, rpc_error
+from kfp_bench.sandbox.kfp_server.gateway import UserError, rpc_error
 from kfp_bench.sandbox.kfp_server.metrics import Metrics
 from kfp_bench.sandbox.kfp_server.replies import json_body, list_answer, list_rows, ok
 from kfp_bench.sandbox.kfp_server.store import (
@@ -156,10 +156,10 @@ class PipelineHandlers:
         )
         context = "Failed to create a pipeline due to server error"
         if not name:
-            raise ApiError.invalid_input("name is required").wrap(context)
+            raise UserError.invalid_input("name is required").wrap(context)
         try:
             tags.check(body.get("tags"))
-        except ApiError as e:
+        except UserError as e:
             raise e.wrap(context) from None
         pipeline = self._add_pipeline(name, display, body.get("description") or "",
                                       self._namespace(namespace), body.get("tags"))  # fmt: skip
@@ -184,13 +184,13 @@ class PipelineHandlers:
         description = p_body.get("description") or ""
         try:
             if not package_url.parses(url):
-                raise ApiError.invalid_input(f"invalid pipeline spec URL: {url}")
+                raise UserError.invalid_input(f"invalid pipeline spec URL: {url}")
             package = await self._fetch(url, "error downloading the pipeline spec from",
                                         "error fetching pipeline spec from {} - request returned",
                                         None)  # fmt: skip
             tags.check(p_body.get("tags"))  # resource_manager.go:475-480
             tags.check(v_body.get("tags"))
-        except ApiError as e:
+        except UserError as e:
             raise e.wrap(context) from None
         pipeline = self._add_pipeline(name, display, description, self._namespace(namespace),
                                       p_body.get("tags"))  # fmt: skip
@@ -206,24 +206,24 @@ class PipelineHandlers:
         non-200 answer (``{}``: the URL), ``read`` the wrap of a file that does not read."""
         try:
             await self.urls.check(url)
-        except ApiError:  # the reason goes to KFP's log only (:206-209, :798-801)
-            raise ApiError.invalid_input("Pipeline URL validation failed") from None
+        except UserError:  # the reason goes to KFP's log only (:206-209, :798-801)
+            raise UserError.invalid_input("Pipeline URL validation failed") from None
         try:
             data = await package_url.fetch(self.urls, url)
         except package_url.FetchError as e:
             if e.status:
-                raise ApiError.invalid_input(f"{status.format(url)} {e.status}") from None
-            raise ApiError.internal_error(e.reason, f"{transport} {url}") from None
+                raise UserError.invalid_input(f"{status.format(url)} {e.status}") from None
+            raise UserError.internal_error(e.reason, f"{transport} {url}") from None
         filename = posixpath.basename(url)
         try:
             if not _known_format(filename, data):  # util.go:171-172
-                raise ApiError.invalid_input(
+                raise UserError.invalid_input(
                     "Unexpected pipeline file format. Support .zip, .tar.gz, .json or YAML"
                 )
             return specs.read_package(data, filename)
         except ValueError as e:
-            raise ApiError.invalid_input(str(e)) from None
-        except ApiError as e:
+            raise UserError.invalid_input(str(e)) from None
+        except UserError as e:
             raise (e.wrap(read) if read else e) from None
 
     async def create_version(self, request: web.Request) -> web.Response:
@@ -235,24 +235,24 @@ class PipelineHandlers:
         url_field = body.get("package_url")
         failed = "Failed to create a pipeline version."
         if url_field is None:
-            raise ApiError.invalid_input(f"{failed} Package URL is nil")
+            raise UserError.invalid_input(f"{failed} Package URL is nil")
         url = url_field.get("pipeline_url") or ""
         if not url:
-            raise ApiError.invalid_input(f"{failed} Package URL is empty")
+            raise UserError.invalid_input(f"{failed} Package URL is empty")
         if not body.get("pipeline_id"):
-            raise ApiError.invalid_input(f"{failed} Parent pipeline id is empty")
+            raise UserError.invalid_input(f"{failed} Parent pipeline id is empty")
         name = body.get("name") or body.get("display_name") or ""
         try:
             check_model("PipelineVersion", name)
-        except ApiError as e:  # :902-905
+        except UserError as e:  # :902-905
             raise e.wrap("Failed to create a pipeline version due to conversion error") from None
         pipeline = self.store.get("pipelines", pipeline_id, "pipeline")
         context = "Failed to create a pipeline version. Check error stack"
         try:
             if not name:
-                raise ApiError.invalid_input("name is required")
+                raise UserError.invalid_input("name is required")
             if not package_url.parses(url):
-                raise ApiError.invalid_input(
+                raise UserError.invalid_input(
                     "Failed to create a pipeline version due to invalid pipeline spec URI. "
                     f"PipelineSpecURI: {url}. Please specify a valid URL"
                 )
@@ -263,7 +263,7 @@ class PipelineHandlers:
                 "Failed to create a pipeline version due error reading the pipeline spec",
             )
             tags.check(body.get("tags"))  # resource_manager.go:2456
-        except ApiError as e:
+        except UserError as e:
             raise e.wrap(context) from None
         version = self._add_version(pipeline, name, body.get("display_name") or name, package,
                                     description=body.get("description") or "",
@@ -384,7 +384,7 @@ def _model_pipeline(body: dict, context: str) -> tuple[str, str, str]:
     namespace = body.get("namespace") or ""
     try:
         check_model("Pipeline", name, namespace)
-    except ApiError as e:
+    except UserError as e:
         raise e.wrap(context) from None
     return name, body.get("display_name") or name, namespace
 
@@ -394,7 +394,7 @@ def _tag_filter(request: web.Request, what: str) -> tuple[str, dict[str, str]]:
     and :1048-1054."""
     try:
         rest, wanted = tags.split_filter(request.query.get("filter"))
-    except ApiError as e:
+    except UserError as e:
         raise e.wrap(f"{what} due to invalid tag filter in filter spec") from None
     return rest or "", wanted
 
@@ -415,7 +415,7 @@ def _update(row, body: dict, new_tags, context: str, model: str, table: str, key
     but a tag written for it breaks the tag table's foreign key (500)."""
     try:
         tags.check(new_tags)
-    except ApiError as e:
+    except UserError as e:
         raise e.wrap(context) from None
     if row is None:
         if new_tags:
@@ -425,11 +425,11 @@ def _update(row, body: dict, new_tags, context: str, model: str, table: str, key
             what = "pipeline" if model == "Pipeline" else "pipeline version"
             upsert = f"Failed to upsert tag {json.dumps(first)} for {table} {key}"
             raise (
-                ApiError.internal_error(cause, upsert)
+                UserError.internal_error(cause, upsert)
                 .wrap(f"Failed to update {what}")
                 .wrap(context)
             )
-        raise ApiError.not_found(model, key).wrap(context)
+        raise UserError.not_found(model, key).wrap(context)
     if body.get("display_name"):
         row.display_name = body["display_name"]
     if new_tags is not None:
@@ -475,7 +475,7 @@ def _check_upload_tags(tag_map: dict | None) -> None:
     """ValidateTags' InvalidArgument: 400 with its external message (:190-193, :346-349)."""
     try:
         tags.check(tag_map)
-    except ApiError as e:
+    except UserError as e:
         raise UploadError(400, e.external, as_json=True) from None
 
 

@@ -32,8 +32,8 @@ async def errors_middleware(request: web.Request, handler):
         return await handler(request)
     except gateway.DecodeError as e:
         return rpc_error(3, str(e), detail=False)
-    except gateway.ApiError as e:
-        return gateway.api_error(e)
+    except gateway.UserError as e:
+        return gateway.user_error(e)
     except LookupError as e:
         return rpc_error(5, str(e).strip("'\""))
     except ValueError as e:
@@ -83,5 +83,5 @@ def list_rows(request: web.Request, rows, fields, filter_text: str | None = None
             page_size=q.get("page_size"),
             page_token=q.get("page_token"),
         )
-    except gateway.ApiError as e:
+    except gateway.UserError as e:
         raise e.wrap(context) from None

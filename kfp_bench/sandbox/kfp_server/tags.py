@@ -17,7 +17,7 @@ import json
 import urllib.parse
 from typing import Any
 
-from kfp_bench.sandbox.kfp_server.gateway import ApiError
+from kfp_bench.sandbox.kfp_server.gateway import UserError
 from kfp_bench.sandbox.kfp_server.listing import collate, go_q, parse_filter, query_unescape
 
 MAX_KEY = 63  # pipeline_tags.go:27
@@ -30,25 +30,25 @@ BAD_UPLOAD_TAGS = (
 
 
 def check(tags: dict[str, str] | None) -> None:
-    """ApiError 400 as ValidateTags (pipeline_tags.go:37-56) words it. Go walks the map in no
+    """UserError 400 as ValidateTags (pipeline_tags.go:37-56) words it. Go walks the map in no
     fixed order; with more than one bad key, this names the first given."""
     if not tags:
         return
     if len(tags) > MAX_TAGS:
-        raise ApiError.invalid_input(
+        raise UserError.invalid_input(
             f"number of tags ({len(tags)}) exceeds maximum of {MAX_TAGS} per entity"
         )
     for key, value in tags.items():
         if key == "":
-            raise ApiError.invalid_input("tag key cannot be empty")
+            raise UserError.invalid_input("tag key cannot be empty")
         if "." in key:
-            raise ApiError.invalid_input(f"tag key {go_q(key)} must not contain '.' character")
+            raise UserError.invalid_input(f"tag key {go_q(key)} must not contain '.' character")
         if len(key) > MAX_KEY:  # utf8.RuneCountInString: code points, as len() of a str
-            raise ApiError.invalid_input(
+            raise UserError.invalid_input(
                 f"tag key {go_q(key)} exceeds maximum length of {MAX_KEY} characters"
             )
         if len(value) > MAX_VALUE:
-            raise ApiError.invalid_input(
+            raise UserError.invalid_input(
                 f"tag value {go_q(value)} for key {go_q(key)} exceeds maximum length of "
                 f"{MAX_VALUE} characters"
             )
@@ -72,15 +72,15 @@ def from_query(text: str | None) -> dict[str, str] | None:
 
 def split_filter(text: str | None) -> tuple[str | None, dict[str, str]]:
     """(the filter without its ``tags.`` predicates, {tag key: value}) as
-    extractTagFiltersFromFilterSpec gives them (pipeline_server.go:550-600); ApiError 400 for a
+    extractTagFiltersFromFilterSpec gives them (pipeline_server.go:550-600); UserError 400 for a
     tag predicate that is not EQUALS on a string. A filter without tag predicates is kept as
     given, so that its own errors are the lister's."""
     if not text:
         return text, {}
     try:
         raw = json.loads(query_unescape(text, text))
-    except (ApiError, json.JSONDecodeError):
-        raise ApiError.invalid_input(f"failed to parse filter spec: {text}") from None
+    except (UserError, json.JSONDecodeError):
+        raise UserError.invalid_input(f"failed to parse filter spec: {text}") from None
     preds = raw.get("predicates") if isinstance(raw, dict) else None
     if not isinstance(preds, list) or not any(_is_tag(p) for p in preds):
         return text, {}
@@ -94,11 +94,11 @@ def split_filter(text: str | None) -> tuple[str | None, dict[str, str]]:
         key = p["key"]
         if p.get("operation") not in ("EQUALS", 1):
             op = p.get("operation") or "OPERATION_UNSPECIFIED"
-            raise ApiError.invalid_input("only EQUALS operation is supported for tag filtering, "
+            raise UserError.invalid_input("only EQUALS operation is supported for tag filtering, "
                                          f"got {op} for key {go_q(key)}")  # fmt: skip
         value = p.get("string_value", p.get("stringValue"))
         if not isinstance(value, str):
-            raise ApiError.invalid_input(f"tag filter value must be a string for key {go_q(key)}")
+            raise UserError.invalid_input(f"tag filter value must be a string for key {go_q(key)}")
         found[key[len("tags.") :]] = value
     # re-serialized and url.QueryEscape'd (:593-599): the lister unescapes it once more
     rest_text = urllib.parse.quote_plus(json.dumps({"predicates": rest})) if rest else None

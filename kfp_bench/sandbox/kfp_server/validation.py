@@ -11,7 +11,7 @@ name has no limit.
 
 from __future__ import annotations
 
-from kfp_bench.sandbox.kfp_server.gateway import ApiError
+from kfp_bench.sandbox.kfp_server.gateway import UserError
 
 #: (model, field) -> the most characters it may hold
 MAX_LENGTH = {
@@ -38,13 +38,13 @@ def too_long(model: str, field: str, value: str) -> str:
 
 
 def check_model(model: str, name: str, namespace: str = "") -> None:
-    """ApiError (500, as the converters raise it) for an empty experiment name
+    """UserError (500, as the converters raise it) for an empty experiment name
     (api_converter.go:90-92) or a name or namespace over its length (ValidateModel)."""
     if model == "Experiment" and not name:
-        raise ApiError.internal_error(
+        raise UserError.internal_error(
             "Invalid input error: Experiment must have a non-empty name", _CONVERT[model]
         )
     for field, value in (("Name", name), ("Namespace", namespace)):
         message = too_long(model, field, value) if (model, field) in MAX_LENGTH else ""
         if message:
-            raise ApiError.internal_error(f"Invalid input error: {message}", _CONVERT[model])
+            raise UserError.internal_error(f"Invalid input error: {message}", _CONVERT[model])
