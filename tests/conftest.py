@@ -15,6 +15,16 @@ from kfp_bench.sandbox.fault_server import start_fault_server
 from kfp_bench.sandbox.model_server import start_model_server
 
 _ISOLATED_PREFIXES = ("KFP_BENCH_", "KF_PIPELINES_", "KFP_")
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--kfp-api-port",
+        type=int,
+        default=0,
+        help="run tests/kfp_api against a KFP API server already listening on this loopback "
+        "port (a real one: docs/real-kfp.md) instead of the local server",
+    )
 _ISOLATED = {"http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"}
 
 

@@ -8,6 +8,8 @@ for 0.3 s: the tests need runs to exist and end, not to execute.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pytest
 
 from kfp_bench.sandbox.kfp_server import start_kfp_server
@@ -15,18 +17,33 @@ from kfp_bench.sandbox.kfp_server import start_kfp_server
 _OPTIONS = {"simulate": "all:fixed(0.3)", "max_parallel_runs": 8, "seed": 7}
 
 
+@dataclass(frozen=True)
+class Listening:
+    """A KFP API server this suite did not start (``--kfp-api-port``), on loopback."""
+
+    port: int
+
+
 @pytest.fixture(scope="module")
-def server():
+def server(request):
+    port = request.config.getoption("--kfp-api-port")
+    if port:
+        yield Listening(port)
+        return
     with start_kfp_server(**_OPTIONS) as s:
         yield s
 
 
 @pytest.fixture
-def fresh(monkeypatch):
+def fresh(monkeypatch, request):
     """The integration suites' server. KFP's CI turns the package URL checks off for them
     (.github/workflows/integration-tests-v1.yml:75-76, ``PIPELINE_URL_VALIDATION_ENABLED=false``
     on ml-pipeline), since their files are served from inside the cluster; the child process
     inherits it here, as the API server reads it from its environment."""
+    port = request.config.getoption("--kfp-api-port")
+    if port:
+        yield Listening(port)
+        return
     monkeypatch.setenv("PIPELINE_URL_VALIDATION_ENABLED", "false")
     with start_kfp_server(**_OPTIONS) as s:
         yield s
