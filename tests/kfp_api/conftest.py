@@ -23,6 +23,10 @@ class Listening:
 
     port: int
 
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
 
 @pytest.fixture(scope="module")
 def server(request):

@@ -51,7 +51,7 @@ from kfp_bench.sandbox.kfp_server.store import (
     new_id,
 )
 from kfp_bench.sandbox.kfp_server.timefmt import now_s
-from kfp_bench.sandbox.kfp_server.validation import check_model
+from kfp_bench.sandbox.kfp_server.validation import check_model, check_run_stored
 
 API = "/apis/v2beta1"
 API_KEY: web.AppKey[KfpApi] = web.AppKey("api")  # the handlers, for whoever holds the app
@@ -235,6 +235,7 @@ class KfpApi:
             raise ValueError("runtime_config.parameters must be an object")
         exp_id = self.store.resolve_experiment(experiment_id or body.get("experiment_id"))
         experiment = self.store.experiments[exp_id]
+        check_run_stored(name)
         run = Run(
             run_id or new_id(),
             exp_id,

@@ -11,11 +11,17 @@ import warnings
 import pytest
 
 from kfp_bench.sandbox.kfp_server import start_kfp_server
+from tests.kfp_api.conftest import Listening
 
 
 @pytest.fixture(scope="module")
-def server():
-    """A server that simulates container pipelines for 0.3 s and executes the rest."""
+def server(request):
+    """A server that simulates container pipelines for 0.3 s and executes the rest; with
+    ``--kfp-api-port``, the server already listening there (tests/kfp_api/conftest.py)."""
+    port = request.config.getoption("--kfp-api-port")
+    if port:
+        yield Listening(port)
+        return
     with start_kfp_server(simulate="auto:fixed(0.3)", max_parallel_runs=4, seed=7) as s:
         yield s
 
