@@ -23,6 +23,9 @@ step() { echo "cluster: $* ($((SECONDS - t0)) s)"; }
 # -- checks, before anything is made --------------------------------------------------------
 [[ $(id -u) -eq 0 ]] || die "needs root (it runs containerd, kubelet and iptables); run it as root"
 [[ -e "$state/started" ]] && die "a cluster is up already ($state); run make cluster-down first"
+for tool in ip ss iptables nft containerd ctr runc conntrack openssl mmdebstrap go; do
+  command -v "$tool" >/dev/null || die "$tool is missing; run scripts/cluster-deps.sh"
+done
 ip link add kfpb-probe type bridge 2>/dev/null && ip link del kfpb-probe ||
   die "the kernel cannot make a bridge interface (CONFIG_BRIDGE): pods need one"
 ip link add kfpb-probe type veth peer name kfpb-probe1 2>/dev/null && ip link del kfpb-probe ||
@@ -37,9 +40,6 @@ for port in "${ports[@]}"; do
   if ss -Hltn "sport = :$port" | grep -q .; then
     die "port $port is taken ($(ss -Hltnp "sport = :$port" | grep -o 'users:.*' | head -1)); stop what holds it"
   fi
-done
-for tool in containerd ctr runc conntrack openssl nft mmdebstrap; do
-  command -v "$tool" >/dev/null || die "$tool is missing; run scripts/cluster-deps.sh"
 done
 
 # -- build (cached) -----------------------------------------------------------------------------
