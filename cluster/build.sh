@@ -42,13 +42,13 @@ declare -A ldflags=(
 # Prints the go build flag.
 modfile_argo() {
   local work=$1 module src
-  module="$(cd "$here/build/argo" && go mod download -json github.com/argoproj/argo-workflows/v3 |
+  module="$(cd "$here/modules/argo" && go mod download -json github.com/argoproj/argo-workflows/v3 |
     python3 -c 'import json, sys; print(json.load(sys.stdin)["Dir"])')"
   src="$work/argo-workflows"
   cp -r "$module" "$src"
   chmod -R u+w "$src"
   ln -s signal_darwin.go "$src/workflow/executor/osspecific/signal_linux.go"
-  cp "$here/build/argo/go.mod" "$here/build/argo/go.sum" "$work/"
+  cp "$here/modules/argo/go.mod" "$here/modules/argo/go.sum" "$work/"
   echo "replace github.com/argoproj/argo-workflows/v3 => $src" >>"$work/go.mod"
   echo "-modfile=$work/go.mod"
 }
@@ -70,7 +70,7 @@ build_group() {
     modfile="$("modfile_$group" "$out.src")"
   fi
   (
-    cd "$here/build/$group"
+    cd "$here/modules/$group"
     # Static where upstream builds static (argoexec and the launcher run in images with no libc of
     # ours); the CNI plugins and etcd as upstream's release builds.
     CGO_ENABLED=0 go build -trimpath -mod=mod $modfile -o "$out.tmp/" \

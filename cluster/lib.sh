@@ -15,6 +15,6 @@ die() {
 # so a change of any pinned version builds anew.
 group_bin() {
   local group=$1 key
-  key="$(cat "$here/build/$group/go.mod" "$here/build/$group/go.sum" | sha256sum | cut -c1-12)"
+  key="$(cat "$here/modules/$group/go.mod" "$here/modules/$group/go.sum" | sha256sum | cut -c1-12)"
   echo "$KFP_BENCH_CLUSTER_CACHE/bin/$group-$key"
 }

@@ -14,7 +14,7 @@ kubectl create namespace kubeflow >/dev/null
 kubectl apply -f "$m/seaweedfs.yaml" >/dev/null
 
 # Argo: its own manifests from the module the controller was built from, kustomized with ours.
-argo_module="$(cd "$here/build/argo" && go list -m -f '{{.Dir}}' github.com/argoproj/argo-workflows/v3)"
+argo_module="$(cd "$here/modules/argo" && go list -m -f '{{.Dir}}' github.com/argoproj/argo-workflows/v3)"
 work="$state/manifests/argo"
 rm -rf "$work"
 mkdir -p "$work"
