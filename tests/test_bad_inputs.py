@@ -633,17 +633,22 @@ def test_every_subcommand_has_a_case_and_every_case_its_own_id():
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES])
-def test_bad_input(case: Case, outcomes, kfp_server):
-    o = outcomes[case.id]
-    r = o.result
-    assert r is not None, "no answer in 120 s"
+def assert_one_line_refusal(r, expect) -> None:
+    """No traceback, exit 2, and one line of stderr, kfp-bench's, holding each of ``expect``."""
     assert "Traceback" not in r.stderr + r.stdout, r.stderr[-2000:]
     assert r.returncode == 2, r.stderr
     lines = [line for line in r.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, r.stderr
     assert lines[0].startswith("kfp-bench: ")
-    for words in case.expect:
+    for words in expect:
         assert words in lines[0], lines[0]
+
+
+def test_bad_input(case: Case, outcomes, kfp_server):
+    o = outcomes[case.id]
+    r = o.result
+    assert r is not None, "no answer in 120 s"
+    assert_one_line_refusal(r, case.expect)
     assert r.stdout == ""
     assert _tree(o.cwd) == o.made, "left behind in the working directory"
     assert _tree(o.tmpdir) == set(), "left behind in TMPDIR"

@@ -149,31 +149,22 @@ def test_a_sub_second_server_still_shows_milliseconds():
 
 def test_the_report_and_its_metrics_at_whole_seconds(tmp_path):
     """The report step's bundle (Markdown, HTML) and the Metrics it logs."""
-    stats, records = _stats(micro=False)
-    results = tmp_path / "results"
-    results.mkdir()
-    with JsonlWriter(results / "runs.jsonl") as w:
-        for rec in records:
-            w.write(rec)
-    write_results(results, runs_summary=stats.summary())
-    html, md = tmp_path / "report.html", tmp_path / "summary.md"
-    metrics = publish.report(str(results), str(tmp_path / "records"), str(html), str(md))
+    metrics, html, text = _whole_second_report(tmp_path)
     assert metrics["run_time_resolution_s"] == 1.0
     assert metrics["run_queue_delay_count"] == len(RUNS)
     for phase in ("duration", "queue_delay", "execution"):
         for s in ("p50", "p90", "p95", "p99", "max"):
             v = metrics[f"run_{phase}_{s}_s"]
             assert v == int(v), (phase, s, v)
-    text = md.read_text()
     assert "writes its timestamps to 1 s" in text
     table = text.split("### Run times")[1].split("###")[0]
     row = next(line for line in table.splitlines() if line.startswith("| queue delay"))
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert all(re.fullmatch(r"\d+", c) for c in cells[3:]), row  # p50 .. max: whole seconds
     assert "Bounds of each statistic" in text
-    assert "writes its timestamps to 1 s" in html.read_text()
+    assert "writes its timestamps to 1 s" in html
     # the records read back keep what they carried
-    assert read(results / "runs.jsonl", RunRecord) == records
+    assert read(tmp_path / "results" / "runs.jsonl", RunRecord) == _stats(micro=False)[1]
 
 
 def _whole_second_report(tmp_path) -> tuple[dict, str, str]:
