@@ -23,7 +23,13 @@ step() { echo "cluster: $* ($((SECONDS - t0)) s)"; }
 # -- checks, before anything is made --------------------------------------------------------
 [[ $(id -u) -eq 0 ]] || die "needs root (it runs containerd, kubelet and iptables); run it as root"
 [[ -e "$state/started" ]] && die "a cluster is up already ($state); run make cluster-down first"
-for tool in ip ss iptables nft containerd ctr runc conntrack openssl mmdebstrap go; do
+command -v ss >/dev/null || die "ss is missing (Debian's iproute2); run scripts/cluster-deps.sh"
+for port in "${ports[@]}"; do
+  if ss -Hltn "sport = :$port" | grep -q .; then
+    die "port $port is taken ($(ss -Hltnp "sport = :$port" | grep -o 'users:.*' | head -1)); stop what holds it"
+  fi
+done
+for tool in ip iptables nft containerd ctr runc conntrack openssl mmdebstrap go; do
   command -v "$tool" >/dev/null || die "$tool is missing; run scripts/cluster-deps.sh"
 done
 ip link add kfpb-probe type bridge 2>/dev/null && ip link del kfpb-probe ||
@@ -36,11 +42,6 @@ grep -qw overlay /proc/filesystems || die "the kernel has no overlayfs (CONFIG_O
 iptables -t nat -L -n >/dev/null 2>&1 || die "iptables cannot list the nat table (CONFIG_NF_NAT)"
 [[ -d /sys/fs/cgroup/memory && -d /sys/fs/cgroup/cpu ]] ||
   die "no cgroup v1 memory and cpu hierarchies under /sys/fs/cgroup (kubelet runs on cgroup v1 here)"
-for port in "${ports[@]}"; do
-  if ss -Hltn "sport = :$port" | grep -q .; then
-    die "port $port is taken ($(ss -Hltnp "sport = :$port" | grep -o 'users:.*' | head -1)); stop what holds it"
-  fi
-done
 
 # -- build (cached) -----------------------------------------------------------------------------
 "$here/build.sh"

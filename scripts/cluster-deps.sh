@@ -4,7 +4,7 @@
 # saves and restores the ruleset around the cluster's life. Installs only what is missing.
 set -euo pipefail
 need=()
-for pair in containerd:containerd ctr:containerd runc:runc mmdebstrap:mmdebstrap \
+for pair in ss:iproute2 ip:iproute2 containerd:containerd ctr:containerd runc:runc mmdebstrap:mmdebstrap \
   iptables:iptables conntrack:conntrack nft:nftables openssl:openssl go:golang; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || need+=("${pair#*:}")
 done

@@ -4,8 +4,10 @@ exit code is 2, and nothing is left (no state folder). Runs without a cluster.""
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -36,21 +38,20 @@ def test_a_taken_port_is_named_and_nothing_is_made(tmp_path):
     assert not state.exists()
 
 
-def test_not_root_is_refused_in_one_line(tmp_path):
-    """As another user (nobody), up.sh stops at once, naming root."""
-    if os.geteuid() != 0:
-        r = subprocess.run(["bash", str(UP)], capture_output=True, text=True, timeout=60)
-    else:
-        r = subprocess.run(
-            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "bash", str(UP)],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env={**os.environ, "KFP_BENCH_CLUSTER_STATE": str(tmp_path / "state")},
-            cwd=tmp_path,
-        )
+def test_not_root_is_refused_in_one_line():
+    """As another user (nobody), up.sh stops at once, naming root. It runs from a copy in a
+    folder anyone can read, whatever the checkout's permissions."""
+    with tempfile.TemporaryDirectory() as folder:
+        os.chmod(folder, 0o755)
+        for name in ("up.sh", "lib.sh"):
+            shutil.copy(UP.parent / name, folder)
+        command = ["bash", str(Path(folder) / "up.sh")]
+        if os.geteuid() == 0:
+            command = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *command]
+        env = {**os.environ, "KFP_BENCH_CLUSTER_STATE": str(Path(folder) / "state")}
+        r = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env, cwd=folder)
+        assert not (Path(folder) / "state").exists()
     assert r.returncode == 2, (r.stdout, r.stderr)
-    assert (
-        r.stderr.strip()
-        == "cluster: needs root (it runs containerd, kubelet and iptables); run it as root"
+    assert r.stderr.strip() == (
+        "cluster: needs root (it runs containerd, kubelet and iptables); run it as root"
     )
