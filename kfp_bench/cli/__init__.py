@@ -20,6 +20,7 @@ import signal
 import sys
 
 from kfp_bench import __version__
+from kfp_bench.cli.checks import before_work
 from kfp_bench.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Parser
 from kfp_bench.errors import BenchError, ConfigError, ResultsError
 from kfp_bench.load.cpu import one_blas_thread
@@ -50,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     one_blas_thread()  # before a subcommand's module imports numpy; its workers inherit it
     try:
         args = build_parser().parse_args(argv)
+        before_work(args)  # the flags' own checks, before the command does anything
         return args.func(args)
     except (ConfigError, ResultsError) as exc:
         print(f"kfp-bench: {exc}", file=sys.stderr)

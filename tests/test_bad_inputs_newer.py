@@ -1,0 +1,111 @@
+"""The bad-input table of the newer flags (issue 41): URLs without a scheme, flags that only mean
+something beside another, gates that can never hold, output paths that cannot be written,
+history reports that fail, malformed profiles and kubeconfigs, workloads that cannot be made.
+
+Each case runs as a real ``kfp-bench`` process through ``tests/test_bad_inputs.py``'s
+``run_case`` (a fresh working directory and TMPDIR, no token, KFP or proxy variables) and is
+checked as there: exit 2 (or the case's documented code), one line ``kfp-bench: ...`` naming
+the input and the fix, no traceback, empty stdout, nothing left in the working directory, TMPDIR
+or the local KFP server.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from kfp_bench.sandbox.kfp_server import start_kfp_server
+from tests.test_bad_inputs import DEAD, RESULTS, Case, Outcome, _tree, run_case, server_state
+
+#: Cases run at once, as in tests/test_bad_inputs.py.
+AT_ONCE = 4
+HELLO = "{ref}/hello_world.yaml"
+RUNS = ("runs", "--host", "{kfp}", "--pipeline", HELLO, "--num-runs", "1", "--out", "o")
+LOAD = ("load", "-n", "1", "-c", "1")
+#: A built-in profile with the variables its queries use.
+KSERVE_PROFILE = ("--metrics-profile", "kserve-predictor", "--metrics-var", "namespace=a",
+                  "--metrics-var", "isvc=b")  # fmt: skip
+FILL_PROFILE = ("--fill", "5", "--metrics-profile", "kfp", "--metrics-var", "namespace=k")
+LLM = ("llm", "--model", "m", "--no-model-check", "-n", "1", "-c", "1")
+
+CASES = [
+    # -- a. a Prometheus, scrape or Pushgateway URL without a scheme ---------------------------
+    Case(
+        "load-prometheus-url-without-scheme",
+        (*LOAD, *KSERVE_PROFILE, "--prometheus-url", "prom:9090", DEAD + "/"),
+        ("--prometheus-url 'prom:9090': no http:// or https:// scheme", "give e.g. http://"),
+    ),
+    Case(
+        "llm-scrape-without-scheme",
+        (*LLM, "--scrape", "127.0.0.1:8000/metrics", DEAD + "/openai"),
+        ("--scrape '127.0.0.1:8000/metrics': no http:// or https:// scheme", "give e.g."),
+    ),
+    Case(
+        "load-second-scrape-not-http",
+        (*LOAD, "--scrape", DEAD + "/metrics", "--scrape", "ftp://h/metrics", DEAD + "/"),
+        ("--scrape 'ftp://h/metrics': not a http(s) URL", "give e.g."),
+    ),
+    Case(
+        "runs-fill-prometheus-url-without-scheme",
+        (*RUNS, *FILL_PROFILE, "--prometheus-url", "prom:9090"),
+        ("--prometheus-url 'prom:9090': no http:// or https:// scheme",),
+        kfp=True,
+    ),
+    Case(
+        "runs-metrics-url-without-scheme",
+        (*RUNS, "--metrics-url", "ml-pipeline:8888/metrics"),
+        ("--metrics-url 'ml-pipeline:8888/metrics': no http:// or https:// scheme", "or none"),
+        kfp=True,
+    ),
+    Case(
+        "report-pushgateway-url-without-scheme",
+        ("report", "r", "--pushgateway-url", "pushgateway:9091", "--out", "new"),
+        ("--pushgateway-url 'pushgateway:9091'", "http(s)://HOST:PORT"),
+        files=RESULTS,
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def kfp_server():
+    """The local KFP server, and what it holds before any case."""
+    with start_kfp_server(simulate="all:fixed(0.2)") as server:
+        server.initial = server_state(server.url)
+        yield server
+
+
+@pytest.fixture(scope="module")
+def outcomes(kfp_server, tmp_path_factory) -> dict[str, Outcome]:
+    bases = {c.id: tmp_path_factory.mktemp(c.id) for c in CASES}
+    with ThreadPoolExecutor(max_workers=AT_ONCE) as pool:
+        futures = {
+            c.id: pool.submit(run_case, c, bases[c.id], kfp_server.url if c.kfp else "")
+            for c in CASES
+        }
+        done = {k: f.result() for k, f in futures.items()}
+    kfp_server.after = server_state(kfp_server.url)
+    return done
+
+
+def test_every_case_its_own_id():
+    assert len({c.id for c in CASES}) == len(CASES)
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES])
+def test_bad_input(case: Case, outcomes, kfp_server):
+    o = outcomes[case.id]
+    r = o.result
+    assert r is not None, "no answer in 120 s"
+    assert "Traceback" not in r.stderr + r.stdout, r.stderr[-2000:]
+    assert r.returncode == 2, r.stderr
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("kfp-bench: ")
+    for words in case.expect:
+        assert words in lines[0], lines[0]
+    assert r.stdout == ""
+    assert _tree(o.cwd) == o.made, "left behind in the working directory"
+    assert _tree(o.tmpdir) == set(), "left behind in TMPDIR"
+    if case.kfp:
+        assert kfp_server.after == kfp_server.initial, "left behind at the KFP server"
