@@ -64,6 +64,67 @@ CASES = [
         ("--pushgateway-url 'pushgateway:9091'", "http(s)://HOST:PORT"),
         files=RESULTS,
     ),
+    # -- b. a flag that only means something beside another: one rule, one message ----------
+    Case(
+        "runs-fill-steps-without-fill",
+        (*RUNS, "--fill-steps", "3"),
+        ("--fill-steps 3: takes effect only beside --fill", "add --fill K, or drop --fill-steps"),
+        kfp=True,
+    ),
+    Case(
+        "runs-fill-mode-without-fill",
+        (*RUNS, "--fill-mode", "finish"),
+        ("--fill-mode: takes effect only beside --fill", "add --fill K, or drop --fill-mode"),
+        kfp=True,
+    ),
+    Case(
+        "runs-metrics-step-without-profile",
+        (*RUNS, "--fill", "5", "--metrics-step", "5s"),
+        ("--metrics-step 5: takes effect only beside --metrics-profile", "add --metrics-profile"),
+        kfp=True,
+    ),
+    Case(
+        "runs-profile-without-fill",
+        (*RUNS, "--metrics-profile", "kfp"),
+        ("--metrics-profile: takes effect only beside --fill", "add --fill K"),
+        kfp=True,
+    ),
+    Case(
+        "load-trace-speed-without-trace",
+        (*LOAD, "--trace-speed", "2", DEAD + "/"),
+        ("--trace-speed 2: takes effect only beside --trace", "add --trace FILE, or drop"),
+    ),
+    Case(
+        "load-metrics-step-without-profile-or-scrape",
+        (*LOAD, "--metrics-step", "2", DEAD + "/"),
+        ("--metrics-step 2", "add --metrics-profile FILE or --scrape URL"),
+    ),
+    Case(
+        "llm-prometheus-url-beside-scrape-without-profile",
+        (*LLM, "--scrape", DEAD + "/metrics", "--prometheus-url", DEAD, DEAD + "/openai"),
+        ("--prometheus-url: takes effect only beside --metrics-profile",),
+    ),
+    Case(
+        "llm-knee-factor-without-sweep",
+        (*LLM, "--knee-factor", "5", DEAD + "/openai"),
+        ("--knee-factor 5", "add --sweep-rates R,R or --sweep-concurrency C,C"),
+    ),
+    Case(
+        "llm-prompts-format-without-file",
+        (*LLM, "--prompts-format", "sharegpt", DEAD + "/openai"),
+        ("--prompts-format: takes effect only beside --prompts-file", "add --prompts-file"),
+    ),
+    Case(
+        "llm-scrape-header-without-scrape",
+        (*LLM, "--scrape-header", "X-A: 1", DEAD + "/openai"),
+        ("--scrape-header: takes effect only beside --scrape", "add --scrape URL"),
+    ),
+    Case(
+        "report-push-label-without-pushgateway",
+        ("report", "r", "--push-label", "benchmark=x", "--out", "new"),
+        ("--push-label: takes effect only beside --pushgateway-url", "or drop --push-label"),
+        files=RESULTS,
+    ),
 ]
 
 

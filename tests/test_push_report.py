@@ -73,7 +73,7 @@ def test_report_with_an_unreachable_pushgateway_writes_the_report_and_exits_5(tm
 @pytest.mark.parametrize(
     "extra, message",
     [
-        (["--push-label", "benchmark=x"], "--push-label: give --pushgateway-url too"),
+        (["--push-label", "benchmark=x"], "--push-label: takes effect only beside"),
         (["--pushgateway-url", "pushgw:9091"], "--pushgateway-url 'pushgw:9091': give the"),
         (["--pushgateway-url", "http://h:1", "--push-label", "job=x"], "--push-label job=..."),
         (["--pushgateway-url", "http://h:1", "--push-label", "x"], "give NAME=VALUE"),

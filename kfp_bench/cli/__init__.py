@@ -50,8 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     take_ctrl_c()  # before any work, so that no command can start with Ctrl-C lost
     one_blas_thread()  # before a subcommand's module imports numpy; its workers inherit it
     try:
-        args = build_parser().parse_args(argv)
-        before_work(args)  # the flags' own checks, before the command does anything
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        before_work(args, parser)  # the flags' own checks, before the command does anything
         return args.func(args)
     except (ConfigError, ResultsError) as exc:
         print(f"kfp-bench: {exc}", file=sys.stderr)

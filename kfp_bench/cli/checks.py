@@ -3,13 +3,16 @@ parsed flags of every command, before its function does any work (issue 41).
 
 ``before_work`` checks a URL's scheme (``--prometheus-url``, ``--scrape``, ``--metrics-url``,
 ``--pushgateway-url``), so that a URL that can never be read is refused before the load rather
-than noted after it. Each refusal is a ``ConfigError`` of one line naming the flag
-and the fix; a value it repeats goes through ``kfp_bench.redact``.
+than noted after it; and it applies one rule to every flag that only means something beside
+another (``NEEDS``): given alone, it is refused rather than ignored. Each refusal is a
+``ConfigError`` of one line naming the flag and the fix; a value it repeats goes through
+``kfp_bench.redact``.
 """
 
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from kfp_bench.errors import ConfigError
@@ -26,14 +29,58 @@ URLS = {
 NOT_URLS = {"none"}
 
 
-def before_work(a: argparse.Namespace) -> None:
-    """``ConfigError`` for the first bad flag of ``a``, a command's parsed flags."""
+@dataclass(frozen=True)
+class Needs:
+    """``flag`` (parsed as ``dest``) means something only beside one of ``needs`` (each a
+    flag as the fix writes it, e.g. ``--fill K``, and its dest), on the ``commands``."""
+
+    commands: tuple[str, ...]
+    flag: str
+    dest: str
+    needs: tuple[tuple[str, str], ...]
+
+
+def _needs(commands: str, flags: str, needs: str) -> list[Needs]:
+    """The rules of ``flags`` (space-separated), each needing one of ``needs``
+    (``|``-separated, e.g. ``--sweep-rates R,R|--sweep-concurrency C,C``), on ``commands``."""
+    wanted = tuple((n, _dest(n.split()[0])) for n in needs.split("|"))
+    return [Needs(tuple(commands.split()), f, _dest(f), wanted) for f in flags.split()]
+
+
+def _dest(flag: str) -> str:
+    return flag.lstrip("-").replace("-", "_")
+
+
+#: Every "only beside" relation of the newer flags (runs/fill, llm, metrics, push).
+NEEDS = [
+    *_needs("runs", "--fill-steps --fill-mode --fill-repeats --fill-page-sizes", "--fill K"),
+    *_needs("runs", "--fill-timeout", "--fill K"),
+    *_needs("runs", "--metrics-profile", "--fill K"),
+    *_needs("runs", "--prometheus-url --metrics-var --metrics-step", "--metrics-profile FILE"),
+    *_needs("load llm", "--prometheus-url --metrics-var", "--metrics-profile FILE"),
+    *_needs("load llm", "--metrics-step", "--metrics-profile FILE|--scrape URL"),
+    *_needs("load llm", "--scrape-header", "--scrape URL"),
+    *_needs("load llm", "--trace-speed", "--trace FILE"),
+    *_needs("llm", "--prompts-format", "--prompts-file FILE"),
+    *_needs("llm", "--knee-factor --knee-good", "--sweep-rates R,R|--sweep-concurrency C,C"),
+    *_needs("report", "--push-label", "--pushgateway-url URL"),
+]
+
+
+def before_work(a: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
+    """``ConfigError`` for the first bad flag of ``a``, parsed by ``parser``."""
     for flag, (dest, example) in URLS.items():
         for url in _listed(getattr(a, dest, None)):
             if url not in NOT_URLS:
                 http_url(url, flag, example)
     if getattr(a, "pushgateway_url", ""):
         check_url(a.pushgateway_url)
+    command = getattr(a, "command", "")
+    defaults = _defaults(parser, command)
+    for rule in NEEDS:
+        if command in rule.commands and _given(a, rule.dest, defaults):
+            if not any(_given(a, dest, defaults) for _, dest in rule.needs):
+                raise ConfigError(_needs_message(a, rule))
 
 
 def http_url(url: str, flag: str, example: str) -> str:
@@ -53,3 +100,27 @@ def _listed(value) -> list[str]:
     if not value:
         return []
     return list(value) if isinstance(value, list | tuple) else [value]
+
+
+def _defaults(parser: argparse.ArgumentParser, command: str) -> dict:
+    """Each flag's default on the subcommand ``command``: a flag at its default was not given."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            return {x.dest: x.default for x in action.choices[command]._actions}
+    return {}
+
+
+def _given(a: argparse.Namespace, dest: str, defaults: dict) -> bool:
+    return dest in a and getattr(a, dest) != defaults.get(dest)
+
+
+def _needs_message(a: argparse.Namespace, rule: Needs) -> str:
+    value = getattr(a, rule.dest)
+    # a number is shown; a text may hold a secret (a header, a URL's userinfo): the flag alone
+    shown = f" {value:g}" if isinstance(value, int | float) and not isinstance(value, bool) else ""
+    names = " or ".join(n.split()[0] for n, _ in rule.needs)
+    fixes = " or ".join(n for n, _ in rule.needs)
+    return (
+        f"{rule.flag}{shown}: takes effect only beside {names}, not given; add {fixes}, or "
+        f"drop {rule.flag}"
+    )

@@ -59,14 +59,7 @@ def add_prometheus_flags(g, example: str) -> None:
 
 def collector(a: argparse.Namespace) -> Collector | None:
     """The collector the flags ask for, or None when they ask for none."""
-    if a.scrape_header and not a.scrape:
-        raise ConfigError("--scrape-header needs --scrape (the endpoints it is sent to)")
-    if not (a.metrics_profile or a.scrape):
-        if a.prometheus_url or a.metrics_var:
-            raise ConfigError(
-                "--prometheus-url and --metrics-var need --metrics-profile (a file or "
-                f"{', '.join(profiles.BUILTIN)})"
-            )
+    if not (a.metrics_profile or a.scrape):  # the flags that need them: cli/checks.py
         return None
     profile = profiles.load(a.metrics_profile) if a.metrics_profile else None
     return Collector(

@@ -184,23 +184,11 @@ FILL_SERIES = "fill.server.json"
 
 def _fill_collector(a: argparse.Namespace):
     """The collector of the fill's server metrics (``kfp_bench.metrics.collect``), or None."""
-    from kfp_bench.errors import ConfigError
     from kfp_bench.metrics import profile as profiles
     from kfp_bench.metrics.collect import Collector
 
-    if not a.metrics_profile:
-        if a.prometheus_url or a.metrics_var:
-            raise ConfigError(
-                "--prometheus-url and --metrics-var need --metrics-profile (a file or "
-                f"{', '.join(profiles.BUILTIN)})"
-            )
+    if not a.metrics_profile:  # it needs --fill, and what needs it: cli/checks.py
         return None
-    if not a.fill:
-        raise ConfigError(
-            f"--metrics-profile {a.metrics_profile}: kfp-bench runs reads a profile over the "
-            "full-database fill: add --fill K (the runs benchmark's own server view is "
-            "--metrics-url)"
-        )
     return Collector(
         profile=profiles.load(a.metrics_profile),
         prometheus_url=a.prometheus_url,

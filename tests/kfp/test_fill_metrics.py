@@ -179,7 +179,7 @@ def test_everything_of_the_fill_is_swept(filled, kfp_server):
     ("args", "said"),
     [
         (["--metrics-profile", "kfp"], "add --fill K"),
-        (["--fill", "2", "--prometheus-url", "http://127.0.0.1:9"], "need --metrics-profile"),
+        (["--fill", "2", "--prometheus-url", "http://127.0.0.1:9"], "add --metrics-profile FILE"),
         (["--fill", "1", "--fill-steps", "1", "--metrics-profile", "kfp"], "--prometheus-url"),
     ],
 )

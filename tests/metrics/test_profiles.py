@@ -101,7 +101,7 @@ def test_prometheus_out_of_reach_is_a_note_not_a_failure():
 @pytest.mark.parametrize(
     "argv, said",
     [
-        (["--prometheus-url", "http://p:9090"], "--prometheus-url and --metrics-var need"),
+        (["--prometheus-url", "http://p:9090"], "--prometheus-url: takes effect only beside"),
         (["--metrics-profile", "gpu"], "needs --prometheus-url"),
         (["--metrics-profile", "nope"], "no such file, nor a built-in profile"),
         (["--scrape", "http://x/metrics", "--metrics-step", "0"], "--metrics-step 0"),

@@ -42,8 +42,9 @@ def guarded():
 
 
 def _llm(llm_url: str, out, *extra: str):
+    step = ("--metrics-step", "0.5") if "--scrape" in extra else ()  # refused without a scrape
     return run_cli(
-        "llm", llm_url, "-n", "6", "-c", "2", "--max-tokens", "4", "--metrics-step", "0.5",
+        "llm", llm_url, "-n", "6", "-c", "2", "--max-tokens", "4", *step,
         "--json-out", str(out), *extra,
     )  # fmt: skip
 
