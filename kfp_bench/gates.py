@@ -149,8 +149,30 @@ def parse(texts, where: str = "--threshold") -> tuple[Gate, ...]:
         if not math.isfinite(value):
             raise ConfigError(f"{where} {part.strip()!r}: the bound {bound!r} is not a number; "
                               f"give one, e.g. {name}{op}50")  # fmt: skip
+        _reachable(where, part.strip(), name, found[0], op, value)
         gates.append(Gate(name, found[0], op, value, found[1]))
     return tuple(gates)
+
+
+def _reachable(where: str, text: str, name: str, metric: str, op: str, bound: float) -> None:
+    """``ConfigError`` for a bound outside its figure's range: every figure is 0 or more, and a
+    ratio (or a p-value) at most 1, so that ``load_success_ratio>=99`` (meant 0.99: it can
+    never hold) or ``load_p99_ms>-5`` (it can never break) is refused before the work."""
+    ratio = metric.endswith(("_ratio", "_p_value"))
+    high = 1.0 if ratio else math.inf
+    below = op.startswith("<")
+    never = (
+        bound < 0 or (bound == 0 and op == "<")
+        if below
+        else bound > high or (bound == high and op == ">")
+    )
+    always = bound > high if below else bound < 0
+    if not (never or always):
+        return
+    what = "a ratio from 0 to 1" if ratio else "never below 0"
+    verdict = f"can never be {op} {bound:g}" if never else "the gate can never break"
+    fix = f"give the bound as a ratio, e.g. {name}{op}0.99" if ratio else f"e.g. {name}{op}50"
+    raise ConfigError(f"{where} {text!r}: {name} is {what}, so {verdict}; {fix}")
 
 
 def _unknown(name: str) -> str:

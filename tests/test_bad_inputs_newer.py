@@ -15,8 +15,19 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from kfp_bench.errors import ConfigError
+from kfp_bench.pipeline.params import BenchParams
 from kfp_bench.sandbox.kfp_server import start_kfp_server
-from tests.test_bad_inputs import DEAD, RESULTS, Case, Outcome, _tree, run_case, server_state
+from tests.test_bad_inputs import (
+    DEAD,
+    GOOD,
+    RESULTS,
+    Case,
+    Outcome,
+    _tree,
+    run_case,
+    server_state,
+)
 
 #: Cases run at once, as in tests/test_bad_inputs.py.
 AT_ONCE = 4
@@ -125,6 +136,27 @@ CASES = [
         ("--push-label: takes effect only beside --pushgateway-url", "or drop --push-label"),
         files=RESULTS,
     ),
+    # -- c. a gate whose bound its figure can never reach -------------------------------------
+    Case(
+        "load-ratio-gate-above-1",
+        (*LOAD, "--threshold", "load_success_ratio>=99", DEAD + "/"),
+        (
+            "--threshold 'load_success_ratio>=99': load_success_ratio is a ratio from 0 to 1",
+            "can never be >= 99",
+            "e.g. load_success_ratio>=0.99",
+        ),  # fmt: skip
+    ),
+    Case(
+        "llm-ratio-gate-that-never-breaks",
+        (*LLM, "--threshold", "llm_goodput_ratio<=99", DEAD + "/openai"),
+        ("--threshold 'llm_goodput_ratio<=99'", "the gate can never break"),
+    ),
+    Case(
+        "runs-negative-latency-gate",
+        (*RUNS, "--threshold", "run_duration_p99_s<-1"),
+        ("--threshold 'run_duration_p99_s<-1'", "never below 0", "can never be < -1"),
+        kfp=True,
+    ),
 ]
 
 
@@ -170,3 +202,17 @@ def test_bad_input(case: Case, outcomes, kfp_server):
     assert _tree(o.tmpdir) == set(), "left behind in TMPDIR"
     if case.kfp:
         assert kfp_server.after == kfp_server.initial, "left behind at the KFP server"
+
+
+@pytest.mark.parametrize(
+    "thresholds, said",
+    [
+        ("load_success_ratio>=99", "load_success_ratio is a ratio from 0 to 1"),
+        ("load_p99_ms>-5", "load_p99_ms is never below 0, so the gate can never break"),
+    ],
+)
+def test_a_gate_parameter_its_figure_cannot_reach_is_refused(thresholds, said):
+    """The pipeline's first step refuses it as the CLI does (``gates.parse``)."""
+    with pytest.raises(ConfigError, match=said) as err:
+        BenchParams(**GOOD, thresholds=thresholds).check(fetch=False)
+    assert "pipeline parameter thresholds" in str(err.value)
