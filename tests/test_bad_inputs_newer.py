@@ -11,13 +11,16 @@ or the local KFP server.
 
 from __future__ import annotations
 
+import json
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.pipeline.params import BenchParams
+from kfp_bench.records import Result
 from kfp_bench.sandbox.kfp_server import start_kfp_server
+from kfp_bench.stats.load import LoadStats
 from tests.test_bad_inputs import (
     DEAD,
     GOOD,
@@ -34,6 +37,19 @@ AT_ONCE = 4
 HELLO = "{ref}/hello_world.yaml"
 RUNS = ("runs", "--host", "{kfp}", "--pipeline", HELLO, "--num-runs", "1", "--out", "o")
 LOAD = ("load", "-n", "1", "-c", "1")
+#: A folder name longer than a file system takes (255 bytes).
+LONG = "a" * 300
+
+
+def _load_result() -> str:
+    """A load result as ``kfp-bench load --json-out`` writes it: one request."""
+    stats = LoadStats(corrected=True, started_at=0.0)
+    stats.add(Result(0, 0.0, 0.0002, 0.005, 200, 2, 40))
+    stats.close(0.01)
+    return json.dumps(stats.to_dict())
+
+
+LOAD_RESULT = _load_result()
 #: A built-in profile with the variables its queries use.
 KSERVE_PROFILE = ("--metrics-profile", "kserve-predictor", "--metrics-var", "namespace=a",
                   "--metrics-var", "isvc=b")  # fmt: skip
@@ -156,6 +172,62 @@ CASES = [
         (*RUNS, "--threshold", "run_duration_p99_s<-1"),
         ("--threshold 'run_duration_p99_s<-1'", "never below 0", "can never be < -1"),
         kfp=True,
+    ),
+    # -- d. output paths that cannot be written: refused before any work, in every command ----
+    # /proc is a folder no one can make a file in, root included (the tests run as root).
+    Case(
+        "llm-json-out-in-a-folder-that-takes-no-file",
+        (*LLM, "--json-out", "/proc/kfp-bench-x.json", DEAD + "/openai"),
+        ("--json-out /proc/kfp-bench-x.json: cannot write in /proc", "give a folder you can"),
+    ),
+    Case(
+        "load-json-out-in-a-folder-that-takes-no-file",
+        (*LOAD, "--json-out", "/proc/kfp-bench-x.json", DEAD + "/"),
+        ("--json-out /proc/kfp-bench-x.json: cannot write in /proc",),
+    ),
+    Case(
+        "runs-out-in-a-folder-that-takes-no-file",
+        ("runs", "--host", "{kfp}", "--pipeline", HELLO, "--num-runs", "1", "--out", "/proc/o"),
+        ("--out /proc/o: cannot write in /proc", "give a folder you can write to"),
+        kfp=True,
+    ),
+    Case(
+        "merge-out-in-a-folder-that-takes-no-file",
+        ("merge", "a.json", "-o", "/proc/kfp-bench-m.json"),
+        ("-o /proc/kfp-bench-m.json: cannot write in /proc", "give a folder you can write to"),
+        files={"a.json": LOAD_RESULT},
+    ),
+    Case(
+        "merge-out-under-a-file",
+        ("merge", "a.json", "-o", "f/m.json"),
+        ("-o f/m.json: f is a file, not a folder", "give another path"),
+        files={"a.json": LOAD_RESULT, "f": "x"},
+    ),
+    Case(
+        "merge-out-name-too-long",
+        ("merge", "a.json", "-o", LONG + "/m.json"),
+        (f"-o {LONG}/m.json: not a path that can be written (File name too long)",),
+        files={"a.json": LOAD_RESULT},
+    ),
+    Case(
+        "llm-json-out-name-too-long",
+        (*LLM, "--json-out", LONG + "/x.json", DEAD + "/openai"),
+        ("--json-out", "not a path that can be written", "give another path"),
+    ),
+    Case(
+        "runs-out-name-too-long",
+        ("runs", "--host", "{kfp}", "--pipeline", HELLO, "--num-runs", "1", "--out", LONG),
+        (
+            "--out",
+            "not a path that can be written (File name too long)",
+        ),
+        kfp=True,
+    ),
+    Case(
+        "report-out-that-can-never-be-written",
+        ("report", "r", "--out", "/proc/kfp-bench-r"),
+        ("--out /proc/kfp-bench-r: cannot write in /proc", "give a folder you can write to"),
+        files=RESULTS,
     ),
 ]
 

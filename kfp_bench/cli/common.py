@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -41,9 +42,21 @@ def duration(text: str) -> float:
 def writable(path: str, flag: str, *, folder: bool = False) -> Path:
     """``path`` if a file (or, with ``folder``, a folder) can be written there; ``ConfigError``
     naming the flag otherwise. Checked before the work, so that an hour of load is not lost to a
-    typo in --json-out; nothing is created here (``cli.outputs.Outputs.made`` creates the
-    folders once every input is checked)."""
-    p = Path(path).expanduser()  # Path's checks follow links: a link is judged by its target
+    typo in --json-out; nothing is left here (``cli.outputs.Outputs.made`` creates the
+    folders once every input is checked; a probe file tried in the folder is removed)."""
+    try:
+        return _writable(Path(path).expanduser(), path, flag, folder)
+    except ConfigError:
+        raise
+    except OSError as exc:  # a name too long, a loop of links: no rerun makes it a path
+        why = exc.strerror or exc
+        raise ConfigError(
+            f"{flag} {path}: not a path that can be written ({why}); give another path"
+        ) from None
+
+
+def _writable(p: Path, path: str, flag: str, folder: bool) -> Path:
+    # Path's checks follow links: a link is judged by its target
     if folder and p.exists() and not p.is_dir():
         raise ConfigError(f"{flag} {path}: a file, not a folder; give a folder")
     if not folder and p.is_dir():
@@ -52,14 +65,36 @@ def writable(path: str, flag: str, *, folder: bool = False) -> Path:
         if not os.access(p, os.W_OK):
             raise ConfigError(f"{flag} {path}: cannot write to it; give a file you can write")
         return p
+    if not folder and p.exists():  # a file written over: opened to append, nothing written
+        try:
+            open(p, "ab").close()  # noqa: SIM115
+        except OSError as exc:
+            why = exc.strerror or exc
+            raise ConfigError(
+                f"{flag} {path}: cannot write to it ({why}); give a file you can write"
+            ) from None
+        return p
     q = p if folder else p.parent
     while not q.exists() and q != q.parent:
         q = q.parent
     if not q.is_dir():
         raise ConfigError(f"{flag} {path}: {q} is a file, not a folder; give another path")
-    if not os.access(q, os.W_OK | os.X_OK):
-        raise ConfigError(f"{flag} {path}: cannot write in {q}; give a folder you can write to")
+    _try_folder(q, flag, path)
     return p
+
+
+def _try_folder(q: Path, flag: str, path: str) -> None:
+    """Make and remove a file in ``q``: what the permissions do not tell (root, a read-only
+    mount, /proc) is known only by trying; nothing is left."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".kfp-bench-probe-", dir=q)
+    except OSError as exc:
+        why = exc.strerror or exc
+        raise ConfigError(
+            f"{flag} {path}: cannot write in {q} ({why}); give a folder you can write to"
+        ) from None
+    os.close(fd)
+    os.unlink(probe)
 
 
 def positive_int(text: str) -> int:
