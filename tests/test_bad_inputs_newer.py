@@ -4,9 +4,9 @@ history reports that fail, malformed profiles and kubeconfigs, workloads that ca
 
 Each case runs as a real ``kfp-bench`` process through ``tests/test_bad_inputs.py``'s
 ``run_case`` (a fresh working directory and TMPDIR, no token, KFP or proxy variables) and is
-checked as there: exit 2 (or the case's documented code), one line ``kfp-bench: ...`` naming
-the input and the fix, no traceback, empty stdout, nothing left in the working directory, TMPDIR
-or the local KFP server.
+checked as there: exit 2 (or the case's documented code, ``CODES``), one line
+``kfp-bench: ...`` naming the input and the fix, no traceback, empty stdout, nothing left in
+the working directory, TMPDIR or the local KFP server.
 """
 
 from __future__ import annotations
@@ -50,6 +50,8 @@ def _load_result() -> str:
 
 
 LOAD_RESULT = _load_result()
+#: An S3 history whose endpoint refuses connections (without credentials: refused for that).
+S3_DOWN = f"s3://bucket/p?endpoint={DEAD}"
 #: A built-in profile with the variables its queries use.
 KSERVE_PROFILE = ("--metrics-profile", "kserve-predictor", "--metrics-var", "namespace=a",
                   "--metrics-var", "isvc=b")  # fmt: skip
@@ -229,7 +231,32 @@ CASES = [
         ("--out /proc/kfp-bench-r: cannot write in /proc", "give a folder you can write to"),
         files=RESULTS,
     ),
+    # -- e. a history report that fails leaves no --out; a push refused before the archive -----
+    Case(
+        "report-history-endpoint-down",
+        ("report", "r", "--results-uri", S3_DOWN, "--out", "new"),
+        (f"--results-uri {S3_DOWN}",),
+        files=RESULTS,
+    ),
+    Case(
+        "report-history-baseline-key-missing",
+        ("report", "r", "--results-uri", "hist", "--baseline", "nokey-1", "--out", "new"),
+        ("--baseline nokey-1: no such complete result in hist", "give last:N or one of the keys"),
+        files={**RESULTS, "hist/": None},
+    ),
+    Case(
+        "report-load-file-with-history-and-pushgateway",
+        ("report", "a.json", "--results-uri", "hist", "--pushgateway-url", DEAD, "--out", "new"),
+        (
+            "--pushgateway-url: a.json is a load result file, which has no metrics to push",
+            "give a results directory",
+        ),  # fmt: skip
+        files={"a.json": LOAD_RESULT, "hist/": None},
+    ),
 ]
+#: The documented code of a failure of the environment, which a rerun may mend (an endpoint
+#: down, no credentials: exit 1); every other case is bad input, exit 2.
+CODES = {"report-history-endpoint-down": 1, "report-history-baseline-key-missing": 1}
 
 
 @pytest.fixture(scope="module")
@@ -263,7 +290,7 @@ def test_bad_input(case: Case, outcomes, kfp_server):
     r = o.result
     assert r is not None, "no answer in 120 s"
     assert "Traceback" not in r.stderr + r.stdout, r.stderr[-2000:]
-    assert r.returncode == 2, r.stderr
+    assert r.returncode == CODES.get(case.id, 2), r.stderr
     lines = [line for line in r.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, r.stderr
     assert lines[0].startswith("kfp-bench: ")

@@ -4,8 +4,9 @@ are checked, and the results saved after the work, or kept when that fails.
 ``Outputs`` collects a command's output paths (``file``, ``folder``); each is checked at once by
 ``common.writable`` (a bad one is a ``ConfigError`` naming the flag, before anything is sent).
 ``made()`` then creates the missing folders, so that the save at the end finds them; if the work
-refuses an input after all (a check only the engine can make), the folders it made and left
-empty are removed again: a refused command leaves nothing behind.
+refuses an input after all (a check only the engine can make) or fails (a history out of
+reach), the folders it made and left empty are removed again: a refused command leaves nothing
+behind.
 
 ``save(...)`` runs the write at the end. A write that fails there (a full disk, a folder removed
 or replaced meanwhile) must not lose an hour of measurements: the result, with the
@@ -26,7 +27,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kfp_bench.cli.common import writable
-from kfp_bench.errors import ConfigError, ResultsError
 
 NOT_SAVED = "not-saved"
 
@@ -69,12 +69,13 @@ class Outputs:
 
     @contextlib.contextmanager
     def made(self):
-        """``make``; then ``undo`` if the block refuses an input (a ``ConfigError`` or
-        ``ResultsError`` that only the engine could raise)."""
+        """``make``; then ``undo`` if the block fails: an input only the engine could refuse
+        (a ``ConfigError`` or ``ResultsError``), or a history out of reach; a folder that
+        holds anything is kept."""
         self.make()
         try:
             yield self
-        except (ConfigError, ResultsError):
+        except BaseException:
             self.undo()
             raise
 

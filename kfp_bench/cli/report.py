@@ -135,6 +135,7 @@ def _push_labels(a: argparse.Namespace) -> dict[str, str]:
             "--pushgateway-url: one run's figures are pushed at a time, and "
             f"{len(a.results)} inputs were given; report the run to push alone"
         )
+    _pushable(a.results[0])
     labels = {"benchmark": "kfp-bench"}
     for item in a.push_label:
         key, sep, value = item.partition("=")
@@ -144,17 +145,35 @@ def _push_labels(a: argparse.Namespace) -> dict[str, str]:
     return check_labels(labels)
 
 
+def _pushable(path: str) -> None:
+    """``ConfigError`` for an input whose report has no metrics to push, a load result file:
+    refused before the report is written or archived."""
+    from pathlib import Path
+
+    from kfp_bench.errors import ConfigError
+    from kfp_bench.stats import store
+    from kfp_bench.stats.llm import LlmStats
+    from kfp_bench.stats.llm_sweep import LlmSweep
+    from kfp_bench.stats.rate_sweep import RateSweep
+
+    if Path(path).is_file() and not isinstance(store.load(path), LlmStats | LlmSweep | RateSweep):
+        raise ConfigError(
+            f"--pushgateway-url: {path} is a load result file, which has no metrics to "
+            "push; give a results directory (kfp-bench runs --out, a pipeline run's results) "
+            "or an LLM result file"
+        )
+
+
 def _push(a: argparse.Namespace, outcome, labels: dict[str, str]) -> None:
     import json
 
     from kfp_bench.errors import ConfigError
     from kfp_bench.push import push
 
-    if "metrics.json" not in outcome.files:
+    if "metrics.json" not in outcome.files:  # refused before the work (_pushable); kept
         raise ConfigError(
-            f"--pushgateway-url: {a.results[0]} is a load result file, which has no metrics to "
-            "push; give a results directory (kfp-bench runs --out, a pipeline run's results) "
-            "or an LLM result file"
+            f"--pushgateway-url: {a.results[0]} has no metrics to push; give a results "
+            "directory (kfp-bench runs --out, a pipeline run's results) or an LLM result file"
         )
     metrics = json.loads(outcome.files["metrics.json"].read_text())
     part = "llm" if "llm_latency.csv" in outcome.files else "main"
