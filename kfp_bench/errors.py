@@ -106,3 +106,12 @@ class BundleTooLarge(BenchError):
 
 class ServerError(BenchError):
     """A local server that kfp-bench starts (model server, test server) failed to come up."""
+
+
+def yaml_error(exc: Exception, source: str) -> str:
+    """PyYAML's error of many lines (the snippet, its caret) as one, ``SOURCE:LINE:COL: what``,
+    for a message of its own input at fault."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
+    what = getattr(exc, "problem", None) or getattr(exc, "context", None) or str(exc)
+    return f"{where}: {' '.join(str(what).split())}"

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import hashlib
 import re
+from urllib.parse import urlsplit
 
 from kfp_bench.errors import ConfigError
+from kfp_bench.redact import public_url
 
 MAX_LABEL = 63
 LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
@@ -64,3 +66,34 @@ def check_dns1123_label(value: object, what: str, max_len: int = MAX_LABEL) -> s
         f"{what}{sep}{value!r}: not a DNS-1123 label; use at most {max_len} lower-case letters, "
         f"digits and dashes, starting and ending with a letter or digit, e.g. {hint}"
     )
+
+
+#: An S3 bucket's name (AWS's rules, which MinIO and SeaweedFS follow): 3 to 63 lower-case
+#: letters, digits, dots and hyphens, a letter or digit at each end, not an IP address.
+_BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
+
+
+def s3_uri_problem(bucket: str, options: dict[str, str]) -> str:
+    """What the store would refuse in an S3 URI's text, in the user's terms (its bucket's name,
+    its ?endpoint=), with the fix; empty when nothing. Checked before any request, by the
+    CLI (``history.s3.parse``) and the pipeline's first step alike."""
+    if not _BUCKET.fullmatch(bucket) or ".." in bucket or re.fullmatch(r"[0-9.]+", bucket):
+        return (
+            f"bucket {bucket!r} is not an S3 bucket name; give 3 to 63 lower-case letters, "
+            "digits, dots or hyphens, starting and ending with a letter or digit, e.g. mlpipeline"
+        )
+    endpoint = options.get("endpoint", "")
+    if endpoint:
+        url = endpoint if "://" in endpoint else f"http://{endpoint}"
+        try:
+            parts = urlsplit(url)
+            ok = parts.scheme in ("http", "https") and bool(parts.hostname)
+            parts.port  # noqa: B018 - a port that is not a number or out of range raises
+        except ValueError:
+            ok = False
+        if not ok or parts.path.strip("/") or parts.query:
+            return (
+                f"endpoint {public_url(endpoint)!r} is not the store's address; give "
+                "?endpoint=http://HOST:PORT, e.g. ?endpoint=http://minio-service.kubeflow:9000"
+            )
+    return ""

@@ -50,6 +50,8 @@ def _load_result() -> str:
 
 
 LOAD_RESULT = _load_result()
+#: A metrics profile whose third line PyYAML cannot read.
+BAD_PROFILE = "- query: up\n  metricName: a\n    bad: [\n"
 #: An S3 history whose endpoint refuses connections (without credentials: refused for that).
 S3_DOWN = f"s3://bucket/p?endpoint={DEAD}"
 #: A built-in profile with the variables its queries use.
@@ -253,6 +255,49 @@ CASES = [
         ),  # fmt: skip
         files={"a.json": LOAD_RESULT, "hist/": None},
     ),
+    # -- f. a malformed profile, kubeconfig or S3 URI: one line in the user's terms -----------
+    Case(
+        "load-metrics-profile-not-yaml",
+        (*LOAD, "--metrics-profile", "p.yaml", "--prometheus-url", DEAD, DEAD + "/"),
+        ("--metrics-profile p.yaml:3:8: mapping values are not allowed here", "fix the YAML"),
+        files={"p.yaml": BAD_PROFILE},
+    ),
+    Case(
+        "submit-metrics-profile-not-yaml",
+        ("submit", "--host", "{kfp}", "--param", "metrics_profile=" + BAD_PROFILE),
+        (
+            "pipeline parameter metrics_profile=(YAML text):3:8: mapping values are not allowed",
+            "fix the YAML",
+        ),  # fmt: skip
+        kfp=True,
+    ),
+    Case(
+        "install-kubeconfig-not-yaml",
+        ("install", "--namespace", "team", "--kubeconfig", "kc.yaml"),
+        ("--kubeconfig kc.yaml:4:1: expected ',' or ']'", "give your kubeconfig"),
+        files={"kc.yaml": "apiVersion: v1\nclusters: [\n  bad: x\n"},
+    ),
+    Case(
+        "install-kubeconfig-not-a-kubeconfig",
+        ("install", "--namespace", "team", "--kubeconfig", "kc.yaml"),
+        ("--kubeconfig kc.yaml: not a kubeconfig (no clusters)", "give your kubeconfig"),
+        files={"kc.yaml": "just: a mapping\n"},
+    ),
+    Case(
+        "report-s3-bucket-name-malformed",
+        ("report", "r", "--results-uri", "s3://Bench_Results/nightly", "--out", "new"),
+        (
+            "--results-uri s3://Bench_Results/nightly: bucket 'Bench_Results' is not an S3 bucket",
+            "e.g. mlpipeline",
+        ),  # fmt: skip
+        files=RESULTS,
+    ),
+    Case(
+        "report-s3-endpoint-malformed",
+        ("report", "r", "--results-uri", "minio://mlpipeline/p?endpoint=http://h:99999"),
+        ("endpoint 'http://h:99999' is not the store's address", "?endpoint=http://HOST:PORT"),
+        files=RESULTS,
+    ),
 ]
 #: The documented code of a failure of the environment, which a rerun may mend (an endpoint
 #: down, no credentials: exit 1); every other case is bad input, exit 2.
@@ -315,3 +360,9 @@ def test_a_gate_parameter_its_figure_cannot_reach_is_refused(thresholds, said):
     with pytest.raises(ConfigError, match=said) as err:
         BenchParams(**GOOD, thresholds=thresholds).check(fetch=False)
     assert "pipeline parameter thresholds" in str(err.value)
+
+
+def test_a_malformed_s3_uri_parameter_is_refused_by_the_first_step():
+    """The first step checks the URI's text as the CLI does (``names.s3_uri_problem``)."""
+    with pytest.raises(ConfigError, match="bucket 'B' is not an S3 bucket name"):
+        BenchParams(**GOOD, results_uri="s3://B/p").check(fetch=False)

@@ -139,7 +139,7 @@ def test_with_a_history_only_the_check_after_report_history_pushes(gateway, tmp_
     leaves the push to the check after report_history (flags off), whose figures carry the
     verdict."""
     p = BenchParams(run_benchmark=False, load_workers=1, benchmark_id="hist")
-    p = BenchParams(**{**p.as_dict(), "pushgateway_url": gateway, "results_uri": "s3://b/p"})
+    p = BenchParams(**{**p.as_dict(), "pushgateway_url": gateway, "results_uri": "s3://bkt/p"})
     params = {**p.as_dict(), "benchmark_id": benchmark_id_for(p.benchmark_id, "run-1")}
     labels = {"benchmark": "hist", "target": DEFAULT_INFERENCE_URL, "part": "main"}
     records = _pipeline_records(tmp_path, p, 1)

@@ -55,6 +55,28 @@ def cmd_compile(a: argparse.Namespace) -> int:
     return 0
 
 
+def _check_kubeconfig(path: str) -> None:
+    """``ConfigError`` for a kubeconfig given that is missing or not readable YAML of a
+    mapping, in one line (the client's own error is many lines, and blames no input)."""
+    import yaml
+
+    from kfp_bench.errors import yaml_error
+
+    if not path:
+        return
+    if not Path(path).is_file():
+        raise ConfigError(f"--kubeconfig {path}: no such file; give your kubeconfig")
+    fix = "give your kubeconfig (kubectl config view --raw)"
+    try:
+        doc = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"--kubeconfig {yaml_error(exc, path)}; {fix}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"--kubeconfig {path}: not readable ({exc}); {fix}") from None
+    if not isinstance(doc, dict) or not doc.get("clusters"):
+        raise ConfigError(f"--kubeconfig {path}: not a kubeconfig (no clusters); {fix}")
+
+
 def cmd_install(a: argparse.Namespace) -> int:
     import sys
 
@@ -66,6 +88,8 @@ def cmd_install(a: argparse.Namespace) -> int:
     from kfp_bench.pipeline.bundled import compiled_file
 
     check_dns1123_label(a.namespace, "--namespace")
+    if not a.dry_run:
+        _check_kubeconfig(a.kubeconfig)
     art = artifact.build()
     name = Delivery(sha256=art.sha256).config_map()
     if a.dry_run:
@@ -73,8 +97,6 @@ def cmd_install(a: argparse.Namespace) -> int:
         return 0
     from kfp_bench.kserve.kube import Kube
 
-    if a.kubeconfig and not Path(a.kubeconfig).is_file():
-        raise ConfigError(f"--kubeconfig {a.kubeconfig}: no such file; give your kubeconfig")
     done = artifact.install(Kube(a.namespace, kubeconfig=a.kubeconfig or None), art, name)
     print(
         f"ConfigMap {name} in namespace {a.namespace}: {done}; it holds {art.filename}, "

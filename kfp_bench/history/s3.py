@@ -18,6 +18,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 from kfp_bench.errors import ConfigError, HistoryError
+from kfp_bench.names import s3_uri_problem
 from kfp_bench.redact import scrub
 
 #: Where the pipeline mounts KFP's Secret (keys accesskey, secretkey); $KFP_BENCH_MINIO_SECRET_DIR
@@ -47,7 +48,10 @@ def parse(uri: str) -> tuple[str, str, dict[str, str]]:
             f"--results-uri {shown}: the query takes endpoint=URL and region=NAME, once each "
             f"(got {', '.join(unknown) or 'an empty or repeated one'})"
         )
-    return parts.netloc, parts.path.strip("/"), {k: v[0] for k, v in query.items()}
+    options = {k: v[0] for k, v in query.items()}
+    if why := s3_uri_problem(parts.netloc, options):
+        raise ConfigError(f"--results-uri {shown}: {why}")
+    return parts.netloc, parts.path.strip("/"), options
 
 
 def _endpoint(scheme: str, options: dict[str, str]) -> str | None:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import yaml
 
-from kfp_bench.errors import ConfigError
+from kfp_bench.errors import ConfigError, yaml_error
 
 #: The client figures a server histogram can be set beside (``compare``).
 COMPARE = ("ttft", "itl", "tpot", "e2e", "latency")
@@ -98,9 +98,15 @@ def load(spec: str) -> Profile:
             )
     try:
         doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise ConfigError(f"metrics profile {source}: not readable YAML ({exc})") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"--metrics-profile {yaml_error(exc, source)}; {_FIX}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"metrics profile {source}: not readable ({exc}); {_FIX}") from None
     return parse(doc, source)
+
+
+#: What a profile's YAML is, as a refusal says it.
+_FIX = "fix the YAML: a list of '- query: ...' entries with 'metricName: ...'"
 
 
 def from_text(text: str, where: str) -> Profile:
@@ -117,7 +123,7 @@ def from_text(text: str, where: str) -> Profile:
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{where}(YAML text): not readable YAML ({exc})") from None
+        raise ConfigError(f"{yaml_error(exc, f'{where}(YAML text)')}; {_FIX}") from None
     return parse(doc, f"{where}(YAML text)")
 
 

@@ -15,6 +15,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from kfp_bench import redact
 from kfp_bench.errors import ConfigError
 from kfp_bench.mesh import MESH_PORT, ROUTES
+from kfp_bench.names import s3_uri_problem
 from kfp_bench.pipeline.bundled import BUNDLED
 
 MAX_LOAD_WORKERS = 64
@@ -98,6 +99,10 @@ def check_history(uri: str, baseline: str) -> None:
                 len(v) != 1 or not v[0] for v in query.values()
             ):
                 raise bad("results_uri", uri, "the query takes endpoint=URL and region=NAME")
+        if parts.scheme != "gs":
+            options = {k: v[0] for k, v in parse_qs(parts.query).items()}
+            if why := s3_uri_problem(parts.netloc, options):
+                raise bad("results_uri", uri, why)
         return
     if parts.scheme == "file":
         if parts.netloc not in ("", "localhost"):

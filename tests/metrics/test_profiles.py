@@ -39,13 +39,13 @@ def prom(tmp_path_factory):
         ("- query: up\n  metricName: a\n  instant: yes please\n", "'instant' must be true"),
         ("- query: up\n  metricName: a\n  compare: ttft\n", "add 'instant: true'"),
         ("- query: up\n  metricName: a\n  panel: gpu\n", "'panel' must be one of ttft"),
-        ("- [unclosed\n", "not readable YAML"),
+        ("- [unclosed\n", "fix the YAML"),
     ],
 )
 def test_a_bad_profile_names_the_file_and_entry(tmp_path, text, said):
     f = tmp_path / "p.yaml"
     f.write_text(text)
-    with pytest.raises(ConfigError, match="metrics profile") as e:
+    with pytest.raises(ConfigError, match="metrics.profile") as e:
         profiles.load(str(f))
     assert said in str(e.value) and str(f) in str(e.value)
 
