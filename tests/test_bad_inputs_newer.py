@@ -298,6 +298,16 @@ CASES = [
         ("endpoint 'http://h:99999' is not the store's address", "?endpoint=http://HOST:PORT"),
         files=RESULTS,
     ),
+    # -- g. a workload that cannot be generated: refused at once, not spinning --------------
+    Case(
+        "llm-shared-prefix-more-groups-than-the-vocabulary-makes",
+        (*LLM, "--shared-prefix", "200,4,1,10", DEAD + "/openai"),
+        (
+            "--shared-prefix '200,4,1,10': 200 distinct system prompts",
+            "cannot be made",
+            "give fewer groups or longer prefixes, e.g. 200,4,2,10",
+        ),  # fmt: skip
+    ),
 ]
 #: The documented code of a failure of the environment, which a rerun may mend (an endpoint
 #: down, no credentials: exit 1); every other case is bad input, exit 2.

@@ -46,7 +46,24 @@ class SharedPrefix:
             values = []
         if len(values) != 4 or min(values) < 1:
             raise ConfigError(f"{flag} {text!r}: give four whole numbers of 1 or more, {FORM}")
-        return cls(*values)
+        spec = cls(*values)
+        if spec.num_groups > spec.distinct():
+            raise ConfigError(
+                f"{flag} {text!r}: {spec.num_groups} distinct system prompts of "
+                f"{spec.system_prompt_len} words cannot be made from {len(VOCAB)} words (at "
+                f"most {spec.distinct()}); give fewer groups or longer prefixes, e.g. "
+                f"{spec.num_groups},{spec.num_prompts_per_group},{spec.needed()},"
+                f"{spec.question_len}"
+            )
+        return spec
+
+    def distinct(self) -> int:
+        """How many distinct system prompts of ``system_prompt_len`` words there are."""
+        return len(VOCAB) ** min(self.system_prompt_len, 8)  # 187**8: more than anyone asks
+
+    def needed(self) -> int:
+        """The fewest words a system prompt needs for ``num_groups`` distinct ones."""
+        return next(n for n in range(1, 9) if len(VOCAB) ** n >= self.num_groups)
 
     def __str__(self) -> str:
         return (
@@ -69,10 +86,20 @@ def system_prompts(spec: SharedPrefix, seed: int = 0, tokenizer: str = "") -> li
     rng = np.random.default_rng(seed)
     count = counter(tokenizer) if tokenizer else None
     out: list[str] = []
+    seen: set[str] = set()
+    tries = 0
     while len(out) < spec.num_groups:
         text = _text(rng, spec.system_prompt_len, count)
-        if text not in out:  # (two equal draws share a cache entry: not S groups)
+        tries += 1
+        if text not in seen:  # (two equal draws share a cache entry: not S groups)
             out.append(text)
+            seen.add(text)
+        elif tries > 20 * spec.num_groups + 1000:  # a tokenizer's lengths leave fewer texts
+            raise ConfigError(
+                f"--shared-prefix {spec}: {len(out)} distinct system prompts of "
+                f"{spec.system_prompt_len} tokens found after {tries} draws, not "
+                f"{spec.num_groups}; give fewer groups or longer prefixes"
+            )
     return out
 
 
