@@ -25,6 +25,8 @@ def pytest_addoption(parser):
         help="run tests/kfp_api against a KFP API server already listening on this loopback "
         "port (a real one: docs/real-kfp.md) instead of the local server",
     )
+
+
 _ISOLATED = {"http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"}
 
 

@@ -29,7 +29,7 @@ try:
     urllib.request.urlopen("http://minio-service.kubeflow:9000/", timeout=10)
 except urllib.error.HTTPError as e:
     print("s3", e.code)
-r = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", "/tmp/w",
+r = subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "-d", "wheels",
                     "six==1.16.0"], capture_output=True, text=True)
 print("pip", r.returncode, r.stderr[-300:])
 """
