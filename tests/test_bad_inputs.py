@@ -608,19 +608,23 @@ def kfp_server():
         yield server
 
 
-@pytest.fixture(scope="module")
-def outcomes(kfp_server, tmp_path_factory) -> dict[str, Outcome]:
+def run_cases(cases, kfp_server, tmp_path_factory) -> dict[str, Outcome]:
     """Every case, run a few at a time (each is a Python process that mostly starts up); then
     what the KFP server holds after all of them, which must be what it held before."""
-    bases = {c.id: tmp_path_factory.mktemp(c.id) for c in CASES}
+    bases = {c.id: tmp_path_factory.mktemp(c.id) for c in cases}
     with ThreadPoolExecutor(max_workers=AT_ONCE) as pool:
         futures = {
             c.id: pool.submit(run_case, c, bases[c.id], kfp_server.url if c.kfp else "")
-            for c in CASES
+            for c in cases
         }
         done = {k: f.result() for k, f in futures.items()}
     kfp_server.after = server_state(kfp_server.url)
     return done
+
+
+@pytest.fixture(scope="module")
+def outcomes(kfp_server, tmp_path_factory) -> dict[str, Outcome]:
+    return run_cases(CASES, kfp_server, tmp_path_factory)
 
 
 def test_every_subcommand_has_a_case_and_every_case_its_own_id():
@@ -632,10 +636,11 @@ def test_every_subcommand_has_a_case_and_every_case_its_own_id():
     assert len({c.id for c in CASES}) == len(CASES)
 
 
-def assert_one_line_refusal(r, expect) -> None:
-    """No traceback, exit 2, and one line of stderr, kfp-bench's, holding each of ``expect``."""
+def assert_one_line_refusal(r, expect, code: int = 2) -> None:
+    """No traceback, exit ``code``, and one line of stderr, kfp-bench's, holding each of
+    ``expect``."""
     assert "Traceback" not in r.stderr + r.stdout, r.stderr[-2000:]
-    assert r.returncode == 2, r.stderr
+    assert r.returncode == code, r.stderr
     lines = [line for line in r.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, r.stderr
     assert lines[0].startswith("kfp-bench: ")
