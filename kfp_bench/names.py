@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import hashlib
 import re
-from urllib.parse import urlsplit
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.redact import public_url
+from kfp_bench.urls import http_parts
 
 MAX_LABEL = 63
 LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
@@ -84,14 +84,8 @@ def s3_uri_problem(bucket: str, options: dict[str, str]) -> str:
         )
     endpoint = options.get("endpoint", "")
     if endpoint:
-        url = endpoint if "://" in endpoint else f"http://{endpoint}"
-        try:
-            parts = urlsplit(url)
-            ok = parts.scheme in ("http", "https") and bool(parts.hostname)
-            parts.port  # noqa: B018 - a port that is not a number or out of range raises
-        except ValueError:
-            ok = False
-        if not ok or parts.path.strip("/") or parts.query:
+        parts = http_parts(endpoint if "://" in endpoint else f"http://{endpoint}")
+        if not parts or parts.path.strip("/") or parts.query:
             return (
                 f"endpoint {public_url(endpoint)!r} is not the store's address; give "
                 "?endpoint=http://HOST:PORT, e.g. ?endpoint=http://minio-service.kubeflow:9000"

@@ -20,6 +20,7 @@ from urllib.parse import quote, unquote, urlsplit
 
 from kfp_bench.errors import ConfigError, PushError
 from kfp_bench.redact import public_url, scrub
+from kfp_bench.urls import http_parts
 
 #: The job label of the group with the figures, replaced whole by each run's push.
 JOB = "kfp_bench"
@@ -56,14 +57,9 @@ _PLAIN = re.compile(r"[A-Za-z0-9._~:-]+")
 def check_url(url: str, name: str = "--pushgateway-url") -> str:
     """``url`` if it is an http(s) URL of a Pushgateway (a path is a prefix, e.g. behind a
     proxy); ``ConfigError`` naming ``name`` otherwise. The message never shows a password."""
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - a port that is not a number raises here, not at the push
-    except ValueError:
-        parts = None
-    if parts and parts.scheme in ("http", "https") and parts.hostname and not parts.query:
-        if "/metrics/job/" not in parts.path:
-            return url
+    parts = http_parts(url)
+    if parts and not parts.query and "/metrics/job/" not in parts.path:
+        return url
     sep = "" if name.endswith("=") else " "
     raise ConfigError(
         f"{name}{sep}{public_url(url)!r}: give the Pushgateway's base URL, http(s)://HOST:PORT "

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.push import check_url
 from kfp_bench.redact import public_url
+from kfp_bench.urls import http_parts
 
 #: The URL flags of each command that must be http(s)://HOST[:PORT][/PATH], and an example.
 URLS = {
@@ -85,12 +85,7 @@ def before_work(a: argparse.Namespace, parser: argparse.ArgumentParser) -> None:
 
 def http_url(url: str, flag: str, example: str) -> str:
     """``url`` when it is http(s)://HOST...; ``ConfigError`` naming ``flag`` otherwise."""
-    try:
-        parts = urlsplit(url)
-        parts.port  # noqa: B018 - a port that is not a number raises here
-    except ValueError:
-        parts = None
-    if parts and parts.scheme in ("http", "https") and parts.hostname:
+    if http_parts(url):
         return url
     why = "not a http(s) URL" if "://" in url else "no http:// or https:// scheme"
     raise ConfigError(f"{flag} {public_url(url)!r}: {why}; give e.g. {example}")

@@ -21,7 +21,7 @@ from urllib.parse import quote, urlsplit
 from kfp_bench import __version__
 from kfp_bench.errors import ConfigError
 from kfp_bench.load.stages import peak_rate, total_s
-from kfp_bench.redact import header, public_url
+from kfp_bench.redact import HIDDEN, header, public_url
 
 _HEADER = re.compile(r"^([\w-]+):\s*(.+)$")
 _HOST = re.compile(r"[A-Za-z0-9._~-]+(:\d{1,5})?|\[[0-9A-Fa-f:.]+\](:\d{1,5})?")
@@ -240,7 +240,7 @@ class LoadOptions:
         """The options as a dict fit for a report: credentials and secret headers masked."""
         d = asdict(self)
         d["body"] = f"<{len(self.body)} bytes>"
-        d["basic_auth"] = "<redacted>" if self.basic_auth else ""
+        d["basic_auth"] = HIDDEN if self.basic_auth else ""
         d["headers"] = [header(h) for h in self.headers]
         d["url"] = public_url(self.url)
         d["stages"] = [s.text for s in self.stages]
