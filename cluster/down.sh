@@ -45,10 +45,9 @@ for shim in $(pgrep -f "containerd-shim-runc-v2 -namespace k8s.io .*-address $ru
 done
 stop containerd
 # Processes still in a pod's cgroup (a container's children that escaped its shim).
-for tasks in /sys/fs/cgroup/pids/kubepods/tasks /sys/fs/cgroup/pids/kubepods/*/tasks \
-  /sys/fs/cgroup/pids/kubepods/*/*/tasks /sys/fs/cgroup/pids/kubepods/*/*/*/tasks; do
-  [[ -f "$tasks" ]] && xargs -r kill -KILL <"$tasks" 2>/dev/null
-done
+if [[ -d /sys/fs/cgroup/pids/kubepods ]]; then
+  find /sys/fs/cgroup/pids/kubepods -name tasks -exec cat {} + | xargs -r kill -KILL 2>/dev/null
+fi
 stop kube-scheduler kube-controller-manager kube-apiserver etcd
 
 # Mounts under the cluster's folders and the pods' network namespaces, deepest first.

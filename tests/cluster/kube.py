@@ -1,5 +1,5 @@
 """Small helpers of the cluster tests over the kubernetes client: run a pod to its end, wait for a
-condition, find a pod's processes on this node."""
+condition, find a container's processes on this node."""
 
 from __future__ import annotations
 
@@ -47,17 +47,11 @@ def run_pod(kube, namespace: str, name: str, script: str, timeout: float = 180) 
     return phase, core.read_namespaced_pod_log(name, namespace)
 
 
-def container_pids(pod) -> list[int]:
-    """The processes of a pod's containers on this node, read from its cgroup (v1, cgroupfs: the
-    kubepods/<qos>/pod<uid>/ tree kubelet makes), the pause container's excepted."""
-    uid = pod.metadata.uid
+def container_pids(pod, container_id: str) -> list[int]:
+    """The processes of one of a pod's containers on this node, read from its cgroup (v1,
+    cgroupfs: the kubepods/<qos>/pod<uid>/<container id>/ tree kubelet makes)."""
     found = []
-    for tasks in Path("/sys/fs/cgroup/pids/kubepods").glob(f"**/pod{uid}/*/tasks"):
+    pattern = f"**/pod{pod.metadata.uid}/{container_id}/tasks"
+    for tasks in Path("/sys/fs/cgroup/pids/kubepods").glob(pattern):
         found.extend(int(pid) for pid in tasks.read_text().split())
-    pause = {
-        int(pid)
-        for pid in found
-        if Path(f"/proc/{pid}/cmdline").exists()
-        and Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"/pause")
-    }
-    return [pid for pid in found if pid not in pause]
+    return found

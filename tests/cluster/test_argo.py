@@ -155,12 +155,11 @@ def test_a_killed_container_is_retried(kube, runner):
     main_id = next(s for s in pod.status.container_statuses if s.name == "main").container_id
     main_id = main_id.split("://", 1)[1]
     killed = 0
-    for pid in container_pids(pod):
+    for pid in container_pids(pod, main_id):
         try:
-            if main_id in open(f"/proc/{pid}/cgroup").read():
-                os.kill(pid, signal.SIGKILL)
-                killed += 1
-        except (FileNotFoundError, ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+            killed += 1
+        except ProcessLookupError:
             pass  # gone with one killed before it
     assert killed, "found no process of the main container in its cgroup"
     wf = finished(kube, runner, name)
