@@ -5,7 +5,7 @@ STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' kfp_bench/__init__.py)
 
-.PHONY: setup demo test lint bench image clean cluster cluster-test cluster-down
+.PHONY: setup demo test lint bench image clean cluster cluster-kserve cluster-test cluster-down
 
 $(STAMP): requirements.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -53,6 +53,13 @@ image: $(STAMP)
 cluster: $(STAMP)
 	scripts/cluster-deps.sh
 	cluster/up.sh
+
+# KServe v0.15.2 (RawDeployment, with metrics-server for its HPAs) on that cluster, started first
+# when none is up (docs/real-kfp.md#kserve).
+cluster-kserve: $(STAMP)
+	scripts/cluster-deps.sh
+	[ -e .cluster/env ] || cluster/up.sh
+	cluster/kserve.sh
 
 cluster-test: $(STAMP)
 	$(PY) -m pytest tests/cluster

@@ -21,8 +21,12 @@ declare -A packages=(
          github.com/containernetworking/plugins/plugins/meta/portmap"
   [argo]="github.com/argoproj/argo-workflows/v3/cmd/workflow-controller
           github.com/argoproj/argo-workflows/v3/cmd/argoexec"
+  [kserve]="github.com/kserve/kserve/cmd/manager github.com/kserve/kserve/cmd/localmodel"
+  [rbac-proxy]="github.com/brancz/kube-rbac-proxy/cmd/kube-rbac-proxy"
+  [metrics-server]="sigs.k8s.io/metrics-server/cmd/metrics-server"
 )
-# Version stamps, as the upstream builds set them (kubernetes hack/lib/version.sh; argo Makefile).
+# Version stamps, as the upstream builds set them (kubernetes hack/lib/version.sh; the Makefiles of
+# argo, kube-rbac-proxy and metrics-server).
 minor=${k8s_version#v1.}; minor=${minor%%.*}
 declare -A ldflags=(
   [k8s]="-X k8s.io/component-base/version.gitVersion=$k8s_version
@@ -30,6 +34,9 @@ declare -A ldflags=(
          -X k8s.io/component-base/version.gitTreeState=clean
          -X k8s.io/client-go/pkg/version.gitVersion=$k8s_version"
   [argo]="-X github.com/argoproj/argo-workflows/v3.version=v3.7.3"
+  [kserve]=""
+  [rbac-proxy]="-X k8s.io/component-base/version.gitVersion=v0.18.0"
+  [metrics-server]="-X k8s.io/client-go/pkg/version.gitVersion=v0.8.0"
   [coredns]=""
   [etcd]=""
   [cni]=""
@@ -87,6 +94,7 @@ build_group() {
 
 groups=("$@")
 [[ ${#groups[@]} -gt 0 ]] || groups=(cni etcd coredns argo k8s)
+# (the KServe tier's groups, kserve rbac-proxy metrics-server, are built by up.sh --kserve)
 for group in "${groups[@]}"; do
   [[ -n "${packages[$group]:-}" ]] || die "unknown build group '$group' (known: ${!packages[*]})"
   build_group "$group"

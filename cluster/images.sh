@@ -127,11 +127,85 @@ print(h.hexdigest()[:12])' "$wheel" "$work/constraints.txt")"
   echo "cluster images: $ref ($(du -h "$images/model-server.tar" | cut -f1))"
 }
 
+# -- the KServe tier's images (cluster/kserve.sh) ------------------------------------------------
+
+# distroless/static:nonroot's user, which KServe's and kube-rbac-proxy's Dockerfiles run as.
+nonroot_root() {
+  local root
+  root="$(static_root "$1")"
+  echo 'nonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin' >>"$root/etc/passwd"
+  echo 'nonroot:x:65532:' >>"$root/etc/group"
+  echo "$root"
+}
+
+# KServe's Dockerfile and localmodel.Dockerfile: the program as /manager, on distroless.
+image_kserve_controller() {
+  root="$(nonroot_root kserve-controller)"
+  cp "$(group_bin kserve)/manager" "$root/manager"
+  image kserve-controller docker.io/kserve/kserve-controller:v0.15.2 "$root" \
+    --entrypoint /manager --user 65532
+}
+image_kserve_localmodel_controller() {
+  root="$(nonroot_root kserve-localmodel-controller)"
+  cp "$(group_bin kserve)/localmodel" "$root/manager"
+  image kserve-localmodel-controller docker.io/kserve/kserve-localmodel-controller:v0.15.2 \
+    "$root" --entrypoint /manager --user 65532
+}
+image_kube_rbac_proxy() {
+  root="$(nonroot_root kube-rbac-proxy)"
+  mkdir -p "$root/usr/local/bin"
+  cp "$(group_bin rbac-proxy)/kube-rbac-proxy" "$root/usr/local/bin/"
+  image kube-rbac-proxy quay.io/brancz/kube-rbac-proxy:v0.18.0 "$root" \
+    --entrypoint /usr/local/bin/kube-rbac-proxy --user 65532
+}
+# metrics-server's Dockerfile: /metrics-server as 65534.
+image_metrics_server() {
+  root="$(static_root metrics-server)"
+  cp "$(group_bin metrics-server)/metrics-server" "$root/metrics-server"
+  image metrics-server registry.k8s.io/metrics-server/metrics-server:v0.8.0 "$root" \
+    --entrypoint /metrics-server --user 65534
+}
+
+# KServe's sklearn.Dockerfile: PyPI's kserve[storage] 0.15.2 and the sklearnserver package, at the
+# versions of python/sklearnserver/poetry.lock in KServe's module (the lock the upstream image is
+# installed from), in a layer over the Python image, run as the user kserve (1000).
+image_sklearnserver() {
+  local layer="$work/sklearnserver" module python="$here/../.venv/bin/python"
+  [[ -x "$python" ]] || die "the sklearnserver image needs the project's environment; run make setup"
+  module="$(cd "$here/modules/kserve" && go list -m -f '{{.Dir}}' github.com/kserve/kserve)"
+  local site="$layer/usr/local/lib/python3.11/dist-packages"
+  mkdir -p "$site" "$layer/home/kserve"
+  # name==version of each package of the lock but KServe's own (a path dependency there); one
+  # locked at two versions, one per Python range (urllib3), at the newer: Python 3.11's range.
+  "$python" -c 'import sys, tomllib
+from packaging.version import Version
+pins = {}
+for p in tomllib.load(open(sys.argv[1], "rb"))["package"]:
+    if p.get("source", {}).get("type") != "directory":
+        pins[p["name"]] = max(pins.get(p["name"], p["version"]), p["version"], key=Version)
+print("\n".join("%s==%s" % pin for pin in sorted(pins.items())))' \
+    "$module/python/sklearnserver/poetry.lock" \
+    >"$work/sklearn.txt"
+  "$python" -m pip install -q --disable-pip-version-check --target "$site" -c "$work/sklearn.txt" \
+    "kserve[storage]==0.15.2" scikit-learn joblib pandas
+  rm -rf "$site/bin"
+  cp -r "$module/python/sklearnserver/sklearnserver" "$site/"
+  chmod -R u+w,a+rX "$site/sklearnserver"
+  chown -R 1000:1000 "$layer/home/kserve"
+  python3 "$here/oci.py" "$layer" docker.io/kserve/sklearnserver:v0.15.2 \
+    "$images/sklearnserver.tar.tmp" --base "$images/python.tar" --user 1000 --add-user kserve:1000 \
+    --entrypoint python3 --entrypoint=-m --entrypoint sklearnserver
+  mv "$images/sklearnserver.tar.tmp" "$images/sklearnserver.tar"
+  echo "cluster images: docker.io/kserve/sklearnserver:v0.15.2 ($(du -h "$images/sklearnserver.tar" | cut -f1))"
+}
+
 all=(pause coredns workflow-controller argoexec python seaweedfs model-server)
+kserve=(kserve-controller kserve-localmodel-controller kube-rbac-proxy metrics-server sklearnserver)
 wanted=("$@")
 [[ ${#wanted[@]} -gt 0 ]] || wanted=("${all[@]}")
 for name in "${wanted[@]}"; do
-  [[ " ${all[*]} " == *" $name "* ]] || die "unknown image '$name' (known: ${all[*]})"
+  [[ " ${all[*]} ${kserve[*]} " == *" $name "* ]] ||
+    die "unknown image '$name' (known: ${all[*]} ${kserve[*]})"
   if [[ "$name" == model-server ]]; then image_model_server; continue; fi
   have "$name" || "image_${name//-/_}"
 done

@@ -50,6 +50,30 @@ def _base_layers(archive: str) -> tuple[list[tuple[dict, bytes]], list[str]]:
     return layers, config["rootfs"]["diff_ids"]
 
 
+def _base_file(archive: str, name: str) -> bytes:
+    """A file of a base image archive as its top layer holding it has it (b"" if none does)."""
+    layers, _ = _base_layers(archive)
+    found = b""
+    for _, blob in layers:
+        with tarfile.open(fileobj=io.BytesIO(gzip.decompress(blob))) as layer:
+            for member in layer.getmembers():
+                if member.name.lstrip("./") == name and member.isfile():
+                    found = layer.extractfile(member).read()
+    return found
+
+
+def add_user(root: str, base: str, name: str, uid: int) -> None:
+    """Write ROOT/etc/passwd and /etc/group as the base image's with a user NAME of UID and its
+    group, as a Dockerfile's ``useradd NAME -m -u UID`` leaves them (the caller makes the home)."""
+    os.makedirs(os.path.join(root, "etc"), exist_ok=True)
+    for path, line in (
+        ("etc/passwd", f"{name}:x:{uid}:{uid}::/home/{name}:/bin/sh\n"),
+        ("etc/group", f"{name}:x:{uid}:\n"),
+    ):
+        with open(os.path.join(root, path), "wb") as out:
+            out.write(_base_file(base, path) + line.encode())
+
+
 def _path(digest: str) -> str:
     return "blobs/" + digest.replace(":", "/")
 
@@ -122,10 +146,19 @@ def main() -> int:
     parser.add_argument("--env", action="append", default=[], help="NAME=VALUE, one each")
     parser.add_argument("--user", default="", help="the user the image runs as (uid[:gid])")
     parser.add_argument("--base", default="", help="an image archive whose layers go below")
+    parser.add_argument(
+        "--add-user", default="", metavar="NAME:UID", help="a user added to the base's /etc/passwd"
+    )
     args = parser.parse_args()
     if not os.path.isdir(args.root):
         print(f"oci: {args.root}: not a folder; give the image's root folder", file=sys.stderr)
         return 2
+    if args.add_user:
+        name, _, uid = args.add_user.partition(":")
+        if not (args.base and name and uid.isdigit()):
+            print(f"oci: --add-user {args.add_user!r}: give NAME:UID, with --base", file=sys.stderr)
+            return 2
+        add_user(args.root, args.base, name, int(uid))
     env = args.env or ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]
     write_image(args.root, args.ref, args.entrypoint, env, args.user, args.dest, args.base)
     return 0

@@ -165,15 +165,36 @@ class Kube:
         )  # fmt: skip
         return done if done in (GONE, CHANGED) else DELETED
 
-    def pods(self, label_selector: str) -> list[PodState]:
-        """The pods matching ``label_selector``, ready or not."""
+    def _pod_list(self, label_selector: str) -> list:
         found = self._call(
             f"list pods {label_selector}",
             self.core.list_namespaced_pod,
             self.namespace,
             label_selector=label_selector,
         )
-        return [_pod(p) for p in (found.items if found is not None else [])]
+        return found.items if found is not None else []
+
+    def pods(self, label_selector: str) -> list[PodState]:
+        """The pods matching ``label_selector``, ready or not."""
+        return [_pod(p) for p in self._pod_list(label_selector)]
+
+    def pod_docs(self, label_selector: str) -> list[dict]:
+        """The pods matching ``label_selector`` as JSON (camelCase, as the API sends them)."""
+        return [self.api.sanitize_for_serialization(p) for p in self._pod_list(label_selector)]
+
+    def delete_pod(self, name: str) -> None:
+        """Delete the pod ``name`` (its controller makes another); gone already is no error."""
+        self._call(f"delete pod {name}", self.core.delete_namespaced_pod, name, self.namespace)
+
+    def pod_events(self, pod: str) -> list[dict]:
+        """The events of the pod ``pod`` as JSON (the kubelet's: Scheduled, Pulled, Started...)."""
+        found = self._call(
+            f"list events of pod {pod}",
+            self.core.list_namespaced_event,
+            self.namespace,
+            field_selector=f"involvedObject.kind=Pod,involvedObject.name={pod}",
+        )
+        return [self.api.sanitize_for_serialization(e) for e in (found.items if found else [])]
 
     def podautoscalers(self, label_selector: str) -> list[ScaleState]:
         """The Knative PodAutoscalers matching ``label_selector`` (one per live revision)."""

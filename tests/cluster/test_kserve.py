@@ -1,0 +1,126 @@
+"""KServe v0.15.2 on the cluster (`make cluster-kserve`): InferenceServices deployed by kfp-bench's
+deploy code, loaded by `kfp-bench load` from this host through kube-proxy's rules, their replicas
+read by kfp-bench's watcher from the real controller, Deployment and HorizontalPodAutoscaler."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+
+import pytest
+from kubernetes import client
+
+from kfp_bench.kserve.deploy import DELETED, delete, deploy
+from kfp_bench.kserve.kube import Kube, selector
+from kfp_bench.kserve.phases import PHASES, new_pod_start, summary
+from kfp_bench.kserve.spec import IsvcSpec, ScaleSpec
+from kfp_bench.kserve.watch import HPA, ReplicaWatcher
+from kfp_bench.load.options import LoadOptions
+from tests.cluster.conftest import cluster_env
+from tests.cluster.kube import wait_until
+from tests.conftest import run_cli
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        bool(cluster_env()) and "KSERVE_MODEL_URI" not in cluster_env(),
+        reason="KServe is not on the cluster: `make cluster-kserve` adds it (docs/real-kfp.md)",
+    ),
+]
+RAW = "RawDeployment"
+IRIS = '{"instances": [[6.8, 2.8, 4.8, 1.4], [6.0, 3.4, 4.5, 1.6]]}'
+
+
+@pytest.fixture
+def isvc_kube():
+    env = cluster_env()
+    return Kube(env["KSERVE_NAMESPACE"], kubeconfig=env["KUBECONFIG"])
+
+
+@pytest.fixture
+def benchmark_id():
+    return f"t-{uuid.uuid4().hex[:8]}"
+
+
+def predictor_url(kube, namespace: str, name: str) -> str:
+    """The predictor Service's V1 predict URL by its ClusterIP (its DNS name is the cluster's)."""
+    svc = client.CoreV1Api(kube).read_namespaced_service(f"{name}-predictor", namespace)
+    return f"http://{svc.spec.cluster_ip}/v1/models/{name}:predict"
+
+
+def test_raw_deployment_scales_out_under_load_and_back(kube, isvc_kube, benchmark_id, tmp_path):
+    # The guide's HPA form (scaleMetric cpu): a target of 50% of a 200m request, so that the
+    # load of one client with 8 in flight needs more than one pod. The HPA's defaults decide the
+    # rest: scale up at once, down after its 300 s stabilization window.
+    spec = IsvcSpec(
+        name=f"iris-{benchmark_id}",
+        namespace=isvc_kube.namespace,
+        storage_uri=cluster_env()["KSERVE_MODEL_URI"],
+        deployment_mode=RAW,
+        predictor=ScaleSpec(
+            scale_metric="cpu", scale_target=50, min_replicas=1, max_replicas=3,
+            cpu="200m", memory="512Mi",
+        ),
+    )  # fmt: skip
+    done = deploy(isvc_kube, spec, benchmark_id=benchmark_id, timeout_s=300)
+    try:
+        assert done.mode.name == RAW
+        url = predictor_url(kube, spec.namespace, spec.name)
+        watcher = ReplicaWatcher(isvc_kube, spec.name, autoscaler=HPA, interval_s=2).start()
+        payload = tmp_path / "input.json"
+        payload.write_text(IRIS)
+        out = tmp_path / "load.json"
+        t0 = time.time()
+        r = run_cli(
+            "load", "-z", "120s", "-c", "8", "-m", "POST", "-D", str(payload),
+            "--json-out", str(out), url, timeout=240,
+        )  # fmt: skip
+        t1 = time.time()
+        assert r.returncode == 0, r.stderr
+        result = json.loads(out.read_text())
+        assert result["success_ratio"] == 1.0, result["status_codes"]
+        scaled = watcher.max_ready(t0, t1)
+        assert scaled and scaled > 1, f"ready pods during the load: {scaled}"
+        wait_until(
+            "the HPA to scale back to one pod",
+            lambda: watcher.samples[-1].ready == 1 and watcher.samples[-1].total == 1,
+            timeout=600, every=5,
+        )  # fmt: skip
+        samples = watcher.stop()
+        assert max(s.desired or 0 for s in samples) > 1
+    finally:
+        assert delete(isvc_kube, spec.name, benchmark_id=benchmark_id, wait_s=120) == DELETED
+    wait_until(
+        "the InferenceService's pods to go",
+        lambda: not isvc_kube.pods(selector(spec.name)),
+        timeout=120,
+    )
+
+
+def test_a_new_pods_cold_start_in_phases(isvc_kube, benchmark_id, tmp_path):
+    spec = IsvcSpec(
+        name=f"cold-{benchmark_id}",
+        namespace=isvc_kube.namespace,
+        storage_uri=cluster_env()["KSERVE_MODEL_URI"],
+        deployment_mode=RAW,
+        predictor=ScaleSpec(scale_metric="cpu", cpu="200m", memory="512Mi"),
+    )
+    deploy(isvc_kube, spec, benchmark_id=benchmark_id, timeout_s=300)
+    try:
+        # Any URL: new_pod_start sends the request to the new pod's own address.
+        opts = LoadOptions(url=f"http://unused/v1/models/{spec.name}:predict", method="POST",
+                           body=IRIS.encode(), content_type="application/json")  # fmt: skip
+        starts = [new_pod_start(isvc_kube, spec.name, opts, timeout_s=240) for _ in range(2)]
+    finally:
+        assert delete(isvc_kube, spec.name, benchmark_id=benchmark_id, wait_s=120) == DELETED
+    assert starts[0]["pod"] != starts[1]["pod"]
+    for start in starts:
+        phases = start["phases"]
+        assert None not in phases.values(), phases
+        # Every moment the API records comes after the one before it (whole seconds).
+        assert all(phases[p] >= 0 for p in PHASES[:-1]), phases
+        assert phases["first_success"] >= -1, phases
+        assert sum(phases[p] for p in PHASES) == pytest.approx(phases["total"], abs=2)
+        assert 0 < phases["total"] < 240
+    assert summary(starts)["total"]["n"] == 2
