@@ -5,7 +5,7 @@ STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' kfp_bench/__init__.py)
 
-.PHONY: setup demo test lint bench image clean cluster cluster-test cluster-down
+.PHONY: setup demo test lint docs screenshot bench image clean cluster cluster-test cluster-down
 
 $(STAMP): requirements.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -37,6 +37,17 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
+# The docs site (mkdocs.yml) into site/, in strict mode: a broken link or a missing page fails.
+# The command, metric and flag references are written from the code as it builds (docs/gen/).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+# docs/report.png, the README's picture: the demo's report.html in headless Chromium (run make
+# demo first).
+screenshot: $(STAMP)
+	scripts/system-deps.sh
+	$(PY) scripts/screenshot.py
+
 bench: $(STAMP)
 	$(PY) bench/run.py
 
@@ -61,4 +72,4 @@ cluster-down:
 	cluster/down.sh
 
 clean:
-	rm -rf $(VENV) results build dist *.egg-info
+	rm -rf $(VENV) results build dist site *.egg-info
