@@ -5,7 +5,7 @@ STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' kfp_bench/__init__.py)
 
-.PHONY: setup demo test lint docs screenshot bench image clean cluster cluster-test cluster-down
+.PHONY: setup demo test test-fast lint docs screenshot bench benchmarks image clean cluster cluster-test cluster-down
 
 $(STAMP): requirements.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -33,6 +33,10 @@ test: $(STAMP)
 	scripts/system-deps.sh
 	scripts/test.sh
 
+# The unit tier of tests/README.md, for the inner loop: no servers, no pods, no timing tests.
+test-fast: $(STAMP)
+	scripts/test.sh -n 4 --dist loadfile -m "not slow and not timing" tests/stats tests/report tests/kserve
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
@@ -50,6 +54,10 @@ screenshot: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/run.py
+
+# BENCHMARKS.md's generated part, from the latest results file of each benchmark in bench/results/.
+benchmarks: $(STAMP)
+	$(PY) bench/render.py
 
 # The image of image mode (Dockerfile), where a Docker engine runs. The wheel is built from a
 # copy of the checkout's files, never in-tree: setuptools' build/ keeps modules removed since.
