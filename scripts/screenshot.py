@@ -18,8 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 REPORT = ROOT / "results" / "demo" / "report.html"
 OUT = ROOT / "docs" / "report.png"
 SIZE = (1100, 1400)
-#: The flags tests/report/test_html_chromium.py renders the report with, for the same reasons:
-#: wait until the page has painted however busy the machine, and fetch nothing.
+#: Debian Chromium's headless flags for the report, here and in tests/report/test_html_chromium.py.
 FLAGS = [
     "--headless",
     "--no-sandbox",
@@ -29,9 +28,12 @@ FLAGS = [
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
-    "--hide-scrollbars",
+    # Wait until the page (and an iframe's srcdoc) has loaded and painted, however busy the
+    # machine: the screenshot is taken after this much virtual time.
     "--run-all-compositor-stages-before-draw",
     "--virtual-time-budget=10000",
+    # A sandboxed iframe otherwise gets a process of its own, which the headless screenshot does
+    # not always wait for (a blank frame on a busy machine).
     "--disable-features=IsolateSandboxedIframes",
     "--disable-site-isolation-trials",
 ]
@@ -48,8 +50,12 @@ def main(report: Path = REPORT, out: Path = OUT) -> int:
     with tempfile.TemporaryDirectory(prefix="kfp-bench-chromium-") as tmp:
         raw = Path(tmp) / "raw.png"
         subprocess.run(
-            [chromium, *FLAGS, f"--user-data-dir={tmp}/profile", f"--screenshot={raw}"]
-            + [f"--window-size={SIZE[0]},{SIZE[1]}", report.resolve().as_uri()],
+            [chromium, *FLAGS, "--hide-scrollbars", f"--user-data-dir={tmp}/profile"]
+            + [
+                f"--screenshot={raw}",
+                f"--window-size={SIZE[0]},{SIZE[1]}",
+                report.resolve().as_uri(),
+            ],
             check=True,
             capture_output=True,
             timeout=120,
