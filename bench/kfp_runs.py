@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 
 import result_files
+from peers import host
 
 from kfp_bench import __version__
 from kfp_bench.jsonl import read
@@ -117,7 +118,7 @@ def main() -> int:
         help="where the results file for BENCHMARKS.md goes (bench/render.py)",
     )
     a = ap.parse_args()
-    started, machine, commit = result_files.now(), result_files.machine(), result_files.commit()
+    started, machine, commit = result_files.now(), host(), result_files.commit()
 
     from kfp_bench.sandbox.kfp_server import start_kfp_server
 

@@ -56,7 +56,9 @@ def summary(results: list[Result]) -> list[str]:
 def section(r: Result) -> list[str]:
     m = r.machine
     where = f"{m.get('nproc')} cores, {m.get('cpu') or 'CPU unknown'}, kernel {m.get('kernel')}"
-    where += f", Python {m.get('python')}, load average {m.get('loadavg_1m_start')} at the start"
+    where += f", Python {m.get('python')}"
+    if isinstance(m.get("loadavg_1m"), int | float):
+        where += f", load average {m['loadavg_1m']:.2f} at the start"
     versions = ", ".join(f"{k} {v}" for k, v in sorted(r.versions.items()))
     out = [f"## {r.title}", "", f"Measured {r.started} at {r.commit}: `{r.command}`.", ""]
     out += [f"Machine: {where}." + (f" Versions: {versions}." if versions else ""), ""]

@@ -9,8 +9,6 @@ with its verdict. ``save`` writes one; ``latest`` reads the newest of each bench
 from __future__ import annotations
 
 import json
-import os
-import platform
 import subprocess
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
@@ -72,20 +70,6 @@ class Result:
 def now() -> str:
     """The current time as results files write it: UTC, to the second."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def machine() -> dict:
-    """The machine a figure was taken on: cores, CPU model, kernel, Python, load average."""
-    cpu = ""
-    with open("/proc/cpuinfo") as f:
-        cpu = next((line.split(":", 1)[1].strip() for line in f if "model name" in line), "")
-    return {
-        "nproc": os.cpu_count(),
-        "cpu": cpu,
-        "kernel": platform.release(),
-        "python": platform.python_version(),
-        "loadavg_1m_start": round(os.getloadavg()[0], 2),
-    }
 
 
 def commit() -> str:
