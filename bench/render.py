@@ -59,7 +59,9 @@ def section(r: Result) -> list[str]:
     where += f", Python {m.get('python')}"
     if isinstance(m.get("loadavg_1m"), int | float):
         where += f", load average {m['loadavg_1m']:.2f} at the start"
-    versions = ", ".join(f"{k} {v}" for k, v in sorted(r.versions.items()))
+    versions = ", ".join(  # "hey 0.1.4", whether the tool's own text names it or not
+        str(v) if str(v).startswith(k) else f"{k} {v}" for k, v in sorted(r.versions.items())
+    )
     out = [f"## {r.title}", "", f"Measured {r.started} at {r.commit}: `{r.command}`.", ""]
     out += [f"Machine: {where}." + (f" Versions: {versions}." if versions else ""), ""]
     if r.notes:
