@@ -191,7 +191,7 @@ def _result(a, results: dict, table: list, started: str, machine: dict, commit: 
         + [_pair(con["create_run_ms"])],
     ]
     goals = [
-        result_files.Goal(name, str(value), target, ok if target != "reported" else None)
+        result_files.Goal(name, str(value), target, ok)
         for name, value, target, ok in table
         if target != "reported"
     ]
@@ -199,7 +199,7 @@ def _result(a, results: dict, table: list, started: str, machine: dict, commit: 
     return result_files.Result(
         benchmark="kfp-runs",
         title="KFP runs: kfp-bench runs against the local KFP API",
-        command=shlex.join(["python", "bench/kfp_runs.py", *sys.argv[1:]]),
+        command=result_files.command(),
         started=started,
         commit=commit,
         machine=machine,

@@ -9,7 +9,9 @@ with its verdict. ``save`` writes one; ``latest`` reads the newest of each bench
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
+import sys
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -70,6 +72,11 @@ class Result:
 def now() -> str:
     """The current time as results files write it: UTC, to the second."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def command() -> str:
+    """The running bench script's command line, as a reader types it from the checkout."""
+    return shlex.join(["python", f"bench/{Path(sys.argv[0]).name}", *sys.argv[1:]])
 
 
 def commit() -> str:

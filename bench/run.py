@@ -368,7 +368,7 @@ def recorded(args, info: dict, res: dict, rows: list, started: str, commit: str)
     return result_files.Result(
         benchmark="load-engine",
         title="Load engine: kfp-bench load beside hey and wrk",
-        command=shlex.join(["python", "bench/run.py", *sys.argv[1:]]),
+        command=result_files.command(),
         started=started,
         commit=commit,
         machine=machine_,
