@@ -5,7 +5,8 @@ STAMP := $(VENV)/.installed
 DEMO_STAMP := $(VENV)/.installed-demo
 VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' kfp_bench/__init__.py)
 
-.PHONY: setup demo test lint bench image clean cluster cluster-kserve cluster-test cluster-down
+.PHONY: setup demo test test-fast lint docs screenshot bench benchmarks image clean cluster cluster-kserve \
+	cluster-test cluster-down
 
 $(STAMP): requirements.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -33,12 +34,31 @@ test: $(STAMP)
 	scripts/system-deps.sh
 	scripts/test.sh
 
+# The unit tier of tests/README.md, for the inner loop: no servers, no pods, no timing tests.
+test-fast: $(STAMP)
+	scripts/test.sh -n 4 --dist loadfile -m "not slow and not timing" tests/stats tests/report tests/kserve
+
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 
+# The docs site (mkdocs.yml) into site/, in strict mode: a broken link or a missing page fails.
+# The command, metric and flag references are written from the code as it builds (docs/gen/).
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+# docs/report.png, the README's picture: the demo's report.html in headless Chromium (run make
+# demo first).
+screenshot: $(STAMP)
+	scripts/system-deps.sh
+	$(PY) scripts/screenshot.py
+
 bench: $(STAMP)
 	$(PY) bench/run.py
+
+# BENCHMARKS.md's generated part, from the latest results file of each benchmark in bench/results/.
+benchmarks: $(STAMP)
+	$(PY) bench/render.py
 
 # The image of image mode (Dockerfile), where a Docker engine runs. The wheel is built from a
 # copy of the checkout's files, never in-tree: setuptools' build/ keeps modules removed since.
@@ -68,4 +88,4 @@ cluster-down:
 	cluster/down.sh
 
 clean:
-	rm -rf $(VENV) results build dist *.egg-info
+	rm -rf $(VENV) results build dist site *.egg-info

@@ -30,6 +30,10 @@ import tempfile
 import time
 from pathlib import Path
 
+import result_files
+from peers import host
+
+from kfp_bench import __version__
 from kfp_bench.jsonl import read
 from kfp_bench.kfp.driver import run_benchmark
 from kfp_bench.kfp.options import RunsOptions
@@ -107,7 +111,14 @@ def main() -> int:
     ap.add_argument("--run-seconds", type=float, default=0.5, help="simulated run duration")
     ap.add_argument("--poll-interval", type=float, default=1.0)
     ap.add_argument("--out", default=str(ROOT / "bench" / "kfp_runs.json"))
+    ap.add_argument(
+        "--results",
+        type=Path,
+        default=result_files.RESULTS,
+        help="where the results file for BENCHMARKS.md goes (bench/render.py)",
+    )
     a = ap.parse_args()
+    started, machine, commit = result_files.now(), host(), result_files.commit()
 
     from kfp_bench.sandbox.kfp_server import start_kfp_server
 
@@ -160,7 +171,54 @@ def main() -> int:
     }
     Path(a.out).write_text(json.dumps(doc, indent=1, default=str))
     print(f"\nwrote {a.out}")
+    saved = result_files.save(_result(a, results, table, started, machine, commit), a.results)
+    print(f"wrote {saved.relative_to(ROOT) if saved.is_relative_to(ROOT) else saved}")
     return 0 if all(ok for *_, ok in table) else 1
+
+
+def _result(a, results: dict, table: list, started: str, machine: dict, commit: str):
+    """The run as a results file (bench/result_files.py): the two concurrencies side by side."""
+    seq, con = results["sequential"], results["concurrent"]
+    rows = [
+        ["create phase (first create sent to last answered), s", seq["create_phase_s"]]
+        + [con["create_phase_s"]],
+        ["API calls per poll round, most", seq["calls_per_poll_round_max"]]
+        + [con["calls_per_poll_round_max"]],
+        ["driver API calls in total", seq["api_calls_total"], con["api_calls_total"]],
+        ["driver CPU seconds, whole benchmark", seq["driver_cpu_s"], con["driver_cpu_s"]],
+        ["whole benchmark wall time, s", seq["wall_s"], con["wall_s"]],
+        ["create_run p50 / p99, ms (client)", _pair(seq["create_run_ms"])]
+        + [_pair(con["create_run_ms"])],
+    ]
+    goals = [
+        result_files.Goal(name, str(value), target, ok)
+        for name, value, target, ok in table
+        if target != "reported"
+    ]
+    machine = {**machine, "loadavg_1m_end": round(os.getloadavg()[0], 2)}
+    return result_files.Result(
+        benchmark="kfp-runs",
+        title="KFP runs: kfp-bench runs against the local KFP API",
+        command=result_files.command(),
+        started=started,
+        commit=commit,
+        machine=machine,
+        versions={"kfp-bench": __version__},
+        tables=[
+            result_files.Table(
+                f"{a.num_runs} runs of hello_world.yaml, every call {a.latency_ms:g} ms late, "
+                f"every run simulated ({a.run_seconds:g} s)",
+                ["figure", "`--create-concurrency 1` (the notebook's way)"]
+                + ["`--create-concurrency 16`"],
+                rows,
+            )
+        ],
+        goals=goals,
+    )
+
+
+def _pair(ms: dict) -> str:
+    return f"{ms['p50_ms']:.1f} / {ms['p99_ms']:.1f}"
 
 
 if __name__ == "__main__":

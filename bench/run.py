@@ -23,6 +23,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import shlex
 import signal
 import statistics
@@ -33,6 +34,7 @@ import time
 from pathlib import Path
 
 import psutil
+import result_files
 from peers import (
     COMMANDS,
     GRACE_S,
@@ -325,6 +327,58 @@ def print_table(rows) -> None:
         print("  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
 
 
+# --- the results file ----------------------------------------------------------------------
+
+#: A target's verdict at the end of a row's note: ">= 3.0x ok", "error +1.2% (<= 10% MISS)".
+_VERDICT = re.compile(r"\s*\b(ok|MISS)(\)?)$")
+_VERSIONS = ("nginx", "wrk", "hey", "kfp-bench")
+_CPU = ("client_cpu_us", "nginx_cpu_us")
+
+
+def recorded(args, info: dict, res: dict, rows: list, started: str, commit: str):
+    """The run as a results file (bench/result_files.py): case (a)'s clients side by side, the
+    other cases' figures, and every row with a target as a goal."""
+    a = res.get("a", {})
+    peers = [
+        [name, rps, *(a.get("median_cpu_us", {}).get(name, {}).get(k) for k in _CPU)]
+        for name, rps in a.get("median_rps", {}).items()
+    ]
+    goals = []
+    for case, figure, value, note in rows:
+        m = _VERDICT.search(note)
+        if m:
+            goal = note[: m.start()] + m[2]
+            goals.append(result_files.Goal(f"({case}) {figure}", value, goal, m[1] == "ok"))
+    runs = (
+        f"median of {args.rounds} round(s) of {args.seconds} s, nginx workers {args.nginx_workers}"
+    )
+    tables = [
+        result_files.Table(
+            f"(a) top throughput at -c 50 against nginx ({runs})",
+            ["client", "req/s", "client CPU µs/request", "nginx CPU µs/request"],
+            peers,
+        ),
+        result_files.Table(
+            "(b) latency fidelity, (c) coordinated omission, (d) memory",
+            ["case", "figure", "value", "target or note"],
+            [list(r) for r in rows if r[0] != "a"],
+        ),
+    ]
+    machine_ = {k: v for k, v in info.items() if k not in _VERSIONS}
+    return result_files.Result(
+        benchmark="load-engine",
+        title="Load engine: kfp-bench load beside hey and wrk",
+        command=result_files.command(),
+        started=started,
+        commit=commit,
+        machine=machine_,
+        versions={k: info[k] for k in _VERSIONS if k in info},
+        tables=[t for t in tables if t.rows],
+        goals=goals,
+        notes="--quick: one round, a short memory run." if args.quick else "",
+    )
+
+
 # --- main ----------------------------------------------------------------------------------
 
 
@@ -356,6 +410,12 @@ def parse_args(argv=None) -> argparse.Namespace:
     )
     p.add_argument("--only", default="a,b,c,d", help="comma-separated cases to run, e.g. a,c")
     p.add_argument("--out", type=Path, default=HERE / "results.json", help="JSON results file")
+    p.add_argument(
+        "--results",
+        type=Path,
+        default=result_files.RESULTS,
+        help="where the results file for BENCHMARKS.md goes (bench/render.py)",
+    )
     args = p.parse_args(argv)
     args.cases = [c.strip() for c in args.only.split(",") if c.strip()]
     unknown = set(args.cases) - set("abcd")
@@ -412,6 +472,7 @@ def main(argv=None) -> int:
     print("machine:", flush=True)
     info = machine()
     print("\n".join(f"  {k}: {v}" for k, v in info.items()))
+    started_at, commit = result_files.now(), result_files.commit()
     started = time.time()
     res = run_cases(args)
     info["loadavg_1m_end"] = os.getloadavg()[0]
@@ -437,6 +498,8 @@ def main(argv=None) -> int:
     }
     args.out.write_text(json.dumps(doc, indent=1) + "\n")
     print(f"\nwritten to {args.out}")
+    saved = result_files.save(recorded(args, info, res, rows, started_at, commit), args.results)
+    print(f"results file: {saved}")
     return 0
 
 

@@ -7,7 +7,7 @@ The CLI's commands return ``exit_code(flags)``; the pipeline's Metrics and repor
 flags (``failures(flags)``), so that a dashboard, a nightly schedule and a shell script read one
 truth.
 
-Exit codes (also in the README's reliability section):
+Exit codes (also in the docs, Exit codes and flags, generated from this table):
 
 ====  ==========================================================================================
 0     everything asked was done, and everything created was cleaned up (or kept, as asked)

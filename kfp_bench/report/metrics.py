@@ -2,83 +2,8 @@
 
 This is also what the KFP component logs as its ``dsl.Metrics`` output, and what the history store
 keeps for the trend chart, so the names are an interface: **keep them stable**. A name is only
-ever added. A metric whose value is unknown (nothing measured) is left out, never NaN.
-
-Failure flags (``kfp_bench.outcome``; always ``failures``)::
-
-    failures                               the number of failure flags set (0: none)
-    flag_<flag>                            1 for each failure flag set, its name with _ for -
-                                           (flag_workers_lost, flag_no_load, flag_step_failed,
-                                           flag_timeout, ...); absent when not set
-
-Runs benchmark (present when runs were measured)::
-
-    runs_requested, runs_created           runs asked for; runs the driver saw to a final state
-    runs_succeeded, runs_failed            SUCCEEDED; FAILED, CANCELED or CANCELING
-    runs_other                             any other final state (SKIPPED, still RUNNING, ...)
-    runs_success_ratio                     runs_succeeded / runs_created
-    run_duration_{mean,p50,p90,p95,p99,max}_s       created to finished, from server timestamps
-    run_queue_delay_{mean,p50,p90,p95,p99,max}_s    created to the first RUNNING
-    run_execution_{mean,p50,p90,p95,p99,max}_s      first RUNNING to finished
-    run_duration_count, run_queue_delay_count, run_execution_count
-                                           runs each of these is over (the mean's n)
-    run_time_resolution_s                  the resolution of the server's timestamps the run
-                                           figures come from (1: a real KFP server's whole
-                                           seconds; the percentiles are then nearest-rank whole
-                                           seconds); absent when unknown
-    api_calls_total, api_errors_total      every KFP API call the driver made; the failed ones
-    api_<operation>_count, api_<operation>_errors
-    api_<operation>_{mean,p50,p90,p95,p99,max}_ms   client-side latency, e.g. api_create_run_p99_ms
-
-    <operation> is the driver's name of the call (create_run, get_run, list_runs, delete_run,
-    upload_pipeline, create_experiment, delete_pipeline, ...). The seven operations of
-    ``kfp_bench.stats.runs.OPERATIONS`` always have _count and _errors when runs were measured.
-
-Load (present when a load ran)::
-
-    load_requests, load_errors             requests sent; failed ones (4xx, 5xx, transport)
-    load_duration_s, load_rps              the attack's length; requests per second
-    load_success_ratio                     responses with a 1xx-3xx status / requests
-    load_{mean,p50,p90,p95,p99,p99_9,max}_ms           latency of the responses (any status),
-                                                      corrected for coordinated omission in rate
-                                                      mode (from the intended send time); absent
-                                                      when no request got a response
-    load_uncorrected_{p50,p90,p95,p99,p99_9}_ms        from the actual send time
-    load_responses                         requests that got a response, of any status
-    load_no_response                       requests that got none (refused, reset, timed out):
-                                           never in the latency figures
-    load_no_response_{mean,p50,p90,p99,max}_ms         their time from the send to the failure
-                                                      (present when there were some)
-    load_client_cpu_cores                  the load generator's own CPU over the attack, in cores
-    load_client_cpu_us_per_request         its CPU time per request (µs)
-    load_client_busiest_process            the busiest load process's share of one core (0.9 and
-                                           up: it was likely the limit of the request rate)
-    load_client_throttled_s                time its cgroup's CPU limit held a load process back
-                                           (present where the cgroup could be read)
-    load_cost_per_thousand_requests        with a cost_per_hour: its price over the load's
-                                           duration per 1000 successful requests
-                                           (kfp_bench.stats.cost)
-
-From other steps, when summary.json carries them::
-
-    replicas_max, replicas_min             ready replicas over the load (the ``replicas`` rows)
-    sweep_max_rps                          the highest throughput of the rate sweep
-    sweep_p99_ms_at_max_rps                p99 at that step
-
-Regression verdict (present when a baseline was compared)::
-
-    regression                             1 when a regression was found, else 0
-    regression_tests                       metrics tested (enough samples on both sides)
-    regression_failed_tests                tests that found a regression
-    regression_min_p_value                 the smallest Holm-adjusted p-value
-    baseline_results                       results pooled into the baseline
-
-Gates (present when gates were checked: ``--threshold``, ``thresholds``, ``fail_on_regression``;
-``kfp_bench.gates``, whose verdicts are in the report's first lines and in gates.json)::
-
-    gates_checked                          the gates checked
-    gates_broken                           the gates broken: a figure beyond its bound, a figure
-                                           not measured, or a regression with fail_on_regression
+ever added, in ``report.metric_names`` too (the reference). A metric whose value is unknown
+(nothing measured) is left out, never NaN.
 """
 
 from __future__ import annotations

@@ -8,7 +8,12 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from kfp_bench.load import stamped
+
+#: Assertions about time: the timing tier (tests/README.md), held beside two busy loops.
+pytestmark = pytest.mark.timing
 
 
 def _scripted(monkeypatch, readings):

@@ -31,6 +31,9 @@ from kfp_bench.sandbox.llm_server import start_llm_server
 from kfp_bench.stats.llm import LlmStats
 from kfp_bench.stats.slo import Slo
 
+#: Assertions about time: the timing tier (tests/README.md), held beside two busy loops.
+pytestmark = pytest.mark.timing
+
 FIRST_MS, GAP_MS, TOKENS = 60.0, 20.0, 12
 WITHIN_S = GAP_MS / 2 / 1000
 #: How early a kernel-stamped time may come out: stamped.py reads perf_counter, then time_ns, and

@@ -21,6 +21,9 @@ from kfp_bench.records import STREAM_COLUMNS
 from tests.load.sse_server import SPLIT_S, SseServer
 from tests.load.test_tls import _self_signed
 
+#: Assertions about time: the timing tier (tests/README.md), held beside two busy loops.
+pytestmark = pytest.mark.timing
+
 #: A kernel-stamped chunk's time lies between the fixture's clock readings just before and just
 #: after the write of its last byte (the kernel stamps loopback bytes inside the write), or, when
 #: the client came to read so late that the next chunk of the stream was waiting too, it is that

@@ -4,6 +4,7 @@ inside a sandboxed iframe (as the KFP UI shows HTML artifacts), and PIL checks t
 from __future__ import annotations
 
 import re
+import runpy
 import shutil
 import subprocess
 import tempfile
@@ -14,6 +15,9 @@ import pytest
 from PIL import Image
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "screenshot.py"
+#: The headless flags make screenshot renders the README's picture with (scripts/screenshot.py).
+FLAGS = runpy.run_path(str(_SCRIPT), run_name="flags")["FLAGS"]
 pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium not installed")
 
 
@@ -33,22 +37,7 @@ def _screenshot(url: str, out: Path, size: str) -> Image.Image:
         subprocess.run(
             [
                 CHROMIUM,
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-quic",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                # Wait until the page (and the iframe's srcdoc) has loaded and painted, however
-                # busy the machine: the screenshot is taken after this much virtual time.
-                "--run-all-compositor-stages-before-draw",
-                "--virtual-time-budget=10000",
-                # A sandboxed iframe otherwise gets a process of its own, which the headless
-                # screenshot does not always wait for (a blank frame on a busy machine).
-                "--disable-features=IsolateSandboxedIframes",
-                "--disable-site-isolation-trials",
+                *FLAGS,
                 f"--user-data-dir={profile}",
                 f"--screenshot={out}",
                 f"--window-size={size}",

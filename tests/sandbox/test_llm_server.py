@@ -28,6 +28,9 @@ from kfp_bench.sandbox.llm_server import LlmServerOptions, read_truth, start_llm
 
 from .llm_client import send, send_async
 
+#: Assertions about time: the timing tier (tests/README.md), held beside two busy loops.
+pytestmark = pytest.mark.timing
+
 COMPLETIONS, CHAT = "/v1/completions", "/v1/chat/completions"
 USAGE = {"stream": True, "stream_options": {"include_usage": True}}
 MESSAGES = [{"role": "system", "content": "be brief"}, {"role": "user", "content": "say hi now"}]
