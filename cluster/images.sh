@@ -186,7 +186,10 @@ for p in tomllib.load(open(sys.argv[1], "rb"))["package"]:
 print("\n".join("%s==%s" % pin for pin in sorted(pins.items())))' \
     "$module/python/sklearnserver/poetry.lock" \
     >"$work/sklearn.txt"
-  "$python" -m pip install -q --disable-pip-version-check --target "$site" -c "$work/sklearn.txt" \
+  # (--target ignores what the project's environment has installed; its conflicts with the
+  # layer, which pip would list, are not the layer's)
+  "$python" -m pip install -q --disable-pip-version-check --no-warn-conflicts \
+    --target "$site" -c "$work/sklearn.txt" \
     "kserve[storage]==0.15.2" scikit-learn joblib pandas
   rm -rf "$site/bin"
   cp -r "$module/python/sklearnserver/sklearnserver" "$site/"

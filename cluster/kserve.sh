@@ -67,17 +67,21 @@ printf 'extendedKeyUsage=serverAuth\nsubjectAltName=DNS:%s,DNS:%s.cluster.local\
 openssl x509 -req -in "$pki/kserve-webhook.csr" -CA "$pki/ca.crt" -CAkey "$pki/ca.key" \
   -CAcreateserial -days 30 -extfile "$pki/kserve-webhook.ext" -out "$pki/kserve-webhook.crt" 2>/dev/null
 kubectl kustomize "$work" >"$work/objects.yaml"
+"$python" "$here/kserve_objects.py" "$pki/ca.crt" crds <"$work/objects.yaml" |
+  kubectl apply --server-side --force-conflicts -f - >/dev/null
+kubectl wait --for condition=established --timeout=60s crd -l app=kserve >/dev/null ||
+  die "KServe's CRDs were not established (kubectl get crd -l app=kserve)"
 "$python" "$here/kserve_objects.py" "$pki/ca.crt" first <"$work/objects.yaml" |
-  kubectl apply --server-side -f - >/dev/null
+  kubectl apply --server-side --force-conflicts -f - >/dev/null
 kubectl -n kubeflow create secret tls kserve-webhook-server-cert --cert "$pki/kserve-webhook.crt" \
-  --key "$pki/kserve-webhook.key" >/dev/null
+  --key "$pki/kserve-webhook.key" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 kubectl -n kubeflow rollout status deployment/kserve-controller-manager --timeout=180s >/dev/null ||
   die "KServe's controller did not become Ready (kubectl -n kubeflow logs deploy/kserve-controller-manager -c manager)"
 # The ClusterServingRuntimes pass KServe's own validating webhook: applied once it answers.
 applied=""
 for _ in $(seq 30); do
   if "$python" "$here/kserve_objects.py" "$pki/ca.crt" runtimes <"$work/objects.yaml" |
-    kubectl apply --server-side -f - >/dev/null 2>"$work/runtimes.err"; then
+    kubectl apply --server-side --force-conflicts -f - >/dev/null 2>"$work/runtimes.err"; then
     applied=1
     break
   fi

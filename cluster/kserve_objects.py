@@ -8,9 +8,10 @@ goes into the caBundle of every webhook and of the InferenceService CRD's conver
 images named in the inferenceservice-config ConfigMap get the release's tag, as the release's
 install/v0.15.2/kserve.yaml has them (the source's config/ says :latest).
 
-Usage: python kserve_objects.py CA_FILE {first,runtimes} < objects.yaml > to_apply.yaml
-  first: everything but the serving runtimes; runtimes: the ClusterServingRuntimes, which
-  KServe's own webhook validates, so applied once the controller is Ready.
+Usage: python kserve_objects.py CA_FILE {crds,first,runtimes} < objects.yaml > to_apply.yaml
+  crds: the CustomResourceDefinitions, applied first (a custom object is refused until its
+  CRD is established); first: the rest but the serving runtimes; runtimes: the
+  ClusterServingRuntimes, which KServe's own webhook validates, so applied once it is Ready.
 """
 
 import base64
@@ -20,7 +21,14 @@ import sys
 import yaml
 
 RELEASE = "v0.15.2"
-LATER = {"ClusterServingRuntime"}
+PARTS = ("crds", "first", "runtimes")
+
+
+def part(doc: dict) -> str:
+    """Which of PARTS an object is applied in."""
+    if doc["kind"] == "CustomResourceDefinition":
+        return "crds"
+    return "runtimes" if doc["kind"] == "ClusterServingRuntime" else "first"
 
 
 def finish(doc: dict, ca_bundle: str) -> dict | None:
@@ -61,14 +69,14 @@ def _release_tags(value: str) -> str:
 
 
 def main() -> int:
-    if len(sys.argv) != 3 or sys.argv[2] not in ("first", "runtimes"):
+    if len(sys.argv) != 3 or sys.argv[2] not in PARTS:
         print(__doc__.split("Usage: ")[1].splitlines()[0], file=sys.stderr)
         return 2
     with open(sys.argv[1], "rb") as ca:
         ca_bundle = base64.b64encode(ca.read()).decode()
     out = []
     for doc in yaml.safe_load_all(sys.stdin):
-        if not doc or (doc["kind"] in LATER) != (sys.argv[2] == "runtimes"):
+        if not doc or part(doc) != sys.argv[2]:
             continue
         doc = finish(doc, ca_bundle)
         if doc is not None:

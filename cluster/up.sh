@@ -270,6 +270,13 @@ metricsBindAddress: 127.0.0.1:10249
 # Leave nf_conntrack_max and its timeouts as they are (maxPerCore 0: kube-proxy sets nothing).
 conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
 EOF
+# A Service address without kube-proxy's rule yet (a Service just made) must not leave the node:
+# this VM's egress answers any address on port 443, and a client's kept-alive connection to it
+# never reaches the Service (the apiserver's check of an APIService saw a 404 for ever). Refused
+# here instead, as kube-proxy refuses a Service with no endpoints; down.sh restores the ruleset.
+for chain in OUTPUT FORWARD; do
+  iptables -A "$chain" -d "$service_cidr" -m conntrack ! --ctstate DNAT -j REJECT
+done
 start kube-proxy "$k8s/kube-proxy" --config "$state/kube-proxy.yaml"
 wait_for "the node" 120 kubectl wait --for=condition=Ready "node/$node" --timeout=5s
 

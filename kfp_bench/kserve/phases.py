@@ -1,17 +1,18 @@
-"""A cold start in phases, from what the cluster recorded of the one new pod that served it.
+"""A cold start in phases, from what the cluster recorded of one new pod and its first answer.
 
-A pod goes created → scheduled → image ready → container started → ready, and the first request
-that succeeds comes after (or, at the API's one-second resolution, in the same second). Each
-moment is read from the pod and its events as the API server keeps them (Kubernetes' core/v1
-types): ``metadata.creationTimestamp``; the PodScheduled condition's ``lastTransitionTime``;
-the kubelet's Pulled event of the serving container (``Successfully pulled`` or ``already present
-on machine``, pkg/kubelet/images/image_manager.go); the container's ``state.running.startedAt``;
-the ContainersReady condition. Those are whole seconds (RFC 3339 without a fraction), so each
-phase is given in whole seconds, never finer; the first success is the client's own clock.
+A pod goes created → scheduled → image ready → container started → model loaded → ready. Each
+moment but one is read from the pod and its events as the API server keeps them (Kubernetes'
+core/v1 types): ``metadata.creationTimestamp``; the PodScheduled condition's
+``lastTransitionTime``; the kubelet's Pulled event of the serving container (``Successfully
+pulled`` or ``already present on machine``, pkg/kubelet/images/image_manager.go); the
+container's ``state.running.startedAt``; the ContainersReady condition, the kubelet's readiness
+probe passing, from which a Service routes to the pod. Those are whole seconds (RFC 3339 without
+a fraction), so each phase is given in whole seconds, never finer.
 
-A model server answers its readiness probe only once the model is loaded (kserve's ModelServer
-loads before it listens), so ``started → ready`` is the model's load plus the server's start
-plus at most one probe period. The module never prints.
+"Model loaded" is the first success of a request sent to the pod's own address, on the client's
+clock: kserve's ModelServer loads its model before it listens, so its first answer is the load
+done. It comes before "ready" (the probe's next period after it), or in the same second. The
+module never prints.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from kfp_bench.load.options import LoadOptions
 #: The serving container of a KServe component's pod.
 SERVING_CONTAINER = "kserve-container"
 #: The phases, in order: each one's duration ends at the moment of its name.
-PHASES = ("scheduled", "image_ready", "started", "ready", "first_success")
+PHASES = ("scheduled", "image_ready", "started", "model_loaded", "ready")
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,17 +54,17 @@ class PodTimeline:
     started: float | None
     ready: float | None
 
-    def phases(self, first_success: float | None) -> dict[str, int | None]:
-        """Seconds of each phase, from the moment before it (created first), whole seconds: the
-        API's resolution. ``first_success``: when the first request succeeded (epoch seconds,
-        the client's clock), for the last phase; a phase whose ends are not both known is None.
-        The last phase can be 0 (same second) or, across two clocks on one node, -1."""
-        moments = [self.created, self.scheduled, self.image_ready, self.started, self.ready,
-                   first_success]  # fmt: skip
+    def phases(self, loaded: float | None) -> dict[str, int | None]:
+        """Seconds of each phase, from the moment before it (created first), and ``total`` from
+        created to ready, whole seconds: the API's resolution. ``loaded``: when the pod first
+        answered (epoch seconds, the client's clock). A phase whose ends are not both known is
+        None; the two phases around ``loaded`` can be -1 where the clocks' seconds differ."""
+        moments = [self.created, self.scheduled, self.image_ready, self.started, loaded,
+                   self.ready]  # fmt: skip
         out: dict[str, int | None] = {}
-        for name, before, after in zip(PHASES, moments, moments[1:], strict=True):
+        for name, before, after in zip(PHASES, moments[:-1], moments[1:], strict=True):
             out[name] = None if before is None or after is None else round(after - before)
-        out["total"] = None if first_success is None else round(first_success - self.created)
+        out["total"] = None if self.ready is None else round(self.ready - self.created)
         return out
 
 
@@ -82,9 +83,6 @@ def timeline(pod: dict, events: list[dict], container: str = SERVING_CONTAINER) 
     for c in status.get("containerStatuses") or []:
         if c.get("name") == container:
             started = _time(((c.get("state") or {}).get("running") or {}).get("startedAt"))
-            if started is None:  # restarted since: its last run's start is still the start
-                last = (c.get("lastState") or {}).get("terminated") or {}
-                started = _time(last.get("startedAt"))
     pulled = [
         _time(e.get("firstTimestamp") or e.get("eventTime"))
         for e in events
@@ -106,11 +104,11 @@ def new_pod_start(kube: Kube, name: str, opts: LoadOptions, *, component: str = 
                   timeout_s: float = 600.0, poll_s: float = 0.5) -> dict:  # fmt: skip
     """One cold start of a new pod: delete ``name``'s ``component`` pods, let their Deployment
     (RawDeployment) make another, send ``opts``' request to that pod's own address until it
-    succeeds, and return ``{"pod", "attempts", "phases"}`` (``PodTimeline.phases``).
+    succeeds, wait for it to be Ready, and return ``{"pod", "attempts", "phases"}``
+    (``PodTimeline.phases``).
 
     The request goes to the new pod, not to the Service: a Service still routes to the old
-    pod while it terminates, and its endpoints' update is not the pod's start. So the last
-    phase is the pod's first success, without the Service's routing."""
+    pod while it terminates, and routes to the new one only once it is Ready."""
     sel = selector(name, component)
     old = {p["metadata"]["name"] for p in kube.pod_docs(sel)}
     for pod in sorted(old):
@@ -130,12 +128,19 @@ def new_pod_start(kube: Kube, name: str, opts: LoadOptions, *, component: str = 
         time.sleep(poll_s)
     left = max(1.0, deadline - time.monotonic())
     _, attempts, _ = first_success(replace(opts, url=_at_pod(opts.url, pod)), timeout_s=left)
-    succeeded = time.time()
+    loaded = time.time()
     pod_name = pod["metadata"]["name"]
-    # The pod again: its conditions and container state as they are once it served.
-    pod = next((p for p in kube.pod_docs(sel) if p["metadata"]["name"] == pod_name), pod)
-    line = timeline(pod, kube.pod_events(pod_name))
-    return {"pod": pod_name, "attempts": attempts, "phases": line.phases(succeeded)}
+    while True:  # the pod again, until the kubelet counts it Ready
+        pod = next((p for p in kube.pod_docs(sel) if p["metadata"]["name"] == pod_name), pod)
+        line = timeline(pod, kube.pod_events(pod_name))
+        if line.ready is not None:
+            return {"pod": pod_name, "attempts": attempts, "phases": line.phases(loaded)}
+        if time.monotonic() > deadline:
+            raise NotReadyError(
+                f"InferenceService {name}: pod {pod_name} answered but was not Ready within "
+                f"{timeout_s:g}s; check its readiness probe"
+            )
+        time.sleep(poll_s)
 
 
 def summary(starts: list[dict]) -> dict:

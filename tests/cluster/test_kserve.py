@@ -74,7 +74,7 @@ def test_raw_deployment_scales_out_under_load_and_back(kube, isvc_kube, benchmar
         t0 = time.time()
         r = run_cli(
             "load", "-z", "120s", "-c", "8", "-m", "POST", "-D", str(payload),
-            "--json-out", str(out), url, timeout=240,
+            "-T", "application/json", "--json-out", str(out), url, timeout=240,
         )  # fmt: skip
         t1 = time.time()
         assert r.returncode == 0, r.stderr
@@ -118,9 +118,10 @@ def test_a_new_pods_cold_start_in_phases(isvc_kube, benchmark_id, tmp_path):
     for start in starts:
         phases = start["phases"]
         assert None not in phases.values(), phases
-        # Every moment the API records comes after the one before it (whole seconds).
-        assert all(phases[p] >= 0 for p in PHASES[:-1]), phases
-        assert phases["first_success"] >= -1, phases
-        assert sum(phases[p] for p in PHASES) == pytest.approx(phases["total"], abs=2)
+        # Each moment the API records comes after the one before it (whole seconds); the
+        # client's clock (model loaded) may differ from the API's by a second.
+        assert all(phases[p] >= 0 for p in ("scheduled", "image_ready", "started")), phases
+        assert phases["model_loaded"] >= -1 and phases["ready"] >= -1, phases
+        assert abs(sum(phases[p] for p in PHASES) - phases["total"]) <= 1, phases
         assert 0 < phases["total"] < 240
     assert summary(starts)["total"]["n"] == 2

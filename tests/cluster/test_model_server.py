@@ -62,7 +62,7 @@ def test_predict_load_against_a_model_server_pod(model_server, tmp_path):
     payload.write_text('{"instances": [[6.8, 2.8, 4.8, 1.4], [6.0, 3.4, 4.5, 1.6]]}')
     out = tmp_path / "load.json"
     r = run_cli(
-        "load", "-z", "3s", "-c", "4", "-m", "POST", "-D", str(payload),
+        "load", "-z", "3s", "-c", "4", "-m", "POST", "-D", str(payload), "-T", "application/json",
         "--json-out", str(out), model_server,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
