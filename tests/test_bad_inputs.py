@@ -14,7 +14,8 @@ pointing at a fresh folder and no token, KFP or proxy variables in its environme
   experiment, pipeline, run or recurring run but its Default experiment after them.
 
 The cases run a few at a time, so the server is checked after all of them; its leftovers would
-carry their names.
+carry their names. Each is a process forked from a server that imported kfp-bench once
+(``tests/cli_forks.py``); what that import leaves is checked with every case's leftovers.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import argparse
 import json
 import os
 import subprocess
-import sys
+import threading
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -35,9 +36,9 @@ from kfp_bench.cli import build_parser
 from kfp_bench.errors import ConfigError
 from kfp_bench.pipeline.params import BenchParams
 from kfp_bench.sandbox.kfp_server import start_kfp_server
+from tests.cli_forks import ForkServer
 from tests.paths import PIPELINES as REF
 
-ROOT = Path(__file__).resolve().parents[1]
 #: Nothing listens on port 1 of loopback: connections are refused at once.
 DEAD = "http://127.0.0.1:1"
 SUMMARY = json.dumps({"format": "kfp-bench/results", "format_version": 1})
@@ -531,13 +532,14 @@ CASES = [
 ]
 
 
-def _env(tmpdir: Path) -> dict:
+def _env() -> dict:
+    """The cases' environment (``cli_forks.ForkServer`` adds TMPDIR and PYTHONPATH)."""
     env = {
         k: v
         for k, v in os.environ.items()
         if not k.startswith(_ISOLATED) and k not in _PROXIES and "TOKEN" not in k.upper()
     }
-    env.update(NO_PROXY="127.0.0.1,localhost", TMPDIR=str(tmpdir), PYTHONPATH=str(ROOT))
+    env.update(NO_PROXY="127.0.0.1,localhost")
     return env
 
 
@@ -547,15 +549,17 @@ def _tree(path: Path) -> set[str]:
 
 @dataclass
 class Outcome:
-    """A case's process and what its working directories held before it ran."""
+    """A case's process, what its working directories held before it ran, and what the start-up
+    its process shared left (``cli_forks.ForkServer.close``)."""
 
     result: subprocess.CompletedProcess | None
     cwd: Path
     tmpdir: Path
     made: set[str]
+    start_left: set[str] = field(default_factory=set)
 
 
-def run_case(case: Case, base: Path, url: str) -> Outcome:
+def run_case(case: Case, base: Path, url: str, server: ForkServer) -> Outcome:
     cwd, tmpdir = base / "cwd", base / "tmp"
     cwd.mkdir()
     tmpdir.mkdir()
@@ -566,18 +570,7 @@ def run_case(case: Case, base: Path, url: str) -> Outcome:
             (cwd / name).write_text(text)
     made = _tree(cwd)
     argv = [a.replace("{kfp}", url).replace("{ref}", str(REF)) for a in case.argv]
-    try:
-        result = subprocess.run(
-            [sys.executable, "-m", "kfp_bench.cli", *argv],
-            cwd=cwd,
-            env=_env(tmpdir),
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-    except subprocess.TimeoutExpired:
-        result = None
-    return Outcome(result, cwd, tmpdir, made)
+    return Outcome(server.run(argv, cwd, tmpdir, timeout=120), cwd, tmpdir, made)
 
 
 def server_state(url: str) -> dict:
@@ -609,16 +602,34 @@ def kfp_server():
 
 
 def run_cases(cases, kfp_server, tmp_path_factory) -> dict[str, Outcome]:
-    """Every case, run a few at a time (each is a Python process that mostly starts up); then
-    what the KFP server holds after all of them, which must be what it held before."""
+    """Every case, run a few at a time, each by one of ``AT_ONCE`` fork servers; then what the
+    KFP server (if any) holds after all of them, which must be what it held before."""
     bases = {c.id: tmp_path_factory.mktemp(c.id) for c in cases}
+    queue = list(reversed(cases))
+    lock = threading.Lock()
+    done: dict[str, Outcome] = {}
+    left: set[str] = set()
+
+    def serve_queue():
+        server = ForkServer(tmp_path_factory.mktemp("fork-server"), _env())
+        try:
+            while True:
+                with lock:
+                    if not queue:
+                        break
+                    c = queue.pop()
+                url = kfp_server.url if c.kfp else ""
+                done[c.id] = run_case(c, bases[c.id], url, server)
+        finally:
+            left.update(server.close())
+
     with ThreadPoolExecutor(max_workers=AT_ONCE) as pool:
-        futures = {
-            c.id: pool.submit(run_case, c, bases[c.id], kfp_server.url if c.kfp else "")
-            for c in cases
-        }
-        done = {k: f.result() for k, f in futures.items()}
-    kfp_server.after = server_state(kfp_server.url)
+        for f in [pool.submit(serve_queue) for _ in range(AT_ONCE)]:
+            f.result()
+    for outcome in done.values():
+        outcome.start_left = left
+    if kfp_server is not None:
+        kfp_server.after = server_state(kfp_server.url)
     return done
 
 
@@ -657,6 +668,7 @@ def test_bad_input(case: Case, outcomes, kfp_server):
     assert r.stdout == ""
     assert _tree(o.cwd) == o.made, "left behind in the working directory"
     assert _tree(o.tmpdir) == set(), "left behind in TMPDIR"
+    assert o.start_left == set(), "left behind by kfp-bench's start-up"
     if case.kfp:
         assert kfp_server.after == kfp_server.initial, "left behind at the KFP server"
 

@@ -3,7 +3,7 @@ something beside another, gates that can never hold, output paths that cannot be
 history reports that fail, malformed profiles and kubeconfigs, workloads that cannot be made.
 
 Each case runs as a real ``kfp-bench`` process through ``tests/test_bad_inputs.py``'s
-``run_case`` (a fresh working directory and TMPDIR, no token, KFP or proxy variables) and is
+``run_cases`` (a fresh working directory and TMPDIR, no token, KFP or proxy variables) and is
 checked as there: exit 2 (or the case's documented code, ``CODES``), one line
 ``kfp-bench: ...`` naming the input and the fix, no traceback, empty stdout, nothing left in
 the working directory, TMPDIR or the local KFP server.
@@ -338,6 +338,7 @@ def test_bad_input(case: Case, outcomes, kfp_server):
     assert r.stdout == ""
     assert _tree(o.cwd) == o.made, "left behind in the working directory"
     assert _tree(o.tmpdir) == set(), "left behind in TMPDIR"
+    assert o.start_left == set(), "left behind by kfp-bench's start-up"
     if case.kfp:
         assert kfp_server.after == kfp_server.initial, "left behind at the KFP server"
 

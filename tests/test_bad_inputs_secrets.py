@@ -1,6 +1,6 @@
 """No refusal echoes a secret: a known token fed through every refusal of a flag that takes a
 header, a URL or a token-like parameter, each case run as a real ``kfp-bench`` process as in
-``tests/test_bad_inputs.py`` (its ``run_case``: a fresh working directory and TMPDIR, no token,
+``tests/test_bad_inputs.py`` (its ``run_cases``: a fresh working directory and TMPDIR, no token,
 KFP or proxy variables). Each case checks exit code 2, one line naming the input and the fix, and
 that the token is nowhere: not in stdout, stderr or any file the process left.
 
@@ -11,8 +11,6 @@ userinfo dropped (with or without its scheme), and a token-like parameter's valu
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import pytest
 
 from kfp_bench import redact
@@ -22,7 +20,7 @@ from tests.test_bad_inputs import (
     Case,
     Outcome,
     assert_one_line_refusal,
-    run_case,
+    run_cases,
 )
 
 #: The secret, as a user's token looks: letters, digits and a hyphen.
@@ -30,8 +28,6 @@ TOKEN = "s3cr3t-T0KEN-81f3a9"
 USER = f"alice:{TOKEN}"
 HIDDEN = "<redacted>"
 HELLO = "{ref}/hello_world.yaml"
-#: Cases run at once, as in tests/test_bad_inputs.py.
-AT_ONCE = 4
 LOAD = ("load", "-n", "1", "-c", "1")
 SCRAPE = (*LOAD, "--scrape", DEAD + "/metrics")
 SUBMIT = ("submit", "--host", DEAD, "--param")
@@ -211,10 +207,7 @@ CASES = [
 @pytest.fixture(scope="module")
 def outcomes(tmp_path_factory) -> dict[str, Outcome]:
     """Every case, run a few at a time; none talks to a KFP server (each is refused first)."""
-    bases = {c.id: tmp_path_factory.mktemp(c.id) for c in CASES}
-    with ThreadPoolExecutor(max_workers=AT_ONCE) as pool:
-        futures = {c.id: pool.submit(run_case, c, bases[c.id], "") for c in CASES}
-        return {k: f.result() for k, f in futures.items()}
+    return run_cases(CASES, None, tmp_path_factory)
 
 
 def _left(o: Outcome) -> list:

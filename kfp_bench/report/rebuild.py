@@ -78,11 +78,13 @@ def rebuild(
         baseline: what to test for a regression against: last:N (the N latest earlier results
             in --results-uri, pooled), one KEY of it, or a results directory.
     """
-    from kfp_bench.report.bundle import write_bundle
-
     res = results if isinstance(results, Results) else read_results(results)
     store = hist.open_store(results_uri) if results_uri else None
     history = _history(res, store, baseline)
+    # after the checks: the bundle's charts import seaborn and with it scipy.stats (1.6 s of
+    # CPU), which a refused --results-uri or --baseline has no use for
+    from kfp_bench.report.bundle import write_bundle
+
     files = write_bundle(res, out_dir, history=history, gates=gates)
     out = Outcome(files, history, gates=_verdicts(gates, files))
     if store is not None:
