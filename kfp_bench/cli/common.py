@@ -76,6 +76,11 @@ def _writable(p: Path, path: str, flag: str, folder: bool) -> Path:
         return p
     q = p if folder else p.parent
     while not q.exists() and q != q.parent:
+        if q.is_symlink():  # a link to nowhere: its name is taken, no folder can be made there
+            raise ConfigError(
+                f"{flag} {path}: {q} is a link to {os.readlink(q)}, which does not exist; "
+                "give another path"
+            )
         q = q.parent
     if not q.is_dir():
         raise ConfigError(f"{flag} {path}: {q} is a file, not a folder; give another path")
