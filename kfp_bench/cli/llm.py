@@ -35,7 +35,7 @@ from kfp_bench.report import sweep as sweep_text
 from kfp_bench.report.cost import llm_stats_metrics as priced_metrics
 from kfp_bench.stats import store
 from kfp_bench.stats.llm import metric_values
-from kfp_bench.stats.llm_sweep import KNEE_FACTOR, KNEE_MIN_GOOD
+from kfp_bench.stats.rate_sweep import KNEE_FACTOR, KNEE_MIN_GOOD
 from kfp_bench.stats.slo import Slo
 
 #: The synthetic prompts when no --prompts-file is given: distinct prompts, cycled.

@@ -79,7 +79,7 @@ def write_llm_bundle(
         out_dir: the folder; other files in it are carried over.
         source: the results file's name, shown in the header.
         sweep: goodput against load, one dict per step of an LLM sweep (``level`` first, then
-            its figures: ``stats.llm_sweep.LlmSweep.rows``).
+            its figures: ``stats.rate_sweep.LlmSweep.rows``).
         gates: ``kfp_bench.gates.Gate``s checked against the metrics: their verdicts open both
             pages, join the metrics (gates_checked, gates_broken) and go to gates.json.
         sweep_by: what the sweep stepped, "rate" or "concurrency" (its chart's x axis).
