@@ -53,8 +53,17 @@ class _Steps:
         return sorted({f for st in self.steps for f in st.flags})
 
     @staticmethod
-    def read_steps(doc: dict, source: str, stats_type) -> list:
-        return [stats_type.from_dict(d, f"{source} step {i}") for i, d in enumerate(doc["steps"])]
+    def read(doc: dict, source: str, stats_type, build, *, what: str, **check):
+        """``build(steps)`` of a saved sweep, its steps read as ``stats_type``; checked as
+        ``document.check`` does, a ``ResultsError`` naming ``what`` when malformed."""
+        document.check(doc, source, version=FORMAT_VERSION, what=what, **check)
+        try:
+            steps = [
+                stats_type.from_dict(d, f"{source} step {i}") for i, d in enumerate(doc["steps"])
+            ]
+            return build(steps)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ResultsError(f"{source}: malformed {what} ({exc!r})") from None
 
 
 @dataclass
@@ -68,20 +77,16 @@ class RateSweep(_Steps):
 
     @classmethod
     def from_dict(cls, doc: dict, source: str = "results") -> RateSweep:
-        document.check(
-            doc, source, fmt=FORMAT, kind=KIND, version=FORMAT_VERSION, what="rate sweep",
-            written_by="kfp-bench sweep --json-out",
+        sweep = cls.read(
+            doc, source, LoadStats,
+            lambda steps: cls(list(doc["sweep"]), dict(doc["sweep_knee"]), steps),
+            what="rate sweep", fmt=FORMAT, kind=KIND, written_by="kfp-bench sweep --json-out",
         )  # fmt: skip
-        try:
-            steps = cls.read_steps(doc, source, LoadStats)
-            rows, knee = list(doc["sweep"]), dict(doc["sweep_knee"])
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ResultsError(f"{source}: malformed rate sweep ({exc!r})") from None
-        if len(steps) != len(rows):
+        if len(sweep.steps) != len(sweep.rows):
             raise ResultsError(
-                f"{source}: malformed rate sweep ({len(rows)} rows, {len(steps)} steps)"
+                f"{source}: malformed rate sweep ({len(sweep.rows)} rows, {len(sweep.steps)} steps)"
             )
-        return cls(rows, knee, steps)
+        return sweep
 
 
 #: A step whose completed (or good, under an SLO) share is below this is past the knee.
@@ -184,20 +189,17 @@ class LlmSweep(_Steps):
 
     @classmethod
     def from_dict(cls, doc: dict, source: str = "results") -> LlmSweep:
-        document.check(
-            doc, source, fmt=LLM_FORMAT, kind=LLM_KIND, version=FORMAT_VERSION, what="LLM sweep",
-            written_by="kfp-bench llm --sweep-rates or --sweep-concurrency with --json-out",
-        )  # fmt: skip
-        try:
-            steps = cls.read_steps(doc, source, LlmStats)
-            levels = [r["level"] for r in doc["rows"]]
+        def build(steps: list) -> LlmSweep:
             k = doc["knee"]
             knee = LlmKnee(
                 k["level"], k["reason"], k["baseline_ttft_p99_ms"], k["factor"], k["min_good"]
             )
-            return cls(str(doc["by"]), levels, steps, knee)
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ResultsError(f"{source}: malformed LLM sweep ({exc!r})") from None
+            return cls(str(doc["by"]), [r["level"] for r in doc["rows"]], steps, knee)
+
+        return cls.read(
+            doc, source, LlmStats, build, what="LLM sweep", fmt=LLM_FORMAT, kind=LLM_KIND,
+            written_by="kfp-bench llm --sweep-rates or --sweep-concurrency with --json-out",
+        )  # fmt: skip
 
 
 def find_llm_knee(

@@ -23,7 +23,7 @@ class Shared:
         corrected: True in open loop, where latency is measured from the intended send time.
         started_at: wall-clock start (epoch seconds).
         duration_s: from the start to the end of the load; set by ``close()``.
-        options: the load's options (credentials redacted, ``cost_per_hour`` when given).
+        options: the load's options (credentials redacted; the price per hour when given).
         client_cpu: the load generator's own CPU time while it sent
             (``kfp_bench.load.cpu.client_cpu``), merged over its processes; empty for results
             that did not measure it.
