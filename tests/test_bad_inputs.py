@@ -735,10 +735,10 @@ def test_results_uri_must_be_a_folder_it_can_create(tmp_path):
 def test_first_step_of_the_pipeline_fails_with_the_message(tmp_path, capfd, monkeypatch):
     """The check_params component itself, under kfp.local (a real subprocess, as a pod would
     run it): the step fails, and its log holds the one message."""
-    from components import check_params
     from kfp import local
     from kfp.local import config
 
+    from kfp_bench.components import check_params
     from tests.venv_image import DELIVERY
 
     # kfp.local's configuration is global: give the other tests theirs back afterwards.
