@@ -11,8 +11,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the repository, for tests.kfp
 
-from kfp_bench.pipeline.compile import DEFAULT_OUT  # noqa: E402
 from kfp_bench.sandbox.kfp_server import start_kfp_server  # noqa: E402
+from kfp_bench.steps.compile import DEFAULT_OUT  # noqa: E402
 from tests.kfp.conftest import kfp_client, remains  # noqa: E402
 
 PACKAGE = str(DEFAULT_OUT / "kfp_bench.yaml")

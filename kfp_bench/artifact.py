@@ -1,8 +1,8 @@
 """The steps' artifact: kfp-bench's wheel, built reproducibly, and the sha256 that pins it.
 
 Every step of the compiled pipeline installs kfp-bench from a direct reference checked by its
-sha256 (``components/_step.py``), never by a name and version that any index could serve. The
-pinned file is this module's ``build()``: the package's modules and data (the layout of
+sha256 (``kfp_bench/components/_step.py``), never by a name and version that any index could serve.
+The pinned file is this module's ``build()``: the package's modules and data (the layout of
 pyproject.toml) in a zip with fixed entry order, times and modes, and metadata normalised from
 the project's, so that the same sources give the same bytes on any machine, from a checkout or
 from an installed kfp-bench. ``compiled/kfp_bench.yaml`` is left out: it carries the pin, so it
@@ -32,7 +32,7 @@ PACKAGES = (
     "kfp_bench.history",
     "kfp_bench.kfp",
     "kfp_bench.kserve",
-    "kfp_bench.pipeline",
+    "kfp_bench.steps",
     "kfp_bench.load",
     "kfp_bench.metrics",
     "kfp_bench.report",
@@ -82,7 +82,7 @@ class Artifact:
 def project_root() -> Path | None:
     """The checkout kfp-bench runs from (an editable install), or None for an installed wheel."""
     root = Path(__file__).resolve().parent.parent
-    return root if (root / "pyproject.toml").is_file() and (root / "components").is_dir() else None
+    return root if (root / "pyproject.toml").is_file() and (root / "compiled").is_dir() else None
 
 
 def filename(version: str = __version__) -> str:

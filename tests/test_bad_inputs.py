@@ -34,8 +34,8 @@ import pytest
 
 from kfp_bench.cli import build_parser
 from kfp_bench.errors import ConfigError
-from kfp_bench.pipeline.params import BenchParams
 from kfp_bench.sandbox.kfp_server import start_kfp_server
+from kfp_bench.steps.params import BenchParams
 from tests.cli_forks import ForkServer
 from tests.paths import PIPELINES as REF
 
@@ -722,7 +722,7 @@ BAD_PARAMS = [
     ids=[",".join(f"{k}={v!r:.20}" for k, v in b.items()) for b, _ in BAD_PARAMS],
 )
 def test_bad_pipeline_parameter_is_refused_naming_it_and_the_fix(bad, expect):
-    """What the first step (components/check_params.py) runs: ``BenchParams.check``."""
+    """What the first step (kfp_bench/components/check_params.py) runs: ``BenchParams.check``."""
     with pytest.raises(ConfigError) as err:
         BenchParams(**{**GOOD, **bad}).check(fetch=False)
     message = str(err.value)
@@ -750,7 +750,7 @@ def test_first_step_of_the_pipeline_fails_with_the_message(tmp_path, capfd, monk
     from kfp import local
     from kfp.local import config
 
-    from components import check_params
+    from kfp_bench.components import check_params
     from tests.venv_image import DELIVERY
 
     # kfp.local's configuration is global: give the other tests theirs back afterwards.

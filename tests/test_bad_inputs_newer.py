@@ -16,10 +16,10 @@ import json
 import pytest
 
 from kfp_bench.errors import ConfigError
-from kfp_bench.pipeline.params import BenchParams
 from kfp_bench.records import Result
 from kfp_bench.sandbox.kfp_server import start_kfp_server
 from kfp_bench.stats.load import LoadStats
+from kfp_bench.steps.params import BenchParams
 from tests.test_bad_inputs import (
     DEAD,
     GOOD,

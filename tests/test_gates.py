@@ -10,12 +10,12 @@ import pytest
 
 from kfp_bench import gates
 from kfp_bench.errors import BenchError, ConfigError
-from kfp_bench.pipeline import outcome, publish
-from kfp_bench.pipeline.params import BenchParams
 from kfp_bench.report.metrics import collect
 from kfp_bench.report.tables import build
 from kfp_bench.results import read_results
 from kfp_bench.stats.llm import metric_values
+from kfp_bench.steps import outcome, publish
+from kfp_bench.steps.params import BenchParams
 from tests.report.llm_results import merged
 from tests.synthetic import REPLICAS, SWEEP, make_results
 

@@ -45,9 +45,9 @@ EXTRAS_PACKAGES = ("yaml", "numpy", "urllib3", "kubernetes", "hdrh", "httptools"
 
 
 def test_the_pipelines_modules_import_without_any_extra():
-    # A step's pod installs kfp-bench with its own extra only (components/_step.py): what a step
-    # module imports at its top must be there in every pod; the rest is imported where used.
-    modules = [m for m in _modules() if m.startswith("kfp_bench.pipeline.")]
+    # A step's pod installs kfp-bench with its own extra only (kfp_bench/components/_step.py): what
+    # a step module imports at its top must be there in every pod; the rest is imported where used.
+    modules = [m for m in _modules() if m.startswith("kfp_bench.steps.")]
     _fresh(
         "import importlib, sys\n"
         f"for name in {EXTRAS_PACKAGES!r}:\n"

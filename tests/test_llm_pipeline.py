@@ -1,5 +1,5 @@
-"""The meta-pipeline's LLM load, step by step (kfp_bench.pipeline.llm_params,
-kfp_bench.pipeline.llm_steps and the first step's probe), against the real local streaming server
+"""The meta-pipeline's LLM load, step by step (kfp_bench.steps.llm_params,
+kfp_bench.steps.llm_steps and the first step's probe), against the real local streaming server
 (``start_llm_server``). The whole pipeline with the LLM load runs as pods run it in
 tests/pipelines/test_pods.py."""
 
@@ -14,11 +14,11 @@ import pytest
 
 from kfp_bench.errors import BenchError, ConfigError
 from kfp_bench.load.prompts import Dist
-from kfp_bench.pipeline import llm_params, llm_steps, outcome, start
-from kfp_bench.pipeline.llm_params import check_dist
-from kfp_bench.pipeline.params import BenchParams
 from kfp_bench.sandbox.llm_server import start_llm_server
 from kfp_bench.stats import store
+from kfp_bench.steps import llm_params, llm_steps, outcome, start
+from kfp_bench.steps.llm_params import check_dist
+from kfp_bench.steps.params import BenchParams
 
 LLM = dict(run_benchmark=False, run_load=False, run_llm=True, llm_url="http://127.0.0.1:9/openai")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kfp_bench.errors import ConfigError
-from kfp_bench.pipeline.params import BenchParams
+from kfp_bench.steps.params import BenchParams
 
 LLM = dict(run_benchmark=False, run_load=False, run_llm=True, llm_url="http://127.0.0.1:9/openai")
 

@@ -18,8 +18,8 @@ import yaml
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.mesh import QUIT_URL_ENV, end_sidecar, is_mesh_refusal
-from kfp_bench.pipeline.params import BenchParams
-from kfp_bench.pipeline.probe import probe, probe_llm
+from kfp_bench.steps.params import BenchParams
+from kfp_bench.steps.probe import probe, probe_llm
 
 
 def _serve(handler):

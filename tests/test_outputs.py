@@ -204,6 +204,27 @@ def test_runs_keeps_its_summary_when_the_folder_goes_away(kfp_server, tmp_path):
     assert doc["runs"]["requested"] == 2 and "Wrote" not in stdout
 
 
+@pytest.mark.parametrize("command", ["load", "sweep"])
+@pytest.mark.parametrize("why", ["a dangling link", "a name too long"])
+def test_an_output_whose_folder_cannot_be_made_is_refused_before_anything_is_sent(
+    fault_server, tmp_path, command, why
+):
+    if why == "a dangling link":  # the folder's name is taken by a link to nowhere
+        (tmp_path / "gone").symlink_to(tmp_path / "nowhere" / "at-all")
+        out = tmp_path / "gone" / "r.json"
+    else:
+        out = tmp_path / ("d" * 300) / "r.json"
+    start = fault_server.stats()["requests"]
+    pacing = ("-z", "0.3s", "-c", "1") if command == "load" else ("--rates", "20", "-z", "0.3s")
+    r = _run((command, *pacing, "--json-out", out, fault_server.url), tmp_path / "tmp")
+    assert "Traceback" not in r.stderr, r.stderr
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--json-out" in lines[0] and str(out) in lines[0], r.stderr
+    assert fault_server.stats()["requests"] == start
+    assert not (tmp_path / "nowhere").exists()
+
+
 # -- bundles: whole or not at all ---------------------------------------------------------------
 
 

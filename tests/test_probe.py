@@ -12,10 +12,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from kfp_bench.errors import ConfigError
-from kfp_bench.pipeline.params import BenchParams
-from kfp_bench.pipeline.probe import REFUSED_FOR_S, TIMEOUT_S, probe, probe_llm
 from kfp_bench.sandbox.fault_server import start_fault_server
 from kfp_bench.sandbox.kfp_server import start_kfp_server
+from kfp_bench.steps.params import BenchParams
+from kfp_bench.steps.probe import REFUSED_FOR_S, TIMEOUT_S, probe, probe_llm
 
 
 def closed_port() -> int:

@@ -10,14 +10,14 @@ import pytest
 
 from kfp_bench import cli
 from kfp_bench.errors import BenchError, ConfigError, PushError
-from kfp_bench.pipeline import ids, outcome, publish
-from kfp_bench.pipeline.ids import benchmark_id_for
-from kfp_bench.pipeline.load_params import DEFAULT_INFERENCE_URL
-from kfp_bench.pipeline.params import BenchParams
 from kfp_bench.push import LAST_SUCCESS
 from kfp_bench.sandbox.process import free_port
 from kfp_bench.stats import store
 from kfp_bench.stats.load import LoadStats
+from kfp_bench.steps import ids, outcome, publish
+from kfp_bench.steps.ids import benchmark_id_for
+from kfp_bench.steps.load_params import DEFAULT_INFERENCE_URL
+from kfp_bench.steps.params import BenchParams
 from tests.conftest import run_cli
 from tests.pushgateway import binary, pushgateway, series
 from tests.synthetic import make_results

@@ -9,6 +9,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from kfp_bench import gates as gate_rules
+from kfp_bench.cli.workload import schedule_options
 from kfp_bench.errors import ConfigError
 from kfp_bench.figures import fixed
 from kfp_bench.load.options import LoadOptions, parse_duration
@@ -22,6 +24,7 @@ from kfp_bench.outcome import (  # noqa: F401  (the codes' one home; re-exported
     exit_code,
 )
 from kfp_bench.redact import scrub
+from kfp_bench.stats.cost import FIX, KEY, is_price
 
 
 class Parser(argparse.ArgumentParser):
@@ -76,6 +79,11 @@ def _writable(p: Path, path: str, flag: str, folder: bool) -> Path:
         return p
     q = p if folder else p.parent
     while not q.exists() and q != q.parent:
+        if q.is_symlink():  # a link to nowhere: its name is taken, no folder can be made there
+            raise ConfigError(
+                f"{flag} {path}: {q} is a link to {os.readlink(q)}, which does not exist; "
+                "give another path"
+            )
         q = q.parent
     if not q.is_dir():
         raise ConfigError(f"{flag} {path}: {q} is a file, not a folder; give another path")
@@ -195,8 +203,6 @@ def shared_options(a: argparse.Namespace) -> dict:
     """The ``LoadOptions`` fields of the flags ``add_hey_flags``, ``add_open_loop_flags`` and
     ``add_tls_flags`` added, from their parsed values, and those of
     ``workload.schedule_options`` (--stages, --trace)."""
-    from kfp_bench.cli.workload import schedule_options
-
     pacing = {k: getattr(a, k) for k in PACING if k in a}
     if pacing.get("requests", 0) is None:
         pacing["requests"] = LoadOptions.requests
@@ -234,24 +240,20 @@ def add_threshold_flag(p: argparse.ArgumentParser) -> None:
 def gates_of(a: argparse.Namespace, measured: set[str], command: str) -> tuple:
     """The checked gates of --threshold: ``ConfigError`` for a bad one, or one on a figure
     ``command`` does not measure (``measured``: its kinds), before anything is sent."""
-    from kfp_bench import gates
-
-    found = gates.parse(a.threshold, "--threshold")
-    parts = " and ".join(gates.KINDS[k] for k in sorted(measured))
+    found = gate_rules.parse(a.threshold, "--threshold")
+    parts = " and ".join(gate_rules.KINDS[k] for k in sorted(measured))
     fix = f"kfp-bench {command} measures {parts} only: drop the gate, or gate the command that does"
-    gates.require(found, measured, "--threshold", fix)
+    gate_rules.require(found, measured, "--threshold", fix)
     return found
 
 
 def said_gates(gates, metrics, out=None) -> list:
     """Check ``gates`` against ``metrics`` (a dict, or a function giving it: called only with
     gates) and print their verdicts on ``out`` (stdout): the text report's first lines."""
-    from kfp_bench import gates as gate
-
     if not gates:
         return []
-    verdicts = gate.evaluate(gates, metrics() if callable(metrics) else metrics)
-    for line in gate.lines(verdicts):
+    verdicts = gate_rules.evaluate(gates, metrics() if callable(metrics) else metrics)
+    for line in gate_rules.lines(verdicts):
         print(line, file=out or sys.stdout)
     return verdicts
 
@@ -264,8 +266,6 @@ COST_HELP = (
 
 
 def _price(text: str) -> float:
-    from kfp_bench.stats.cost import FIX, is_price
-
     try:
         value = float(text)
     except ValueError:
@@ -283,8 +283,6 @@ def add_cost_flag(g) -> None:
 def priced(stats, a: argparse.Namespace):
     """``stats`` (a load or LLM result) with --cost-per-hour in its options, saved with it and
     read by the reports; ``stats`` unchanged without one."""
-    from kfp_bench.stats.cost import KEY
-
     if stats is not None and getattr(a, "cost_per_hour", 0):
         stats.options[KEY] = a.cost_per_hour
     return stats

@@ -13,18 +13,14 @@ from kfp_bench.cli.common import (
     add_threshold_flag,
     add_tls_flags,
     duration,
-    exit_code,
     gates_of,
-    said_gates,
     shared_options,
 )
 from kfp_bench.cli.load import add_body_flags, add_shape_flags, request_body
-from kfp_bench.cli.outputs import Outputs, save
-from kfp_bench.errors import EngineError
+from kfp_bench.cli.measure import Measurement
 from kfp_bench.figures import HDR_MS, fixed, pct
 from kfp_bench.load.options import LoadOptions, parse_rates
 from kfp_bench.load.sweep import KNEE_FACTOR, KNEE_MIN_SUCCESS, run_sweep
-from kfp_bench.outcome import describe, gated
 from kfp_bench.report import sweep as sweep_report
 
 
@@ -90,8 +86,7 @@ def cmd_sweep(a: argparse.Namespace) -> int:
     rates = parse_rates(a.rates)
     opts = _options(a)
     gates = gates_of(a, {"sweep"}, "sweep")
-    outs = Outputs()
-    json_out = outs.file(a.json_out, "--json-out")
+    measurement = Measurement(a, "sweep")
 
     def said(step) -> None:
         cpu = "" if step.client_busiest is None else f", client CPU {pct(step.client_busiest, 0)}"
@@ -104,40 +99,25 @@ def cmd_sweep(a: argparse.Namespace) -> int:
             flush=True,
         )
 
-    failure = None
-    try:
-        with outs.made():  # the knee settings are checked in run_sweep, before it sends
-            result = run_sweep(
-                opts,
-                rates,
-                a.duration,
-                factor=a.knee_factor,
-                min_success=a.knee_success,
-                pause_s=a.pause,
-                on_step=said,
-            )
-    except EngineError as exc:  # a bug: still print and save the steps finished before it
-        if exc.partial is None:
-            raise
-        result, failure = exc.partial, exc
-    doc = result.as_dict()
-    verdicts = said_gates(gates, lambda: _metrics(doc))
-    sweep_report.write_text(doc["sweep"], doc["sweep_knee"], sys.stdout)
-    saved = not json_out or save(  # every step's load too, for kfp-bench report (rate_sweep)
-        lambda: write_json(result.to_dict(), json_out), result.to_dict, command="sweep",
-        flag="--json-out", path=a.json_out,
+    def sweep():  # the knee settings are checked in run_sweep, before it sends
+        return run_sweep(
+            opts, rates, a.duration, factor=a.knee_factor, min_success=a.knee_success,
+            pause_s=a.pause, on_step=said,
+        )  # fmt: skip
+
+    def report(result) -> None:
+        doc = result.as_dict()
+        sweep_report.write_text(doc["sweep"], doc["sweep_knee"], sys.stdout)
+
+    def flags(result) -> list[str]:
+        found = [f for s in result.steps for f in s.failures]
+        return found + ["interrupted"] * any(s.interrupted for s in result.steps)
+
+    return measurement.run(
+        sweep, gates=gates, metrics=lambda r: _metrics(r.as_dict()), report=report,
+        write=lambda r, path: write_json(r.to_dict(), path), flags=flags,
+        partial=lambda exc: exc.partial, described=True,
     )  # fmt: skip
-    if failure is not None:
-        print(f"kfp-bench: {failure}", file=sys.stderr)
-    flags = [f for s in result.steps for f in s.failures]
-    if any(s.interrupted for s in result.steps):
-        flags.append("interrupted")
-    if not saved:
-        flags.append("not-saved")
-    for line in describe(flags):
-        print(f"kfp-bench sweep: {line}", file=sys.stderr)
-    code = exit_code(flags)
-    return gated(code, verdicts) if code or failure is None else 1
 
 
 def _metrics(doc: dict) -> dict:

@@ -18,12 +18,11 @@ from kfp_bench.cli.common import (
     duration,
     gates_of,
     priced,
-    said_gates,
     shared_options,
 )
-from kfp_bench.cli.outputs import NOT_SAVED, Outputs, save
+from kfp_bench.cli.measure import Measurement, lost_workers
 from kfp_bench.cli.workload import add_workload_flags, described, workload_prompts, write_stages
-from kfp_bench.errors import ConfigError, EngineError
+from kfp_bench.errors import ConfigError
 from kfp_bench.figures import HDR_MS, fixed
 from kfp_bench.load import prompts as prompt_source
 from kfp_bench.load.llm import NONE_COMPLETED, run_llm
@@ -31,13 +30,12 @@ from kfp_bench.load.llm_sweep import check_llm_sweep, parse_concurrencies, run_l
 from kfp_bench.load.models import UNSET, preflight
 from kfp_bench.load.openai import ENDPOINTS, LlmOptions
 from kfp_bench.load.options import LoadOptions, parse_rates
-from kfp_bench.outcome import exit_code, gated
 from kfp_bench.report import llm_text
 from kfp_bench.report import sweep as sweep_text
 from kfp_bench.report.cost import llm_stats_metrics as priced_metrics
 from kfp_bench.stats import store
 from kfp_bench.stats.llm import metric_values
-from kfp_bench.stats.llm_sweep import KNEE_FACTOR, KNEE_MIN_GOOD
+from kfp_bench.stats.rate_sweep import KNEE_FACTOR, KNEE_MIN_GOOD
 from kfp_bench.stats.slo import Slo
 
 #: The synthetic prompts when no --prompts-file is given: distinct prompts, cycled.
@@ -215,46 +213,31 @@ def cmd_llm(a: argparse.Namespace) -> int:
         raise ConfigError(
             f"--warmup {a.warmup:g}s: give a duration shorter than -z ({a.duration:g}s)"
         )
-    outs = Outputs()
-    json_out = outs.file(a.json_out, "--json-out")
+    measurement = Measurement(a, "llm")
     prompts = _prompts(a)
     if a.sweep_rates or a.sweep_concurrency:
-        return _sweep(a, opts, prompts, slo, outs, json_out, gates)
+        return _sweep(a, opts, prompts, slo, measurement, gates)
     opts = _checked(a, opts, prompts)  # the server read once the input is known good
     progress = Progress(a.progress or sys.stderr.isatty())
-    failure = None
-    with outs.made():
-        try:
-            stats = run_llm(opts, prompts, slo=slo, warmup_s=a.warmup, on_progress=progress)
-        except EngineError as exc:  # a bug: still print and save what was measured
-            stats, failure = exc.stats, exc
-    progress.done()
-    stats.options["prompts"] = _described(a, prompts)
-    priced(stats, a)  # --cost-per-hour, saved with the result
-    if json_out and not save(
-        lambda: store.save(stats, json_out), stats.to_dict, command="llm", flag="--json-out",
-        path=a.json_out,
-    ):  # fmt: skip
-        stats.flag(NOT_SAVED)
-    verdicts = said_gates(
-        gates, lambda: {**metric_values(stats.summary()), **priced_metrics(stats)}
-    )
-    llm_text.write_text(stats.summary(), sys.stdout, a.cost_per_hour)
-    write_stages(stats)
-    if stats.workers["missing"]:
-        missing = ", ".join(map(str, stats.workers["missing"]))
-        print(
-            f"kfp-bench: warning: worker process(es) {missing} died before reporting; their "
-            "requests are not in the figures",
-            file=sys.stderr,
-        )
-    if failure is not None:
-        print(f"kfp-bench: {failure}", file=sys.stderr)
-    code = exit_code(stats.flags)
-    return gated(code, verdicts) if code or failure is None else 1
+
+    def finish(stats) -> None:
+        progress.done()
+        stats.options["prompts"] = _described(a, prompts)
+        priced(stats, a)  # --cost-per-hour, saved with the result
+
+    def report(stats) -> None:
+        llm_text.write_text(stats.summary(), sys.stdout, a.cost_per_hour)
+        write_stages(stats)
+        lost_workers(stats.workers)
+
+    return measurement.run(
+        lambda: run_llm(opts, prompts, slo=slo, warmup_s=a.warmup, on_progress=progress),
+        gates=gates, finish=finish, report=report, write=store.save,
+        metrics=lambda stats: {**metric_values(stats.summary()), **priced_metrics(stats)},
+    )  # fmt: skip
 
 
-def _sweep(a, opts: LlmOptions, prompts: list, slo: Slo, outs: Outputs, json_out, gates) -> int:
+def _sweep(a, opts: LlmOptions, prompts: list, slo: Slo, measurement, gates) -> int:
     """``--sweep-rates`` / ``--sweep-concurrency``: a step of -z per level, the table and knee.
     A step in which no stream completed is a measurement of overload, not a failure: only a
     sweep none of whose steps completed a stream is flagged so (exit 1). The gates are checked
@@ -283,31 +266,28 @@ def _sweep(a, opts: LlmOptions, prompts: list, slo: Slo, outs: Outputs, json_out
             file=sys.stderr,
         )
 
-    failure = None
-    with outs.made():
-        try:
-            sweep = run_llm_sweep(
-                opts, prompts, rates=rates, concurrencies=streams, step_s=a.duration, slo=slo,
-                warmup_s=a.warmup, **knee, on_step=on_step,
-            )  # fmt: skip
-        except EngineError as exc:
-            sweep, failure = exc.partial, exc
-    for st in sweep.steps:
-        st.options["prompts"] = _described(a, prompts)
-    flags = [f for f in sweep.flags if f != NONE_COMPLETED]
-    if sweep.steps and all(NONE_COMPLETED in st.flags for st in sweep.steps):
-        flags.append(NONE_COMPLETED)
-    if json_out and not save(
-        lambda: store.save(sweep, json_out), sweep.to_dict, command="llm", flag="--json-out",
-        path=a.json_out,
-    ):  # fmt: skip
-        flags.append(NOT_SAVED)
-    verdicts = said_gates(gates, lambda: metric_values(sweep.sustained()[1].summary()))
-    sweep_text.write_llm_text(sweep.rows(), sweep.knee.as_dict(), sweep.by, sys.stdout)
-    if failure is not None:
-        print(f"kfp-bench: {failure}", file=sys.stderr)
-    code = exit_code(flags)
-    return gated(code, verdicts) if code or failure is None else 1
+    def finish(sweep) -> None:
+        for st in sweep.steps:
+            st.options["prompts"] = _described(a, prompts)
+
+    def flags(sweep) -> list[str]:
+        found = [f for f in sweep.flags if f != NONE_COMPLETED]
+        if sweep.steps and all(NONE_COMPLETED in st.flags for st in sweep.steps):
+            found.append(NONE_COMPLETED)
+        return found
+
+    return measurement.run(
+        lambda: run_llm_sweep(
+            opts, prompts, rates=rates, concurrencies=streams, step_s=a.duration, slo=slo,
+            warmup_s=a.warmup, **knee, on_step=on_step,
+        ),
+        gates=gates, finish=finish, flags=flags, write=store.save,
+        partial=lambda exc: exc.partial,
+        metrics=lambda sweep: metric_values(sweep.sustained()[1].summary()),
+        report=lambda sweep: sweep_text.write_llm_text(
+            sweep.rows(), sweep.knee.as_dict(), sweep.by, sys.stdout
+        ),
+    )  # fmt: skip
 
 
 def _described(a: argparse.Namespace, prompts: list) -> dict:

@@ -20,17 +20,16 @@ from kfp_bench.cli.common import (
     add_tls_flags,
     gates_of,
     priced,
-    said_gates,
     shared_options,
 )
+from kfp_bench.cli.measure import Measurement, lost_workers
 from kfp_bench.cli.outputs import NOT_SAVED, Outputs, save
 from kfp_bench.cli.workload import add_workload_flags, write_stages
-from kfp_bench.errors import ConfigError, EngineError
+from kfp_bench.errors import ConfigError
 from kfp_bench.jsonl import whole_lines_end
 from kfp_bench.load.options import LoadOptions
 from kfp_bench.load.payload import parse_shape, read_body, v1_payload, v2_payload
 from kfp_bench.load.workers import run_load
-from kfp_bench.outcome import exit_code, gated
 from kfp_bench.report import hey, llm_text
 from kfp_bench.stats import store
 from kfp_bench.stats.llm import LlmStats
@@ -170,35 +169,19 @@ def _load_options(a: argparse.Namespace) -> LoadOptions:
 def cmd_load(a: argparse.Namespace) -> int:
     opts = _load_options(a)
     gates = gates_of(a, {"load"}, "load")
-    outs = Outputs()
-    json_out = outs.file(a.json_out, "--json-out")
+    measurement = Measurement(a, "load")
     progress = Progress(a.progress or sys.stderr.isatty())
     csv_dir = tempfile.mkdtemp(prefix="kfp-bench-csv-") if a.output == "csv" else None
-    failure, saved = None, True
-    try:
-        try:
-            with outs.made():
-                stats = run_load(
-                    opts,
-                    on_progress=progress,
-                    on_batch_factory=_csv_writer_factory(csv_dir) if csv_dir else None,
-                )
-        except EngineError as exc:  # a bug: still print and save what was measured
-            stats, failure = exc.stats, exc
+
+    def load():
+        on_batch = _csv_writer_factory(csv_dir) if csv_dir else None
+        return run_load(opts, on_progress=progress, on_batch_factory=on_batch)
+
+    def finish(stats) -> None:
         progress.done()
         priced(stats, a)  # --cost-per-hour, saved with the result
-        if json_out:  # saved before the summary is printed, so that it can say it was not
-            saved = save(
-                lambda: store.save(stats, json_out),
-                stats.to_dict,
-                command="load",
-                flag="--json-out",
-                path=a.json_out,
-            )
-            if not saved:
-                stats.flag(NOT_SAVED)
-        # the verdicts first; beside the CSV rows, on stderr
-        verdicts = said_gates(gates, lambda: _metrics(stats), sys.stderr if csv_dir else None)
+
+    def report(stats) -> None:
         if csv_dir:
             hey.write_csv_header(sys.stdout)
             for part in sorted(Path(csv_dir).glob("*.csv")):
@@ -206,29 +189,16 @@ def cmd_load(a: argparse.Namespace) -> int:
         else:
             hey.write_text(stats, sys.stdout)
             write_stages(stats)
+        lost_workers(stats.workers)
+
+    try:
+        return measurement.run(
+            load, gates=gates, metrics=_metrics, report=report, write=store.save, finish=finish,
+            gates_out=sys.stderr if csv_dir else None,  # beside the CSV rows, on stderr
+        )  # fmt: skip
     finally:
         if csv_dir:
             shutil.rmtree(csv_dir, ignore_errors=True)
-    if stats.workers["missing"]:
-        missing = ", ".join(map(str, stats.workers["missing"]))
-        partial = stats.workers.get("partial", [])
-        lost = [m for m in stats.workers["missing"] if m not in partial]
-        what = (
-            "their requests are not in the figures"
-            if not partial
-            else "the figures include what they measured up to their last flush"
-            if not lost
-            else f"the figures include what {', '.join(map(str, partial))} measured up to "
-            f"their last flush; those of {', '.join(map(str, lost))} are lost"
-        )
-        print(
-            f"kfp-bench: warning: worker process(es) {missing} died before reporting; {what}",
-            file=sys.stderr,
-        )
-    if failure is not None:
-        print(f"kfp-bench: {failure}", file=sys.stderr)
-    code = exit_code(stats.flags)  # not-saved, interrupted, workers-lost, engine-error, ...
-    return gated(code, verdicts) if code or failure is None else 1
 
 
 def _metrics(stats) -> dict:

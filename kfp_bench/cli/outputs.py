@@ -27,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kfp_bench.cli.common import writable
+from kfp_bench.errors import ConfigError
 
 NOT_SAVED = "not-saved"
 
@@ -35,7 +36,7 @@ class Outputs:
     """The output paths of one command."""
 
     def __init__(self) -> None:
-        self._folders: list[Path] = []
+        self._folders: list[tuple[Path, str, str]] = []  # (folder, flag, path as given)
         self._made: list[Path] = []
 
     def file(self, path: str | None, flag: str) -> Path | None:
@@ -43,7 +44,7 @@ class Outputs:
         if not path:
             return None
         p = writable(path, flag)
-        self._folders.append(p.parent)
+        self._folders.append((p.parent, flag, path))
         return p
 
     def folder(self, path: str | None, flag: str) -> Path | None:
@@ -51,18 +52,24 @@ class Outputs:
         if not path:
             return None
         p = writable(path, flag, folder=True)
-        self._folders.append(p)
+        self._folders.append((p, flag, path))
         return p
 
     def make(self) -> None:
         """Create the missing folders (call it once every input is checked)."""
-        for folder in self._folders:
-            missing = [q for q in (folder, *folder.parents) if not q.exists()]
-            folder.mkdir(parents=True, exist_ok=True)
-            self._made.extend(missing)  # deepest first
+        for folder, flag, path in self._folders:
+            self._made.extend(q for q in (folder, *folder.parents) if not q.exists())
+            try:  # changed since it was checked: still refused before the work, in one line
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                self.undo()
+                raise ConfigError(
+                    f"{flag} {path}: cannot make the folder {folder} "
+                    f"({exc.strerror or exc}); give another path"
+                ) from None
 
     def undo(self) -> None:
-        """Remove the folders ``make`` created, those still empty."""
+        """Remove the folders ``make`` created (deepest first), those still empty."""
         for q in self._made:
             with contextlib.suppress(OSError):  # not empty any more: not ours alone
                 q.rmdir()

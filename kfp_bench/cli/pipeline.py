@@ -21,8 +21,8 @@ def register(sub) -> None:
 
 
 def cmd_demo(a: argparse.Namespace) -> int:
-    from kfp_bench.pipeline.checks import MAX_DURATION_S, MAX_LOAD_WORKERS, MAX_RUNS
     from kfp_bench.sandbox.demo import run_demo
+    from kfp_bench.steps.checks import MAX_DURATION_S, MAX_LOAD_WORKERS, MAX_RUNS
 
     # The pipeline's first step would refuse these too, but only after the servers have started.
     if not 0 < a.duration <= MAX_DURATION_S:
@@ -42,7 +42,7 @@ def cmd_demo(a: argparse.Namespace) -> int:
 
 
 def cmd_compile(a: argparse.Namespace) -> int:
-    from kfp_bench.pipeline.compile import compile_all, delivery_for
+    from kfp_bench.steps.compile import compile_all, delivery_for
 
     delivery = delivery_for(a.image, a.pip_index_url, a.wheel_url, a.sha256)
     writable(a.out, "--out", folder=True)
@@ -85,7 +85,7 @@ def cmd_install(a: argparse.Namespace) -> int:
     from kfp_bench import artifact
     from kfp_bench.components._step import Delivery
     from kfp_bench.names import check_dns1123_label
-    from kfp_bench.pipeline.bundled import compiled_file
+    from kfp_bench.steps.bundled import compiled_file
 
     check_dns1123_label(a.namespace, "--namespace")
     if not a.dry_run:
@@ -113,13 +113,13 @@ def cmd_install(a: argparse.Namespace) -> int:
 
 
 def _target(a: argparse.Namespace):
-    from kfp_bench.pipeline.submit import Target
+    from kfp_bench.steps.submit import Target
 
     return Target(a.host, a.namespace, a.package, a.experiment, a.token_file)
 
 
 def cmd_submit(a: argparse.Namespace) -> int:
-    from kfp_bench.pipeline.submit import parse_params, submit
+    from kfp_bench.steps.submit import parse_params, submit
 
     params = parse_params(a.param)  # unknown names refused before anything is sent
     run_id = submit(_target(a), params, run_name=a.run_name)
@@ -128,7 +128,7 @@ def cmd_submit(a: argparse.Namespace) -> int:
 
 
 def cmd_schedule(a: argparse.Namespace) -> int:
-    from kfp_bench.pipeline.submit import parse_params, schedule
+    from kfp_bench.steps.submit import parse_params, schedule
 
     params = parse_params(a.param)
     rid = schedule(_target(a), params, cron=a.cron, max_concurrency=a.max_concurrency)
@@ -153,8 +153,8 @@ def cron(text: str) -> str:
 
 def _add_pipeline_commands(sub) -> None:
     """compile, submit, schedule and demo: the kfp_bench pipeline's own subcommands."""
-    from kfp_bench.pipeline.params import BenchParams
-    from kfp_bench.pipeline.submit import Target
+    from kfp_bench.steps.params import BenchParams
+    from kfp_bench.steps.submit import Target
 
     p = sub.add_parser(
         "compile",
@@ -225,7 +225,7 @@ def _add_pipeline_commands(sub) -> None:
             name,
             help=f"{what} of the kfp_bench pipeline on a KFP server.",
             description=f"{what} of the kfp_bench pipeline. Parameters: {params} "
-            "(see kfp_bench.pipeline.params.BenchParams).",
+            "(see kfp_bench.steps.params.BenchParams).",
             allow_abbrev=False,
         )
         p.add_argument("--host", required=True, metavar="URL", help=field_help(Target, "host"))

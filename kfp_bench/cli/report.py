@@ -153,8 +153,7 @@ def _pushable(path: str) -> None:
     from kfp_bench.errors import ConfigError
     from kfp_bench.stats import store
     from kfp_bench.stats.llm import LlmStats
-    from kfp_bench.stats.llm_sweep import LlmSweep
-    from kfp_bench.stats.rate_sweep import RateSweep
+    from kfp_bench.stats.rate_sweep import LlmSweep, RateSweep
 
     if Path(path).is_file() and not isinstance(store.load(path), LlmStats | LlmSweep | RateSweep):
         raise ConfigError(

@@ -69,8 +69,8 @@ FEATURES: dict[str, Feature] = {
         "#11770 (fd1b48b); CHANGELOG 2.5.0",
     ),
     # kfp-bench's wheel, mounted into every step from the ConfigMap kfp-bench install writes
-    # (components/_step.py); the name is written as a constant parameter, which the driver reads
-    # from 2.5.0 on (driver/k8s.go, ConfigMapNameParameter).
+    # (kfp_bench/components/_step.py); the name is written as a constant parameter, which the
+    # driver reads from 2.5.0 on (driver/k8s.go, ConfigMapNameParameter).
     "optional-configmap-volume": Feature(
         "2.5.0",
         "kubernetes.use_config_map_as_volume(optional=True), the name as a parameter",
@@ -94,8 +94,8 @@ FEATURES: dict[str, Feature] = {
         "dsl.PipelineTaskFinalStatus input of the exit task",
         "#11953 (0d857b6); CHANGELOG 2.14.0",
     ),
-    # The load workers' retry when their pod dies (pipelines/meta.py, _worker): the executor's
-    # Argo retryStrategy (argocompiler/container.go).
+    # The load workers' retry when their pod dies (kfp_bench/pipelines/meta.py, _worker): the
+    # executor's Argo retryStrategy (argocompiler/container.go).
     "task-retry": Feature(
         "2.5.0", "set_retry on the load workers (Argo retryStrategy)", "#11673 (30210e33bf)"
     ),

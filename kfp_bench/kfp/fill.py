@@ -103,7 +103,7 @@ class FillOptions:
 
 def fill_id(benchmark_id: str) -> str:
     """The fill's own benchmark id: ``<id>-fill``; an id too long for that (a pipeline run's
-    own id may take all 40 characters: ``kfp_bench.pipeline.ids``) keeps its first 29
+    own id may take all 40 characters: ``kfp_bench.steps.ids``) keeps its first 29
     characters and 5 hex digits of its SHA-256, so that the name stays unique and short."""
     room = 40 - len(SUFFIX)
     if len(benchmark_id) > room:

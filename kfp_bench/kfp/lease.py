@@ -40,7 +40,7 @@ DEFAULT_PREFIX = "kfp-bench"
 _DESC = "kfp-bench lease "
 #: Beyond the steps' own work: the pods' start, installs, report and cleanup (s).
 TTL_MARGIN_S = 3600.0
-#: A deploy_isvc step's timeout (pipelines/meta.py: 2 * _SHORT).
+#: A deploy_isvc step's timeout (kfp_bench/pipelines/meta.py: 2 * _SHORT).
 ISVC_DEPLOY_S = 1800.0
 #: Creates tried while the lease vanishes between a refused create and its read.
 _TRIES = 5

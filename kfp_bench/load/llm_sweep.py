@@ -1,6 +1,6 @@
 """The LLM sweep's run: one ``load.llm.run_llm`` step per rate (open loop) or concurrency
 (closed loop), for ``step_s`` seconds each, through the predict sweep's driver
-(``load.sweep.step_through``); the steps and the knee are ``stats.llm_sweep``'s.
+(``load.sweep.step_through``); the steps and the knee are ``stats.rate_sweep``'s.
 The module never prints; ``on_step`` hears each step.
 """
 
@@ -15,7 +15,7 @@ from kfp_bench.load.openai import LlmOptions
 from kfp_bench.load.options import check_rates
 from kfp_bench.load.sweep import check_step_s, step_through
 from kfp_bench.stats.llm import LlmStats
-from kfp_bench.stats.llm_sweep import KNEE_FACTOR, KNEE_MIN_GOOD, LlmSweep, find_llm_knee
+from kfp_bench.stats.rate_sweep import KNEE_FACTOR, KNEE_MIN_GOOD, LlmSweep, find_llm_knee
 from kfp_bench.stats.slo import Slo
 
 

@@ -88,7 +88,7 @@ def tables_metrics(t) -> dict:
 
 
 def llm_section(stats) -> list[dict]:
-    """The LLM bundle's hook: a "Cost" section's fields (``llm_bundle.Section``), or none."""
+    """The LLM bundle's hook: a "Cost" section's fields (``report.fmt.Section``), or none."""
     found = rows(of_llm_stats(stats), llm=True)
     if not found:
         return []

@@ -61,7 +61,7 @@ def server_notes(summary: dict) -> list[str]:
 
 def server_section(summary: dict) -> tuple | None:
     """(title, intro, figure names, tables, items): the HTML's section of the server's figures
-    at each K (``report.html.server_html``); None without a profile read over the fill."""
+    at each K (``report.html.section``); None without a profile read over the fill."""
     t = server_table(summary)
     if t is None:
         return None

@@ -21,6 +21,7 @@ from kfp_bench.gates import lines
 from kfp_bench.report import cost, fill_server, fmt
 from kfp_bench.report import fill as fill_report
 from kfp_bench.report import runs as runs_report
+from kfp_bench.report.fmt import Section
 from kfp_bench.report.metrics import RUN_RES, resolution
 from kfp_bench.report.plots import Figure
 from kfp_bench.report.tables import (
@@ -119,17 +120,17 @@ def render(
         parts.append(_runs(tables, figs))
         runs_server = runs_report.server_section(tables.summary)  # KFP's own histogram
         if runs_server is not None:
-            parts.append(server_html(runs_server, figs))
+            parts.append(section(runs_server, figs))
     fill = fill_report.wide(tables.summary)
     if fill is not None:  # the full-database probe: p50 (ms) of each call at each K
         parts += ["<h2>Full database</h2>\n", _fig(figs, "fill_latency"), _df(fill, "K")]
         by_k = fill_server.server_section(tables.summary)  # with a metrics profile
         if by_k is not None:
-            parts.append(server_html(by_k, figs))
+            parts.append(section(by_k, figs))
     if tables.load is not None:
         parts.append(_load(tables, figs))
     if server is not None:
-        parts.append(server_html(server, figs))
+        parts.append(section(server, figs))
     if tables.sweep is not None:
         parts.append("<h2>Rate sweep</h2>\n" + _fig(figs, "sweep"))
         parts.append(_df(sweep_shown(tables.sweep)))
@@ -228,14 +229,42 @@ def _load(t: Tables, figs: dict) -> str:
     return "".join(out)
 
 
-def server_html(section: tuple, figs: dict) -> str:
-    """A section of (title, intro, figure names, tables of (head, body), note items)."""
-    title, intro, names, tables, items = section
-    out = [f"<h2>{escape(title)}</h2>\n<p>{escape(intro)}</p>\n"]
-    out += [_fig(figs, n) for n in names]
-    out += [table(head, body) for head, body in tables]
-    if items:
-        out.append("<ul>" + "".join(f"<li>{escape(i)}</li>" for i in items) + "</ul>\n")
+def section(part: Section | tuple, figs: dict) -> str:
+    """A ``fmt.Section``: its charts from ``figs`` (by name), tables and list."""
+    sec = Section.of(part)
+    out = [f"<h2>{escape(sec.title)}</h2>\n"]
+    if sec.intro:
+        out.append(f'<p class="sub">{escape(sec.intro)}</p>\n')
+    out += [_fig(figs, n) for n in sec.figures]
+    out += [table(head, body) for head, body in sec.tables]
+    if sec.items:
+        out.append("<ul>" + "".join(f"<li>{escape(i)}</li>" for i in sec.items) + "</ul>\n")
+    return "".join(out)
+
+
+def page(
+    title: str, head: str, parts: list, figures, *, verdicts=(), failed=(), top: str = ""
+) -> str:
+    """A report.html of ``parts`` (``fmt.Section``s) under ``title``: the gates' ``verdicts``,
+    the ``head`` line, the ``failed`` flags' lines, ``top`` (the cards), then the sections."""
+    figs = {f.name: f for f in figures}
+    out = [
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{escape(title)}</title><style>{CSS}</style></head><body><main>\n",
+        f"<h1>{escape(title)}</h1>",
+        gates_html(verdicts),
+        f'<p class="sub">{escape(head)}</p>\n',
+    ]
+    if failed:
+        items = "".join(f"<li>{escape(line)}</li>" for line in failed)
+        out.append(
+            '<div class="verdict bad" id="failures">FAILED: the benchmark did not do all that '
+            f"was asked; what is below is partial.<ul>{items}</ul></div>\n"
+        )
+    out.append(top)
+    out += [section(sec, figs) for sec in parts]
+    out.append("</main></body></html>\n")
     return "".join(out)
 
 

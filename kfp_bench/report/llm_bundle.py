@@ -11,9 +11,10 @@
     llm_series.csv     one row per second (``kfp_bench.stats.token_series``)
     gates.json         the gates' verdicts (``kfp_bench.gates``), when gates were given
 
-The tables are built once (``sections``) and rendered by both the Markdown and the HTML writer,
-so the two never disagree. Goodput against load: an LLM sweep's rows (``sweep``)
-is the hook: given its points it adds their table to both pages.
+The tables are built once (``sections``, each a ``fmt.Section``) and rendered by the shared
+Markdown and HTML writers (``markdown.page``, ``html.page``), so the two never disagree. Goodput
+against load: an LLM sweep's rows (``sweep``) is the hook: given its points it adds their table
+to both pages.
 """
 
 from __future__ import annotations
@@ -21,24 +22,23 @@ from __future__ import annotations
 import csv
 import io
 import os
-from dataclasses import dataclass, field
-from html import escape
 from pathlib import Path
 
 from kfp_bench.figures import DASH, HDR_MS, count, num, pct, when
 from kfp_bench.gates import counts, evaluate
 from kfp_bench.outcome import describe, describe_warnings
 from kfp_bench.report import cost, html, llm_plots, llm_text, markdown
+from kfp_bench.report.fmt import Section
 from kfp_bench.report.folder import metrics_json, summary_bytes, write_folder
 from kfp_bench.report.hey import error_lines
 from kfp_bench.report.llm_text import OPEN_LOOP_ONLY, ROWS
-from kfp_bench.report.markdown import table as md_table
 from kfp_bench.stats.llm import LlmStats, LlmSummary, metric_values
 from kfp_bench.stats.token_series import COUNTS
 
 FILES = ("report.html", "summary.md", "metrics.json", "llm_latency.csv", "llm_series.csv")
 PCT_COLUMNS = ("p50", "p90", "p95", "p99", "p99_9", "min", "max", "mean")
 UNKNOWN = "unknown"
+TITLE = "kfp-bench LLM report"
 #: The headline cards of the page: metric, label, unit.
 CARDS = (
     ("llm_rps", "requests", "req/s"),
@@ -48,18 +48,6 @@ CARDS = (
     ("itl_p99_ms", "ITL p99", "ms"),
     ("goodput_ratio", "goodput", ""),
 )
-
-
-@dataclass
-class Section:
-    """One titled part of the report: an introduction, the charts shown first, tables, then a
-    bulleted list."""
-
-    title: str
-    intro: str = ""
-    figures: tuple[str, ...] = ()
-    tables: list[tuple[list[str], list[list[str]]]] = field(default_factory=list)
-    items: list[str] = field(default_factory=list)
 
 
 def write_llm_bundle(
@@ -79,7 +67,7 @@ def write_llm_bundle(
         out_dir: the folder; other files in it are carried over.
         source: the results file's name, shown in the header.
         sweep: goodput against load, one dict per step of an LLM sweep (``level`` first, then
-            its figures: ``stats.llm_sweep.LlmSweep.rows``).
+            its figures: ``stats.rate_sweep.LlmSweep.rows``).
         gates: ``kfp_bench.gates.Gate``s checked against the metrics: their verdicts open both
             pages, join the metrics (gates_checked, gates_broken) and go to gates.json.
         sweep_by: what the sweep stepped, "rate" or "concurrency" (its chart's x axis).
@@ -101,12 +89,18 @@ def write_llm_bundle(
         from kfp_bench.report.server_plots import llm_section
 
         section, more = llm_section(stats, s, server)
-        parts.insert(3, Section(*section))
+        parts.insert(3, Section.of(section))
         figures += more
-    page = render_html(s, head, parts, figures, metrics, verdicts)
+    failed = describe(s.flags)
+    page = html.page(
+        TITLE, head, parts, figures, verdicts=verdicts, failed=failed,
+        top=html.cards(metrics, CARDS),
+    )  # fmt: skip
+    footer = f"Charts: report.html. Records: {', '.join(FILES[3:])}.\n"
+    text = markdown.page(TITLE, head, parts, verdicts=verdicts, failed=failed, footer=footer)
     files = {
         "report.html": page,
-        "summary.md": summary_bytes(render_markdown(s, head, parts, verdicts)),
+        "summary.md": summary_bytes(text),
         "metrics.json": metrics_json(metrics),
         "llm_latency.csv": _latency_csv(s),
         "llm_series.csv": _series_csv(stats),
@@ -248,61 +242,6 @@ def _usage(s: LlmSummary) -> Section:
 
 def _notes(s: LlmSummary) -> list[str]:
     return [*llm_text.token_notes(s, count), *llm_text.measured_notes(s, count)]
-
-
-# -- the writers -------------------------------------------------------------------------------
-def render_markdown(s: LlmSummary, head: str, parts: list[Section], verdicts=()) -> str:
-    buf = io.StringIO()
-    w = buf.write
-    w("# kfp-bench LLM report\n\n")
-    markdown.write_gates(w, verdicts)
-    w(f"{head}.\n\n")
-    failed = describe(s.flags)
-    if failed:
-        w("**FAILED**: the benchmark did not do all that was asked; what is below is partial.\n\n")
-        w("".join(f"- {line}\n" for line in failed) + "\n")
-    for sec in parts:
-        w(f"## {sec.title}\n\n")
-        if sec.intro:
-            w(f"{sec.intro}\n\n")
-        for cols, body in sec.tables:
-            md_table(w, cols, body)
-        if sec.items:
-            w("".join(f"- {item}\n" for item in sec.items) + "\n")
-    w(f"Charts: report.html. Records: {', '.join(FILES[3:])}.\n")
-    return buf.getvalue()
-
-
-def render_html(
-    s: LlmSummary, head: str, parts: list[Section], figures, metrics: dict, verdicts=()
-) -> str:
-    figs = {f.name: f for f in figures}
-    out = [
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>kfp-bench LLM report</title><style>{html.CSS}</style></head><body><main>\n",
-        "<h1>kfp-bench LLM report</h1>",
-        html.gates_html(verdicts),
-        f'<p class="sub">{escape(head)}</p>\n',
-    ]
-    failed = describe(s.flags)
-    if failed:
-        items = "".join(f"<li>{escape(line)}</li>" for line in failed)
-        out.append(
-            '<div class="verdict bad" id="failures">FAILED: the benchmark did not do all that '
-            f"was asked; what is below is partial.<ul>{items}</ul></div>\n"
-        )
-    out.append(html.cards(metrics, CARDS))
-    for sec in parts:
-        out.append(f"<h2>{escape(sec.title)}</h2>\n")
-        if sec.intro:
-            out.append(f'<p class="sub">{escape(sec.intro)}</p>\n')
-        out += [html.figure(figs[n]) for n in sec.figures if n in figs]
-        out += [html.table(cols, body) for cols, body in sec.tables]
-        if sec.items:
-            out.append("<ul>" + "".join(f"<li>{escape(i)}</li>" for i in sec.items) + "</ul>\n")
-    out.append("</main></body></html>\n")
-    return "".join(out)
 
 
 def _latency_csv(s: LlmSummary) -> str:

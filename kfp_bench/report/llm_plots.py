@@ -130,7 +130,7 @@ def timeline(stats: LlmStats) -> Figure | None:
 
 
 def against_load(rows: list[dict], by: str | None = None) -> Figure | None:
-    """An LLM sweep (``stats.llm_sweep.LlmSweep.rows``, stepping ``by`` "rate" or
+    """An LLM sweep (``stats.rate_sweep.LlmSweep.rows``, stepping ``by`` "rate" or
     "concurrency"): goodput and requests/s per step, the TTFT p99 on a second axis, the knee's
     step marked."""
     if len(rows) < 2:

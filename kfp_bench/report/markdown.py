@@ -8,6 +8,7 @@ and long tables are cut at ``MAX_ROWS`` rows with a note saying how many were le
 
 from __future__ import annotations
 
+import io
 from typing import TextIO
 
 import pandas as pd
@@ -17,6 +18,7 @@ from kfp_bench.gates import lines
 from kfp_bench.report import cost, fill_server, fmt
 from kfp_bench.report import fill as fill_report
 from kfp_bench.report import runs as runs_report
+from kfp_bench.report.fmt import Section
 from kfp_bench.report.folder import MAX_BYTES
 from kfp_bench.report.metrics import RUN_RES, resolution
 from kfp_bench.report.tables import (
@@ -27,7 +29,7 @@ from kfp_bench.report.tables import (
     task_times_shown,
 )
 
-__all__ = ["MAX_BYTES", "MAX_ROWS", "section", "table", "write", "write_gates"]
+__all__ = ["MAX_BYTES", "MAX_ROWS", "page", "section", "table", "write", "write_gates"]
 MAX_ROWS = 40
 
 
@@ -101,17 +103,36 @@ def write_gates(w, verdicts) -> None:
     w(f"> **{head}**\n>\n" + "".join(f"> - {r.strip()}\n" for r in rest) + "\n")
 
 
-def section(w, part: tuple) -> None:
-    """A section of (title, intro, figure names, tables of (head, body), note items), as
-    ``report.html.server_html`` renders it; its charts are named, they are in report.html."""
-    title, intro, names, tables, items = part
-    w(f"## {title}\n\n{intro}\n\n")
-    for head, body in tables:
+def section(w, part: Section | tuple, *, charts: bool = True) -> None:
+    """A ``fmt.Section`` through ``w``; its charts are in report.html, named when ``charts``."""
+    sec = Section.of(part)
+    w(f"## {sec.title}\n\n")
+    if sec.intro:
+        w(f"{sec.intro}\n\n")
+    for head, body in sec.tables:
         table(w, head, body)
-    if names:
-        w(f"Charts in report.html: {', '.join(names)}.\n\n")
-    if items:
-        w("".join(f"- {i}\n" for i in items) + "\n")
+    if charts and sec.figures:
+        w(f"Charts in report.html: {', '.join(sec.figures)}.\n\n")
+    if sec.items:
+        w("".join(f"- {i}\n" for i in sec.items) + "\n")
+
+
+def page(title: str, head: str, parts: list, *, verdicts=(), failed=(), footer="") -> str:
+    """A summary.md of ``parts`` (``fmt.Section``s) under ``title``: the gates' ``verdicts``,
+    the ``head`` line, the ``failed`` flags' lines, the sections (their charts unnamed), and
+    the ``footer``."""
+    buf = io.StringIO()
+    w = buf.write
+    w(f"# {title}\n\n")
+    write_gates(w, verdicts)
+    w(f"{head}.\n\n")
+    if failed:
+        w("**FAILED**: the benchmark did not do all that was asked; what is below is partial.\n\n")
+        w("".join(f"- {line}\n" for line in failed) + "\n")
+    for sec in parts:
+        section(w, sec, charts=False)
+    w(footer)
+    return buf.getvalue()
 
 
 def _failures(w, t: Tables) -> None:

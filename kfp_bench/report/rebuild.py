@@ -150,8 +150,7 @@ def rebuild_all(
     from kfp_bench.report import hey
     from kfp_bench.stats import store
     from kfp_bench.stats.llm import LlmStats
-    from kfp_bench.stats.llm_sweep import LlmSweep
-    from kfp_bench.stats.rate_sweep import RateSweep
+    from kfp_bench.stats.rate_sweep import LlmSweep, RateSweep
 
     dirs, files = [], []
     for p in paths:
@@ -262,7 +261,7 @@ def _llm_report(path: str, stats, out: TextIO, out_dir: str, several: bool, gate
     from kfp_bench.report import llm_text
     from kfp_bench.report import sweep as sweep_text
     from kfp_bench.report.llm_bundle import write_llm_bundle
-    from kfp_bench.stats.llm_sweep import LlmSweep
+    from kfp_bench.stats.rate_sweep import LlmSweep
 
     p = Path(path)
     if not out_dir:

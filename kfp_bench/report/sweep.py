@@ -77,7 +77,7 @@ LLM_COLUMNS = (
 
 
 def write_llm_text(rows: list[dict], knee: dict, by: str, out: TextIO) -> None:
-    """An LLM sweep's table (``stats.llm_sweep.LlmSweep.rows``), one line per step (ms) with
+    """An LLM sweep's table (``stats.rate_sweep.LlmSweep.rows``), one line per step (ms) with
     its flags, and its knee with the knee step's flags."""
     w = out.write
     w(f"\nSweep by {by} (latencies in ms{', from the intended send' if by == 'rate' else ''}):\n")

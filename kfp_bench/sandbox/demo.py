@@ -144,7 +144,7 @@ def _check_pin() -> None:
     this checkout builds: every step would fail its install."""
     from kfp_bench import artifact
     from kfp_bench.errors import ConfigError
-    from kfp_bench.pipeline.bundled import compiled_file
+    from kfp_bench.steps.bundled import compiled_file
 
     own = artifact.build().sha256
     if artifact.pins(compiled_file("kfp_bench")) != {own}:
@@ -159,8 +159,8 @@ def _install_scripts() -> list[str]:
     """The install scripts of compiled/kfp_bench.yaml's steps that run whatever the arguments."""
     import yaml
 
-    from kfp_bench.pipeline.bundled import compiled_file
     from kfp_bench.sandbox.pods import install_scripts
+    from kfp_bench.steps.bundled import compiled_file
 
     with open(compiled_file("kfp_bench")) as f:
         return install_scripts(next(yaml.safe_load_all(f)))
@@ -174,8 +174,8 @@ def _run_pipeline(
     a line per finished step."""
     from kfp import components
 
-    from kfp_bench.pipeline.bundled import compiled_file
     from kfp_bench.sandbox.pods import as_pods
+    from kfp_bench.steps.bundled import compiled_file
 
     log = log.resolve()  # the tail opens it after the working directory has changed
     kfp_bench = components.load_component_from_file(str(compiled_file("kfp_bench")))

@@ -5,7 +5,7 @@ or the LLM's TTFT p99) and a ratio (success, or good share). ``find_knee`` names
 whose latency exceeds ``factor`` times the first point's, or whose ratio falls below
 ``min_ratio``. A point that got no response at all is neither the knee nor its baseline: a
 closed port is not a saturated server. What a point's figures are is the caller's
-(``load.sweep``, ``stats.llm_sweep``); ``Words`` names them in the reason.
+(``load.sweep``, ``stats.rate_sweep``); ``Words`` names them in the reason.
 """
 
 from __future__ import annotations

@@ -36,8 +36,6 @@ Warm-up: a request sent less than ``warmup_s`` after its batch's ``t0`` counts n
 
 from __future__ import annotations
 
-import time
-from collections import Counter
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -52,9 +50,9 @@ from kfp_bench.records import (
 )
 from kfp_bench.stats import document
 from kfp_bench.stats.hdr import Histogram
-from kfp_bench.stats.load import merge_client_cpu, merge_workers, read_client_cpu
+from kfp_bench.stats.shared import Shared, SharedSummary
 from kfp_bench.stats.slo import Slo
-from kfp_bench.stats.stages import StageStats, add_llm_rows
+from kfp_bench.stats.stages import add_llm_rows
 from kfp_bench.stats.token_series import TokenSeries
 from kfp_bench.stats.turns import TurnStats
 
@@ -89,36 +87,23 @@ def _us(seconds: np.ndarray) -> np.ndarray:
 
 
 @dataclass
-class LlmStats:
-    """The aggregate of a streaming load.
+class LlmStats(Shared):
+    """The aggregate of a streaming load: ``Shared``'s fields, then its own.
 
     Attributes:
-        corrected: True in open loop (the schedule's intended send times mean something).
         warmup_s: requests sent earlier than this after the start are left out (counted in
             ``warmup``).
         slo: the bounds of a good request (goodput).
-        started_at: wall-clock start (epoch seconds), for the per-second series.
-        duration_s: from the start to the end of the load; set by ``close()``.
-        client_cpu: the load generator's own CPU while it sent (``stats.load.client_cpu``),
-            merged over its processes.
+        counts: the integer counts (``_COUNTS``); ``hists`` the token-timing histograms (µs).
+        turns: per-turn figures of a --multi-turn load (``stats.turns``).
     """
 
-    corrected: bool = False
     warmup_s: float = 0.0
     slo: Slo = field(default_factory=Slo)
-    started_at: float = field(default_factory=time.time)
-    duration_s: float = 0.0
-    options: dict = field(default_factory=dict)
     counts: dict = field(default_factory=lambda: dict.fromkeys(_COUNTS, 0))
-    status_codes: Counter = field(default_factory=Counter)
-    errors: Counter = field(default_factory=Counter)
     hists: dict = field(default_factory=lambda: {h: Histogram() for h in HISTOGRAMS})
     series: TokenSeries = field(default_factory=TokenSeries)
-    workers: dict = field(default_factory=lambda: {"expected": 1, "reported": 1, "missing": []})
-    flags: list = field(default_factory=list)
-    client_cpu: dict = field(default_factory=dict)
-    stages: StageStats | None = None  # per-stage figures of a --stages load (stats/stages.py)
-    turns: TurnStats | None = None  # per-turn figures of a --multi-turn load (stats/turns.py)
+    turns: TurnStats | None = None
 
     # -- adding ------------------------------------------------------------------------------
     def add_batch(self, batch: StreamBatch) -> None:
@@ -283,30 +268,16 @@ class LlmStats:
                 f"cannot merge LLM results of different settings (slo {self.slo} / {other.slo}, "
                 f"warm-up {self.warmup_s:g} s / {other.warmup_s:g} s); merge one benchmark's"
             )
-        end = max(self.started_at + self.duration_s, other.started_at + other.duration_s)
-        self.started_at = min(self.started_at, other.started_at)
-        self.duration_s = end - self.started_at
-        self.corrected = self.corrected or other.corrected
+        if (self.turns is None) != (other.turns is None):
+            raise ResultsError("cannot merge a multi-turn LLM result with one of single requests")
+        super().merge(other)
         for k in _COUNTS:
             self.counts[k] += other.counts[k]
-        self.status_codes.update(other.status_codes)
-        self.errors.update(other.errors)
-        self.client_cpu = merge_client_cpu(self.client_cpu, other.client_cpu)
         for name in HISTOGRAMS:
             self.hists[name].merge(other.hists[name])
         self.series.merge(other.series)
-        if self.stages is not None and other.stages is not None:
-            self.stages.merge(other.stages)
-        if (self.turns is None) != (other.turns is None):
-            raise ResultsError("cannot merge a multi-turn LLM result with one of single requests")
         if self.turns is not None:
             self.turns.merge(other.turns)
-        self.workers = merge_workers(self.workers, other.workers)
-        self.flag(*other.flags)
-
-    def flag(self, *names: str) -> None:
-        """Add flags, each once, kept sorted."""
-        self.flags = sorted(set(self.flags).union(names))
 
     # -- persistence -------------------------------------------------------------------------
     def to_dict(self, *, summary: bool = True) -> dict:
@@ -316,24 +287,14 @@ class LlmStats:
         if summary:
             doc["summary"] = self.summary().as_dict()
         doc.update(
-            corrected=self.corrected,
+            self.shared_dict(),
             warmup_s=self.warmup_s,
             slo=str(self.slo),
-            started_at=self.started_at,
-            duration_s=self.duration_s,
             counts=dict(self.counts),
-            status_codes={str(k): v for k, v in sorted(self.status_codes.items())},
-            errors=dict(self.errors.most_common()),
-            workers=self.workers,
-            flags=self.flags,
-            client_cpu=self.client_cpu,
-            options=self.options,
             histogram={"unit": "us", **{k: self.hists[k].encode() for k in HISTOGRAMS}},
             out_of_range={k: self.hists[k].out_of_range for k in HISTOGRAMS},
             series=self.series.rows(),
         )
-        if self.stages is not None:
-            doc["stages"] = self.stages.to_dict()
         if self.turns is not None:
             doc["turns"] = self.turns.to_dict()
         return doc
@@ -347,32 +308,23 @@ class LlmStats:
         )  # fmt: skip
         try:
             stats = cls(
-                corrected=bool(doc["corrected"]),
+                **cls.shared_fields(doc),
                 warmup_s=float(doc["warmup_s"]),
                 slo=Slo.parse(doc["slo"]),
-                started_at=float(doc["started_at"]),
-                duration_s=float(doc["duration_s"]),
-                options=dict(doc.get("options", {})),
             )
+            stats.read_shared(doc, source)
             counts = doc["counts"]
             if "chunk_counted" not in counts:  # saved before: no usage meant chunks, input 0
                 counts = {**counts, "chunk_counted": counts["usage_missing"]}
                 counts["input_unknown"] = counts["usage_missing"]
             added = (*TOKEN_COUNTS, "no_done")  # 0 in results saved before them
             stats.counts = {k: int(counts.get(k, 0) if k in added else counts[k]) for k in _COUNTS}
-            stats.status_codes = Counter({int(k): int(v) for k, v in doc["status_codes"].items()})
-            stats.errors = Counter({str(k): int(v) for k, v in doc["errors"].items()})
             lost = doc["out_of_range"]
             stats.hists = {
                 k: Histogram.decode(doc["histogram"][k], int(lost[k])) for k in HISTOGRAMS
             }
             stats.series = TokenSeries.from_rows(doc["series"])
-            stats.workers = dict(doc["workers"])
-            stats.flags = list(doc.get("flags", []))
-            stats.client_cpu = read_client_cpu(doc.get("client_cpu") or {})
             stats._flag_counts()  # results saved before a flag existed show it too
-            if doc.get("stages"):
-                stats.stages = StageStats.from_dict(doc["stages"], source)
             if doc.get("turns"):  # a --multi-turn result (none saved before it)
                 stats.turns = TurnStats.from_dict(doc["turns"], source)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -432,7 +384,7 @@ class LlmStats:
 
 
 @dataclass(frozen=True, slots=True)
-class LlmSummary:
+class LlmSummary(SharedSummary):
     """The finished figures of a streaming load, in the units reports print (ms, per second).
 
     ``latency_ms`` holds, for each of ``HISTOGRAMS``, the sample count, p50 to p99.9, min, max
@@ -444,15 +396,11 @@ class LlmSummary:
     multi-turn load (``stats.turns.TurnStats.summary``), empty for single requests.
     """
 
-    requests: int
     completed: int
     failed: int
     no_content: int
     warmup_excluded: int
-    duration_s: float
     measured_s: float
-    corrected: bool
-    rps: float
     output_tokens: int | None
     input_tokens: int | None
     output_tokens_per_s: float | None

@@ -17,9 +17,7 @@ and a second one from the actual send time.
 
 from __future__ import annotations
 
-import time
 from array import array
-from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -30,7 +28,7 @@ from kfp_bench.records import BATCH_COLUMNS, ResultBatch
 from kfp_bench.stats import document
 from kfp_bench.stats.hdr import Histogram
 from kfp_bench.stats.series import Series
-from kfp_bench.stats.stages import StageStats
+from kfp_bench.stats.shared import Shared, SharedSummary
 
 #: Version of the JSON results format; ``from_dict`` refuses any other.
 FORMAT = "kfp-bench/load"
@@ -85,39 +83,20 @@ class _Phase:
 
 
 @dataclass
-class LoadStats:
-    """The aggregate of a load attack.
+class LoadStats(Shared):
+    """The aggregate of a load attack: ``Shared``'s fields, then the counts, latency histograms
+    (corrected, uncorrected, without a response), request phases and per-second series."""
 
-    Attributes:
-        corrected: True in rate mode, where latency is measured from the intended send time.
-        started_at: wall-clock start (epoch seconds).
-        duration_s: from the start to the last response; set by ``close()``.
-        options: the attack's options (credentials redacted), kept for the report.
-        client_cpu: the load generator's own CPU time while it sent
-            (``kfp_bench.load.cpu.client_cpu``); empty for results that did not measure it
-            (flush deltas, older files).
-    """
-
-    corrected: bool = False
-    started_at: float = field(default_factory=time.time)
-    duration_s: float = 0.0
-    options: dict = field(default_factory=dict)
     requests: int = 0
     ok: int = 0
     bytes_in: int = 0
     bytes_out: int = 0
     not_sent: int = 0
-    status_codes: Counter = field(default_factory=Counter)
-    errors: Counter = field(default_factory=Counter)
     latency: Histogram = field(default_factory=Histogram)
     uncorrected: Histogram = field(default_factory=Histogram)
     no_response: Histogram = field(default_factory=Histogram)
     phases: dict = field(default_factory=lambda: {p: _Phase() for p in PHASES})
     series: Series = field(default_factory=Series)
-    workers: dict = field(default_factory=lambda: {"expected": 1, "reported": 1, "missing": []})
-    flags: list = field(default_factory=list)
-    client_cpu: dict = field(default_factory=dict)
-    stages: StageStats | None = None  # per-stage figures of a --stages load (stats/stages.py)
 
     # -- adding ------------------------------------------------------------------------------
     def add(self, result) -> None:
@@ -198,31 +177,17 @@ class LoadStats:
     # -- merging -----------------------------------------------------------------------------
     def merge(self, other: LoadStats) -> None:
         """Add another process's or machine's stats; the duration spans both."""
-        end = max(self.started_at + self.duration_s, other.started_at + other.duration_s)
-        self.started_at = min(self.started_at, other.started_at)
-        self.duration_s = end - self.started_at
-        self.corrected = self.corrected or other.corrected
+        super().merge(other)
         for name in ("requests", "ok", "bytes_in", "bytes_out", "not_sent"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
-        self.status_codes.update(other.status_codes)
-        self.errors.update(other.errors)
         self.latency.merge(other.latency)
         self.uncorrected.merge(other.uncorrected)
         self.no_response.merge(other.no_response)
         for p in PHASES:
             self.phases[p].merge(other.phases[p])
         self.series.merge(other.series)
-        if self.stages is not None and other.stages is not None:
-            self.stages.merge(other.stages)
-        self.workers = merge_workers(self.workers, other.workers)
-        self.flag(*other.flags)
         if self.responses:  # a pod that got no response does not make the whole run so
             self.flags = [f for f in self.flags if f != NO_RESPONSE]
-        self.client_cpu = merge_client_cpu(self.client_cpu, other.client_cpu)
-
-    def flag(self, *names: str) -> None:
-        """Add flags (``interrupted``, ``engine-error``, ...), each once, kept sorted."""
-        self.flags = sorted(set(self.flags).union(names))
 
     def note_no_response(self) -> None:
         """Flag ``no-response`` when no request got a response (none was sent, or every one
@@ -258,31 +223,20 @@ class LoadStats:
             doc.update(rps=s.rps, success_ratio=s.success_ratio, latency_ms=s.latency_ms)
             doc.update(responses=s.responses, no_response=s.no_response)
         doc.update(
-            {
-                "status_codes": {str(k): v for k, v in sorted(self.status_codes.items())},
-                "errors": dict(self.errors.most_common()),
-                "corrected": self.corrected,
-                "started_at": self.started_at,
-                "ok": self.ok,
-                "bytes_in": self.bytes_in,
-                "bytes_out": self.bytes_out,
-                "not_sent": self.not_sent,
-                "out_of_range": self.latency.out_of_range,
-                "details": {p: ph.as_dict() for p, ph in self.phases.items()},
-                "workers": self.workers,
-                "flags": self.flags,
-                "client_cpu": self.client_cpu,
-                "options": self.options,
-                "histogram": {
-                    "unit": "us",
-                    "latency": self.latency.encode(),
-                    "no_response": self.no_response.encode(),
-                },
-                "series": self.series.rows(),
-            }
+            self.shared_dict(),
+            ok=self.ok,
+            bytes_in=self.bytes_in,
+            bytes_out=self.bytes_out,
+            not_sent=self.not_sent,
+            out_of_range=self.latency.out_of_range,
+            details={p: ph.as_dict() for p, ph in self.phases.items()},
+            histogram={
+                "unit": "us",
+                "latency": self.latency.encode(),
+                "no_response": self.no_response.encode(),
+            },
+            series=self.series.rows(),
         )
-        if self.stages is not None:
-            doc["stages"] = self.stages.to_dict()
         if self.corrected and summary:
             doc["latency_uncorrected_ms"] = s.uncorrected_ms
         if self.corrected:
@@ -298,16 +252,10 @@ class LoadStats:
             written_by="kfp-bench load --json-out",
         )  # fmt: skip
         try:
-            stats = cls(
-                corrected=bool(doc["corrected"]),
-                started_at=float(doc["started_at"]),
-                duration_s=float(doc["duration_s"]),
-                options=doc.get("options", {}),
-            )
+            stats = cls(**cls.shared_fields(doc))
+            stats.read_shared(doc, source)
             for name in ("requests", "ok", "bytes_in", "bytes_out", "not_sent"):
                 setattr(stats, name, int(doc[name]))
-            stats.status_codes = Counter({int(k): v for k, v in doc["status_codes"].items()})
-            stats.errors = Counter(doc["errors"])
             hist = doc["histogram"]
             stats.latency = Histogram.decode(hist["latency"], int(doc.get("out_of_range", 0)))
             if "uncorrected" in hist:
@@ -319,11 +267,6 @@ class LoadStats:
                 lo = d["min_s"] if d["count"] else float("inf")
                 stats.phases[p] = _Phase(d["count"], d["mean_s"] * d["count"], lo, d["max_s"])
             stats.series = Series.from_rows(doc["series"])
-            stats.workers = dict(doc["workers"])
-            stats.flags = list(doc.get("flags", []))
-            stats.client_cpu = read_client_cpu(doc.get("client_cpu") or {})
-            if doc.get("stages"):
-                stats.stages = StageStats.from_dict(doc["stages"], source)
             if "no_response" not in hist:  # saved before they were kept apart
                 _from_mixed(stats)
         except (KeyError, TypeError, ValueError) as exc:
@@ -376,66 +319,6 @@ def _from_mixed(stats: LoadStats) -> None:
 # -- the load generator's own CPU ------------------------------------------------------------
 #: A process busier than this share of one core was likely the limit of its own request rate.
 CPU_BOUND = 0.9
-_CPU_KEYS = ("user_s", "system_s", "processes", "busiest")
-
-
-def merge_workers(a: dict, b: dict) -> dict:
-    """Two results' ``workers``: the counts add up; the lists of worker indexes ("missing";
-    "partial": died, but what it measured is in; "late": [index, s] started past the common
-    start) join."""
-    out = {
-        **a,
-        "expected": a["expected"] + b["expected"],
-        "reported": a["reported"] + b["reported"],
-    }
-    for k in ("missing", "partial", "late"):
-        if b.get(k):
-            out[k] = a.get(k, []) + b[k]
-    return out
-
-
-def merge_client_cpu(a: dict, b: dict) -> dict:
-    """Processes add their CPU times; ``busiest`` is the busiest one's share of a core. A side
-    that did not measure (``{}``) adds nothing: ``processes`` says how many did. Throttling is
-    the most throttled process's (processes of one pod share one cgroup and its counters), and
-    ``cpu_limit`` the smallest limit."""
-    if not a or not b:
-        return dict(a or b)
-    out = {
-        "user_s": a["user_s"] + b["user_s"],
-        "system_s": a["system_s"] + b["system_s"],
-        "processes": a["processes"] + b["processes"],
-        "busiest": max(a["busiest"], b["busiest"]),
-    }
-    if "throttled_s" in a or "throttled_s" in b:
-        limits = [x["cpu_limit"] for x in (a, b) if x.get("cpu_limit") is not None]
-        out["cpu_limit"] = min(limits) if limits else None
-        out["throttled_s"] = max(a.get("throttled_s", 0.0), b.get("throttled_s", 0.0))
-        out["throttled_periods"] = max(a.get("throttled_periods", 0), b.get("throttled_periods", 0))
-    return out
-
-
-def read_client_cpu(d) -> dict:
-    """A saved ``client_cpu`` checked and typed ({} for results that did not measure it);
-    ``ValueError`` naming the field at fault."""
-    if not d:
-        return {}
-    number = int | float
-    if not isinstance(d, dict) or any(not isinstance(d.get(k), number) for k in _CPU_KEYS):
-        raise ValueError("client_cpu")
-    out = {k: (int if k == "processes" else float)(d[k]) for k in _CPU_KEYS}
-    if "throttled_s" in d:
-        limit, periods = d.get("cpu_limit"), d.get("throttled_periods")
-        if not (isinstance(d["throttled_s"], number) and isinstance(periods, int)):
-            raise ValueError("client_cpu throttling")
-        if limit is not None and not isinstance(limit, number):
-            raise ValueError("client_cpu cpu_limit")
-        out.update(
-            cpu_limit=None if limit is None else float(limit),
-            throttled_s=float(d["throttled_s"]),
-            throttled_periods=d["throttled_periods"],
-        )
-    return out
 
 
 def cpu_figures(stats: LoadStats) -> dict | None:
@@ -490,20 +373,16 @@ def cpu_caveat(cpu: dict | None) -> str | None:
 
 
 @dataclass(frozen=True, slots=True)
-class LoadSummary:
+class LoadSummary(SharedSummary):
     """The headline figures of a load attack, in the units reports print.
 
     ``latency_ms`` and ``uncorrected_ms`` cover the ``responses`` (any status) and are None when
     there were none; ``no_response`` holds the others: ``requests``, ``errors`` (count by error
     text) and ``time_ms`` (send to failure; None when there were none)."""
 
-    requests: int
-    duration_s: float
-    rps: float
     success_ratio: float
     latency_ms: dict | None
     uncorrected_ms: dict | None
-    corrected: bool
     responses: int = 0
     no_response: dict = field(default_factory=dict)
 

@@ -11,11 +11,10 @@ from kfp_bench.errors import ResultsError
 from kfp_bench.jsonl import write_json_atomic
 from kfp_bench.stats.llm import KIND as LLM_KIND
 from kfp_bench.stats.llm import LlmStats
-from kfp_bench.stats.llm_sweep import KIND as LLM_SWEEP_KIND
-from kfp_bench.stats.llm_sweep import LlmSweep
 from kfp_bench.stats.load import LoadStats
 from kfp_bench.stats.rate_sweep import KIND as RATE_SWEEP_KIND
-from kfp_bench.stats.rate_sweep import RateSweep
+from kfp_bench.stats.rate_sweep import LLM_KIND as LLM_SWEEP_KIND
+from kfp_bench.stats.rate_sweep import LlmSweep, RateSweep
 
 
 def save(stats: LoadStats | LlmStats, path: str | os.PathLike) -> Path:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from kfp import dsl
 from kfp.dsl import Dataset
+
 from kfp_bench.components import (
     aggregate,
     check_params,
@@ -20,10 +21,9 @@ from kfp_bench.components import (
     upload_manifest,
     watch_replicas,
 )
-
-from kfp_bench.pipeline.params import BenchParams
 from kfp_bench.results import read_results
 from kfp_bench.stats import store
+from kfp_bench.steps.params import BenchParams
 from tests.components.conftest import leftovers
 
 pytestmark = pytest.mark.usefixtures("kfp_local")
@@ -38,14 +38,14 @@ def _check_args(**over) -> dict:
 
 def test_check_params_hands_on_the_checked_parameters_with_the_benchmark_id(kfp_api):
     # it takes the benchmark's lease on the KFP server (kfp_bench.kfp.lease): a reachable one
-    # and probes its targets (kfp_bench.pipeline.probe): the KFP API answers, and the load is off
+    # and probes its targets (kfp_bench.steps.probe): the KFP API answers, and the load is off
     task = check_params(**_check_args(load_workers=3, kfp_host=kfp_api.url, run_load=False))
     checked = BenchParams.from_dict(task.output)
     assert checked.load_workers == 3 and isinstance(checked.load_workers, int)
     assert checked.benchmark_id == "job-1"  # derived from the run's id, as cleanup derives it
     import dataclasses
 
-    from kfp_bench.pipeline import exit_handler
+    from kfp_bench.steps import exit_handler
 
     given = dataclasses.replace(checked, benchmark_id="")  # what the exit handler is given
     assert exit_handler.cleanup(given, "job-1", "SUCCEEDED", "").endswith("released")
@@ -147,7 +147,7 @@ def test_upload_spawn_poll_runs_measure_and_leave_the_cleanup_to_the_sweep(kfp_a
 def test_cleanup_sweeps_what_a_failed_benchmark_left(kfp_api):
     from kfp_bench.kfp.api import KfpApi
     from kfp_bench.kfp.options import NAME_PREFIX
-    from kfp_bench.pipeline.ids import benchmark_id_for
+    from kfp_bench.steps.ids import benchmark_id_for
 
     api = KfpApi(kfp_api.url)
     bid = benchmark_id_for("comp-test-2", "x")  # the run's own id: the parameter is a prefix

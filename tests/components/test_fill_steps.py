@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 from kfp import dsl
 from kfp.dsl import Dataset
-from kfp_bench.components import poll_runs, spawn_runs, stage_manifest, upload_manifest
 
+from kfp_bench.components import poll_runs, spawn_runs, stage_manifest, upload_manifest
 from kfp_bench.errors import ConfigError
 from kfp_bench.kfp.fill import fill_id
-from kfp_bench.pipeline import exit_handler
-from kfp_bench.pipeline.ids import benchmark_id_for
-from kfp_bench.pipeline.params import BenchParams
-from kfp_bench.pipeline.runs_params import check_fill
+from kfp_bench.steps import exit_handler
+from kfp_bench.steps.ids import benchmark_id_for
+from kfp_bench.steps.params import BenchParams
+from kfp_bench.steps.runs_params import check_fill
 from tests.components.conftest import leftovers
 
 

@@ -2,7 +2,7 @@
 had and its error and succeeds; aggregate flags what is missing; the report and its metrics show
 the flags; check_outcome fails the run after the report is written.
 
-The steps' functions are called directly (kfp_bench.pipeline's step modules), as a component's
+The steps' functions are called directly (kfp_bench.steps's step modules), as a component's
 one call into them.
 The Kubernetes API is ``fake_kube``'s loopback server, the one mock of the kserve tests (no
 Kubernetes API can run here); the kubernetes client that talks to it is real.
@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 from kfp_bench.errors import BenchError
-from kfp_bench.pipeline import outcome, predict, publish, serving
-from kfp_bench.pipeline.params import BenchParams
 from kfp_bench.report.bundle import write_bundle
 from kfp_bench.results import read_results
 from kfp_bench.stats import store
 from kfp_bench.stats.load import LoadStats
+from kfp_bench.steps import outcome, predict, publish, serving
+from kfp_bench.steps.params import BenchParams
 from tests.kserve.fake_kube import NS, Frame, Scenario
 
 ISVC = {"name": "bench-iris", "namespace": NS}

@@ -17,9 +17,9 @@ import pytest
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.metrics import series as store
-from kfp_bench.pipeline import llm_steps, predict, publish
-from kfp_bench.pipeline.params import BenchParams
 from kfp_bench.sandbox.llm_server import start_llm_server
+from kfp_bench.steps import llm_steps, predict, publish
+from kfp_bench.steps.params import BenchParams
 from tests.conftest import run_cli
 from tests.loopback import Handler, serving
 from tests.metrics.prometheus_server import BINARY, prometheus, wait_scraped
@@ -80,7 +80,7 @@ def test_the_isvc_fills_namespace_and_isvc():
         _check(**prom)
     llm = dict(run_load=False, run_llm=True, isvc=ISVC)
     assert _check(**prom, **llm)
-    from kfp_bench.pipeline.server_metrics import variables
+    from kfp_bench.steps.server_metrics import variables
 
     got = variables(BenchParams(**prom, **llm, metrics_vars="isvc=other,gpu=a100"))
     assert got == {"namespace": "bench", "isvc": "other", "gpu": "a100"}
@@ -167,6 +167,6 @@ def test_predict_load_with_a_profile_and_prometheus_reaches_the_report(model_ser
 
 def test_the_built_in_names_are_the_profiles():
     from kfp_bench.metrics.profile import BUILTIN
-    from kfp_bench.pipeline.server_metrics import BUILTIN_NAMES
+    from kfp_bench.steps.server_metrics import BUILTIN_NAMES
 
     assert BUILTIN_NAMES == ", ".join(BUILTIN)

@@ -16,12 +16,12 @@ import pytest
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.kserve.watch import ReplicaSample, watcher_doc
-from kfp_bench.pipeline import predict, publish, serving
-from kfp_bench.pipeline.llm_params import llm_options
-from kfp_bench.pipeline.load_params import load_options
-from kfp_bench.pipeline.params import BenchParams
 from kfp_bench.results import read_results
 from kfp_bench.stats import store
+from kfp_bench.steps import predict, publish, serving
+from kfp_bench.steps.llm_params import llm_options
+from kfp_bench.steps.load_params import load_options
+from kfp_bench.steps.params import BenchParams
 
 STAGES = "1s@20,idle 1s,1s@10-40"  # 20 + 0 + 25 requests over 3 s
 

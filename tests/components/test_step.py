@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import kfp_bench.components as comps
 import pytest
+
+import kfp_bench.components as comps
 from kfp_bench.components._step import Delivery, step
 
 IMAGE = "ghcr.io/example/kfp-bench@sha256:" + "2" * 64
@@ -51,7 +52,7 @@ def test_check_params_takes_exactly_the_pipelines_parameters():
     import inspect
     from dataclasses import fields
 
-    from kfp_bench.pipeline.params import BenchParams
+    from kfp_bench.steps.params import BenchParams
 
     sig = inspect.signature(comps.check_params.func)
     want = [(f.name, f.type) for f in fields(BenchParams)] + [("job_id", "str")]
@@ -63,7 +64,7 @@ def _takes_all(job_id: str, **params) -> dict:
 
 
 def test_a_signature_override_declares_inputs_that_the_pod_then_drops(tmp_path):
-    """Why check_params writes its inputs out (components/check_params.py): KFP declares a
+    """Why check_params writes its inputs out (kfp_bench/components/check_params.py): KFP declares a
     component's inputs from ``__signature__``, but the pod runs the function's source text,
     whose executor passes only the inputs that text annotates. KFP's own Executor, run on the
     embedded source as executor_main runs it; if this ever fails, derive the inputs instead."""

@@ -1,6 +1,6 @@
-"""A load or LLM worker whose pod died is retried (pipelines/meta.py); the retry must not load
-late but save that its worker is lost, and aggregate and report_llm must name that worker by its
-index, also when its entry is missing from the list they get.
+"""A load or LLM worker whose pod died is retried (kfp_bench/pipelines/meta.py); the retry must not
+load late but save that its worker is lost, and aggregate and report_llm must name that worker by
+its index, also when its entry is missing from the list they get.
 
 The retry is told by Argo's attempt index (KFP_RETRY_INDEX, set here as KFP's compiler sets it on
 a retried executor) or by the mark its first attempt left at the output path (as under kfp.local,
@@ -13,9 +13,9 @@ import json
 
 import pytest
 
-from kfp_bench.pipeline import exit_handler, llm_steps, predict, worker_start
-from kfp_bench.pipeline.params import BenchParams
 from kfp_bench.stats import store
+from kfp_bench.steps import exit_handler, llm_steps, predict, worker_start
+from kfp_bench.steps.params import BenchParams
 from tests.components.test_partial import _aggregate, _worker
 
 UNREACHABLE = "ftp://127.0.0.1:9/v1/models/m:predict"  # refused before anything is sent
@@ -128,7 +128,7 @@ def test_an_unreachable_kfp_api_leaves_a_first_attempt_that_says_so(tmp_path, at
 def test_the_exit_handlers_cleanup_deletes_the_marks_of_a_load_only_benchmark(kfp_api):
     from kfp_bench.kfp.auth import Auth
     from kfp_bench.kfp.start_mark import claim, mark_name
-    from kfp_bench.pipeline.ids import benchmark_id_for
+    from kfp_bench.steps.ids import benchmark_id_for
     from tests.components.conftest import leftovers
 
     bid = benchmark_id_for("retry-clean", "job-1")

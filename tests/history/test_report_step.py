@@ -11,7 +11,7 @@ import pytest
 
 from kfp_bench import history as hist
 from kfp_bench.errors import HistoryError
-from kfp_bench.pipeline import publish
+from kfp_bench.steps import publish
 from tests.history.conftest import BUCKET
 from tests.synthetic import T0, make_results
 

@@ -19,8 +19,8 @@ from kfp_bench.kfp.backend import (
     check_backend,
     parse_version,
 )
-from kfp_bench.pipeline.submit import DEFAULT_PACKAGE, Target
 from kfp_bench.sandbox.kfp_server import start_kfp_server
+from kfp_bench.steps.submit import DEFAULT_PACKAGE, Target
 from tests.conftest import run_cli
 from tests.kfp.conftest import counts
 from tests.loopback import Handler, serving

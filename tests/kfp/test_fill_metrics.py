@@ -199,9 +199,9 @@ def test_the_pipelines_fill_reads_the_profile_too(kfp_server, tmp_path):
     the profile's figures at each probe reach fill.json; the exit handler's sweep is run here
     as ``kfp-bench cleanup``. The scrape interval is given (2 s) instead of the 30 s default."""
     from kfp_bench.kfp.fill import fill_id
-    from kfp_bench.pipeline import child_runs
-    from kfp_bench.pipeline.outputs import FILL_FILE
-    from kfp_bench.pipeline.params import BenchParams
+    from kfp_bench.steps import child_runs
+    from kfp_bench.steps.outputs import FILL_FILE
+    from kfp_bench.steps.params import BenchParams
 
     builtin = (Path(profiles.__file__).parent / profiles.BUILTIN["kfp"]).read_text()
     target = urllib.parse.urlsplit(kfp_server.url).netloc

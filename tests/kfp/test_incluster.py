@@ -15,10 +15,10 @@ import urllib.request
 import pytest
 
 from kfp_bench.errors import ConfigError
-from kfp_bench.pipeline import child_runs
-from kfp_bench.pipeline.auth import token_auth
-from kfp_bench.pipeline.bundled import bundled_manifest
-from kfp_bench.pipeline.params import BenchParams
+from kfp_bench.steps import child_runs
+from kfp_bench.steps.auth import token_auth
+from kfp_bench.steps.bundled import bundled_manifest
+from kfp_bench.steps.params import BenchParams
 from tests.conftest import run_cli
 from tests.kfp.conftest import GOOD, NS, STALE, _start
 

@@ -14,9 +14,9 @@ from kfp_bench.kfp.api import KfpApi
 from kfp_bench.kfp.lease import Lease, lease_name, read
 from kfp_bench.kfp.options import NAME_PREFIX
 from kfp_bench.names import is_dns1123_label
-from kfp_bench.pipeline import exit_handler, start
-from kfp_bench.pipeline.ids import MAX_ID, benchmark_id_for
-from kfp_bench.pipeline.params import BenchParams
+from kfp_bench.steps import exit_handler, start
+from kfp_bench.steps.ids import MAX_ID, benchmark_id_for
+from kfp_bench.steps.params import BenchParams
 from tests.kfp.conftest import HELLO, kfp_client
 
 

@@ -71,8 +71,8 @@ def test_a_load_pod_without_urllib3_leaves_its_mark(kfp_server):
 
     code = (
         "import sys; sys.modules['urllib3'] = None\n"
-        "from kfp_bench.pipeline.params import BenchParams\n"
-        "from kfp_bench.pipeline.worker_start import _api_mark\n"
+        "from kfp_bench.steps.params import BenchParams\n"
+        "from kfp_bench.steps.worker_start import _api_mark\n"
         f"p = BenchParams(benchmark_id='mark-4', kfp_host={kfp_server.url!r})\n"
         "assert _api_mark(p, 'worker', 0, '') == ''\n"
         "assert 'exists' in _api_mark(p, 'worker', 0, '')\n"

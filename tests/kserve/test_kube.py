@@ -23,8 +23,8 @@ from kfp_bench.kserve.kube import Kube
 from kfp_bench.kserve.spec import IsvcSpec, ScaleSpec
 from kfp_bench.kserve.watch import ReplicaWatcher, expected_replicas, replica_rows, watcher_doc
 from kfp_bench.load.options import LoadOptions
-from kfp_bench.pipeline.load_params import DEFAULT_PAYLOAD
 from kfp_bench.sandbox.model_server import start_model_server
+from kfp_bench.steps.load_params import DEFAULT_PAYLOAD
 from tests.kserve.fake_kube import (
     CM_PATH,
     FAILING,

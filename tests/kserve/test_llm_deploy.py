@@ -5,9 +5,9 @@ kubeconfig as a step's pod reaches its own; the step and the kubernetes client a
 
 from __future__ import annotations
 
-from kfp_bench.pipeline import llm_steps, serving
-from kfp_bench.pipeline.llm_params import llm_options
-from kfp_bench.pipeline.params import BenchParams
+from kfp_bench.steps import llm_steps, serving
+from kfp_bench.steps.llm_params import llm_options
+from kfp_bench.steps.params import BenchParams
 from tests.kserve.fake_kube import NS, READY, Scenario
 
 LLM_ISVC = {

@@ -10,8 +10,8 @@ import json
 
 import pytest
 
-from kfp_bench.pipeline import serving
-from kfp_bench.pipeline.params import BenchParams
+from kfp_bench.steps import serving
+from kfp_bench.steps.params import BenchParams
 from tests.kserve.fake_kube import (
     HPA_PATH,
     NS,

@@ -14,9 +14,9 @@ import pytest
 from kfp_bench.errors import NotOursError
 from kfp_bench.kserve.deploy import NOT_OURS, delete
 from kfp_bench.kserve.kube import Kube
-from kfp_bench.pipeline import exit_handler, serving
-from kfp_bench.pipeline.ids import benchmark_id_for
-from kfp_bench.pipeline.params import BenchParams
+from kfp_bench.steps import exit_handler, serving
+from kfp_bench.steps.ids import benchmark_id_for
+from kfp_bench.steps.params import BenchParams
 from tests.kserve.fake_kube import ISVC_PATH, NS, READY, Scenario
 
 #: A user's InferenceService, not made by kfp-bench, under the name the benchmark asks for.

@@ -20,9 +20,9 @@ import pytest
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.kfp.lease import lease_name
-from kfp_bench.pipeline import exit_handler, serving, start
-from kfp_bench.pipeline.ids import benchmark_id_for
-from kfp_bench.pipeline.params import BenchParams
+from kfp_bench.steps import exit_handler, serving, start
+from kfp_bench.steps.ids import benchmark_id_for
+from kfp_bench.steps.params import BenchParams
 from tests.kfp.conftest import GOOD, _start
 from tests.kserve.fake_kube import CM_PATH, NS, READY, Frame, Scenario
 

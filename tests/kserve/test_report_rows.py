@@ -9,9 +9,9 @@ from kfp_bench.kserve.watch import ReplicaSample, replica_rows, watcher_doc
 from kfp_bench.load.options import LoadOptions
 from kfp_bench.load.sweep import run_sweep
 from kfp_bench.load.workers import run_load
-from kfp_bench.pipeline.load_params import DEFAULT_PAYLOAD
 from kfp_bench.report.bundle import write_bundle
 from kfp_bench.results import read_results, write_results
+from kfp_bench.steps.load_params import DEFAULT_PAYLOAD
 
 
 def test_replicas_and_sweep_rows_reach_the_report(model_server, tmp_path):

@@ -13,7 +13,7 @@ from kfp_bench.load.prompts import Dist, synthetic
 from kfp_bench.sandbox.llm_server import start_llm_server
 from kfp_bench.stats import store
 from kfp_bench.stats.llm import LlmStats
-from kfp_bench.stats.llm_sweep import LlmSweep, find_llm_knee
+from kfp_bench.stats.rate_sweep import LlmSweep, find_llm_knee
 from kfp_bench.stats.slo import Slo
 from tests.stats.streams import batch, stream
 

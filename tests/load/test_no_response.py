@@ -17,9 +17,9 @@ import pytest
 from kfp_bench.load.options import LoadOptions
 from kfp_bench.load.sweep import run_sweep
 from kfp_bench.outcome import summary_flags
-from kfp_bench.pipeline.predict import _said_step
 from kfp_bench.results import write_results
 from kfp_bench.stats.load import LoadStats
+from kfp_bench.steps.predict import _said_step
 from tests.conftest import run_cli
 
 #: The answering server's pause before each answer: a floor under every response's latency.

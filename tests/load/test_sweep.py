@@ -13,9 +13,9 @@ import pytest
 from kfp_bench.errors import ConfigError, EngineError
 from kfp_bench.load.options import LoadOptions, parse_rates
 from kfp_bench.load.sweep import SweepStep, find_knee, run_sweep, step_through
-from kfp_bench.pipeline.load_params import DEFAULT_PAYLOAD
 from kfp_bench.report import sweep as sweep_text
 from kfp_bench.stats.load import CPU_BOUND
+from kfp_bench.steps.load_params import DEFAULT_PAYLOAD
 from tests.conftest import run_cli
 
 SWEEP_KEYS = {"rate", "rps", "mean_ms", "p50_ms", "p95_ms", "p99_ms", "success_ratio", "knee"}

@@ -123,8 +123,8 @@ def test_the_pipeline_sends_the_pods_token_when_asked(guarded, tmp_path, monkeyp
     """metrics_scrape_token: the service-account token file (moved by $KFP_BENCH_SCRAPE_TOKEN,
     as a pod's kubelet would mount it) goes to the endpoint and into no output; missing, the
     load runs and the report says why the scrape was refused."""
-    from kfp_bench.pipeline import llm_steps
-    from kfp_bench.pipeline.params import BenchParams
+    from kfp_bench.steps import llm_steps
+    from kfp_bench.steps.params import BenchParams
 
     metrics, llm = guarded
     token = tmp_path / "token"

@@ -29,8 +29,8 @@ from kfp import local
 from kfp.local import config
 
 from kfp_bench.failpoint import FAIL_STEP_ENV
-from kfp_bench.pipeline.bundled import bundled_manifest
 from kfp_bench.sandbox.kfp_server import start_kfp_server
+from kfp_bench.steps.bundled import bundled_manifest
 from tests.components.conftest import leftovers
 from tests.venv_image import pipeline
 
@@ -87,7 +87,8 @@ CASES = {
         params={"run_load": True, "sweep_rates": "5", "sweep_step_sec": 0.5},
         hook=True,
     ),
-    # A failed worker is retried (pipelines/meta.py), and the retry finds its start mark on the
+    # A failed worker is retried (kfp_bench/pipelines/meta.py), and the retry finds its start mark
+    # on the
     # KFP API: it saves the worker lost and succeeds, so the run fails at check_outcome, after
     # the report (docs/running-in-a-cluster.md, "When a pod dies").
     "inference_load": Case(

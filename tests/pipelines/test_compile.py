@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from kfp_bench.pipelines import PIPELINES
 
 from kfp_bench.errors import ConfigError
-from kfp_bench.pipeline.compile import DEFAULT_OUT, compile_all, delivery_for
+from kfp_bench.pipelines import PIPELINES
+from kfp_bench.steps.compile import DEFAULT_OUT, compile_all, delivery_for
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +75,6 @@ def _platform(text: str) -> dict:
 
 def test_package_mode_installs_the_pinned_wheel_with_the_steps_extra_and_kfp_without_deps():
     import kfp_bench.components as comps
-
     from kfp_bench.artifact import build
 
     pin = build().sha256  # the golden file pins this checkout's own wheel
@@ -174,7 +173,7 @@ def test_meta_pipeline_parameters_have_working_defaults():
     assert (
         params["kfp_host"]["defaultValue"] == "http://ml-pipeline.kubeflow.svc.cluster.local:8888"
     )
-    from kfp_bench.pipeline.params import BenchParams
+    from kfp_bench.steps.params import BenchParams
 
     assert set(params) == set(BenchParams.names())
 

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from kfp_bench.pipeline.compile import compile_all, delivery_for
 from kfp_bench.sandbox.kfp_server import start_kfp_server
 from kfp_bench.sandbox.llm_server import start_llm_server
 from kfp_bench.sandbox.pods import build_wheel
+from kfp_bench.steps.compile import compile_all, delivery_for
 from tests.components.conftest import leftovers
 from tests.pipelines.test_pods import STEPS, e2e_args, llm_args
 

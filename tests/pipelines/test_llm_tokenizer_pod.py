@@ -18,12 +18,12 @@ import yaml
 from kfp import components
 
 from kfp_bench.load.tokenizer import count_tokens
-from kfp_bench.pipeline.bundled import compiled_file
-from kfp_bench.pipeline.llm_params import llm_prompts
-from kfp_bench.pipeline.params import BenchParams
 from kfp_bench.sandbox.llm_server import start_llm_server
 from kfp_bench.sandbox.pods import as_pods
 from kfp_bench.stats import store
+from kfp_bench.steps.bundled import compiled_file
+from kfp_bench.steps.llm_params import llm_prompts
+from kfp_bench.steps.params import BenchParams
 
 pytestmark = pytest.mark.slow
 DATA = Path(__file__).resolve().parents[1] / "data" / "llm_streams"

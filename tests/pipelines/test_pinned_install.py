@@ -22,10 +22,10 @@ import pytest
 from kfp import components
 
 from kfp_bench import artifact
-from kfp_bench.pipeline.bundled import compiled_file
-from kfp_bench.pipeline.compile import compile_all, delivery_for
 from kfp_bench.sandbox.kfp_server import start_kfp_server
 from kfp_bench.sandbox.pods import as_pods
+from kfp_bench.steps.bundled import compiled_file
+from kfp_bench.steps.compile import compile_all, delivery_for
 from tests.pipelines.test_pods import _finished
 
 pytestmark = pytest.mark.slow

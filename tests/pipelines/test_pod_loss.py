@@ -27,10 +27,10 @@ from pathlib import Path
 import pytest
 from kfp import components
 
-from kfp_bench.pipeline.bundled import compiled_file
 from kfp_bench.results import read_results
 from kfp_bench.sandbox.kfp_server import start_kfp_server
 from kfp_bench.sandbox.pods import as_pods
+from kfp_bench.steps.bundled import compiled_file
 from tests.kfp.conftest import NOTHING, remains
 from tests.pipelines.test_pods import _ANSI, _finished, e2e_args
 

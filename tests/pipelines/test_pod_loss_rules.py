@@ -13,7 +13,7 @@ import pytest
 import yaml
 from kfp import compiler, dsl
 
-from kfp_bench.pipeline.compile import DEFAULT_OUT
+from kfp_bench.steps.compile import DEFAULT_OUT
 from tests.pipelines._tiny import gather as _gather
 from tests.pipelines._tiny import step as _step
 from tests.pipelines.argo_rules import FAILED, SUCCEEDED, Invalid, Pipeline, Scenario
@@ -42,7 +42,7 @@ def test_the_imitation_runs_everything_once_when_nothing_fails(pipeline):
 @pytest.mark.parametrize("worker", sorted(WORKERS))
 def test_a_dead_worker_pod_still_gives_each_report_once_and_a_failed_run(pipeline, worker):
     """The worker's step is retried; its retry saves the worker lost and succeeds
-    (kfp_bench.pipeline.worker_start.worker_started), so the loop succeeds and the report steps
+    (kfp_bench.steps.worker_start.worker_started), so the loop succeeds and the report steps
     run; the lost worker's flag (workers-lost) makes check_outcome fail the run."""
     try:
         run = pipeline.run(Scenario(set(), _params(True), decides=FLAGGED, dies={worker}))

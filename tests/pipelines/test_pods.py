@@ -20,13 +20,13 @@ import pytest
 from kfp import components
 
 from kfp_bench import artifact
-from kfp_bench.pipeline.bundled import compiled_file
-from kfp_bench.pipeline.compile import compile_all, delivery_for
 from kfp_bench.results import read_results
 from kfp_bench.sandbox.kfp_server import start_kfp_server
 from kfp_bench.sandbox.llm_server import start_llm_server
 from kfp_bench.sandbox.pods import as_pods
 from kfp_bench.stats import store
+from kfp_bench.steps.bundled import compiled_file
+from kfp_bench.steps.compile import compile_all, delivery_for
 from tests.components.conftest import leftovers
 from tests.conftest import copy_of_checkout
 

@@ -15,8 +15,8 @@ import warnings
 
 import pytest
 
-from kfp_bench.pipeline.compile import DEFAULT_OUT
 from kfp_bench.sandbox.kfp_server import start_kfp_server
+from kfp_bench.steps.compile import DEFAULT_OUT
 from tests.conftest import run_cli
 
 PACKAGE = DEFAULT_OUT / "kfp_bench.yaml"

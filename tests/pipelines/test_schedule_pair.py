@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 
 from kfp_bench import history as hist
-from kfp_bench.pipeline.compile import DEFAULT_OUT
 from kfp_bench.sandbox.kfp_server import start_kfp_server
+from kfp_bench.steps.compile import DEFAULT_OUT
 from tests.kfp.conftest import kfp_client
 from tests.loopback import Handler, serving
 from tests.seaweedfs import seaweedfs

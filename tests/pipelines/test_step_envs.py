@@ -15,14 +15,14 @@ import pytest
 import yaml
 from kfp import dsl
 
-from kfp_bench.pipeline.bundled import compiled_file
 from kfp_bench.sandbox import pods
 from kfp_bench.sandbox.pods import as_pods, install_scripts, step_envs
 from kfp_bench.sandbox.step_envs import StepEnvs, overlays
+from kfp_bench.steps.bundled import compiled_file
 
 pytestmark = pytest.mark.slow
 _PBR = ["pbr==7.1.3"]
-_IMAGE = "python:3.11-slim"  # what the steps use (components/_step.py)
+_IMAGE = "python:3.11-slim"  # what the steps use (kfp_bench/components/_step.py)
 
 
 @dsl.component(base_image=_IMAGE, packages_to_install=_PBR)

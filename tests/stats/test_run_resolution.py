@@ -19,11 +19,11 @@ import pytest
 
 from kfp_bench.jsonl import JsonlWriter, read
 from kfp_bench.kfp import convert
-from kfp_bench.pipeline import publish
 from kfp_bench.records import RunRecord
 from kfp_bench.report import runs as runs_report
 from kfp_bench.results import write_results
 from kfp_bench.stats.runs import RunsStats
+from kfp_bench.steps import publish
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC).timestamp()
 

@@ -136,7 +136,7 @@ def test_the_kfp_driver_imports_no_numpy():
     script = (
         "import sys; sys.modules['numpy'] = None\n"
         "import kfp_bench.kfp.phases, kfp_bench.kfp.driver, kfp_bench.kfp.cleanup\n"
-        "import kfp_bench.pipeline.start, kfp_bench.pipeline.child_runs\n"
-        "import kfp_bench.pipeline.exit_handler"
+        "import kfp_bench.steps.start, kfp_bench.steps.child_runs\n"
+        "import kfp_bench.steps.exit_handler"
     )
     subprocess.run([sys.executable, "-c", script], check=True, timeout=60)

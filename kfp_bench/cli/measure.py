@@ -1,0 +1,91 @@
+"""The one skeleton of a measuring command (``load``, ``llm``, ``sweep``): every output checked
+before any work, the work, the save, the gates, the report and the exit code, in that order."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from kfp_bench.cli.common import said_gates
+from kfp_bench.cli.outputs import NOT_SAVED, Outputs, save
+from kfp_bench.errors import EngineError
+from kfp_bench.outcome import describe, exit_code, gated
+
+
+class Measurement:
+    """One measuring command. Built before the work: ``--json-out`` is checked at once (a
+    ``ConfigError`` naming the flag and the path, nothing sent); ``run`` then does the rest."""
+
+    def __init__(self, a: argparse.Namespace, command: str) -> None:
+        self.command = command
+        self.path = a.json_out
+        self.outs = Outputs()
+        self.json_out: Path | None = self.outs.file(a.json_out, "--json-out")
+
+    def run(
+        self,
+        work: Callable[[], object],
+        *,
+        gates,
+        metrics: Callable[[object], dict],
+        report: Callable[[object], None],
+        write: Callable[[object, Path], object],
+        flags: Callable[[object], list[str]] = lambda r: list(r.flags),
+        partial: Callable[[EngineError], object] = lambda exc: exc.stats,
+        finish: Callable[[object], None] = lambda r: None,
+        gates_out=None,
+        described: bool = False,
+    ) -> int:
+        """``work()`` with the output folders made; what it measured (``partial`` of an
+        ``EngineError``, a bug: still saved and reported) goes through ``finish`` (what the
+        options add), is saved with ``write(result, path)``, checked against ``gates`` (on
+        ``gates_out``, stdout by default) and reported; the exit code follows ``flags``, each
+        failure among them ``described`` on stderr for a result whose report does not."""
+        failure = None
+        with self.outs.made():
+            try:
+                result = work()
+            except EngineError as exc:
+                if (result := partial(exc)) is None:
+                    raise
+                failure = exc
+        finish(result)
+        saved = not self.json_out or save(  # before the report, so that it can say it was not
+            lambda: write(result, self.json_out), result.to_dict, command=self.command,
+            flag="--json-out", path=self.path,
+        )  # fmt: skip
+        if not saved and hasattr(result, "flag"):  # a load's own flags, shown by its report
+            result.flag(NOT_SAVED)
+        verdicts = said_gates(gates, lambda: metrics(result), gates_out)
+        report(result)
+        found = flags(result) + ([] if saved else [NOT_SAVED])
+        if failure is not None:
+            print(f"kfp-bench: {failure}", file=sys.stderr)
+        for line in describe(found) if described else ():
+            print(f"kfp-bench {self.command}: {line}", file=sys.stderr)
+        code = exit_code(found)  # not-saved, interrupted, workers-lost, engine-error, ...
+        return gated(code, verdicts) if code or failure is None else 1
+
+
+def lost_workers(workers: dict) -> None:
+    """Warn on stderr of the worker processes that died before reporting (``missing``), and
+    of what the figures still hold of them (``partial``: measured up to their last flush)."""
+    if not workers.get("missing"):
+        return
+    missing = ", ".join(map(str, workers["missing"]))
+    partial = workers.get("partial", [])
+    lost = [m for m in workers["missing"] if m not in partial]
+    what = (
+        "their requests are not in the figures"
+        if not partial
+        else "the figures include what they measured up to their last flush"
+        if not lost
+        else f"the figures include what {', '.join(map(str, partial))} measured up to "
+        f"their last flush; those of {', '.join(map(str, lost))} are lost"
+    )
+    print(
+        f"kfp-bench: warning: worker process(es) {missing} died before reporting; {what}",
+        file=sys.stderr,
+    )

@@ -1,0 +1,34 @@
+"""Fail the run when the benchmark is flagged or a gate broke, once its report is published."""
+
+from kfp.dsl import Dataset, Input
+
+from kfp_bench.components._step import step
+
+
+@step()
+def check_outcome(results: Input[Dataset], params: dict, flags: bool = True) -> str:
+    """Push the figures to pushgateway_url when set (kfp_bench.push), then fail when the results
+    carry a failure flag (kfp_bench.outcome) or a gate the report step checked broke (its
+    gates.json: thresholds, fail_on_regression; kfp_bench.gates), so that the run does not end
+    SUCCEEDED; it runs after the report step, whose outputs are published by then. A failed
+    push fails it too.
+
+    A failed task publishes none of its outputs (only its logs), so the report step itself
+    never fails for a flag: kfp 2.x's launcher (backend/src/v2/component/launcher_v2.go,
+    ``uploadOutputArtifacts``: "Only register executor log artifact if component execution
+    failed") would drop the HTML, Markdown and metrics the flags are shown in.
+
+    Args:
+        results: the report step's records (summary.json, metrics.json and gates.json).
+        params: the checked parameters, from check_params.
+        flags: check the failure flags too (the check after report_history leaves them to the
+            check after report, and fails for its gates alone; with results_uri it is the one
+            that pushes, its figures having the verdict).
+
+    Returns:
+        What was checked and found sound, e.g. "no failure flag, no gate broken", and what was
+        pushed.
+    """
+    from kfp_bench.steps import outcome
+
+    return outcome.check_outcome(results.path, params, flags)

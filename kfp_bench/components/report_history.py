@@ -1,0 +1,47 @@
+"""The report with the results history: the trend and the regression verdict (with results_uri)."""
+
+from kfp.dsl import HTML, Dataset, Input, Markdown, Metrics, Output
+
+from kfp_bench.components._step import step
+
+
+@step("report", "history")
+def report_history(
+    params: dict,
+    results: Input[Dataset],
+    html: Output[HTML],
+    summary: Output[Markdown],
+    metrics: Output[Metrics],
+    records: Output[Dataset],
+):
+    """Archive the results at results_uri and publish the report with the trend of the earlier
+    results there and the regression verdict against baseline, as kfp-bench report
+    --results-uri --baseline does (kfp_bench.report.rebuild). It runs only when results_uri is
+    set, beside the plain report, so that a run without a history installs no history packages;
+    a history it cannot use fails it, and the plain report stays published. The verdicts of
+    thresholds and fail_on_regression open it; the check after it fails for a broken one.
+
+    Args:
+        params: the checked parameters (results_uri, baseline, thresholds and
+            fail_on_regression are read).
+        results: the results directory from aggregate.
+        html: the self-contained HTML report, with the History section.
+        summary: the Markdown summary, with the verdict, kept under the UI's 400 kB.
+        metrics: the scalar metrics and the verdict's (regression, baseline_results, ...).
+        records: the raw records and CSVs, summary.json and gates.json.
+    """
+    from kfp_bench.steps import publish
+    from kfp_bench.steps.params import BenchParams
+
+    p = BenchParams.from_dict(params)
+    found = publish.report(
+        results.path,
+        records.path,
+        html.path,
+        summary.path,
+        results_uri=p.results_uri,
+        baseline=p.baseline,
+        gates=p.gates({*publish.REPORT_KINDS, "regression"}),
+    )
+    for name, value in found.items():
+        metrics.log_metric(name, value)

@@ -1,0 +1,147 @@
+"""The work of the meta-pipeline's LLM load steps (run_llm), as functions of parameters and paths.
+
+Under the rules of every step: a component is one call in here, the engine's modules are
+imported by the function that uses them (a step's pod installs its own extra only), and a step
+that fails to measure saves its error and succeeds (``kfp_bench.steps.outputs``).
+
+- ``deployed_llm_target``: deploy_isvc's part: with an isvc and no llm_url, the LLM load streams
+  from the deployed InferenceService's ``/openai`` and asks for the model it serves;
+- ``llm_items``: the items the LLM load fans out over, one per llm_workers;
+- ``llm_load``: one LLM load worker's share of the streaming load (``kfp_bench.load.llm``),
+  saved as a mergeable LLM result;
+- ``report_llm``: the workers' results merged exactly (``stats.store.merge_workers``), flagged
+  as ``aggregate`` flags the predict load's (``workers-lost``, ``no-load``, ``step-failed``),
+  and the LLM report bundle (``report.llm_bundle``) with its metrics by their stable names
+  (``stats.llm.metric_values``), the verdicts of the LLM's gates first (gates.json).
+  check_outcome then reads the flags from its summary.json and the verdicts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import shutil
+import tempfile
+
+from kfp_bench.errors import BenchError
+from kfp_bench.failpoint import fail_point
+from kfp_bench.figures import fixed
+from kfp_bench.gates import evaluate as evaluate_gates
+from kfp_bench.gates import write as write_gates
+from kfp_bench.jsonl import write_json_atomic
+from kfp_bench.steps import server_metrics
+from kfp_bench.steps.llm_params import llm_options, llm_prompts, llm_slo, local_tokenizer
+from kfp_bench.steps.outputs import error_of, failed, write_json
+from kfp_bench.steps.params import BenchParams
+from kfp_bench.steps.worker_start import worker_started
+
+#: The merged LLM result in report_llm's results directory (a ``kfp-bench llm --json-out`` file).
+LLM_RESULT = "llm.json"
+
+
+def deployed_llm_target(p: BenchParams, spec, url: str) -> BenchParams:
+    """``p`` with llm_url the OpenAI base of the InferenceService at ``url`` (its address) and
+    llm_model, when empty, the name it serves (``kserve.llm.openai_base``, ``served_model``)."""
+    from kfp_bench.kserve.llm import openai_base, served_model
+
+    model = p.llm_model or served_model(spec)
+    p = dataclasses.replace(p, llm_url=openai_base(url), llm_model=model)
+    print(f"LLM load: {p.llm_url}, model {model}")
+    return p
+
+
+def llm_items(params: dict) -> list[dict]:
+    """One item per LLM load worker, ``{"worker": index, "params": params}``; none with run_llm
+    off (its steps are then skipped by the pipeline's condition)."""
+    p = BenchParams.from_dict(params)
+    return [{"worker": i, "params": params} for i in range(p.llm_workers if p.run_llm else 0)]
+
+
+def llm_load(p: BenchParams, worker: int, out: str) -> None:
+    """Stream LLM load worker ``worker``'s share and save its LLM result at ``out`` (with its
+    error, when it failed to measure: what was measured before it stays)."""
+    from kfp_bench.load.llm import run_llm
+    from kfp_bench.load.models import preflight
+
+    if worker_started(out, worker, f"LLM worker {worker}: ", p, "llm-worker"):
+        return
+    error, stats = "", None
+    with server_metrics.window(p, worker, f"LLM worker {worker}: ") as server:
+        try:  # the tokenizer fetched, the model and the context checked before any request: a
+            # refusal is this worker's error
+            folder = tempfile.mkdtemp(prefix="kfpb-tokenizer-")
+            tokenizer = local_tokenizer(p.llm_tokenizer, folder) if p.llm_tokenizer else ""
+            opts = llm_options(p, tokenizer=tokenizer).share(worker, p.llm_workers).validate()
+            prompts = llm_prompts(p, worker)
+            opts = preflight(opts, prompts, model_given=True, flag="llm_model").opts
+            stats = run_llm(opts, prompts, slo=llm_slo(p), warmup_s=p.llm_warmup_sec)
+        except (BenchError, OSError) as exc:
+            stats = getattr(exc, "stats", None)  # an EngineError's: what was measured before it
+            error = failed("llm_load", exc, f"LLM worker {worker}: ")
+    doc = {**(stats.to_dict() if stats is not None else {}), "worker": worker, **server.doc}
+    write_json_atomic({**doc, "error": error} if error else doc, out)
+    if stats is not None:
+        s = stats.summary()
+        rate = "unknown" if s.output_tokens_per_s is None else fixed(s.output_tokens_per_s, 1)
+        print(f"LLM worker {worker}: {s.requests} requests, {rate} output "
+              f"tokens/s, flags {stats.flags or 'none'}")  # fmt: skip
+    fail_point("llm_load")
+
+
+def report_llm(p: BenchParams, loads: list[str], out: str, html: str, summary: str) -> dict:
+    """Merge the LLM workers' results into ``out`` (llm.json, summary.json with the pipeline's
+    flags, and the bundle's files), copy the bundle's HTML and Markdown out, and return its
+    finite metrics by name."""
+    from kfp_bench.stats.store import by_worker, merge_workers
+
+    os.makedirs(out, exist_ok=True)
+    merged, lost, notes = merge_workers(loads, p.llm_workers)
+    for note in notes:
+        print(note)
+    errors = {}
+    for i, path in sorted(by_worker(loads).items()):
+        if i < p.llm_workers and (error := error_of(path)) is not None:
+            errors[f"llm_load {i}"] = error
+    flags = ["workers-lost"] if lost else []
+    flags += ["no-load"] if merged is None else []
+    flags += ["step-failed"] if errors else []
+    for step, error in errors.items():
+        print(f"step-failed: {step}: {error}")
+    doc = {"pipeline": {"flags": flags, "errors": errors, "workers_lost": lost}}
+    metrics: dict = {}
+    if merged is None:
+        text = f"# LLM load\n\nNo LLM load worker's result could be read: {', '.join(flags)}.\n"
+        for path in (html, summary):
+            with open(path, "w") as f:
+                f.write(text)
+        if gates := p.gates({"llm"}):  # nothing measured: each gate broken, "not measured"
+            write_gates(out, evaluate_gates(gates, {}))
+    else:
+        if p.cost_per_hour:  # the LLM report's price of its window (report/cost.py)
+            merged.options["cost_per_hour"] = p.cost_per_hour
+        server = server_metrics.merge(loads, os.path.join(out, LLM_RESULT))
+        metrics = _bundle(merged, flags, out, html, summary, p.gates({"llm"}), server)
+        doc.update(flags=merged.flags, llm=merged.summary().as_dict())
+    write_json(os.path.join(out, "summary.json"), doc)
+    print(f"LLM results: {sorted(os.listdir(out))}" + (f"; flags {flags}" if flags else ""))
+    fail_point("report_llm")
+    return metrics
+
+
+def _bundle(merged, flags: list[str], out: str, html: str, summary: str, gates, server) -> dict:
+    from kfp_bench.report.llm_bundle import write_llm_bundle
+    from kfp_bench.stats import store
+
+    merged.flag(*flags)  # the report shows what the pipeline found missing
+    store.save(merged, os.path.join(out, LLM_RESULT))
+    files = write_llm_bundle(merged, out, source=LLM_RESULT, gates=gates, server=server)
+    shutil.copyfile(files["report.html"], html)
+    shutil.copyfile(files["summary.md"], summary)  # the bundle keeps it under the UI's limit
+    metrics = json.loads(files["metrics.json"].read_text())
+    return {
+        k: v
+        for k, v in sorted(metrics.items())
+        if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+    }

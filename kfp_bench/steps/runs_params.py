@@ -1,0 +1,110 @@
+"""The runs benchmark's parameters (run_benchmark: kfp_host, pipeline, num_runs, ...): their
+checks and the driver's ``RunsOptions`` they become, side by side."""
+
+from __future__ import annotations
+
+from kfp_bench.kfp.options import RunsOptions
+from kfp_bench.steps.auth import token_auth
+from kfp_bench.steps.bundled import BUNDLED, bundled_manifest
+from kfp_bench.steps.checks import (
+    MAX_RUN_TIMEOUT_S,
+    MAX_RUNS,
+    bad,
+    need_url,
+    positive,
+    positive_int,
+    selector,
+    translated,
+)
+
+#: The cap on fill_runs: the full-database guide's scale (docs/full-database.md), ten times
+#: num_runs' cap; the fill's runs are finished at once and swept at the end.
+MAX_FILL_RUNS = 10_000
+
+
+def check_runs(p, fetch: bool) -> None:
+    """The runs benchmark's parameters of ``p`` (a ``BenchParams``), checked as the driver will
+    check its options; with ``fetch``, the child manifest read and run_parameters checked
+    against it."""
+    need_url("kfp_host", p.kfp_host, ("http", "https"), "http://ml-pipeline.kubeflow:8888")
+    if p.pipeline not in BUNDLED:
+        need_url(
+            "pipeline",
+            p.pipeline,
+            ("http", "https", "gs"),
+            "noop, or https://host/pipeline.yaml",
+            bundled=True,
+        )
+    positive_int("num_runs", p.num_runs, MAX_RUNS)
+    positive_int("create_concurrency", p.create_concurrency, 256)
+    positive("poll_interval_sec", p.poll_interval_sec, 3600)
+    positive("run_timeout_sec", p.run_timeout_sec, MAX_RUN_TIMEOUT_S)
+    if not isinstance(p.run_parameters, dict):
+        raise bad("run_parameters", p.run_parameters, 'give a JSON object, e.g. {"n": 1}')
+    selector("run_node_selector", p.run_node_selector)
+    check_fill(p)
+    translated(lambda: runs_options(p, "check").validate())
+    if fetch:
+        # PyYAML: the kfp extra's, which the steps that only load do not install
+        from kfp_bench.kfp.manifest import load_manifest
+
+        manifest = translated(lambda: load_manifest(manifest_source(p)))
+        params = child_params(p)
+        translated(lambda: manifest.check_params(params))
+
+
+def check_fill(p) -> None:
+    """fill_runs and fill_steps, as ``kfp-bench runs --fill`` checks them."""
+    ok = isinstance(p.fill_runs, int) and not isinstance(p.fill_runs, bool)
+    if not ok or not 0 <= p.fill_runs <= MAX_FILL_RUNS:
+        raise bad("fill_runs", p.fill_runs,
+                  f"give 0 (no fill) or a whole number of runs up to {MAX_FILL_RUNS}")  # fmt: skip
+    if p.fill_runs:
+        positive_int("fill_steps", p.fill_steps, p.fill_runs)
+
+
+def fill_options(p):
+    """The fill's options (``kfp_bench.kfp.fill.FillOptions``) of ``p``."""
+    from kfp_bench.kfp.fill import FillOptions
+
+    return FillOptions(target=p.fill_runs, steps=p.fill_steps).validate(MAX_FILL_RUNS)
+
+
+def manifest_source(p) -> str:
+    """The child manifest as the driver loads it: a file for a bundled name, else the URL."""
+    return str(bundled_manifest(p.pipeline)) if p.pipeline in BUNDLED else p.pipeline
+
+
+def child_params(p) -> dict:
+    """The child runs' parameters, with run_node_selector as their node_selector.
+
+    A KFP dict parameter travels as a protobuf Struct, whose numbers are all doubles: a whole
+    number comes back an int, as the child's integer parameters need (and a double parameter
+    accepts).
+    """
+    params = {
+        k: int(v) if isinstance(v, float) and v.is_integer() else v
+        for k, v in p.run_parameters.items()
+    }
+    if p.run_node_selector:
+        params["node_selector"] = dict(p.run_node_selector)
+    return params
+
+
+def runs_options(p, benchmark_id: str, pipeline_id: str = "") -> RunsOptions:
+    """The driver's options for ``p`` (the API token as ``token_auth`` finds it); benchmark_id
+    "check" for the first step's check, which makes no call."""
+    check = benchmark_id == "check"
+    return RunsOptions(
+        host=p.kfp_host,
+        pipeline=manifest_source(p),
+        num_runs=p.num_runs,
+        create_concurrency=p.create_concurrency,
+        poll_interval=p.poll_interval_sec,
+        timeout=p.run_timeout_sec,
+        params=child_params(p),
+        pipeline_id=pipeline_id,
+        benchmark_id="" if check else benchmark_id,
+        # the check makes no call; the steps resolve the namespace and the token on the API
+        auth=token_auth(p.namespace, "" if check else p.kfp_host, p.token_secret),
+    )
