@@ -8,9 +8,9 @@ import tomllib
 import zipfile
 from pathlib import Path
 
-from kfp_bench.components._step import EXTRAS
 from packaging.requirements import Requirement
 
+from kfp_bench.components._step import EXTRAS
 from kfp_bench.sandbox.pods import build_wheel
 
 ROOT = Path(__file__).resolve().parents[1]
