@@ -27,7 +27,12 @@ from kfp_bench.figures import HDR_MS, fixed
 from kfp_bench.load import llm_find
 from kfp_bench.load import prompts as prompt_source
 from kfp_bench.load.llm import NONE_COMPLETED, run_llm
-from kfp_bench.load.llm_sweep import check_llm_sweep, parse_concurrencies, run_llm_sweep
+from kfp_bench.load.llm_sweep import (
+    check_llm_sweep,
+    parse_concurrencies,
+    run_llm_repeats,
+    run_llm_sweep,
+)
 from kfp_bench.load.models import UNSET, preflight
 from kfp_bench.load.openai import ENDPOINTS, LlmOptions
 from kfp_bench.load.options import LoadOptions, parse_rates
@@ -181,6 +186,12 @@ def _add_flags(p: argparse.ArgumentParser) -> None:
         help="Stop when the first failing level is within this ratio above the last passing "
         "one (concurrency: or next to it).",
     )  # fmt: skip
+    g.add_argument(
+        "--repeat", type=int, default=1, metavar="K",
+        help="Run the load K times (2 or more), one after the other, and give each headline "
+        "figure's mean and 95%% interval over the runs (Student t: K is small, each run's "
+        "figure near normal).",
+    )  # fmt: skip
     g = p.add_argument_group("connections and output")
     add_tls_flags(g, _h)
     g.add_argument(
@@ -240,6 +251,10 @@ def cmd_llm(a: argparse.Namespace) -> int:
         raise ConfigError(
             f"--warmup {a.warmup:g}s: give a duration shorter than -z ({a.duration:g}s)"
         )
+    if a.repeat != 1 and (a.find_max or a.sweep_rates or a.sweep_concurrency):
+        raise ConfigError("--repeat runs one load K times: drop --find-max and --sweep-*")
+    if a.repeat != 1 and a.repeat < 2:
+        raise ConfigError(f"--repeat {a.repeat}: give 2 runs or more (an interval needs a spread)")
     if a.find_max:
         _check_find(a, slo)
     measurement = Measurement(a, "llm")
@@ -248,6 +263,8 @@ def cmd_llm(a: argparse.Namespace) -> int:
         return _find(a, opts, prompts, slo, measurement, gates)
     if a.sweep_rates or a.sweep_concurrency:
         return _sweep(a, opts, prompts, slo, measurement, gates)
+    if a.repeat > 1:
+        return _repeat(a, opts, prompts, slo, measurement, gates)
     opts = _checked(a, opts, prompts)  # the server read once the input is known good
     progress = Progress(a.progress or sys.stderr.isatty())
 
@@ -318,6 +335,32 @@ def _sweep(a, opts: LlmOptions, prompts: list, slo: Slo, measurement, gates) -> 
         report=lambda sweep: sweep_text.write_llm_text(
             sweep.rows(), sweep.knee.as_dict(), sweep.by, sys.stdout
         ),
+    )  # fmt: skip
+
+
+def _repeat(a, opts: LlmOptions, prompts: list, slo: Slo, measurement, gates) -> int:
+    """``--repeat K``: the load K times, the runs' table and each headline figure's interval;
+    the gates are checked against the last run."""
+    opts = _checked(a, opts, prompts)
+
+    def on_step(level: float, stats) -> None:
+        s = stats.summary()
+        print(f"  run: {s.completed}/{s.requests} completed", file=sys.stderr)
+
+    def finish(sweep) -> None:
+        for st in sweep.steps:
+            st.options["prompts"] = _described(a, prompts)
+
+    def report(sweep) -> None:
+        sweep_text.write_llm_text(sweep.rows(), sweep.knee.as_dict(), sweep.by, sys.stdout)
+        sweep_text.write_repeats_text(sweep.repeats, sys.stdout)
+
+    return measurement.run(
+        lambda: run_llm_repeats(
+            opts, prompts, a.repeat, slo=slo, warmup_s=a.warmup, on_step=on_step
+        ),
+        gates=gates, finish=finish, write=store.save, partial=lambda exc: exc.partial,
+        metrics=lambda sweep: metric_values(sweep.steps[-1].summary()), report=report,
     )  # fmt: skip
 
 

@@ -111,5 +111,15 @@ def write_search_text(search: dict, out: TextIO) -> None:
         w(f"Boundary: below {bad:g}{unit}: {search['reason']}\n")
 
 
+def write_repeats_text(repeats: dict, out: TextIO) -> None:
+    """``--repeat K``'s intervals: each headline figure's mean and 95% interval over the runs."""
+    w = out.write
+    w(f"\nOver {repeats['runs']} runs: mean and {repeats['confidence']:.0%} interval "
+      f"({repeats['method']}):\n")  # fmt: skip
+    for key, ci in repeats["intervals"].items():
+        if ci is not None:
+            w(f"  {key}\t{sig(ci['mean'], 4)}\t[{sig(ci['low'], 4)}, {sig(ci['high'], 4)}]\n")
+
+
 def _llm_cell(v) -> str:
     return sig(v, 4)

@@ -164,6 +164,8 @@ class LlmSweep(_Steps):
     knee: LlmKnee
     #: ``--find-max``'s search (``load.llm_find``): the boundary and every probe; None: a sweep.
     search: dict | None = None
+    #: ``--repeat K`` of one level: each headline figure's 95% interval (``stats.confidence``).
+    repeats: dict | None = None
 
     def rows(self) -> list[dict]:
         return [{**row(lv, st), "knee": lv == self.knee.level} for lv, st in self.zipped()]
@@ -188,6 +190,7 @@ class LlmSweep(_Steps):
             "knee": self.knee.as_dict(),
             "steps": [st.to_dict() for st in self.steps],
             **({"search": self.search} if self.search is not None else {}),
+            **({"repeats": self.repeats} if self.repeats is not None else {}),
         }
 
     @classmethod
@@ -198,7 +201,9 @@ class LlmSweep(_Steps):
                 k["level"], k["reason"], k["baseline_ttft_p99_ms"], k["factor"], k["min_good"]
             )
             levels = [r["level"] for r in doc["rows"]]
-            return cls(str(doc["by"]), levels, steps, knee, doc.get("search"))
+            return cls(
+                str(doc["by"]), levels, steps, knee, doc.get("search"), doc.get("repeats")
+            )
 
         return cls.read(
             doc, source, LlmStats, build, what="LLM sweep", fmt=LLM_FORMAT, kind=LLM_KIND,
