@@ -83,8 +83,16 @@ def main() -> None:
             result_files.Table(
                 f"--find-max by rate and concurrency, {a.slots} slots, {service_s * 1000:g} ms "
                 f"a request, --slo {slo}, probes of {a.probe_s:g} s",
-                ["axis", "search", "computed", "last passing", "first failing", "error %",
-                 "probes", "seconds"],  # fmt: skip
+                [
+                    "axis",
+                    "search",
+                    "computed",
+                    "last passing",
+                    "first failing",
+                    "error %",
+                    "probes",
+                    "seconds",
+                ],  # fmt: skip
                 rows,
             )
         ],

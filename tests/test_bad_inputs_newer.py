@@ -73,14 +73,32 @@ CASES = [
     ),
     Case(
         "llm-find-max-limit-below-start",
-        (*FIND, "--find-max", "rate", "--slo", "ttft=1s", "--find-start", "8",
-         "--find-limit", "4", DEAD + "/openai"),
+        (
+            *FIND,
+            "--find-max",
+            "rate",
+            "--slo",
+            "ttft=1s",
+            "--find-start",
+            "8",
+            "--find-limit",
+            "4",
+            DEAD + "/openai",
+        ),
         ("--find-limit 4", "give a level above --find-start 8"),
     ),  # fmt: skip
     Case(
         "llm-find-max-share-never-met",
-        (*FIND, "--find-max", "concurrency", "--slo", "ttft=1s", "--slo-share", "1.5",
-         DEAD + "/openai"),
+        (
+            *FIND,
+            "--find-max",
+            "concurrency",
+            "--slo",
+            "ttft=1s",
+            "--slo-share",
+            "1.5",
+            DEAD + "/openai",
+        ),
         ("--slo-share 1.5", "give a share in (0, 1]"),
     ),  # fmt: skip
     Case(

@@ -175,8 +175,13 @@ def _add_flags(p: argparse.ArgumentParser) -> None:
         "--slo-share", type=float, default=llm_find.SHARE, metavar="SHARE",
         help="The share of a probe's requests that must meet --slo for it to pass.",
     )  # fmt: skip
-    g.add_argument("--find-start", type=float, default=1.0, metavar="LEVEL",
-                   help="The first level probed (doubled, or halved, from there).")
+    g.add_argument(
+        "--find-start",
+        type=float,
+        default=1.0,
+        metavar="LEVEL",
+        help="The first level probed (doubled, or halved, from there).",
+    )
     g.add_argument(
         "--find-limit", type=float, default=None, metavar="LEVEL",
         help="The highest level probed (default: rate 10000, concurrency 4096).",

@@ -2,15 +2,15 @@
 required share of requests, found by a bounded search of ``run_llm`` probes of ``step_s`` each.
 
 The search brackets by doubling from ``start`` (or halving, when ``start`` already fails), then
-bisects the bracket until its ends are within ``precision`` of each other. A probe passes when its good share (completed within every ``--slo`` bound)
-is at least ``share``. Rate is bisected at the geometric mean: the target is a relative width
-(``precision``), and the bracket a doubling left is [L, 2L], so each halving of its log width
-costs one probe, wherever the boundary sits; concurrency at the integer midpoint, until the two
-ends are adjacent. A model of good share against load (regula falsi, a fitted curve) would save
-a probe or two, but good share is flat at 1 below capacity and falls steeply past it, so an
-interpolation would mostly guess; bisection's worst case is known in advance. The result is the
-last passing and first failing level, never one figure: the boundary lies between them.
-The module never prints; ``on_probe`` hears each probe.
+bisects the bracket until its ends are within ``precision`` of each other. A probe passes when its
+good share (completed within every ``--slo`` bound) is at least ``share``. Rate is bisected at the
+geometric mean: the target is a relative width (``precision``), and the bracket a doubling left is
+[L, 2L], so each halving of its log width costs one probe, wherever the boundary sits; concurrency
+at the integer midpoint, until the two ends are adjacent. A model of good share against load (regula
+falsi, a fitted curve) would save a probe or two, but good share is flat at 1 below capacity and
+falls steeply past it, so an interpolation would mostly guess; bisection's worst case is known in
+advance. The result is the last passing and first failing level, never one figure: the boundary lies
+between them. The module never prints; ``on_probe`` hears each probe.
 """
 
 from __future__ import annotations
@@ -127,8 +127,12 @@ def find_max(
         "failing": failing,
         "reason": reason,
         "probes": [
-            {"probe": n + 1, "level": lv, "good_ratio": round(st.summary().good_ratio, 4),
-             "passed": ok}
+            {
+                "probe": n + 1,
+                "level": lv,
+                "good_ratio": round(st.summary().good_ratio, 4),
+                "passed": ok,
+            }
             for n, (lv, st, ok) in enumerate(probes)
         ],  # fmt: skip
     }

@@ -201,9 +201,7 @@ class LlmSweep(_Steps):
                 k["level"], k["reason"], k["baseline_ttft_p99_ms"], k["factor"], k["min_good"]
             )
             levels = [r["level"] for r in doc["rows"]]
-            return cls(
-                str(doc["by"]), levels, steps, knee, doc.get("search"), doc.get("repeats")
-            )
+            return cls(str(doc["by"]), levels, steps, knee, doc.get("search"), doc.get("repeats"))
 
         return cls.read(
             doc, source, LlmStats, build, what="LLM sweep", fmt=LLM_FORMAT, kind=LLM_KIND,
