@@ -57,8 +57,55 @@ KSERVE_PROFILE = ("--metrics-profile", "kserve-predictor", "--metrics-var", "nam
                   "--metrics-var", "isvc=b")  # fmt: skip
 FILL_PROFILE = ("--fill", "5", "--metrics-profile", "kfp", "--metrics-var", "namespace=k")
 LLM = ("llm", "--model", "m", "--no-model-check", "-n", "1", "-c", "1")
+#: An SLO search whose result would go to o/r.json: nothing may be made there.
+FIND = ("llm", "--model", "m", "--no-model-check", "-z", "2s", "--json-out", "o/r.json")
 
 CASES = [
+    Case(
+        "llm-find-max-without-slo",
+        (*FIND, "--find-max", "rate", DEAD + "/openai"),
+        ("--find-max needs --slo", "--slo ttft=500ms"),
+    ),
+    Case(
+        "llm-find-max-unknown-axis",
+        (*FIND, "--find-max", "tokens", "--slo", "ttft=1s", DEAD + "/openai"),
+        ("--find-max 'tokens'", "give rate or concurrency"),
+    ),
+    Case(
+        "llm-find-max-limit-below-start",
+        (
+            *FIND,
+            "--find-max",
+            "rate",
+            "--slo",
+            "ttft=1s",
+            "--find-start",
+            "8",
+            "--find-limit",
+            "4",
+            DEAD + "/openai",
+        ),
+        ("--find-limit 4", "give a level above --find-start 8"),
+    ),  # fmt: skip
+    Case(
+        "llm-find-max-share-never-met",
+        (
+            *FIND,
+            "--find-max",
+            "concurrency",
+            "--slo",
+            "ttft=1s",
+            "--slo-share",
+            "1.5",
+            DEAD + "/openai",
+        ),
+        ("--slo-share 1.5", "give a share in (0, 1]"),
+    ),  # fmt: skip
+    Case(
+        "llm-find-max-without-z",
+        ("llm", "--model", "m", "--find-max", "rate", "--slo", "ttft=1s", DEAD + "/openai"),
+        ("--find-max needs -z", "-z 30s"),
+    ),
     # -- a. a Prometheus, scrape or Pushgateway URL without a scheme ---------------------------
     Case(
         "load-prometheus-url-without-scheme",

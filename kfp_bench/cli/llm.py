@@ -24,9 +24,15 @@ from kfp_bench.cli.measure import Measurement, lost_workers
 from kfp_bench.cli.workload import add_workload_flags, described, workload_prompts, write_stages
 from kfp_bench.errors import ConfigError
 from kfp_bench.figures import HDR_MS, fixed
+from kfp_bench.load import llm_find
 from kfp_bench.load import prompts as prompt_source
 from kfp_bench.load.llm import NONE_COMPLETED, run_llm
-from kfp_bench.load.llm_sweep import check_llm_sweep, parse_concurrencies, run_llm_sweep
+from kfp_bench.load.llm_sweep import (
+    check_llm_sweep,
+    parse_concurrencies,
+    run_llm_repeats,
+    run_llm_sweep,
+)
 from kfp_bench.load.models import UNSET, preflight
 from kfp_bench.load.openai import ENDPOINTS, LlmOptions
 from kfp_bench.load.options import LoadOptions, parse_rates
@@ -155,6 +161,43 @@ def _add_flags(p: argparse.ArgumentParser) -> None:
         "--knee-good", type=float, default=KNEE_MIN_GOOD,
         help="... or whose good share (completed, or within --slo) is below this ratio.",
     )  # fmt: skip
+    g = p.add_argument_group(
+        "the SLO search (--find-max): the highest load at which --slo holds",
+        "Probes of -z each, bracketing by doubling from --find-start, then bisecting; prints "
+        "the last passing and first failing level and every probe.",
+    )
+    g.add_argument(
+        "--find-max", default="", metavar="AXIS",
+        help="rate (open loop, requests/s) or concurrency (closed loop, streams): search for "
+        "the highest level at which --slo holds for --slo-share of the requests.",
+    )  # fmt: skip
+    g.add_argument(
+        "--slo-share", type=float, default=llm_find.SHARE, metavar="SHARE",
+        help="The share of a probe's requests that must meet --slo for it to pass.",
+    )  # fmt: skip
+    g.add_argument(
+        "--find-start",
+        type=float,
+        default=1.0,
+        metavar="LEVEL",
+        help="The first level probed (doubled, or halved, from there).",
+    )
+    g.add_argument(
+        "--find-limit", type=float, default=None, metavar="LEVEL",
+        help="The highest level probed (default: rate 10000, concurrency 4096).",
+    )  # fmt: skip
+    g.add_argument(
+        "--find-precision", type=float, default=llm_find.PRECISION, metavar="RATIO",
+        help="Stop when the first failing level is within this ratio above the last passing "
+        "one (concurrency: or next to it).",
+    )  # fmt: skip
+    g.add_argument(
+        "--repeat", type=int, default=1, metavar="K",
+        help="Run the load K times (2 or more), one after the other, and give each headline "
+        "figure's mean and 95%% interval over the runs (Student t: K is small, each run's "
+        "figure near normal).",
+    )  # fmt: skip
+    g = p.add_argument_group("connections and output")
     add_tls_flags(g, _h)
     g.add_argument(
         "--json-out", metavar="FILE",
@@ -213,10 +256,20 @@ def cmd_llm(a: argparse.Namespace) -> int:
         raise ConfigError(
             f"--warmup {a.warmup:g}s: give a duration shorter than -z ({a.duration:g}s)"
         )
+    if a.repeat != 1 and (a.find_max or a.sweep_rates or a.sweep_concurrency):
+        raise ConfigError("--repeat runs one load K times: drop --find-max and --sweep-*")
+    if a.repeat != 1 and a.repeat < 2:
+        raise ConfigError(f"--repeat {a.repeat}: give 2 runs or more (an interval needs a spread)")
+    if a.find_max:
+        _check_find(a, slo)
     measurement = Measurement(a, "llm")
     prompts = _prompts(a)
+    if a.find_max:
+        return _find(a, opts, prompts, slo, measurement, gates)
     if a.sweep_rates or a.sweep_concurrency:
         return _sweep(a, opts, prompts, slo, measurement, gates)
+    if a.repeat > 1:
+        return _repeat(a, opts, prompts, slo, measurement, gates)
     opts = _checked(a, opts, prompts)  # the server read once the input is known good
     progress = Progress(a.progress or sys.stderr.isatty())
 
@@ -287,6 +340,77 @@ def _sweep(a, opts: LlmOptions, prompts: list, slo: Slo, measurement, gates) -> 
         report=lambda sweep: sweep_text.write_llm_text(
             sweep.rows(), sweep.knee.as_dict(), sweep.by, sys.stdout
         ),
+    )  # fmt: skip
+
+
+def _repeat(a, opts: LlmOptions, prompts: list, slo: Slo, measurement, gates) -> int:
+    """``--repeat K``: the load K times, the runs' table and each headline figure's interval;
+    the gates are checked against the last run."""
+    opts = _checked(a, opts, prompts)
+
+    def on_step(level: float, stats) -> None:
+        s = stats.summary()
+        print(f"  run: {s.completed}/{s.requests} completed", file=sys.stderr)
+
+    def finish(sweep) -> None:
+        for st in sweep.steps:
+            st.options["prompts"] = _described(a, prompts)
+
+    def report(sweep) -> None:
+        sweep_text.write_llm_text(sweep.rows(), sweep.knee.as_dict(), sweep.by, sys.stdout)
+        sweep_text.write_repeats_text(sweep.repeats, sys.stdout)
+
+    return measurement.run(
+        lambda: run_llm_repeats(
+            opts, prompts, a.repeat, slo=slo, warmup_s=a.warmup, on_step=on_step
+        ),
+        gates=gates, finish=finish, write=store.save, partial=lambda exc: exc.partial,
+        metrics=lambda sweep: metric_values(sweep.steps[-1].summary()), report=report,
+    )  # fmt: skip
+
+
+def _check_find(a, slo: Slo) -> None:
+    if a.sweep_rates or a.sweep_concurrency:
+        raise ConfigError("--find-max picks its own levels: drop --sweep-rates/--sweep-concurrency")
+    limit = llm_find.LIMITS.get(a.find_max, 0) if a.find_limit is None else a.find_limit
+    llm_find.check_find(
+        a.find_max, slo, step_s=a.duration, warmup_s=a.warmup, share=a.slo_share,
+        start=a.find_start, limit=limit, precision=a.find_precision,
+    )  # fmt: skip
+
+
+def _find(a, opts: LlmOptions, prompts: list, slo: Slo, measurement, gates) -> int:
+    """``--find-max``: the probes, then the sweep's table of them and the boundary."""
+    opts = _checked(a, opts, prompts)
+
+    def on_probe(level: float, stats, passed: bool) -> None:
+        s = stats.summary()
+        print(
+            f"  probe {a.find_max} {level:g} ({a.duration:g} s): good {s.good_ratio:.1%} "
+            f"of {s.requests}: {'passes' if passed else 'fails'}",
+            file=sys.stderr,
+        )
+
+    def finish(sweep) -> None:
+        for st in sweep.steps:
+            st.options["prompts"] = _described(a, prompts)
+
+    def report(sweep) -> None:
+        sweep_text.write_llm_text(sweep.rows(), sweep.knee.as_dict(), sweep.by, sys.stdout)
+        sweep_text.write_search_text(sweep.search, sys.stdout)
+
+    def passing(sweep):
+        at = sweep.search["passing"]
+        return sweep.steps[sweep.levels.index(at)] if at is not None else sweep.steps[0]
+
+    return measurement.run(
+        lambda: llm_find.find_max(
+            opts, prompts, by=a.find_max, slo=slo, step_s=a.duration, warmup_s=a.warmup,
+            share=a.slo_share, start=a.find_start, limit=a.find_limit,
+            precision=a.find_precision, on_probe=on_probe,
+        ),
+        gates=gates, finish=finish, write=store.save, partial=lambda exc: None,
+        metrics=lambda sweep: metric_values(passing(sweep).summary()), report=report,
     )  # fmt: skip
 
 

@@ -14,6 +14,7 @@ from kfp_bench.load.llm import run_llm
 from kfp_bench.load.openai import LlmOptions
 from kfp_bench.load.options import check_rates
 from kfp_bench.load.sweep import check_step_s, step_through
+from kfp_bench.stats import confidence
 from kfp_bench.stats.llm import LlmStats
 from kfp_bench.stats.rate_sweep import KNEE_FACTOR, KNEE_MIN_GOOD, LlmSweep, find_llm_knee
 from kfp_bench.stats.slo import Slo
@@ -56,6 +57,49 @@ def run_llm_sweep(
         return LlmSweep(by, levels, steps, find_llm_knee(levels, steps, factor, min_good))
 
     step_through([(f"{by} {level:g}", opts) for level, opts in plans], run, keep, result)
+    return result()
+
+
+def run_llm_repeats(
+    opts: LlmOptions,
+    prompts: list,
+    repeat: int,
+    *,
+    slo: Slo | None = None,
+    warmup_s: float = 0.0,
+    on_step: Callable[[float, LlmStats], None] | None = None,
+) -> LlmSweep:
+    """Run the one load ``opts`` ``repeat`` times, one after the other; return the runs as an
+    ``LlmSweep`` at one level with ``repeats``: each headline figure's 95% interval over them.
+
+    Raises:
+        ConfigError: ``repeat`` below 2, before anything is sent.
+    """
+    if repeat < 2:
+        raise ConfigError(f"--repeat {repeat}: give 2 runs or more (an interval needs a spread)")
+    by = "rate" if opts.rate else "concurrency"
+    level = opts.rate if opts.rate else float(opts.concurrency)
+    levels, steps = [], []
+
+    def keep(_opts: LlmOptions, stats: LlmStats) -> None:
+        levels.append(level)
+        steps.append(stats)
+        if on_step is not None:
+            on_step(level, stats)
+
+    def result() -> LlmSweep:
+        sweep = LlmSweep(by, levels, steps, find_llm_knee(levels, steps))
+        rows = sweep.rows()
+        sweep.repeats = {
+            "runs": len(rows),
+            "confidence": 0.95,
+            "method": "Student t over the runs' values",
+            "intervals": confidence.intervals(rows),
+        }
+        return sweep
+
+    plans = [(f"run {n + 1}", opts) for n in range(repeat)]
+    step_through(plans, lambda o: run_llm(o, prompts, slo=slo, warmup_s=warmup_s), keep, result)
     return result()
 
 

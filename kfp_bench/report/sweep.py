@@ -92,5 +92,34 @@ def write_llm_text(rows: list[dict], knee: dict, by: str, out: TextIO) -> None:
     w(f"\nKnee: {where}: {knee['reason']}{_knee_flags(at)}\n")
 
 
+def write_search_text(search: dict, out: TextIO) -> None:
+    """``--find-max``'s result: the boundary between the last passing and first failing level,
+    and every probe in the order it ran."""
+    w = out.write
+    by, unit = search["by"], " req/s" if search["by"] == "rate" else " streams"
+    ok, bad = search["passing"], search["failing"]
+    w(f"\nSLO search by {by}: --slo {search['slo']} for {search['share']:.0%} of requests, "
+      f"probes of {search['probe_s']:g} s (warm-up {search['warmup_s']:g} s)\n")  # fmt: skip
+    for p in search["probes"]:
+        verdict = "passes" if p["passed"] else "fails"
+        w(f"  probe {p['probe']}: {by} {p['level']:g}: good {p['good_ratio']:.1%}: {verdict}\n")
+    if ok is not None and bad is not None:
+        w(f"Boundary: between {ok:g} (passes) and {bad:g}{unit} (fails): {search['reason']}\n")
+    elif ok is not None:
+        w(f"Boundary: at least {ok:g}{unit}: {search['reason']}\n")
+    else:
+        w(f"Boundary: below {bad:g}{unit}: {search['reason']}\n")
+
+
+def write_repeats_text(repeats: dict, out: TextIO) -> None:
+    """``--repeat K``'s intervals: each headline figure's mean and 95% interval over the runs."""
+    w = out.write
+    w(f"\nOver {repeats['runs']} runs: mean and {repeats['confidence']:.0%} interval "
+      f"({repeats['method']}):\n")  # fmt: skip
+    for key, ci in repeats["intervals"].items():
+        if ci is not None:
+            w(f"  {key}\t{sig(ci['mean'], 4)}\t[{sig(ci['low'], 4)}, {sig(ci['high'], 4)}]\n")
+
+
 def _llm_cell(v) -> str:
     return sig(v, 4)

@@ -11,7 +11,8 @@ A streaming request (``"stream": true``) is answered as ``text/event-stream``, o
 event per chunk, ending ``data: [DONE]``; chat streams start with a role chunk. Others get one JSON
 body once the last token would have been generated.
 
-Timing: the first token ``first_token_ms`` after the request's last byte was parsed, then one every
+Timing: the first token ``first_token_ms`` after the request's last byte was parsed (with
+``--slots N``, after it got one of N decode slots), then one every
 ``token_gap_ms``, ``max_tokens`` tokens (the request's, capped at ``max_tokens_cap``, else the
 server's). A request may override the timing with ``X-Llm-First-Token-Ms`` and
 ``X-Llm-Token-Gap-Ms`` and pick a fault with ``X-Llm-Fault`` (``llm_server_faults``).
@@ -20,7 +21,8 @@ prompt_tokens is the prompt's whitespace word count (chat: of the messages' cont
 Truth log (``--truth-log FILE``): JSON lines. The first holds the ``anchor``: one
 ``time.perf_counter()`` reading and the epoch time taken with it, the server's pid and options. Then
 one line per request, written and flushed when it ends: ``id`` (its ``X-Request-Id``, else the
-server's own), ``endpoint``, ``arrived`` (last request byte parsed), ``head`` (response head
+server's own), ``endpoint``, ``arrived`` (last request byte parsed), ``admitted``
+(when a decode slot took it: ``arrived`` unless ``--slots`` made it wait), ``head`` (response head
 written), ``tokens`` (each content token's send time, after its write), ``done``, ``prompt_tokens``,
 ``prompt_head`` and ``prompt_sha256`` (the prompt's first 64 characters and the SHA-256 of its
 UTF-8: chat messages' contents joined by newlines), ``messages`` (chat: each message's ``role``

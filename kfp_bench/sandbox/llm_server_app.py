@@ -14,6 +14,7 @@ import os
 import queue
 import random
 import threading
+from collections import deque
 from dataclasses import asdict
 
 from kfp_bench.errors import ConfigError
@@ -86,6 +87,25 @@ class Server:
         self._random = random.Random(options.seed)
         self._seq = 0
         self.connections: set[Connection] = set()
+        self.free = options.slots  # decode slots free (``options.slots`` 0: no limit)
+        self.waiting: deque = deque()  # streams waiting for a slot, in arrival order
+
+    def admit(self, stream: Stream) -> None:
+        """Start ``stream`` now if a slot is free, else queue it until one is."""
+        if self.options.slots and self.free <= 0:
+            self.waiting.append(stream)
+            return
+        self.free -= 1
+        stream.start()
+
+    def release(self) -> None:
+        """A stream holding a slot ended: the slot goes to the longest-waiting live stream."""
+        self.free += 1
+        while self.waiting and self.free > 0:
+            stream = self.waiting.popleft()
+            if not stream.ended:
+                self.free -= 1
+                stream.start(queued=True)
 
     def route(self, conn: Connection, method: bytes, full: str) -> None:
         path = full[len("/openai") :] if full.startswith("/openai/") else full
@@ -124,7 +144,7 @@ class Server:
             conn.reply(429, err, extra=[b"Retry-After: %d" % math.ceil(after)])
             stream.finish()
             return
-        stream.start()
+        self.admit(stream)
 
     def _body(self, conn: Connection, path: str) -> dict:
         try:

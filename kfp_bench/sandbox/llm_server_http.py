@@ -141,6 +141,7 @@ class Stream:
         self.prompt_sha256 = hashlib.sha256(prompt.encode()).hexdigest()
         self.messages = message_digests(body) if self.chat else None
         self.arrived = conn.arrived
+        self.begun = self.arrived  # when its slot was given (``start``): its timing's origin
         self.head = 0.0
         self.times: list[float] = []
         # The send times as JSON text, made one at a time as tokens go out: encoding a long
@@ -168,12 +169,14 @@ class Stream:
 
     # --- sending ------------------------------------------------------------------------------
 
-    def start(self) -> None:
+    def start(self, queued: bool = False) -> None:
+        """Answer it: its timing counts from now when it waited for a slot (``queued``)."""
+        self.begun = _now() if queued else self.arrived
         self.admitted = True
         self.blocks = self.conn.server.metrics.admitted(self.words)
         rid = b"X-Request-Id: " + self.rid.encode()
         if not self.stream:
-            due = self.arrived + self.plan.first + max(0, self.plan.tokens - 1) * self.plan.gap
+            due = self.begun + self.plan.first + max(0, self.plan.tokens - 1) * self.plan.gap
             self.conn.server.deadlines.at(due, self._whole)
             return
         extra = [b"Cache-Control: no-cache", rid]
@@ -185,7 +188,7 @@ class Stream:
         self._schedule(0)
 
     def _due(self, i: int) -> float:
-        return self.arrived + self.plan.first + i * self.plan.gap + self.delay
+        return self.begun + self.plan.first + i * self.plan.gap + self.delay
 
     def _schedule(self, i: int) -> None:
         stall = self.plan.stall()
@@ -309,6 +312,7 @@ class Stream:
                 "endpoint": self.endpoint,
                 "stream": self.stream,
                 "arrived": self.arrived,
+                "admitted": self.begun,
                 "head": self.head or None,
                 "tokens": None,  # filled by TruthLog.write from times_json
                 "done": done,
@@ -327,6 +331,8 @@ class Stream:
             },
         )
         self.conn.server.metrics.finished(self, done, self._sent(), self.outcome == "ok")
+        if self.admitted and self.conn.server.options.slots:
+            self.conn.server.release()
         if self.admitted:
             answer = [token_text(i).strip() for i in range(self._sent())]
             self.conn.server.metrics.computed(self.blocks, self.words, answer)

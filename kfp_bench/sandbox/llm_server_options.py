@@ -44,6 +44,10 @@ class LlmServerOptions:
             connections over them), so that the server is not the limit of a large load. Each
             writes its own truth log, FILE.1, FILE.2, ... beside FILE (``read_truth`` reads them
             all), and serves its own /metrics.
+        slots: decode slots (a batch's size): at most this many requests are answered at once,
+            the others wait in arrival order and their timing starts when a slot frees, so that
+            the server's capacity is known by construction (slots / (first_token_ms + (tokens -
+            1) * token_gap_ms) requests/s); 0: no limit.
     """
 
     first_token_ms: float = 200.0
@@ -59,6 +63,7 @@ class LlmServerOptions:
     block_size: int = 16
     prefix_cache_blocks: int = 65536
     processes: int = 1
+    slots: int = 0
 
     def __post_init__(self) -> None:
         for name in ("first_token_ms", "token_gap_ms"):
@@ -75,7 +80,7 @@ class LlmServerOptions:
             raise ConfigError(
                 f"llm server: --max-model-len {self.max_model_len}: give tokens, or 0 for none"
             )
-        for name, least in (("block_size", 1), ("prefix_cache_blocks", 0)):
+        for name, least in (("block_size", 1), ("prefix_cache_blocks", 0), ("slots", 0)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < least:
                 raise ConfigError(

@@ -162,6 +162,10 @@ class LlmSweep(_Steps):
     levels: list
     steps: list
     knee: LlmKnee
+    #: ``--find-max``'s search (``load.llm_find``): the boundary and every probe; None: a sweep.
+    search: dict | None = None
+    #: ``--repeat K`` of one level: each headline figure's 95% interval (``stats.confidence``).
+    repeats: dict | None = None
 
     def rows(self) -> list[dict]:
         return [{**row(lv, st), "knee": lv == self.knee.level} for lv, st in self.zipped()]
@@ -185,6 +189,8 @@ class LlmSweep(_Steps):
             "rows": self.rows(),
             "knee": self.knee.as_dict(),
             "steps": [st.to_dict() for st in self.steps],
+            **({"search": self.search} if self.search is not None else {}),
+            **({"repeats": self.repeats} if self.repeats is not None else {}),
         }
 
     @classmethod
@@ -194,7 +200,8 @@ class LlmSweep(_Steps):
             knee = LlmKnee(
                 k["level"], k["reason"], k["baseline_ttft_p99_ms"], k["factor"], k["min_good"]
             )
-            return cls(str(doc["by"]), [r["level"] for r in doc["rows"]], steps, knee)
+            levels = [r["level"] for r in doc["rows"]]
+            return cls(str(doc["by"]), levels, steps, knee, doc.get("search"), doc.get("repeats"))
 
         return cls.read(
             doc, source, LlmStats, build, what="LLM sweep", fmt=LLM_FORMAT, kind=LLM_KIND,
