@@ -24,6 +24,9 @@ declare -A packages=(
   [kserve]="github.com/kserve/kserve/cmd/manager github.com/kserve/kserve/cmd/localmodel"
   [rbac-proxy]="github.com/brancz/kube-rbac-proxy/cmd/kube-rbac-proxy"
   [metrics-server]="sigs.k8s.io/metrics-server/cmd/metrics-server"
+  [knative]="knative.dev/serving/cmd/controller knative.dev/serving/cmd/webhook
+             knative.dev/serving/cmd/activator knative.dev/serving/cmd/autoscaler
+             knative.dev/serving/cmd/queue"
 )
 # Version stamps, as the upstream builds set them (kubernetes hack/lib/version.sh; the Makefiles of
 # argo, kube-rbac-proxy and metrics-server).
@@ -40,6 +43,7 @@ declare -A ldflags=(
   [coredns]=""
   [etcd]=""
   [cni]=""
+  [knative]=""
 )
 
 # Argo's module zip lacks workflow/executor/osspecific/signal_linux.go: upstream it is a symlink to
@@ -94,7 +98,8 @@ build_group() {
 
 groups=("$@")
 [[ ${#groups[@]} -gt 0 ]] || groups=(cni etcd coredns argo k8s)
-# (the KServe tier's groups, kserve rbac-proxy metrics-server, are built by up.sh --kserve)
+# (the KServe tier's groups, kserve rbac-proxy metrics-server, are built by up.sh --kserve;
+# knative, Knative Serving's programs, only on request: nothing runs them yet)
 for group in "${groups[@]}"; do
   [[ -n "${packages[$group]:-}" ]] || die "unknown build group '$group' (known: ${!packages[*]})"
   build_group "$group"
