@@ -559,7 +559,9 @@ class Outcome:
     start_left: set[str] = field(default_factory=set)
 
 
-def run_case(case: Case, base: Path, url: str, server: ForkServer) -> Outcome:
+def run_case(case: Case, base: Path, subs: dict[str, str], server: ForkServer) -> Outcome:
+    """``case`` run in a fresh folder under ``base``, each placeholder of ``subs`` (``{kfp}``,
+    ``{ref}``, ...) in its arguments replaced."""
     cwd, tmpdir = base / "cwd", base / "tmp"
     cwd.mkdir()
     tmpdir.mkdir()
@@ -569,7 +571,9 @@ def run_case(case: Case, base: Path, url: str, server: ForkServer) -> Outcome:
         else:
             (cwd / name).write_text(text)
     made = _tree(cwd)
-    argv = [a.replace("{kfp}", url).replace("{ref}", str(REF)) for a in case.argv]
+    argv = list(case.argv)
+    for key, value in subs.items():
+        argv = [a.replace(key, value) for a in argv]
     return Outcome(server.run(argv, cwd, tmpdir, timeout=120), cwd, tmpdir, made)
 
 
@@ -601,9 +605,10 @@ def kfp_server():
         yield server
 
 
-def run_cases(cases, kfp_server, tmp_path_factory) -> dict[str, Outcome]:
+def run_cases(cases, kfp_server, tmp_path_factory, subs=lambda case: {}) -> dict[str, Outcome]:
     """Every case, run a few at a time, each by one of ``AT_ONCE`` fork servers; then what the
-    KFP server (if any) holds after all of them, which must be what it held before."""
+    KFP server (if any) holds after all of them, which must be what it held before. ``subs``:
+    a case's own placeholders, beside ``{kfp}`` and ``{ref}``."""
     bases = {c.id: tmp_path_factory.mktemp(c.id) for c in cases}
     queue = list(reversed(cases))
     lock = threading.Lock()
@@ -619,7 +624,8 @@ def run_cases(cases, kfp_server, tmp_path_factory) -> dict[str, Outcome]:
                         break
                     c = queue.pop()
                 url = kfp_server.url if c.kfp else ""
-                done[c.id] = run_case(c, bases[c.id], url, server)
+                filled = {"{kfp}": url, "{ref}": str(REF), **subs(c)}
+                done[c.id] = run_case(c, bases[c.id], filled, server)
         finally:
             left.update(server.close())
 
