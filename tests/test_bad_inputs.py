@@ -34,6 +34,7 @@ import pytest
 
 from kfp_bench.cli import build_parser
 from kfp_bench.errors import ConfigError
+from kfp_bench.needs import parameter_rules
 from kfp_bench.sandbox.kfp_server import start_kfp_server
 from kfp_bench.steps.params import BenchParams
 from tests.cli_forks import ForkServer
@@ -719,6 +720,34 @@ BAD_PARAMS = [
     ({"results_uri": "file://host/p"}, ("results_uri='file://host/p'", "takes no host")),
     ({"baseline": "last:0"}, ("pipeline parameter baseline='last:0'", "give last:N")),
     ({"baseline": "latest"}, ("baseline='latest'", "a history key such as")),
+    # what needs what: the CLI's rules (kfp_bench.needs) in the parameters' names
+    (
+        {"fill_steps": 3},
+        (
+            "pipeline parameter fill_steps=3: takes effect only beside fill_runs, not set",
+            "set fill_runs, or leave fill_steps at its default 5",
+        ),
+    ),
+    (
+        {"metrics_scrape": "http://10.0.3.17:8080/metrics", "metrics_vars": "namespace=x"},
+        ("pipeline parameter metrics_vars: takes effect only beside metrics_profile", "empty"),
+    ),
+    (
+        {
+            "metrics_profile": "gpu",
+            "prometheus_url": "http://p:9090",
+            "namespace": "team",
+            "metrics_scrape_token": True,
+        },
+        (
+            "metrics_scrape_token=True: takes effect only beside metrics_scrape",
+            "set metrics_scrape, or leave metrics_scrape_token at its default false",
+        ),
+    ),
+    (
+        {"prometheus_url": "http://alice:s3cret@prom:9090"},
+        ("pipeline parameter prometheus_url: takes effect", "set metrics_profile, or leave"),
+    ),
 ]
 
 
@@ -732,9 +761,16 @@ def test_bad_pipeline_parameter_is_refused_naming_it_and_the_fix(bad, expect):
     with pytest.raises(ConfigError) as err:
         BenchParams(**{**GOOD, **bad}).check(fetch=False)
     message = str(err.value)
-    assert "\n" not in message
+    assert "\n" not in message and "s3cret" not in message
     for words in expect:
         assert words in message, message
+
+
+def test_what_needs_what_names_pipeline_parameters():
+    """The CLI's rules marked for the pipeline (kfp_bench.needs) name parameters it has."""
+    rules = parameter_rules()
+    named = set(rules) | {n for needs in rules.values() for n in needs}
+    assert rules and named <= set(BenchParams.names())
 
 
 def test_good_parameters_pass():
