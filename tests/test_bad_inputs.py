@@ -785,10 +785,33 @@ def test_results_uri_must_be_a_folder_it_can_create(tmp_path):
         BenchParams(**GOOD, results_uri=str(tmp_path / "f")).check(fetch=False)
 
 
+#: Bad parameters as the first step meets them, and its one line.
+STEP_REFUSES = [
+    ({"sweep_rates": "50,5"}, "sweep_rates 50,5: give the rates in increasing order"),
+    ({"fill_steps": 3}, "fill_steps=3: takes effect only beside fill_runs, not set; set fill_runs"),
+]
+
+
+@pytest.mark.parametrize("bad, said", STEP_REFUSES)
+def test_first_step_exits_2_with_one_line(bad, said, capsys):
+    """The first step's function as its pod calls it (kfp.local below runs the same): bad input
+    is exit code 2 and one line, as from the CLI, not a traceback."""
+    from kfp_bench.components import check_params
+
+    args = {n: getattr(BenchParams(**GOOD), n) for n in BenchParams.names()}
+    with pytest.raises(SystemExit) as done:
+        check_params.func(**{**args, **bad, "job_id": "job-1"})
+    assert done.value.code == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kfp-bench: pipeline parameter"), lines
+    assert said in lines[0]
+
+
 @pytest.mark.slow
-def test_first_step_of_the_pipeline_fails_with_the_message(tmp_path, capfd, monkeypatch):
+@pytest.mark.parametrize("bad, said", STEP_REFUSES)
+def test_first_step_of_the_pipeline_fails_with_the_message(bad, said, tmp_path, capfd, monkeypatch):
     """The check_params component itself, under kfp.local (a real subprocess, as a pod would
-    run it): the step fails, and its log holds the one message."""
+    run it): the step fails, and its log holds the one line, no traceback."""
     from kfp import local
     from kfp.local import config
 
@@ -801,8 +824,9 @@ def test_first_step_of_the_pipeline_fails_with_the_message(tmp_path, capfd, monk
     )
     local.init(runner=local.SubprocessRunner(use_venv=False), pipeline_root=str(tmp_path))
     args = {n: getattr(BenchParams(**GOOD), n) for n in BenchParams.names()}
-    args.update(sweep_rates="50,5", job_id="job-1")
+    args.update(bad, job_id="job-1")
     with DELIVERY.active(), pytest.raises(RuntimeError, match="check-params"):
         check_params(**args)
     out = capfd.readouterr().out
-    assert "sweep_rates 50,5: give the rates in increasing order" in out
+    assert "kfp-bench: pipeline parameter" in out and said in out
+    assert "Traceback" not in out
