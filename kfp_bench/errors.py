@@ -13,7 +13,8 @@
     │   ├── NotReadyError         an InferenceService was not ready in time (it was deleted)
     │   └── NotOursError          the InferenceService name is taken by one not this benchmark's
     ├── HistoryError              the results history (--results-uri) cannot be read or written
-    │   └── BaselineError         a baseline with too few samples for a regression verdict
+    │   ├── BaselineError         a baseline with too few samples for a regression verdict
+    │   └── UnknownKeyError       a --baseline key the history does not hold (bad input: exit 2)
     ├── PushError                 the Pushgateway (--pushgateway-url) did not take the push
     ├── BundleTooLarge            a report's summary.md outgrew its limit (a reporter's bug)
     └── ServerError               a server kfp-bench started itself could not be started or reached
@@ -88,6 +89,13 @@ class HistoryError(BenchError):
 
 class BaselineError(HistoryError):
     """A baseline too small for a regression verdict; no verdict is guessed."""
+
+
+class UnknownKeyError(HistoryError):
+    """A history key asked for (``--baseline KEY``) that the history does not hold complete.
+    Found by reading the history, but no rerun finds it: bad input, exit 2."""
+
+    exit_code = 2
 
 
 class PushError(BenchError):

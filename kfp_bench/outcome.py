@@ -14,7 +14,8 @@ Exit codes (also in the docs, Exit codes and flags, generated from this table):
 1     the benchmark ran but did not do all that was asked (timeout, failed creates, nothing
       created, a lost load worker or helper step, an engine error, no LLM stream completed, no
       request of a load or sweep step got a response)
-2     bad input: nothing was sent or created
+2     bad input: nothing was sent or created (a ``--baseline`` key the results history does
+      not hold is found by reading it: nothing else is sent); no rerun mends it
 3     a gate broke: a ``--threshold`` bound (the figure beyond it, or not measured), or a
       regression verdict with ``--fail-on-regression`` (``kfp_bench.gates``); the report's
       first lines say which

@@ -34,6 +34,7 @@ import pytest
 
 from kfp_bench.cli import build_parser
 from kfp_bench.errors import ConfigError
+from kfp_bench.needs import parameter_rules
 from kfp_bench.sandbox.kfp_server import start_kfp_server
 from kfp_bench.steps.params import BenchParams
 from tests.cli_forks import ForkServer
@@ -559,7 +560,9 @@ class Outcome:
     start_left: set[str] = field(default_factory=set)
 
 
-def run_case(case: Case, base: Path, url: str, server: ForkServer) -> Outcome:
+def run_case(case: Case, base: Path, subs: dict[str, str], server: ForkServer) -> Outcome:
+    """``case`` run in a fresh folder under ``base``, each placeholder of ``subs`` (``{kfp}``,
+    ``{ref}``, ...) in its arguments replaced."""
     cwd, tmpdir = base / "cwd", base / "tmp"
     cwd.mkdir()
     tmpdir.mkdir()
@@ -569,7 +572,9 @@ def run_case(case: Case, base: Path, url: str, server: ForkServer) -> Outcome:
         else:
             (cwd / name).write_text(text)
     made = _tree(cwd)
-    argv = [a.replace("{kfp}", url).replace("{ref}", str(REF)) for a in case.argv]
+    argv = list(case.argv)
+    for key, value in subs.items():
+        argv = [a.replace(key, value) for a in argv]
     return Outcome(server.run(argv, cwd, tmpdir, timeout=120), cwd, tmpdir, made)
 
 
@@ -601,9 +606,10 @@ def kfp_server():
         yield server
 
 
-def run_cases(cases, kfp_server, tmp_path_factory) -> dict[str, Outcome]:
+def run_cases(cases, kfp_server, tmp_path_factory, subs=lambda case: {}) -> dict[str, Outcome]:
     """Every case, run a few at a time, each by one of ``AT_ONCE`` fork servers; then what the
-    KFP server (if any) holds after all of them, which must be what it held before."""
+    KFP server (if any) holds after all of them, which must be what it held before. ``subs``:
+    a case's own placeholders, beside ``{kfp}`` and ``{ref}``."""
     bases = {c.id: tmp_path_factory.mktemp(c.id) for c in cases}
     queue = list(reversed(cases))
     lock = threading.Lock()
@@ -619,7 +625,8 @@ def run_cases(cases, kfp_server, tmp_path_factory) -> dict[str, Outcome]:
                         break
                     c = queue.pop()
                 url = kfp_server.url if c.kfp else ""
-                done[c.id] = run_case(c, bases[c.id], url, server)
+                filled = {"{kfp}": url, "{ref}": str(REF), **subs(c)}
+                done[c.id] = run_case(c, bases[c.id], filled, server)
         finally:
             left.update(server.close())
 
@@ -713,6 +720,34 @@ BAD_PARAMS = [
     ({"results_uri": "file://host/p"}, ("results_uri='file://host/p'", "takes no host")),
     ({"baseline": "last:0"}, ("pipeline parameter baseline='last:0'", "give last:N")),
     ({"baseline": "latest"}, ("baseline='latest'", "a history key such as")),
+    # what needs what: the CLI's rules (kfp_bench.needs) in the parameters' names
+    (
+        {"fill_steps": 3},
+        (
+            "pipeline parameter fill_steps=3: takes effect only beside fill_runs, not set",
+            "set fill_runs, or leave fill_steps at its default 5",
+        ),
+    ),
+    (
+        {"metrics_scrape": "http://10.0.3.17:8080/metrics", "metrics_vars": "namespace=x"},
+        ("pipeline parameter metrics_vars: takes effect only beside metrics_profile", "empty"),
+    ),
+    (
+        {
+            "metrics_profile": "gpu",
+            "prometheus_url": "http://p:9090",
+            "namespace": "team",
+            "metrics_scrape_token": True,
+        },
+        (
+            "metrics_scrape_token=True: takes effect only beside metrics_scrape",
+            "set metrics_scrape, or leave metrics_scrape_token at its default false",
+        ),
+    ),
+    (
+        {"prometheus_url": "http://alice:s3cret@prom:9090"},
+        ("pipeline parameter prometheus_url: takes effect", "set metrics_profile, or leave"),
+    ),
 ]
 
 
@@ -726,9 +761,16 @@ def test_bad_pipeline_parameter_is_refused_naming_it_and_the_fix(bad, expect):
     with pytest.raises(ConfigError) as err:
         BenchParams(**{**GOOD, **bad}).check(fetch=False)
     message = str(err.value)
-    assert "\n" not in message
+    assert "\n" not in message and "s3cret" not in message
     for words in expect:
         assert words in message, message
+
+
+def test_what_needs_what_names_pipeline_parameters():
+    """The CLI's rules marked for the pipeline (kfp_bench.needs) name parameters it has."""
+    rules = parameter_rules()
+    named = set(rules) | {n for needs in rules.values() for n in needs}
+    assert rules and named <= set(BenchParams.names())
 
 
 def test_good_parameters_pass():
@@ -743,10 +785,33 @@ def test_results_uri_must_be_a_folder_it_can_create(tmp_path):
         BenchParams(**GOOD, results_uri=str(tmp_path / "f")).check(fetch=False)
 
 
+#: Bad parameters as the first step meets them, and its one line.
+STEP_REFUSES = [
+    ({"sweep_rates": "50,5"}, "sweep_rates 50,5: give the rates in increasing order"),
+    ({"fill_steps": 3}, "fill_steps=3: takes effect only beside fill_runs, not set; set fill_runs"),
+]
+
+
+@pytest.mark.parametrize("bad, said", STEP_REFUSES)
+def test_first_step_exits_2_with_one_line(bad, said, capsys):
+    """The first step's function as its pod calls it (kfp.local below runs the same): bad input
+    is exit code 2 and one line, as from the CLI, not a traceback."""
+    from kfp_bench.components import check_params
+
+    args = {n: getattr(BenchParams(**GOOD), n) for n in BenchParams.names()}
+    with pytest.raises(SystemExit) as done:
+        check_params.func(**{**args, **bad, "job_id": "job-1"})
+    assert done.value.code == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kfp-bench: pipeline parameter"), lines
+    assert said in lines[0]
+
+
 @pytest.mark.slow
-def test_first_step_of_the_pipeline_fails_with_the_message(tmp_path, capfd, monkeypatch):
+@pytest.mark.parametrize("bad, said", STEP_REFUSES)
+def test_first_step_of_the_pipeline_fails_with_the_message(bad, said, tmp_path, capfd, monkeypatch):
     """The check_params component itself, under kfp.local (a real subprocess, as a pod would
-    run it): the step fails, and its log holds the one message."""
+    run it): the step fails, and its log holds the one line, no traceback."""
     from kfp import local
     from kfp.local import config
 
@@ -759,8 +824,9 @@ def test_first_step_of_the_pipeline_fails_with_the_message(tmp_path, capfd, monk
     )
     local.init(runner=local.SubprocessRunner(use_venv=False), pipeline_root=str(tmp_path))
     args = {n: getattr(BenchParams(**GOOD), n) for n in BenchParams.names()}
-    args.update(sweep_rates="50,5", job_id="job-1")
+    args.update(bad, job_id="job-1")
     with DELIVERY.active(), pytest.raises(RuntimeError, match="check-params"):
         check_params(**args)
     out = capfd.readouterr().out
-    assert "sweep_rates 50,5: give the rates in increasing order" in out
+    assert "kfp-bench: pipeline parameter" in out and said in out
+    assert "Traceback" not in out

@@ -6,7 +6,8 @@ Each case runs as a real ``kfp-bench`` process through ``tests/test_bad_inputs.p
 ``run_cases`` (a fresh working directory and TMPDIR, no token, KFP or proxy variables) and is
 checked as there: exit 2 (or the case's documented code, ``CODES``), one line
 ``kfp-bench: ...`` naming the input and the fix, no traceback, empty stdout, nothing left in
-the working directory, TMPDIR or the local KFP server.
+the working directory, TMPDIR or the local KFP server; and nothing sent to ``{seen}``, a server
+that records every request (``listener``), before the refusal.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from kfp_bench.records import Result
 from kfp_bench.sandbox.kfp_server import start_kfp_server
 from kfp_bench.stats.load import LoadStats
 from kfp_bench.steps.params import BenchParams
+from tests.loopback import Handler, serving
 from tests.test_bad_inputs import (
     DEAD,
     GOOD,
@@ -57,6 +59,8 @@ KSERVE_PROFILE = ("--metrics-profile", "kserve-predictor", "--metrics-var", "nam
                   "--metrics-var", "isvc=b")  # fmt: skip
 FILL_PROFILE = ("--fill", "5", "--metrics-profile", "kfp", "--metrics-var", "namespace=k")
 LLM = ("llm", "--model", "m", "--no-model-check", "-n", "1", "-c", "1")
+#: A --json-out in a folder no one can make a file in, root included (the tests run as root).
+PROC_OUT = ("--json-out", "/proc/kfp-bench-x.json")
 #: An SLO search whose result would go to o/r.json: nothing may be made there.
 FIND = ("llm", "--model", "m", "--no-model-check", "-z", "2s", "--json-out", "o/r.json")
 
@@ -353,10 +357,32 @@ CASES = [
             "give fewer groups or longer prefixes, e.g. 200,4,2,10",
         ),  # fmt: skip
     ),
+    # -- h. nothing sent before the last check: not Prometheus, not a scrape -----------------
+    # {seen}: this case's URL at the listener, which records what the case sent it
+    Case(
+        "load-prometheus-not-asked-before-json-out-refused",
+        (*LOAD, *KSERVE_PROFILE, "--prometheus-url", "{seen}", *PROC_OUT, "{seen}/"),
+        ("--json-out /proc/kfp-bench-x.json: cannot write in /proc",),
+    ),
+    Case(
+        "llm-prometheus-and-scrape-not-asked-before-json-out-refused",
+        (
+            *LLM,
+            *KSERVE_PROFILE,
+            "--prometheus-url",
+            "{seen}",
+            "--scrape",
+            "{seen}/metrics",
+            *PROC_OUT,
+            "{seen}/openai",
+        ),
+        ("--json-out /proc/kfp-bench-x.json: cannot write in /proc",),
+    ),  # fmt: skip
 ]
 #: The documented code of a failure of the environment, which a rerun may mend (an endpoint
-#: down, no credentials: exit 1); every other case is bad input, exit 2.
-CODES = {"report-history-endpoint-down": 1, "report-history-baseline-key-missing": 1}
+#: down, no credentials: exit 1); every other case is bad input, exit 2 (a baseline key the
+#: history lacks too: no rerun finds it).
+CODES = {"report-history-endpoint-down": 1}
 
 
 @pytest.fixture(scope="module")
@@ -367,9 +393,38 @@ def kfp_server():
         yield server
 
 
+class Listener:
+    """A server that answers every request 404 and records its path: ``{seen}`` in a case's
+    arguments is ``url/<case id>``, so that what each case sent is told apart."""
+
+    def __init__(self, url: str, paths: list[str]):
+        self.url, self.paths = url, paths
+
+    def sent_by(self, case_id: str) -> list[str]:
+        return [p for p in self.paths if p.startswith(f"/{case_id}/") or p == f"/{case_id}"]
+
+
 @pytest.fixture(scope="module")
-def outcomes(kfp_server, tmp_path_factory) -> dict[str, Outcome]:
-    return run_cases(CASES, kfp_server, tmp_path_factory)
+def listener():
+    paths: list[str] = []
+
+    class Recorder(Handler):
+        def do_GET(self):
+            paths.append(self.path)
+            self.send(404, {"status": "error", "error": "nothing here"})
+
+        do_POST = do_GET
+
+    with serving(Recorder) as url:
+        yield Listener(url, paths)
+
+
+@pytest.fixture(scope="module")
+def outcomes(kfp_server, listener, tmp_path_factory) -> dict[str, Outcome]:
+    def seen(case: Case) -> dict[str, str]:
+        return {"{seen}": f"{listener.url}/{case.id}"}
+
+    return run_cases(CASES, kfp_server, tmp_path_factory, seen)
 
 
 def test_every_case_its_own_id():
@@ -377,12 +432,13 @@ def test_every_case_its_own_id():
 
 
 @pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in CASES])
-def test_bad_input(case: Case, outcomes, kfp_server):
+def test_bad_input(case: Case, outcomes, kfp_server, listener):
     o = outcomes[case.id]
     r = o.result
     assert r is not None, "no answer in 120 s"
     assert_one_line_refusal(r, case.expect, CODES.get(case.id, 2))
     assert r.stdout == ""
+    assert listener.sent_by(case.id) == [], "a request went out before the refusal"
     assert _tree(o.cwd) == o.made, "left behind in the working directory"
     assert _tree(o.tmpdir) == set(), "left behind in TMPDIR"
     assert o.start_left == set(), "left behind by kfp-bench's start-up"

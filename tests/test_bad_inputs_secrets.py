@@ -189,7 +189,12 @@ CASES = [
     Case(
         "submit-param-prometheus-url",
         (*SUBMIT, f"prometheus_url=http://{USER}@prometheus:9090"),
-        ("prometheus_url='http://prometheus:9090'", "it needs metrics_profile"),
+        ("pipeline parameter prometheus_url: takes effect only beside metrics_profile",),
+    ),
+    Case(
+        "submit-param-prometheus-url-without-scheme",
+        (*SUBMIT, "metrics_profile=kfp", "--param", f"prometheus_url={USER}@prometheus:9090"),
+        ("prometheus_url='prometheus:9090'", "give a http/https URL"),
     ),
     Case(
         "submit-param-pipeline-url",

@@ -4,7 +4,8 @@ parsed flags of every command, before its function does any work (issue 41).
 ``before_work`` checks a URL's scheme (``--prometheus-url``, ``--scrape``, ``--metrics-url``,
 ``--pushgateway-url``), so that a URL that can never be read is refused before the load rather
 than noted after it; and it applies one rule to every flag that only means something beside
-another (``NEEDS``): given alone, it is refused rather than ignored. Each refusal is a
+another (``kfp_bench.needs.NEEDS``, whose rules the pipeline's first step applies to its
+parameters too): given alone, it is refused rather than ignored. Each refusal is a
 ``ConfigError`` of one line naming the flag and the fix; a value it repeats goes through
 ``kfp_bench.redact``.
 """
@@ -12,9 +13,9 @@ another (``NEEDS``): given alone, it is refused rather than ignored. Each refusa
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
 
 from kfp_bench.errors import ConfigError
+from kfp_bench.needs import NEEDS, Needs
 from kfp_bench.push import check_url
 from kfp_bench.redact import public_url
 from kfp_bench.urls import http_parts
@@ -27,44 +28,6 @@ URLS = {
 }
 #: Values a URL flag takes that are not URLs (runs --metrics-url none: no scrape).
 NOT_URLS = {"none"}
-
-
-@dataclass(frozen=True)
-class Needs:
-    """``flag`` (parsed as ``dest``) means something only beside one of ``needs`` (each a
-    flag as the fix writes it, e.g. ``--fill K``, and its dest), on the ``commands``."""
-
-    commands: tuple[str, ...]
-    flag: str
-    dest: str
-    needs: tuple[tuple[str, str], ...]
-
-
-def _needs(commands: str, flags: str, needs: str) -> list[Needs]:
-    """The rules of ``flags`` (space-separated), each needing one of ``needs``
-    (``|``-separated, e.g. ``--sweep-rates R,R|--sweep-concurrency C,C``), on ``commands``."""
-    wanted = tuple((n, _dest(n.split()[0])) for n in needs.split("|"))
-    return [Needs(tuple(commands.split()), f, _dest(f), wanted) for f in flags.split()]
-
-
-def _dest(flag: str) -> str:
-    return flag.lstrip("-").replace("-", "_")
-
-
-#: Every "only beside" relation of the newer flags (runs/fill, llm, metrics, push).
-NEEDS = [
-    *_needs("runs", "--fill-steps --fill-mode --fill-repeats --fill-page-sizes", "--fill K"),
-    *_needs("runs", "--fill-timeout", "--fill K"),
-    *_needs("runs", "--metrics-profile", "--fill K"),
-    *_needs("runs", "--prometheus-url --metrics-var --metrics-step", "--metrics-profile FILE"),
-    *_needs("load llm", "--prometheus-url --metrics-var", "--metrics-profile FILE"),
-    *_needs("load llm", "--metrics-step", "--metrics-profile FILE|--scrape URL"),
-    *_needs("load llm", "--scrape-header", "--scrape URL"),
-    *_needs("load llm", "--trace-speed", "--trace FILE"),
-    *_needs("llm", "--prompts-format", "--prompts-file FILE"),
-    *_needs("llm", "--knee-factor --knee-good", "--sweep-rates R,R|--sweep-concurrency C,C"),
-    *_needs("report", "--push-label", "--pushgateway-url URL"),
-]
 
 
 def before_work(a: argparse.Namespace, parser: argparse.ArgumentParser) -> None:

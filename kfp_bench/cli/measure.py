@@ -16,13 +16,16 @@ from kfp_bench.outcome import describe, exit_code, gated
 
 class Measurement:
     """One measuring command. Built before the work: ``--json-out`` is checked at once (a
-    ``ConfigError`` naming the flag and the path, nothing sent); ``run`` then does the rest."""
+    ``ConfigError`` naming the flag and the path, nothing sent); ``run`` then does the rest.
+    The server metrics' collector (``a.collector``, from ``cli.metrics_flags``) asks
+    Prometheus only in ``run``: after every check that needs no request."""
 
     def __init__(self, a: argparse.Namespace, command: str) -> None:
         self.command = command
         self.path = a.json_out
         self.outs = Outputs()
         self.json_out: Path | None = self.outs.file(a.json_out, "--json-out")
+        self.collector = getattr(a, "collector", None)
 
     def run(
         self,
@@ -38,13 +41,18 @@ class Measurement:
         gates_out=None,
         described: bool = False,
     ) -> int:
-        """``work()`` with the output folders made; what it measured (``partial`` of an
-        ``EngineError``, a bug: still saved and reported) goes through ``finish`` (what the
-        options add), is saved with ``write(result, path)``, checked against ``gates`` (on
-        ``gates_out``, stdout by default) and reported; the exit code follows ``flags``, each
-        failure among them ``described`` on stderr for a result whose report does not."""
+        """``work()`` with the output folders made and the collector started; what it measured
+        (``partial`` of an ``EngineError``, a bug: still saved and reported) goes through
+        ``finish`` (what the options add), is saved with ``write(result, path)``, checked
+        against ``gates`` (on ``gates_out``, stdout by default) and reported; the exit code
+        follows ``flags``, each failure among them ``described`` on stderr for a result whose
+        report does not."""
         failure = None
+        if self.collector is not None:
+            self.collector.check()  # a query Prometheus cannot parse: refused, nothing made
         with self.outs.made():
+            if self.collector is not None:
+                self.collector.start()  # the window: the first scrape, then the work
             try:
                 result = work()
             except EngineError as exc:

@@ -2,9 +2,11 @@
 between the collector's start and stop (``kfp_bench.metrics.collect``).
 
 ``wrap(p, cmd)`` is the one line a load command needs: it adds the flags and makes ``cmd`` the
-parser's function with the collector around it. The profile is checked before ``cmd`` sends
-anything; the series are saved beside ``--json-out`` (``run.json`` -> ``run.server.json``),
-where ``kfp-bench report`` finds them.
+parser's function with the collector around it. The profile is checked as far as it can be
+without a request before ``cmd`` runs; ``cmd``'s ``Measurement`` asks Prometheus and starts the
+collector once every check of its own has passed (``a.collector``), just before the work. The
+series are saved beside ``--json-out`` (``run.json`` -> ``run.server.json``), where
+``kfp-bench report`` finds them.
 """
 
 from __future__ import annotations
@@ -101,13 +103,16 @@ def run(a: argparse.Namespace, cmd: Callable[[argparse.Namespace], int]) -> int:
     c = collector(a)
     if c is None:
         return cmd(a)
-    c.check()
-    c.start()
+    c.check_local()
+    a.collector = c  # checked with Prometheus and started by cmd's Measurement.run
     try:
         code = cmd(a)
     except BaseException:
-        c.stop(query=False)
+        if c.started:
+            c.stop(query=False)
         raise
+    if not c.started:  # refused before the work: no window, nothing to save
+        return code
     got = c.stop()
     if hasattr(a, "shared_prefix"):  # an LLM load: the server's line under its text summary
         from kfp_bench.report.llm_text import write_prefix_cache

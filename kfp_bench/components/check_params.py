@@ -75,10 +75,11 @@ def check_params(
     job_id: str,
 ) -> dict:
     """Check the pipeline's parameters (kfp_bench.steps.params.BenchParams.check); fail with
-    one message naming the parameter and the fix. Then take the benchmark's lease on the KFP server
-    (kfp_bench.kfp.lease), sweeping what an expired holder left; fail, naming the holder, while
-    another live benchmark of that benchmark_id holds it. With mesh_route=sidecar the probe
-    goes through this pod's sidecar, as the load will, and the step ends the sidecar at the end.
+    one line naming the parameter and the fix, exit code 2, as the CLI does. Then take the
+    benchmark's lease on the KFP server (kfp_bench.kfp.lease), sweeping what an expired holder
+    left; fail, naming the holder, while another live benchmark of that benchmark_id holds it.
+    With mesh_route=sidecar the probe goes through this pod's sidecar, as the load will, and
+    the step ends the sidecar at the end.
 
     Args:
         kfp_host: see BenchParams; likewise every parameter up to pushgateway_url.
@@ -89,12 +90,18 @@ def check_params(
     """
     params = dict(locals())  # first: the arguments alone, the parameters and job_id
     job_id = params.pop("job_id")
+    import sys
+
     from kfp_bench import mesh
+    from kfp_bench.errors import ConfigError
     from kfp_bench.steps import start
     from kfp_bench.steps.params import BenchParams
 
     p = BenchParams(**params)
     try:
         return start.check_params(p, job_id)
+    except ConfigError as exc:  # bad input: its line, not a traceback that buries it
+        print(f"kfp-bench: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     finally:
         mesh.after_load(mesh_route)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kfp_bench.errors import ConfigError, HistoryError, ResultsError
+from kfp_bench.errors import ConfigError, HistoryError, ResultsError, UnknownKeyError
 from kfp_bench.history.uri import Store, open_store
 from kfp_bench.results import Results, read_results
 
@@ -171,7 +171,7 @@ def baseline_keys(spec: str, earlier: list[Entry], uri: str) -> list[str]:
     if spec in keys:
         return [spec]
     near = ", ".join(keys[-3:]) or "none"
-    raise HistoryError(
+    raise UnknownKeyError(
         f"--baseline {spec}: no such complete result in {uri} (latest keys: {near}); "
         "give last:N or one of the keys"
     )

@@ -53,9 +53,9 @@ class Collector:
     _first: dict = field(default_factory=dict)
     _last: dict = field(default_factory=dict)
 
-    def check(self) -> None:
-        """Before the load: ``ConfigError`` for a profile that cannot run (a variable not
-        given, a query Prometheus refuses to parse); a Prometheus out of reach is a note."""
+    def check_local(self) -> None:
+        """What ``check`` tells without a request: ``ConfigError`` for a step, a Prometheus URL
+        or a variable missing."""
         if self.step_s <= 0:
             raise ConfigError(f"--metrics-step {self.step_s:g}: give a step above 0 seconds")
         if self.profile is None:
@@ -66,6 +66,14 @@ class Collector:
                 "Prometheus that scrapes the servers, e.g. http://prometheus.monitoring:9090)"
             )
         self.profile.check_variables(self.variables)
+
+    def check(self) -> None:
+        """Before the load: ``ConfigError`` for a profile that cannot run (``check_local``, or a
+        query Prometheus refuses to parse: each asked once); a Prometheus out of reach is a
+        note."""
+        self.check_local()
+        if self.profile is None:
+            return
         values = {**self.variables, "elapsed": "60s"}
         now = time.time()
         for i, q in enumerate(self.profile.queries):
@@ -80,6 +88,10 @@ class Collector:
                     ) from None
                 self.out.note(f"before the load: {exc}")
                 return  # out of reach: the same for every query
+
+    @property
+    def started(self) -> bool:
+        return self.out.window[0] > 0
 
     def start(self) -> None:
         self.out.step_s = self.step_s

@@ -1,12 +1,15 @@
 """The checks every part of the pipeline's parameters shares: the limits, one message form
-(``bad``: the parameter, its value, the fix), the number, URL and selector checks, and the
-checks of the parameters no part owns (the results history, the mesh route).
+(``bad``: the parameter, its value, the fix), the number, URL and selector checks, what needs
+what (``check_needs``), and the checks of the parameters no part owns (the results history, the
+mesh route).
 
 Standard library only: the first step's pod installs the ``kfp`` extra alone.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import re
 from pathlib import Path
@@ -16,6 +19,7 @@ from kfp_bench import redact
 from kfp_bench.errors import ConfigError
 from kfp_bench.mesh import MESH_PORT, ROUTES
 from kfp_bench.names import s3_uri_problem
+from kfp_bench.needs import parameter_rules
 from kfp_bench.steps.bundled import BUNDLED
 
 MAX_LOAD_WORKERS = 64
@@ -67,6 +71,31 @@ def selector(name: str, value) -> None:
     )
     if not ok:
         raise bad(name, value, 'give a JSON object of label strings, e.g. {"pool": "pool-1"}')
+
+
+def check_needs(p) -> None:
+    """A parameter of ``p`` (a ``BenchParams``) that means something only beside another
+    (``kfp_bench.needs``, the CLI's rules in the parameters' names), set while none of those
+    is, is refused rather than ignored; set: away from its default (a text, blank or not)."""
+    defaults = {f.name: f.default for f in dataclasses.fields(p)}
+    for name, needs in parameter_rules().items():
+        if _set(p, name, defaults) and not any(_set(p, n, defaults) for n in needs):
+            value, default = getattr(p, name), defaults[name]
+            # a number is shown; a text may hold a secret (a URL's userinfo): the name alone
+            shown = f"={value!r}" if isinstance(value, int | float) else ""
+            names = " or ".join(needs)
+            back = "empty" if default == "" else f"at its default {json.dumps(default)}"
+            raise ConfigError(
+                f"pipeline parameter {name}{shown}: takes effect only beside {names}, not set; "
+                f"set {names}, or leave {name} {back}"
+            )
+
+
+def _set(p, name: str, defaults: dict) -> bool:
+    value, default = getattr(p, name), defaults[name]
+    if isinstance(value, str) and isinstance(default, str):
+        return value.strip() != default.strip()
+    return value != default
 
 
 def check_history(uri: str, baseline: str) -> None:

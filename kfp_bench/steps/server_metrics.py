@@ -15,11 +15,7 @@ import os
 from urllib.parse import urlsplit
 
 from kfp_bench.errors import ConfigError
-from kfp_bench.redact import public_url
 from kfp_bench.steps.checks import bad, need_url
-
-#: The built-in profiles' names (``kfp_bench.metrics.profile.BUILTIN``, which imports PyYAML).
-BUILTIN_NAMES = "kserve-predictor, kfp, gpu"
 
 #: The one load worker that collects. The profile's queries cover the whole window and a direct
 #: scrape reads the server, not the client: N pods asking the same would give the same answer N
@@ -42,19 +38,11 @@ def check_metrics(p) -> None:
     its variables given (the InferenceService's namespace and name fill ``namespace`` and
     ``isvc``), the URLs' form. A query Prometheus cannot parse is found by the worker, which
     notes it and loads."""
-    if not on(p):
-        for name in ("prometheus_url", "metrics_vars"):
-            if getattr(p, name).strip():
-                raise bad(name, getattr(p, name), "it needs metrics_profile (a built-in name "
-                          f"{BUILTIN_NAMES} or a profile's YAML text)")  # fmt: skip
-        if p.metrics_scrape_token:
-            raise bad("metrics_scrape_token", True, "it needs metrics_scrape (the endpoints)")
+    if not on(p):  # what needs a profile or a scrape, given alone: steps.checks.check_needs
         return
     scrapes(p)
     found = profile(p)
     if found is None:
-        if p.prometheus_url.strip():
-            raise bad("prometheus_url", public_url(p.prometheus_url), "it needs metrics_profile")
         return
     need_url("prometheus_url", p.prometheus_url.strip(), ("http", "https"), _EXAMPLE)
     try:

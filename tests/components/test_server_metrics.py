@@ -57,10 +57,10 @@ def _check(**over):
             {"metrics_profile": "- query: up\n  metricName: up\n  step: 5"},
             "(YAML text), entry 1: unknown key 'step'",
         ),
-        ({"prometheus_url": "http://prom:9090"}, "prometheus_url='http://prom:9090': it needs"),
-        ({"metrics_vars": "namespace=x"}, "metrics_vars='namespace=x': it needs metrics_profile"),
+        ({"prometheus_url": "http://prom:9090"}, "prometheus_url: takes effect only beside"),
+        ({"metrics_vars": "namespace=x"}, "metrics_vars: takes effect only beside metrics_prof"),
         ({"metrics_scrape": "10.0.3.17:8080/metrics"}, "metrics_scrape='10.0.3.17:8080/metrics'"),
-        ({"metrics_scrape_token": True}, "metrics_scrape_token=True: it needs metrics_scrape"),
+        ({"metrics_scrape_token": True}, "metrics_scrape_token=True: takes effect only beside"),
         (
             {"metrics_profile": "gpu", "prometheus_url": "http://p:9090", "metrics_vars": "ns"},
             "pipeline parameter metrics_vars 'ns': give NAME=VALUE",
@@ -163,10 +163,3 @@ def test_predict_load_with_a_profile_and_prometheus_reaches_the_report(model_ser
     page = html.read_text()
     assert "<h2>Server metrics</h2>" in page and 'id="fig-server_latency"' in page
     assert "latency p50" in page and "kservePredict" in page
-
-
-def test_the_built_in_names_are_the_profiles():
-    from kfp_bench.metrics.profile import BUILTIN
-    from kfp_bench.steps.server_metrics import BUILTIN_NAMES
-
-    assert BUILTIN_NAMES == ", ".join(BUILTIN)
