@@ -319,10 +319,6 @@ def _sweep(a, opts: LlmOptions, prompts: list, slo: Slo, measurement, gates) -> 
             file=sys.stderr,
         )
 
-    def finish(sweep) -> None:
-        for st in sweep.steps:
-            st.options["prompts"] = _described(a, prompts)
-
     def flags(sweep) -> list[str]:
         found = [f for f in sweep.flags if f != NONE_COMPLETED]
         if sweep.steps and all(NONE_COMPLETED in st.flags for st in sweep.steps):
@@ -334,7 +330,7 @@ def _sweep(a, opts: LlmOptions, prompts: list, slo: Slo, measurement, gates) -> 
             opts, prompts, rates=rates, concurrencies=streams, step_s=a.duration, slo=slo,
             warmup_s=a.warmup, **knee, on_step=on_step,
         ),
-        gates=gates, finish=finish, flags=flags, write=store.save,
+        gates=gates, finish=_steps_described(a, prompts), flags=flags, write=store.save,
         partial=lambda exc: exc.partial,
         metrics=lambda sweep: metric_values(sweep.sustained()[1].summary()),
         report=lambda sweep: sweep_text.write_llm_text(
@@ -352,10 +348,6 @@ def _repeat(a, opts: LlmOptions, prompts: list, slo: Slo, measurement, gates) ->
         s = stats.summary()
         print(f"  run: {s.completed}/{s.requests} completed", file=sys.stderr)
 
-    def finish(sweep) -> None:
-        for st in sweep.steps:
-            st.options["prompts"] = _described(a, prompts)
-
     def report(sweep) -> None:
         sweep_text.write_llm_text(sweep.rows(), sweep.knee.as_dict(), sweep.by, sys.stdout)
         sweep_text.write_repeats_text(sweep.repeats, sys.stdout)
@@ -364,7 +356,8 @@ def _repeat(a, opts: LlmOptions, prompts: list, slo: Slo, measurement, gates) ->
         lambda: run_llm_repeats(
             opts, prompts, a.repeat, slo=slo, warmup_s=a.warmup, on_step=on_step
         ),
-        gates=gates, finish=finish, write=store.save, partial=lambda exc: exc.partial,
+        gates=gates, finish=_steps_described(a, prompts), write=store.save,
+        partial=lambda exc: exc.partial,
         metrics=lambda sweep: metric_values(sweep.steps[-1].summary()), report=report,
     )  # fmt: skip
 
@@ -391,10 +384,6 @@ def _find(a, opts: LlmOptions, prompts: list, slo: Slo, measurement, gates) -> i
             file=sys.stderr,
         )
 
-    def finish(sweep) -> None:
-        for st in sweep.steps:
-            st.options["prompts"] = _described(a, prompts)
-
     def report(sweep) -> None:
         sweep_text.write_llm_text(sweep.rows(), sweep.knee.as_dict(), sweep.by, sys.stdout)
         sweep_text.write_search_text(sweep.search, sys.stdout)
@@ -409,9 +398,20 @@ def _find(a, opts: LlmOptions, prompts: list, slo: Slo, measurement, gates) -> i
             share=a.slo_share, start=a.find_start, limit=a.find_limit,
             precision=a.find_precision, on_probe=on_probe,
         ),
-        gates=gates, finish=finish, write=store.save, partial=lambda exc: None,
+        gates=gates, finish=_steps_described(a, prompts), write=store.save,
+        partial=lambda exc: None,
         metrics=lambda sweep: metric_values(passing(sweep).summary()), report=report,
     )  # fmt: skip
+
+
+def _steps_described(a: argparse.Namespace, prompts: list):
+    """A sweep's ``finish``: each step's saved options say what its prompts were."""
+
+    def finish(sweep) -> None:
+        for st in sweep.steps:
+            st.options["prompts"] = _described(a, prompts)
+
+    return finish
 
 
 def _described(a: argparse.Namespace, prompts: list) -> dict:
