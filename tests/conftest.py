@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import builtins
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -25,6 +27,29 @@ def pytest_addoption(parser):
         help="run tests/kfp_api against a KFP API server already listening on this loopback "
         "port (a real one: docs/real-kfp.md) instead of the local server",
     )
+
+
+_SUITE_TMP = pytest.StashKey[str]()
+
+
+def pytest_configure(config):
+    """Every process the suite starts keeps its temporary files in one folder of the session's,
+    removed at its end (KFP's component command's `mktemp -d`, kfp.local's workspaces, SeaweedFS's
+    logs and sockets): the machine's temporary folder is left as it was found. pytest's own
+    folders stay where pytest keeps them. xdist's workers inherit the controller's folder."""
+    if os.environ.get("KFPB_SUITE_TMP"):
+        return
+    os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", tempfile.gettempdir())
+    folder = tempfile.mkdtemp(prefix="kfpb-suite-")
+    os.environ["KFPB_SUITE_TMP"] = os.environ["TMPDIR"] = folder
+    tempfile.tempdir = None  # gettempdir reads TMPDIR again
+    config.stash[_SUITE_TMP] = folder
+
+
+def pytest_unconfigure(config):
+    folder = config.stash.get(_SUITE_TMP, None)
+    if folder:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 _ISOLATED = {"http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"}

@@ -68,10 +68,12 @@ def llm_load(p: BenchParams, worker: int, out: str) -> None:
     if worker_started(out, worker, f"LLM worker {worker}: ", p, "llm-worker"):
         return
     error, stats = "", None
-    with server_metrics.window(p, worker, f"LLM worker {worker}: ") as server:
+    with (
+        server_metrics.window(p, worker, f"LLM worker {worker}: ") as server,
+        tempfile.TemporaryDirectory(prefix="kfpb-tokenizer-") as folder,
+    ):
         try:  # the tokenizer fetched, the model and the context checked before any request: a
             # refusal is this worker's error
-            folder = tempfile.mkdtemp(prefix="kfpb-tokenizer-")
             tokenizer = local_tokenizer(p.llm_tokenizer, folder) if p.llm_tokenizer else ""
             opts = llm_options(p, tokenizer=tokenizer).share(worker, p.llm_workers).validate()
             prompts = llm_prompts(p, worker)
