@@ -67,10 +67,17 @@ def seaweedfs(workdir: Path, *flags: str, timeout: float = 120):
     args += ["-s3.port.iceberg=0", "-s3.port.lance=0", "-master.telemetry=false"]
     args += [f"-s3.config={config}", f"-filer.localSocket={workdir}/filer.sock"]
     args += [f"-s3.localSocket={workdir}/s3.sock", *flags]
-    with process_group(args, workdir / "weed.log") as proc:
-        store = SeaweedFS(f"http://127.0.0.1:{ports['s3.port']}", BUCKET)
-        _wait_ready(store, proc, workdir, timeout)
-        yield store
+    try:
+        with process_group(args, workdir / "weed.log") as proc:
+            store = SeaweedFS(f"http://127.0.0.1:{ports['s3.port']}", BUCKET)
+            _wait_ready(store, proc, workdir, timeout)
+            yield store
+    finally:
+        # `weed server` puts each server's local gRPC socket in /tmp whatever TMPDIR says
+        # (weed/command/server.go: "/tmp/seaweedfs-%s-grpc-%d.sock"), and a killed weed
+        # leaves them.
+        for s in SERVERS:
+            Path(f"/tmp/seaweedfs-{s}-grpc-{ports[f'{s}.port.grpc']}.sock").unlink(missing_ok=True)
 
 
 def _wait_ready(store: SeaweedFS, proc, workdir: Path, timeout: float) -> None:
