@@ -33,6 +33,7 @@ from kfp_bench.report.folder import metrics_json, summary_bytes, write_folder
 from kfp_bench.report.hey import error_lines
 from kfp_bench.report.llm_text import OPEN_LOOP_ONLY, ROWS
 from kfp_bench.stats.llm import LlmStats, LlmSummary, metric_values
+from kfp_bench.stats.pareto import pareto_rows
 from kfp_bench.stats.token_series import COUNTS
 
 FILES = ("report.html", "summary.md", "metrics.json", "llm_latency.csv", "llm_series.csv")
@@ -82,7 +83,8 @@ def write_llm_bundle(
     verdicts = evaluate(gates, metrics)
     if gates:
         metrics.update(counts(verdicts))
-    parts = [*sections(s, sweep), *(Section(**c) for c in cost.llm_section(stats))]
+    per_hour = stats.options.get(cost.KEY) or 0.0
+    parts = [*sections(s, sweep, per_hour), *(Section(**c) for c in cost.llm_section(stats))]
     head = header(s, stats, source)
     figures = llm_plots.render(stats, sweep, sweep_by)
     if server is not None:
@@ -125,8 +127,11 @@ def header(s: LlmSummary, stats: LlmStats, source: str) -> str:
 
 
 # -- the tables --------------------------------------------------------------------------------
-def sections(s: LlmSummary, sweep: list[dict] | None = None) -> list[Section]:
-    """The report's parts, in order, as plain-text tables."""
+def sections(
+    s: LlmSummary, sweep: list[dict] | None = None, per_hour: float = 0.0
+) -> list[Section]:
+    """The report's parts, in order, as plain-text tables (``per_hour``: the price the sweep
+    was given, for its tokens per unit of price)."""
     out = [
         Section("Summary", tables=[(["summary", "value"], _summary_rows(s))]),
         Section(
@@ -151,12 +156,37 @@ def sections(s: LlmSummary, sweep: list[dict] | None = None) -> list[Section]:
         keys = list(dict.fromkeys(k for point in sweep for k in point))
         body = [[_cell(p.get(k)) for k in keys] for p in sweep]
         out.append(Section("Goodput against load", figures=("llm_sweep",), tables=[(keys, body)]))
+        if len(sweep) > 1:
+            out.append(_pareto(sweep, per_hour))
     out.append(_failures(s))
     out.append(_usage(s))
     notes = _notes(s)
     if notes:
         out.append(Section("Notes", items=notes))
     return out
+
+
+def _pareto(sweep: list[dict], per_hour: float) -> Section:
+    """What one user gets against what the server serves, level by level, the front marked
+    (``stats.pareto``)."""
+    points = pareto_rows(sweep, per_hour)
+    head = ["level", "output tok/s per user (1000 / TPOT p50)", "output tok/s"]
+    head += ["output tokens per unit of price"] if per_hour else []
+    body = [
+        [num(p["level"]), _or_unknown(p["per_user"]), _or_unknown(p["output_tokens_per_s"]),
+         *([_or_unknown(p["tokens_per_price"])] if per_hour else []),
+         "on the front" if p["front"] else DASH]
+        for p in points
+    ]  # fmt: skip
+    intro = (
+        "A level is on the front when no other level gives both more output tokens/s per user "
+        "and more in all (docs/llm-metrics.md); a level with either unknown is on none."
+    )
+    return Section("Per user against in all", intro, tables=[([*head, "Pareto front"], body)])
+
+
+def _or_unknown(v) -> str:
+    return UNKNOWN if v is None else num(v)
 
 
 def _turns(s: LlmSummary) -> Section:

@@ -7,6 +7,7 @@ import pytest
 
 from kfp_bench.cli import main
 from kfp_bench.errors import ConfigError
+from kfp_bench.figures import num
 from kfp_bench.load.llm_sweep import parse_concurrencies, run_llm_sweep
 from kfp_bench.load.openai import LlmOptions
 from kfp_bench.load.prompts import Dist, synthetic
@@ -90,6 +91,13 @@ def test_a_concurrency_sweep_runs_a_step_a_level_and_its_file_reports(llm, tmp_p
     md = (tmp_path / "r" / "summary.md").read_text()
     assert "## Goodput against load" in md
     assert '<figure id="fig-llm_sweep">' in (tmp_path / "r" / "report.html").read_text()
+    # the level serving the most in all is never beaten on both axes
+    pareto = md.split("## Per user against in all", 1)[1].split("\n## ", 1)[0]
+    most = max(rows, key=lambda r: r["output_tokens_per_s"])["level"]
+    assert any(
+        line.startswith(f"| {num(most)} |") and line.rstrip().endswith("| on the front |")
+        for line in pareto.splitlines()
+    ), pareto
 
 
 def test_the_cli_sweeps_rates_and_saves_the_sweep(llm, tmp_path, capsys):
