@@ -10,7 +10,8 @@ where the load went; the longer load again with a new connection per request
 (`-disable-keepalive`); then N cold starts of a new pod, in phases.
 
 Usage: .venv/bin/python bench/kserve_guide.py [--cold-starts N] [--long-s S]
-Needs a cluster with KServe (make cluster-kserve); exit 2 without one. Writes
+Needs a cluster with KServe (make cluster-kserve); exit 2 without one, 1 when anything of the
+InferenceService is left after its delete. Writes
 bench/results/kserve-guide/<started>.json (bench/render.py puts it in BENCHMARKS.md).
 """
 
@@ -209,10 +210,27 @@ def main() -> int:
             print(f"cold start {i + 1}/{a.cold_starts}: {cold[-1]['phases']}", flush=True)
     finally:
         print(f"delete: {delete(kube, spec.name, benchmark_id=bid, wait_s=180)}")
+        left = leftovers(kube, spec.name)
     machine = {**machine, "loadavg_1m_end": round(os.getloadavg()[0], 2)}
     saved = result_files.save(_result(done.ready_s, loads, cold, started, machine, commit))
     print(f"wrote {saved.relative_to(ROOT)}")
+    if left:
+        print(f"kserve_guide: left behind: {', '.join(left)}", file=sys.stderr)
+        return 1
     return 0
+
+
+def leftovers(kube: Kube, name: str, timeout_s: float = 180) -> list[str]:
+    """What of the InferenceService is still there after its delete, once its pods have had
+    ``timeout_s`` to end: the object, its pods."""
+    deadline = time.monotonic() + timeout_s
+    sel = f"serving.kserve.io/inferenceservice={name}"
+    while True:
+        left = [f"inferenceservice {name}"] if kube.get_isvc(name) is not None else []
+        left += [f"pod {p.name}" for p in kube.pods(sel)]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(3)
 
 
 def LOADS(long_s: int) -> tuple[tuple[str, int, bool], ...]:
