@@ -173,6 +173,10 @@ def main() -> int:
     parser.add_argument("--cold-starts", type=int, default=10, help="new pods timed (10)")
     parser.add_argument("--long-s", type=int, default=120, help="the longer load's seconds (120)")
     a = parser.parse_args()
+    if a.cold_starts < 1:
+        parser.error(f"--cold-starts {a.cold_starts}: give 1 or more new pods to time")
+    if a.long_s < 30:
+        parser.error(f"--long-s {a.long_s}: give 30 or more (the guide's own load is 30 s)")
     env = dict(line.split("=", 1) for line in ENV.read_text().splitlines()) if ENV.exists() else {}
     if "KSERVE_MODEL_URI" not in env:
         print("kserve_guide: no cluster with KServe; run make cluster-kserve", file=sys.stderr)
