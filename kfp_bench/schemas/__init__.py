@@ -1,0 +1,24 @@
+"""JSON Schemas (draft 2020-12) of kfp-bench's result files, published with the package: a load
+result, an LLM result, an LLM sweep and a rate sweep (``NAMES``). A sweep's steps refer to the
+result schemas by their relative ``$id``; ``registry`` resolves them."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+NAMES = ("load-result", "llm-result", "llm-sweep", "rate-sweep")
+
+
+def schema(name: str) -> dict:
+    """The schema ``name`` (one of ``NAMES``)."""
+    return json.loads(resources.files(__name__).joinpath(f"{name}.schema.json").read_text())
+
+
+def registry():
+    """A ``referencing.Registry`` holding every schema under its ``$id`` (needs the referencing
+    package, which jsonschema brings)."""
+    from referencing import Registry, Resource
+
+    docs = [schema(n) for n in NAMES]
+    return Registry().with_resources((d["$id"], Resource.from_contents(d)) for d in docs)
