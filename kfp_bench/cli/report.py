@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from kfp_bench._doc import field_help
 from kfp_bench.cli.common import (
@@ -68,8 +69,15 @@ def register(sub) -> None:
         help="Print how results B differ from results A, with the regression verdict.",
         allow_abbrev=False,
     )
-    p.add_argument("a", metavar="A", help="the baseline: a results directory or history key.")
-    p.add_argument("b", metavar="B", help="the current results: a directory or history key.")
+    p.add_argument(
+        "a",
+        metavar="A",
+        help="the baseline: a results directory or history key; or an LLM sweep file, whose "
+        "levels and B's are then set on one Pareto front (docs/llm-metrics.md).",
+    )
+    p.add_argument(
+        "b", metavar="B", help="the current results: a directory, history key or LLM sweep file."
+    )
     p.add_argument(
         "--results-uri",
         default="",
@@ -185,5 +193,34 @@ def _push(a: argparse.Namespace, outcome, labels: dict[str, str]) -> None:
 def cmd_compare(a: argparse.Namespace) -> int:
     from kfp_bench.report.rebuild import compare_dirs
 
+    if Path(a.a).is_file() or Path(a.b).is_file():
+        return _compare_sweeps(a)
     verdict = compare_dirs(a.a, a.b, sys.stdout, results_uri=a.results_uri)
     return EXIT_REGRESSION if verdict.regression and a.fail_on_regression else 0
+
+
+def _compare_sweeps(a: argparse.Namespace) -> int:
+    """``compare A.json B.json`` of two LLM sweeps: their levels on one Pareto front."""
+    from kfp_bench.errors import ConfigError
+    from kfp_bench.report.sweep import write_pareto_text
+    from kfp_bench.stats import store
+    from kfp_bench.stats.rate_sweep import LlmSweep
+
+    if a.fail_on_regression or a.results_uri:
+        raise ConfigError(
+            "--fail-on-regression and --results-uri take results directories or history keys: "
+            "two LLM sweep files get their Pareto front, and no verdict"
+        )
+    sweeps = {}
+    for side, path in (("A", a.a), ("B", a.b)):
+        stats = store.load(path) if Path(path).is_file() else None
+        if not isinstance(stats, LlmSweep) or stats.search is not None or len(stats.levels) < 2:
+            raise ConfigError(
+                f"{path}: compare takes two results directories (or history keys), or two LLM "
+                "sweep files of two levels or more (kfp-bench llm --sweep-rates or "
+                "--sweep-concurrency --json-out)"
+            )
+        sweeps[side] = stats.rows()
+    sys.stdout.write(f"\nA: {a.a}\nB: {a.b}\n")
+    write_pareto_text(sweeps, sys.stdout)
+    return 0

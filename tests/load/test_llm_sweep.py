@@ -91,6 +91,17 @@ def test_a_concurrency_sweep_runs_a_step_a_level_and_its_file_reports(llm, tmp_p
     md = (tmp_path / "r" / "summary.md").read_text()
     assert "## Goodput against load" in md
     assert '<figure id="fig-llm_sweep">' in (tmp_path / "r" / "report.html").read_text()
+    # compare sets two sweeps' levels on one front: the same sweep twice, the busiest level of
+    # each is on it; a sweep beside a results directory is refused
+    assert main(["compare", str(path), str(path)]) == 0
+    out = capsys.readouterr().out
+    busiest = f"{max(rows, key=lambda r: r['output_tokens_per_s'])['level']:g}"
+    for side in "AB":
+        assert f"  {side}\t{busiest}\t" in out
+        line = next(x for x in out.splitlines() if x.startswith(f"  {side}\t{busiest}\t"))
+        assert line.endswith("on the front"), out
+    assert main(["compare", str(path), str(tmp_path / "r")]) == 2
+    assert "compare takes two results directories" in capsys.readouterr().err
     # the level serving the most in all is never beaten on both axes
     pareto = md.split("## Per user against in all", 1)[1].split("\n## ", 1)[0]
     most = max(rows, key=lambda r: r["output_tokens_per_s"])["level"]
