@@ -30,7 +30,7 @@ _LOAD_PCTS = ("p50", "p90", "p95", "p99", "p99_9")
 _LLM_HISTOGRAMS = ("ttft", "ttft_intended", "itl", "tpot", "e2e", "e2e_intended", "sched_lag")
 _LLM_NAMES = {"llm_requests", "llm_failed", "llm_rps", "output_tokens_per_s"}
 _LLM_NAMES |= {"input_tokens_per_s", "goodput_rps", "goodput_ratio", "usage_mismatch_requests"}
-_LLM_NAMES |= {"multi_token_chunk_requests"}
+_LLM_NAMES |= {"multi_token_chunk_requests", "cached_hit_rate"}
 _LLM_NAMES |= {"cost_per_million_output_tokens", "cost_per_thousand_requests"}  # stats/cost.py
 _LLM_NAMES |= {f"{h}_{s}_ms" for h in _LLM_HISTOGRAMS for s in (*_LOAD_PCTS, "mean", "max")}
 

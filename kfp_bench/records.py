@@ -148,9 +148,12 @@ class ResultBatch:
 #: - ``bytes_in``: response bytes after the head.
 #: - ``marks``: bits of ``MARK_*``: the token counts came from the tokenizer (the server sent no
 #:   usage), the stream completed without ``[DONE]``.
+#: - ``cached_tokens``: the usage's ``prompt_tokens_details.cached_tokens`` (of the prompt tokens,
+#:   those the server's prefix cache served), -1 when the usage had none (``stats.cached``).
 STREAM_COLUMNS = (
     "seq", "intended", "sent", "written", "headers", "first", "done", "status", "outcome",
     "chunks", "content_chunks", "prompt_tokens", "completion_tokens", "bytes_in", "marks",
+    "cached_tokens",
 )  # fmt: skip
 #: ``marks`` bits: prompt_tokens is the tokenizer's count of the prompt (no usage came) ...
 MARK_PROMPT_TOKENIZED = 1

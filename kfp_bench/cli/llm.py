@@ -279,7 +279,9 @@ def cmd_llm(a: argparse.Namespace) -> int:
         priced(stats, a)  # --cost-per-hour, saved with the result
 
     def report(stats) -> None:
-        llm_text.write_text(stats.summary(), sys.stdout, a.cost_per_hour)
+        summary = stats.summary()
+        llm_text.write_text(summary, sys.stdout, a.cost_per_hour)
+        a.cached = summary.cached  # beside the server's hit rate (cli.metrics_flags)
         write_stages(stats)
         lost_workers(stats.workers)
 

@@ -117,7 +117,7 @@ def run(a: argparse.Namespace, cmd: Callable[[argparse.Namespace], int]) -> int:
     if hasattr(a, "shared_prefix"):  # an LLM load: the server's line under its text summary
         from kfp_bench.report.llm_text import write_prefix_cache
 
-        write_prefix_cache(got, sys.stdout)
+        write_prefix_cache(got, sys.stdout, getattr(a, "cached", None))
     for note in got.notes:
         print(f"kfp-bench: server metrics: {note}", file=sys.stderr)
     json_out = getattr(a, "json_out", None)

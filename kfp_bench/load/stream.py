@@ -84,7 +84,7 @@ class StreamConn(Connection):
     def _reset(self) -> None:
         self.first = self.headers = self.done_at = 0.0
         self.status = self.chunks = self.nbody = 0
-        self.prompt_tokens = self.completion_tokens = -1
+        self.prompt_tokens = self.completion_tokens = self.cached_tokens = -1
         self.times = array("d")
         self.pending = b""
         self.error = ""
@@ -201,6 +201,9 @@ class StreamConn(Connection):
         if isinstance(usage, dict):
             self.prompt_tokens = _int(usage.get("prompt_tokens"))
             self.completion_tokens = _int(usage.get("completion_tokens"))
+            details = usage.get("prompt_tokens_details")  # vLLM: absent, or null, when 0
+            if isinstance(details, dict):
+                self.cached_tokens = _int(details.get("cached_tokens"))
 
     def _error_event(self, data: bytes, doc=None) -> None:
         if doc is None:
@@ -378,6 +381,7 @@ class StreamAttack(Attack):
         if self.tokenizer is not None and (c.times or not error):  # the prompt was read
             marks |= self._tokenized(c, r, i)
         r[i + 14] = marks
+        r[i + 15] = c.cached_tokens
         self.off = i + NCOLS
         self.times.extend(c.times)
         self.request_bytes.append(c.nout if c.written else 0)

@@ -190,11 +190,13 @@ def _or_unknown(v) -> str:
 
 
 def _turns(s: LlmSummary) -> Section:
+    per_session = llm_text.sessions_cached(s.cached)
     return Section(
         "Per turn",
         f"A multi-turn load: {llm_text.sessions_line(s.turns)} (sessions started and completed "
         "to their last turn); each turn carries the session's earlier prompts and answers. "
-        "Milliseconds from the send; input tokens from the server's usage.",
+        "Milliseconds from the send; input and cached tokens from the server's usage."
+        + (f" Cached per session: {per_session}." if per_session else ""),
         ("llm_turns",),
         [(list(llm_text.TURN_HEADER), [llm_text.turn_cells(r) for r in s.turns])],
     )
@@ -210,6 +212,7 @@ def _summary_rows(s: LlmSummary) -> list[list[str]]:
         ["requests/s", num(s.rps)],
         ["output tokens", _tokens(s.output_tokens, s.output_tokens_per_s)],
         ["input tokens", _tokens(s.input_tokens, s.input_tokens_per_s)],
+        ["cached input tokens", llm_text.cached_text(s.cached, count)],
     ]
 
 

@@ -38,6 +38,7 @@ def write_text(s: LlmSummary, out: TextIO, cost_per_hour: float | None = None) -
     w(f"  Requests/sec:\t{fixed(s.rps, 4)}\n")
     w(f"  Output tokens:\t{_tokens(s.output_tokens, s.output_tokens_per_s)}\n")
     w(f"  Input tokens:\t{_tokens(s.input_tokens, s.input_tokens_per_s)}\n")
+    w(f"  Cached input tokens:\t{cached_text(s.cached)}\n")
     w("\nLatency (ms):\n")
     w("  \tcount\t" + "\t".join(c.replace("_", ".") for c in COLUMNS) + "\n")
     for key in ROWS:
@@ -47,7 +48,7 @@ def write_text(s: LlmSummary, out: TextIO, cost_per_hour: float | None = None) -
         cells = "\t".join(latency(lat, c) for c in COLUMNS) if lat["count"] else DASH
         w(f"  {row_label(s, key)}:\t{lat['count']}\t{cells}\n")
     if s.turns:
-        write_turns(s.turns, w)
+        write_turns(s.turns, w, s.cached)
     w(f"\nGoodput ({'SLO ' + s.slo if s.slo else 'no SLO: every completed request'}):\n")
     w(f"  Good:\t{s.good} of {s.requests} ({pct(s.good_ratio)}), {fixed(s.goodput_rps, 4)}/sec\n")
     cost.write_llm(s, cost_per_hour, w)
@@ -68,14 +69,33 @@ def turn_cells(row: dict) -> list[str]:
     def ms(m: str, p: str) -> str:
         return DASH if row[m]["p50"] is None else latency(row[m], p)
 
-    inp = row["input_tokens_mean"]
+    inp, hit = row["input_tokens_mean"], row.get("cached_hit_rate")
     return [str(row["turn"]), str(row["requests"]), str(row["failed"]),
-            "unknown" if inp is None else fixed(inp, 1), ms("ttft", "p50"), ms("ttft", "p99"),
+            "unknown" if inp is None else fixed(inp, 1),
+            "unknown" if hit is None else pct(hit, 2), ms("ttft", "p50"), ms("ttft", "p99"),
             ms("e2e", "p50")]  # fmt: skip
 
 
-TURN_HEADER = ("turn", "requests", "failed", "input tokens (mean)", "TTFT p50", "TTFT p99",
-               "E2E p50")  # fmt: skip
+TURN_HEADER = ("turn", "requests", "failed", "input tokens (mean)", "cached", "TTFT p50",
+               "TTFT p99", "E2E p50")  # fmt: skip
+
+
+def cached_text(c: dict, count=str) -> str:
+    """The usage's cached prompt tokens (``LlmSummary.cached``): "N of M (R%)", or "unknown"
+    when the server said none (vLLM: without --enable-prompt-tokens-details)."""
+    if c["cached_tokens"] is None:
+        return "unknown (no usage.prompt_tokens_details)"
+    rate = DASH if c["hit_rate"] is None else pct(c["hit_rate"], 2)
+    return f"{count(c['cached_tokens'])} of {count(c['prompt_tokens'])} ({rate})"
+
+
+def sessions_cached(c: dict) -> str:
+    """The sessions' own hit rates (``LlmSummary.cached["sessions"]``), or "" without them."""
+    s = c.get("sessions")
+    if not s:
+        return ""
+    return (f"{s['count']} sessions: min {pct(s['min'], 2)}, median {pct(s['p50'], 2)}, "
+            f"mean {pct(s['mean'], 2)}, max {pct(s['max'], 2)}")  # fmt: skip
 
 
 def sessions_line(turns: list[dict]) -> str:
@@ -84,13 +104,17 @@ def sessions_line(turns: list[dict]) -> str:
             f"{turns[-1]['completed']} whole")  # fmt: skip
 
 
-def write_turns(turns: list[dict], w) -> None:
+def write_turns(turns: list[dict], w, cached: dict | None = None) -> None:
     """The per-turn table of a multi-turn load (``LlmSummary.turns``): the input grows with the
-    history each turn carries."""
-    w(f"\nPer turn ({sessions_line(turns)}; ms; input tokens from the server's usage):\n")
+    history each turn carries; then the sessions' cached-token hit rates (``cached``)."""
+    w(f"\nPer turn ({sessions_line(turns)}; ms; input and cached tokens from the server's "
+      "usage):\n")  # fmt: skip
     w("  " + "\t".join(TURN_HEADER) + "\n")
     for row in turns:
         w("  " + "\t".join(turn_cells(row)) + "\n")
+    per_session = sessions_cached(cached or {})
+    if per_session:
+        w(f"  Cached per session:\t{per_session}\n")
 
 
 def _tokens(total: int | None, per_s: float | None) -> str:
@@ -157,14 +181,15 @@ def _write_notes(s: LlmSummary, w) -> None:
             w(f"  {note}\n")
 
 
-def write_prefix_cache(server, out: TextIO) -> None:
+def write_prefix_cache(server, out: TextIO, cached: dict | None = None) -> None:
     """The server's prefix-cache hit rate over the load (``server``: its series, or None when
-    none were asked for: nothing is written)."""
+    none were asked for: nothing is written), and beside it the one its usage gave the client
+    (``cached``: ``LlmSummary.cached``)."""
     if server is None:
         return
     from kfp_bench.report.server_plots import prefix_lines
 
     out.write("\nServer:\n")
-    for line in prefix_lines(server):
+    for line in prefix_lines(server, cached):
         label, _, value = line.partition(": ")
         out.write(f"  {label}:\t{value}\n")

@@ -149,6 +149,11 @@ GROUPS = (
             ),
             Name("multi_token_chunk_requests", "streams with more tokens than content chunks"),
             Name(
+                "cached_hit_rate",
+                "prompt tokens the usage said were cached / prompt tokens; null when the server "
+                "said none (no prompt_tokens_details)",
+            ),
+            Name(
                 f"{{ttft,ttft_intended,itl,tpot,e2e,e2e_intended,sched_lag}}_{_LLM_STATS}_ms",
                 "time to first token, inter-token latency, time per output token, end to end "
                 "(the `_intended` ones from the intended send time) and the scheduler's lag",

@@ -288,7 +288,7 @@ def _llm_report(path: str, stats, out: TextIO, out_dir: str, several: bool, gate
         llm_text.write_text(stats.summary(), out, stats.options.get(cost.KEY))
     _server_text(path, out, llm=stats.summary())
     server = load_beside(p)
-    llm_text.write_prefix_cache(server, out)
+    llm_text.write_prefix_cache(server, out, stats.summary().cached)
     o.files = write_llm_bundle(
         stats, target, source=p.name, sweep=sweep and sweep.rows(), gates=gates,
         sweep_by=sweep and sweep.by, server=server,

@@ -102,18 +102,13 @@ def notes(server: ServerSeries) -> list[str]:
     return out + [f"Not read: {n}" for n in server.notes]
 
 
-def prefix_lines(server: ServerSeries) -> list[str]:
+def prefix_lines(server: ServerSeries, cached: dict | None = None) -> list[str]:
     """The prefix cache's hit rate over the load, a line per source, or one saying the server
     does not expose it (vLLM's counters neither scraped nor queried by a ``figure:
-    prefix_hit_rate`` entry of the profile)."""
-    rates = prefix_hit_rates(server)
-    if not rates:
-        return [
-            "Prefix-cache hit rate: not exposed (no vllm:prefix_cache_hits/queries counters "
-            "in the scrapes, no profile entry with figure: prefix_hit_rate)"
-        ]
+    prefix_hit_rate`` entry of the profile); then, given ``cached`` (``LlmSummary.cached``),
+    the one the usage's cached tokens gave the client."""
     out = []
-    for r in rates:
+    for r in prefix_hit_rates(server):
         rate = "no prompt tokens queried" if r["rate"] is None else pct(r["rate"], 2)
         counts = ""
         if r["hits"] is not None and r["rate"] is not None:
@@ -121,7 +116,24 @@ def prefix_lines(server: ServerSeries) -> list[str]:
                 f", {count(r['hits'])} of {count(r['queries'])} prompt tokens served from cache"
             )
         out.append(f"Prefix-cache hit rate over the load: {rate} ({r['source']}{counts})")
+    if not out:
+        out.append(
+            "Prefix-cache hit rate: not exposed (no vllm:prefix_cache_hits/queries counters "
+            "in the scrapes, no profile entry with figure: prefix_hit_rate)"
+        )
+    if cached is not None:
+        out.append(f"Prefix-cache hit rate from the usage: {_usage(cached)}")
     return out
+
+
+def _usage(c: dict) -> str:
+    """The client's prefix-cache hit rate (``LlmSummary.cached``), worded as the server's."""
+    if c["cached_tokens"] is None:
+        return "unknown (no usage.prompt_tokens_details)"
+    if c["hit_rate"] is None:
+        return "no prompt tokens counted"
+    tokens = f"{count(c['cached_tokens'])} of {count(c['prompt_tokens'])} prompt tokens"
+    return f"{pct(c['hit_rate'], 2)} ({tokens} cached, by the usage's cached_tokens)"
 
 
 def llm_section(stats, summary, server: ServerSeries) -> tuple:
@@ -144,7 +156,7 @@ def llm_section(stats, summary, server: ServerSeries) -> tuple:
     body = compare_rows(server, lat)
     if body:
         tables.append((COMPARE_HEAD, body))
-    items = prefix_lines(server) + notes(server)
+    items = prefix_lines(server, summary.cached) + notes(server)
     section = ("Server metrics", INTRO, (fig.name,) if fig else (), tables, items)
     return section, [fig] if fig else []
 

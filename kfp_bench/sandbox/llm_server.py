@@ -24,10 +24,12 @@ one line per request, written and flushed when it ends: ``id`` (its ``X-Request-
 server's own), ``endpoint``, ``arrived`` (last request byte parsed), ``admitted``
 (when a decode slot took it: ``arrived`` unless ``--slots`` made it wait), ``head`` (response head
 written), ``tokens`` (each content token's send time, after its write), ``done``, ``prompt_tokens``,
-``prompt_head`` and ``prompt_sha256`` (the prompt's first 64 characters and the SHA-256 of its
-UTF-8: chat messages' contents joined by newlines), ``messages`` (chat: each message's ``role``
-and the ``sha256`` of its content, in order, so that a session's history can be checked turn by
-turn; null for completions),
+``cached_tokens`` (of those, the ones its prefix cache served: what the usage's
+``prompt_tokens_details`` says when sent; null for a request never admitted), ``prompt_head``
+and ``prompt_sha256`` (the prompt's first 64 characters and the SHA-256 of its UTF-8: chat
+messages' contents joined by newlines), ``messages`` (chat: each message's ``role`` and the
+``sha256`` of its content, in order, so that a session's history can be checked turn by turn;
+null for completions),
 ``completion_tokens`` (content tokens really sent), ``usage`` (what the server reported), ``fault``,
 ``outcome`` (ok, client-gone, dropped, error-event, stalled, rejected, server-stopped),
 ``queued_writes`` (token writes that left bytes queued in user space) and ``write_max_ms`` (the
@@ -179,9 +181,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
     for f in fields(LlmServerOptions):
         kind = type(f.default) if f.default is not None else int
+        if kind is bool:  # --name / --no-name, as vLLM's switches
+            kw = {"action": argparse.BooleanOptionalAction}
+        else:
+            kw = {"type": kind}
         parser.add_argument(
-            flag(f.name), dest=f.name, type=kind, default=f.default,
-            help=field_help(LlmServerOptions, f.name),
+            flag(f.name), dest=f.name, default=f.default,
+            help=field_help(LlmServerOptions, f.name), **kw,
         )  # fmt: skip
 
 

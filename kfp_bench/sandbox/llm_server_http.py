@@ -136,6 +136,7 @@ class Stream:
         self.prompt_tokens = len(self.words)
         self.admitted = False  # answered, not refused: its prompt went through the prefix cache
         self.blocks: list[bytes] = []  # its prompt's full blocks' hashes (the prefix cache's)
+        self.cached_tokens: int | None = None  # its prompt tokens the prefix cache served
         prompt = prompt_text(body, self.chat)
         self.prompt_head = prompt[:PROMPT_HEAD_CHARS]
         self.prompt_sha256 = hashlib.sha256(prompt.encode()).hexdigest()
@@ -173,7 +174,7 @@ class Stream:
         """Answer it: its timing counts from now when it waited for a slot (``queued``)."""
         self.begun = _now() if queued else self.arrived
         self.admitted = True
-        self.blocks = self.conn.server.metrics.admitted(self.words)
+        self.cached_tokens, self.blocks = self.conn.server.metrics.admitted(self.words)
         rid = b"X-Request-Id: " + self.rid.encode()
         if not self.stream:
             due = self.begun + self.plan.first + max(0, self.plan.tokens - 1) * self.plan.gap
@@ -251,16 +252,30 @@ class Stream:
         return self.plan.tokens if self.head else 0
 
     def usage(self) -> dict:
-        """The usage the server reports: the true counts unless ``wrong-usage`` says otherwise."""
+        """The usage the server reports: the true counts unless ``wrong-usage`` says otherwise.
+
+        ``prompt_tokens_details.cached_tokens`` as vLLM 0.11.0 fills it: the prompt tokens its
+        scheduler found computed when it first scheduled the request (its prefix-cache hit,
+        vllm/v1/core/sched/scheduler.py lines 527-529), put in the usage only with
+        ``--enable-prompt-tokens-details`` and only when not 0: ``if
+        self.enable_prompt_tokens_details and num_cached_tokens`` in
+        vllm/entrypoints/openai/serving_chat.py lines 1101-1103 (the streamed usage chunk) and
+        1409-1411 (the whole answer), serving_completion.py lines 471-473 and 587-590. (vLLM's
+        whole answer then carries ``"prompt_tokens_details": null``, pydantic's dump of the
+        unset field; this server leaves it out, as the streamed chunk does.)
+        """
         completion = len(self.times) if self.stream else self.plan.tokens
         f = self.plan.fault
         if f and f.name == "wrong-usage":
             completion += int(f.get("by"))
-        return {
+        usage = {
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": completion,
             "total_tokens": self.prompt_tokens + completion,
         }
+        if self.cached_tokens and self.conn.server.options.enable_prompt_tokens_details:
+            usage["prompt_tokens_details"] = {"cached_tokens": self.cached_tokens}
+        return usage
 
     def _usage_chunk(self) -> bytes:
         return (
@@ -317,6 +332,7 @@ class Stream:
                 "tokens": None,  # filled by TruthLog.write from times_json
                 "done": done,
                 "prompt_tokens": self.prompt_tokens,
+                "cached_tokens": self.cached_tokens,
                 "prompt_head": self.prompt_head,
                 "prompt_sha256": self.prompt_sha256,
                 "messages": self.messages,

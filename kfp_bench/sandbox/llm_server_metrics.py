@@ -78,15 +78,16 @@ class VllmMetrics:
     def started(self) -> None:
         self.running.inc()
 
-    def admitted(self, prompt: list[str]) -> list[bytes]:
+    def admitted(self, prompt: list[str]) -> tuple[int, list[bytes]]:
         """A request is answered: its prompt's tokens looked up in the prefix cache (none with
-        the cache off: vLLM counts no lookup it skipped); its full blocks' hashes returned."""
+        the cache off: vLLM counts no lookup it skipped); (its tokens served from the cache, its
+        full blocks' hashes) returned."""
         if not self.cache.capacity:
-            return []
+            return 0, []
         hits, blocks = self.cache.lookup(prompt)
         self.prefix_queries.inc(len(prompt))
         self.prefix_hits.inc(hits)
-        return blocks
+        return hits, blocks
 
     def computed(self, blocks: list[bytes], prompt: list[str], answer: list[str]) -> None:
         """An admitted request ended: the full blocks of the tokens computed, its prompt (whose

@@ -48,6 +48,10 @@ class LlmServerOptions:
             the others wait in arrival order and their timing starts when a slot frees, so that
             the server's capacity is known by construction (slots / (first_token_ms + (tokens -
             1) * token_gap_ms) requests/s); 0: no limit.
+        enable_prompt_tokens_details: put the prefix cache's hits in each usage as
+            prompt_tokens_details.cached_tokens when there are any, as vLLM does with its flag
+            of this name (off by default there, on here); --no-enable-prompt-tokens-details
+            leaves them out.
     """
 
     first_token_ms: float = 200.0
@@ -64,6 +68,7 @@ class LlmServerOptions:
     prefix_cache_blocks: int = 65536
     processes: int = 1
     slots: int = 0
+    enable_prompt_tokens_details: bool = True
 
     def __post_init__(self) -> None:
         for name in ("first_token_ms", "token_gap_ms"):
@@ -101,6 +106,11 @@ class LlmServerOptions:
             raise ConfigError(f"llm server: --fault-rate {self.fault_rate!r} must be in [0, 1]")
         if not self.model.strip():
             raise ConfigError("llm server: --model must not be empty")
+        if not isinstance(self.enable_prompt_tokens_details, bool):
+            raise ConfigError(
+                f"llm server: enable_prompt_tokens_details {self.enable_prompt_tokens_details!r}: "
+                "True or False"
+            )
         parse_fault(self.fault)
 
     def argv(self) -> tuple[str, ...]:
@@ -108,7 +118,9 @@ class LlmServerOptions:
         out: list[str] = []
         for f in fields(self):
             value = getattr(self, f.name)
-            if value != f.default:
+            if isinstance(value, bool):  # a switch: --name / --no-name
+                out += [] if value == f.default else [flag(("" if value else "no_") + f.name)]
+            elif value != f.default:
                 out += [flag(f.name), str(value)]
         return tuple(out)
 

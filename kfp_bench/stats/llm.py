@@ -29,6 +29,8 @@ Each metric means one thing (docs/llm-metrics.md says the same at more length):
   tokens than content chunks (flag ``usage-mismatch``); more tokens (usage's or the
   tokenizer's) than chunks (flag ``multi-token-chunks``: ITL is per chunk).
 - ``no_done``: completed streams that ended without ``[DONE]`` (flag ``no-done-marker``).
+- cached: the usage's ``prompt_tokens_details.cached_tokens`` over its prompt tokens, the
+  client's view of the server's prefix cache, per run, turn and session (``stats.cached``).
 
 Warm-up: a request sent less than ``warmup_s`` after its batch's ``t0`` counts nowhere but in
 ``warmup``. All latencies are HDR histograms in integer µs; out-of-range samples are counted.
@@ -49,6 +51,7 @@ from kfp_bench.records import (
     StreamBatch,
 )
 from kfp_bench.stats import document
+from kfp_bench.stats.cached import CachedTokens, usage_rows
 from kfp_bench.stats.hdr import Histogram
 from kfp_bench.stats.shared import Shared, SharedSummary
 from kfp_bench.stats.slo import Slo
@@ -96,6 +99,7 @@ class LlmStats(Shared):
         slo: the bounds of a good request (goodput).
         counts: the integer counts (``_COUNTS``); ``hists`` the token-timing histograms (µs).
         turns: per-turn figures of a --multi-turn load (``stats.turns``).
+        cached: the usage's cached prompt tokens (``stats.cached``).
     """
 
     warmup_s: float = 0.0
@@ -104,6 +108,7 @@ class LlmStats(Shared):
     hists: dict = field(default_factory=lambda: {h: Histogram() for h in HISTOGRAMS})
     series: TokenSeries = field(default_factory=TokenSeries)
     turns: TurnStats | None = None
+    cached: CachedTokens = field(default_factory=CachedTokens)
 
     # -- adding ------------------------------------------------------------------------------
     def add_batch(self, batch: StreamBatch) -> None:
@@ -121,7 +126,7 @@ class LlmStats(Shared):
                 f"{int(cc.sum())} content chunks (a bug in the request loop)"
             )
         measured = col["sent"] - batch.t0 >= self.warmup_s
-        turn = np.asarray(batch.turns, dtype=np.int64).reshape(-1, 2)[:, 1] if batch.turns else None
+        turn = np.asarray(batch.turns, dtype=np.int64).reshape(-1, 2) if batch.turns else None
         self.counts["warmup"] += int(n - np.count_nonzero(measured))
         self._count_errors(batch, col["outcome"], measured)
         request_bytes = np.asarray(batch.request_bytes, dtype=np.int64)
@@ -187,9 +192,12 @@ class LlmStats(Shared):
         self.series.add_inflight(sent + epoch, done + epoch)
         if self.stages is not None:
             add_llm_rows(self.stages, intended - t0, completed, tokens, (ttft_i, has), e2e_i)
+        prompt, marks = col["prompt_tokens"].astype(np.int64), col["marks"].astype(np.int64)
+        cached = col["cached_tokens"].astype(np.int64)
+        self.cached.add(prompt, marks, cached, None if turn is None else turn[:, 0])
         if self.turns is not None and turn is not None:
-            prompt = col["prompt_tokens"].astype(np.int64)
-            self.turns.add(turn, completed, prompt, tokens, (ttft, has), e2e)
+            rows = usage_rows(prompt, marks, cached)
+            self.turns.add(turn[:, 1], completed, prompt, tokens, (ttft, has), e2e, rows[:2])
 
     def _count(self, col: dict, cc, tokens, counted, completed) -> None:
         c, n = self.counts, cc.size
@@ -276,6 +284,7 @@ class LlmStats(Shared):
         for name in HISTOGRAMS:
             self.hists[name].merge(other.hists[name])
         self.series.merge(other.series)
+        self.cached.merge(other.cached)
         if self.turns is not None:
             self.turns.merge(other.turns)
 
@@ -294,6 +303,7 @@ class LlmStats(Shared):
             histogram={"unit": "us", **{k: self.hists[k].encode() for k in HISTOGRAMS}},
             out_of_range={k: self.hists[k].out_of_range for k in HISTOGRAMS},
             series=self.series.rows(),
+            cached=self.cached.to_dict(),
         )
         if self.turns is not None:
             doc["turns"] = self.turns.to_dict()
@@ -324,6 +334,7 @@ class LlmStats(Shared):
                 k: Histogram.decode(doc["histogram"][k], int(lost[k])) for k in HISTOGRAMS
             }
             stats.series = TokenSeries.from_rows(doc["series"])
+            stats.cached = CachedTokens.from_dict(doc.get("cached"), source)
             stats._flag_counts()  # results saved before a flag existed show it too
             if doc.get("turns"):  # a --multi-turn result (none saved before it)
                 stats.turns = TurnStats.from_dict(doc["turns"], source)
@@ -379,7 +390,8 @@ class LlmStats(Shared):
             client_cpu=dict(self.client_cpu),
             tokens={k: c[k] for k in TOKEN_COUNTS},
             no_done=c["no_done"],
-            turns=self.turns.summary() if self.turns is not None else [],
+            turns=self.turns.summary(self.cached.known) if self.turns is not None else [],
+            cached=self.cached.summary(),
         )
 
 
@@ -393,7 +405,8 @@ class LlmSummary(SharedSummary):
     figures are None when unknown (a completed request with neither usage nor a tokenizer's
     count); ``tokens`` counts the requests by where their counts came from (``TOKEN_COUNTS``),
     ``no_done`` the completed streams without ``[DONE]``; ``turns`` the per-turn figures of a
-    multi-turn load (``stats.turns.TurnStats.summary``), empty for single requests.
+    multi-turn load (``stats.turns.TurnStats.summary``), empty for single requests; ``cached``
+    the usage's cached prompt tokens and hit rate (``stats.cached.CachedTokens.summary``).
     """
 
     completed: int
@@ -420,6 +433,7 @@ class LlmSummary(SharedSummary):
     tokens: dict = field(default_factory=lambda: dict.fromkeys(TOKEN_COUNTS, 0))
     no_done: int = 0
     turns: list = field(default_factory=list)
+    cached: dict = field(default_factory=lambda: CachedTokens().summary())
 
     def as_dict(self) -> dict:
         d = asdict(self)
@@ -443,7 +457,8 @@ def metric_values(s: LlmSummary) -> dict[str, float]:
     """The flat ``{name: number}`` metrics of a summary, names stable: ``llm_requests``,
     ``llm_failed``, ``llm_rps``, ``output_tokens_per_s``, ``input_tokens_per_s``,
     ``goodput_rps``, ``goodput_ratio``, ``usage_mismatch_requests``,
-    ``multi_token_chunk_requests``, and ``<metric>_{p50,p90,p95,p99,p99_9,mean,max}_ms`` for
+    ``multi_token_chunk_requests``, ``cached_hit_rate`` (the usage's cached prompt tokens over
+    its prompt tokens; None when unknown), and ``<metric>_{p50,p90,p95,p99,p99_9,mean,max}_ms`` for
     ttft, ttft_intended, itl, tpot, e2e, e2e_intended and sched_lag. A metric with no sample is
     left out, never NaN; a token rate that is unknown is None (null in metrics.json, left out
     of the KFP Metrics, "not measured" for a gate), never 0. A multi-turn load adds, per turn k,
@@ -456,6 +471,7 @@ def metric_values(s: LlmSummary) -> dict[str, float]:
         "input_tokens_per_s": s.input_tokens_per_s,
         "usage_mismatch_requests": s.usage["missing"] + s.usage["fewer"],
         "multi_token_chunk_requests": s.usage["more"],
+        "cached_hit_rate": s.cached["hit_rate"],
     }
     if s.requests:
         out.update(goodput_rps=s.goodput_rps, goodput_ratio=s.good_ratio)

@@ -172,3 +172,22 @@ def test_a_chunks_text_is_its_json_strings(text, ascii_only):
         for seps in ((",", ":"), (", ", ": ")):
             data = json.dumps(doc, ensure_ascii=ascii_only, separators=seps).encode()
             assert chunk_text(data, chat) == text
+
+
+@pytest.mark.parametrize(
+    ("details", "cached"),
+    [
+        ({"prompt_tokens_details": {"cached_tokens": 2}}, 2),  # vLLM with the flag, a hit
+        ({}, -1),  # vLLM's streamed usage when none hit, or without the flag: left out
+        ({"prompt_tokens_details": None}, -1),  # vLLM's whole answer then: null
+        ({"prompt_tokens_details": {"cached_tokens": None}}, -1),
+        ({"prompt_tokens_details": {"audio_tokens": 0}}, -1),  # OpenAI's other detail only
+    ],
+)
+def test_the_usage_cached_tokens_are_read_where_they_come(sse, details, cached):  # noqa: F811
+    usage = {**USAGE, **details}
+    body = _head() + _chunked([*(_chat(w) for w in WORDS), _chat(None, "stop", usage),
+                               b"data: [DONE]\n\n"])  # fmt: skip
+    row, _, error = _raw(sse, f"cached{cached}", body, endpoint="chat")
+    assert (row["outcome"], error, row["prompt_tokens"]) == (0, "", 3)
+    assert row["cached_tokens"] == cached

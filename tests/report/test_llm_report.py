@@ -24,6 +24,7 @@ UPDATE = os.environ.get("KFP_BENCH_UPDATE_GOLDEN") == "1"
 METRIC_NAMES = {
     "llm_requests", "llm_failed", "llm_rps", "output_tokens_per_s", "input_tokens_per_s",
     "goodput_rps", "goodput_ratio", "usage_mismatch_requests", "multi_token_chunk_requests",
+    "cached_hit_rate",
     *(f"{m}_{p}_ms"
       for m in ("ttft", "ttft_intended", "itl", "tpot", "e2e", "e2e_intended", "sched_lag")
       for p in ("p50", "p90", "p95", "p99", "p99_9", "mean", "max")),

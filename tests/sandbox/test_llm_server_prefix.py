@@ -128,3 +128,43 @@ def test_no_prefix_caching_counts_no_lookup():
         for _ in range(2):
             _send(llm.url, {"prompt": " ".join(_words(40)), "max_tokens": 1})
         assert set(_counters(llm.url).values()) == {0.0}
+
+
+def _stream_usage(url: str, body: dict, path: str = "/v1/completions") -> dict:
+    """The usage of a streamed request with ``stream_options.include_usage``: its last chunk's."""
+    body = {**body, "stream": True, "stream_options": {"include_usage": True}}
+    req = urllib.request.Request(
+        url + path, json.dumps(body).encode(), {"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(req, timeout=10) as resp:
+        events = [line[6:] for line in resp.read().decode().splitlines() if line[:6] == "data: "]
+    assert events[-1] == "[DONE]"
+    return json.loads(events[-2])["usage"]
+
+
+def test_usage_carries_the_cached_tokens_as_vllm_sends_them(tmp_path):
+    """``prompt_tokens_details.cached_tokens``: the tokens the lookup served from cached blocks,
+    in the whole answer's usage and the streamed usage chunk alike; left out when none hit
+    (vLLM's ``if ... and num_cached_tokens``) or with the details off (vLLM's default)."""
+    prefix = " ".join(_words(40, "p"))
+    log = tmp_path / "truth.jsonl"
+    with start_llm_server(first_token_ms=0, token_gap_ms=0, truth_log=log) as llm:
+        first = _send(llm.url, {"prompt": prefix + " one two", "max_tokens": 2})["usage"]
+        assert "prompt_tokens_details" not in first  # 42 tokens, nothing cached yet
+        again = _send(llm.url, {"prompt": prefix + " three", "max_tokens": 2})["usage"]
+        assert again["prompt_tokens_details"] == {"cached_tokens": 32}
+        chat = [{"role": "system", "content": prefix}, {"role": "user", "content": "six"}]
+        streamed = _stream_usage(llm.url, {"messages": chat, "max_tokens": 2},
+                                 "/v1/chat/completions")  # fmt: skip
+        assert streamed["prompt_tokens"] == 41
+        assert streamed["prompt_tokens_details"] == {"cached_tokens": 32}
+        counters = _counters(llm.url)
+        logged = [r["cached_tokens"] for r in llm.truth().requests.values()]
+    assert sorted(logged) == [0, 32, 32]  # the server's own count of each, in its truth log
+    assert counters["vllm:prefix_cache_hits_total"] == sum(logged)
+    off = {"first_token_ms": 0, "token_gap_ms": 0, "enable_prompt_tokens_details": False}
+    with start_llm_server(**off) as llm:
+        for _ in range(2):
+            usage = _stream_usage(llm.url, {"prompt": prefix, "max_tokens": 1})
+            assert "prompt_tokens_details" not in usage
+        assert _counters(llm.url)["vllm:prefix_cache_hits_total"] == 32  # it hit all the same

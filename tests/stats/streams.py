@@ -11,11 +11,12 @@ STARTED_AT = 1_700_000_000.0
 
 
 def stream(sent, times, done, *, intended=None, outcome=0, status=200, usage=None, prompt=10,
-           error="reset", extra_chunks=1, request_bytes=300, marks=0):  # fmt: skip
+           error="reset", extra_chunks=1, request_bytes=300, marks=0, cached=-1):  # fmt: skip
     """One request: its content-chunk ``times`` (s after ``T0``), and ``extra_chunks`` more
     data events that are no content (a role chunk by default: chunks = content_chunks + 1).
     ``usage``: completion tokens, default one per chunk; -1: no usage came. ``marks``: the
-    row's ``records.MARK_*`` bits (e.g. the counts are the tokenizer's)."""
+    row's ``records.MARK_*`` bits (e.g. the counts are the tokenizer's). ``cached``: the usage's
+    cached_tokens (-1: none came)."""
     n = len(times)
     row = {
         "seq": 0,
@@ -33,6 +34,7 @@ def stream(sent, times, done, *, intended=None, outcome=0, status=200, usage=Non
         "completion_tokens": n if usage is None else usage,
         "bytes_in": 100 * (n + extra_chunks),
         "marks": marks,
+        "cached_tokens": cached,
     }
     return row, [T0 + t for t in times], error if outcome else None, request_bytes
 

@@ -249,6 +249,7 @@ def test_metric_names_are_stable_and_empty_histograms_left_out():
     assert m["ttft_p50_ms"] == near(200.0)
     assert m["itl_p99_ms"] == near(50.0)
     assert (m["output_tokens_per_s"], m["goodput_rps"], m["llm_requests"]) == (3.5, 0.5, 4)
+    assert m.pop("cached_hit_rate") is None  # the usage said no cached tokens: unknown
     assert all(isinstance(v, int | float) for v in m.values())
     empty = metric_values(LlmStats().close(1.0).summary())
     assert "ttft_p50_ms" not in empty and "goodput_rps" not in empty
