@@ -13,10 +13,11 @@ unset PYTHONDONTWRITEBYTECODE
 # Four worker processes on the two cores, each test file kept in one (its module-scoped servers
 # are started once): with two, the suite kept the cores 63% busy (12 min 28 s of wall clock for
 # 15.7 min of CPU on 2026-12-02), waiting on its servers and pipelines; four overlap the waits.
-# Every test holds with both cores busy. The 15 slowest tests are listed at the end. Arguments
-# replace the defaults, e.g. a single file.
+# Every test holds with both cores busy. The files are handed out in the order tests/conftest.py
+# sorts them (the longest first), not xdist's (the most tests first). The 15 slowest tests are
+# listed at the end. Arguments replace the defaults, e.g. a single file.
 if [ "$#" -eq 0 ]; then
-  set -- -n 4 --dist loadfile --durations=15
+  set -- -n 4 --dist loadfile --no-loadscope-reorder --durations=15
 fi
 "$VENV/bin/python" -m pytest "$@"
 rc=$?

@@ -52,6 +52,42 @@ def pytest_unconfigure(config):
         shutil.rmtree(folder, ignore_errors=True)
 
 
+#: The longest test files, in seconds of one worker (setup, call and teardown summed per file from
+#: ``scripts/test.sh -n 4 --dist loadfile --durations=0``, 2026-12-06, 2 cores). xdist's loadfile
+#: hands whole files to the workers in the order collected, and scripts/test.sh turns off its
+#: reordering by number of tests, which handed out these few-test files last: the longest ran
+#: alone for minutes at the end while the other workers sat idle. They go first, longest first,
+#: and the short files fill in behind; a file not named keeps its place after them.
+LONGEST_FILES = {
+    "tests/pipelines/test_pods.py": 346,
+    "tests/pipelines/test_image_mode.py": 293,
+    "tests/pipelines/test_step_envs.py": 239,
+    "tests/pipelines/test_schedule_pair.py": 200,
+    "tests/pipelines/test_pod_loss.py": 142,
+    "tests/sandbox/kfp_server/test_real_pipelines.py": 111,
+    "tests/pipelines/test_pinned_install.py": 108,
+    "tests/load/test_llm_find.py": 105,
+    "tests/pipelines/test_cleanup_each_step.py": 99,
+    "tests/history/test_report_files.py": 91,
+    "tests/report/test_llm_report.py": 91,
+    "tests/test_cli.py": 88,
+    "tests/history/test_report_step.py": 87,
+    "tests/load/test_real_streams.py": 86,
+    "tests/load/test_llm_sweep.py": 83,
+    "tests/test_outputs.py": 77,
+    "tests/kfp/test_fault_matrix.py": 74,
+    "tests/test_artifact.py": 72,
+    "tests/pipelines/test_meta_local.py": 70,
+    "tests/metrics/test_llm_prometheus.py": 68,
+}
+
+
+def pytest_collection_modifyitems(items):
+    """The files of ``LONGEST_FILES`` first, longest first (a stable sort: each file's tests stay
+    together and in their order)."""
+    items.sort(key=lambda item: -LONGEST_FILES.get(item.nodeid.split("::", 1)[0], 0))
+
+
 _ISOLATED = {"http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"}
 
 

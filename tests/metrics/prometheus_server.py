@@ -64,9 +64,10 @@ def _wait(ready: str, proc, workdir: Path, timeout: float) -> None:
         time.sleep(0.2)
 
 
-def query(url: str, expr: str) -> list[dict]:
-    """An instant query's result (``/api/v1/query``), asserted successful."""
-    q = urllib.parse.urlencode({"query": expr})
+def query(url: str, expr: str, at: float | None = None) -> list[dict]:
+    """An instant query's result (``/api/v1/query``) at epoch second ``at`` (default: now),
+    asserted successful."""
+    q = urllib.parse.urlencode({"query": expr} | ({} if at is None else {"time": f"{at:.3f}"}))
     with urllib.request.urlopen(f"{url}/api/v1/query?{q}", timeout=10) as resp:
         doc = json.load(resp)
     assert doc["status"] == "success", doc
