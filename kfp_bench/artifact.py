@@ -39,6 +39,7 @@ PACKAGES = (
     "kfp_bench.sandbox",
     "kfp_bench.sandbox.kfp_server",
     "kfp_bench.stats",
+    "kfp_bench.schemas",
     "kfp_bench.components",
     "kfp_bench.pipelines",
     "kfp_bench.compiled",
@@ -48,6 +49,7 @@ DATA = (
     ("kfp_bench", "py.typed"),
     ("kfp_bench.compiled", "*.yaml"),
     ("kfp_bench.metrics", "*.yaml"),
+    ("kfp_bench.schemas", "*.json"),
 )
 #: The compiled meta-pipelines hold the artifact's pin, so they are not in the artifact (the
 #: steps read only the child pipelines; a test checks that these are all the pinning files).

@@ -41,6 +41,7 @@ def pytest_configure(config):
         return
     os.environ.setdefault("PYTEST_DEBUG_TEMPROOT", tempfile.gettempdir())
     folder = tempfile.mkdtemp(prefix="kfpb-suite-")
+    os.chmod(folder, 0o1777)  # as /tmp is: the tests that run a command as another user
     os.environ["KFPB_SUITE_TMP"] = os.environ["TMPDIR"] = folder
     tempfile.tempdir = None  # gettempdir reads TMPDIR again
     config.stash[_SUITE_TMP] = folder

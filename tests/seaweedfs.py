@@ -20,6 +20,7 @@ from tests.group import process_group
 ACCESS_KEY, SECRET_KEY = "kfp-bench-test", "kfp-bench-test-secret"
 BUCKET = "kfp-bench-results"
 SERVERS = ("master", "volume", "filer", "s3")
+WEED_TMP = Path("/", "tmp")  # where weed server writes its gRPC sockets, fixed in its code
 
 
 @dataclass(frozen=True)
@@ -73,11 +74,12 @@ def seaweedfs(workdir: Path, *flags: str, timeout: float = 120):
             _wait_ready(store, proc, workdir, timeout)
             yield store
     finally:
-        # `weed server` puts each server's local gRPC socket in /tmp whatever TMPDIR says
-        # (weed/command/server.go: "/tmp/seaweedfs-%s-grpc-%d.sock"), and a killed weed
-        # leaves them.
+        # `weed server` puts each server's local gRPC socket, seaweedfs-SERVER-grpc-PORT.sock,
+        # in the root's tmp folder whatever TMPDIR says (weed/command/server.go), and a killed
+        # weed leaves them: weed's own files, removed, nothing read.
         for s in SERVERS:
-            Path(f"/tmp/seaweedfs-{s}-grpc-{ports[f'{s}.port.grpc']}.sock").unlink(missing_ok=True)
+            sock = f"seaweedfs-{s}-grpc-{ports[f'{s}.port.grpc']}.sock"
+            (WEED_TMP / sock).unlink(missing_ok=True)
 
 
 def _wait_ready(store: SeaweedFS, proc, workdir: Path, timeout: float) -> None:
