@@ -36,7 +36,7 @@ from peers import host
 
 from kfp_bench import __version__
 from kfp_bench.kserve.deploy import delete, deploy
-from kfp_bench.kserve.hpa import Pod, Sample, resource_replicas
+from kfp_bench.kserve.hpa import TOLERANCE, Pod, Sample, resource_replicas
 from kfp_bench.kserve.kube import Kube
 from kfp_bench.kserve.phases import PHASES, new_pod_start, summary
 from kfp_bench.kserve.spec import IsvcSpec, ScaleSpec
@@ -46,8 +46,6 @@ ROOT = Path(__file__).resolve().parents[1]
 ENV = ROOT / ".cluster" / "env"
 IRIS = '{"instances": [[6.8, 2.8, 4.8, 1.4], [6.0, 3.4, 4.5, 1.6]]}'
 TARGET = 50  # % of the CPU request
-#: The HPA's tolerance (kube-controller-manager --horizontal-pod-autoscaler-tolerance, 0.1).
-TOLERANCE = 0.1
 
 
 def hpa_rule(current: int, utilization: float | None, target: int = TARGET, top: int = 5) -> int:
