@@ -124,16 +124,16 @@ def write_repeats_text(repeats: dict, out: TextIO) -> None:
 def write_pareto_text(sweeps: dict[str, list[dict]], out: TextIO) -> None:
     """Two or more LLM sweeps' levels (their rows, by name) as output tokens/s per user against
     output tokens/s in all, the front over all of them marked (``stats.pareto``)."""
-    from kfp_bench.stats.pareto import front, per_user
+    from kfp_bench.stats.pareto import pareto_rows
 
-    points = [(name, r) for name, rows in sweeps.items() for r in rows]
-    marks = front([(per_user(r), r.get("output_tokens_per_s")) for _, r in points])
+    names = [name for name, rows in sweeps.items() for _ in rows]
+    points = pareto_rows([r for rows in sweeps.values() for r in rows])  # one front over all
     w = out.write
     w("\nOutput tokens/s per user (1000 / TPOT p50) against output tokens/s in all:\n")
     w("  sweep\tlevel\tper user\tin all\tPareto front\n")
-    for (name, r), on in zip(points, marks, strict=True):
-        cells = f"{sig(per_user(r), 4)}\t{sig(r.get('output_tokens_per_s'), 4)}"
-        w(f"  {name}\t{r['level']:g}\t{cells}\t{'on the front' if on else '-'}\n")
+    for name, p in zip(names, points, strict=True):
+        cells = f"{sig(p['per_user'], 4)}\t{sig(p['output_tokens_per_s'], 4)}"
+        w(f"  {name}\t{p['level']:g}\t{cells}\t{'on the front' if p['front'] else '-'}\n")
 
 
 def _llm_cell(v) -> str:
