@@ -10,14 +10,15 @@ closed-loop load, so that the two are reported apart. The module never prints.
 from __future__ import annotations
 
 import http.client
+import socket
 import time
 from dataclasses import dataclass, replace
-from urllib.parse import urlsplit
 
 from kfp_bench.errors import NotReadyError
 from kfp_bench.kserve.kube import Kube, selector
 from kfp_bench.load.options import LoadOptions
 from kfp_bench.load.workers import run_load
+from kfp_bench.redact import public_url
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,36 +78,43 @@ def wait_for_zero(kube: Kube, name: str, *, component: str = "predictor",
 
 def first_success(opts: LoadOptions, *, timeout_s: float = 600.0, retry_s: float = 0.2):
     """Send ``opts``' request one at a time until a 1xx-3xx answer; return (seconds, attempts,
-    errors). Raises ``NotReadyError`` when none succeeds within ``timeout_s``."""
-    parts = urlsplit(opts.url)
-    path = parts.path + (f"?{parts.query}" if parts.query else "")
-    headers = {"Content-Type": opts.content_type}
-    if opts.host:
-        headers["Host"] = opts.host
+    errors). Raises ``NotReadyError`` when none succeeds within ``timeout_s``.
+
+    The request is the load's own bytes (``LoadOptions.target``): its headers (-H, a bearer
+    token, Knative's revision headers), Host, basic auth and TLS settings, so that the first
+    request of a cold start is the one the load then sends."""
+    target = opts.target()
+    tls = opts.ssl_context() if target.scheme == "https" else None
     start = time.monotonic()
     errors: list[str] = []
     while True:
-        conn_class = (
-            http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-        )
         left = max(0.1, timeout_s - (time.monotonic() - start))
-        conn = conn_class(parts.hostname, parts.port, timeout=left)
         try:
-            conn.request(opts.method, path or "/", body=opts.body or None, headers=headers)
-            status = conn.getresponse().status
+            status = _send(target, tls, opts.method.upper(), left)
             if status < 400:
                 return time.monotonic() - start, len(errors) + 1, tuple(errors)
             errors.append(f"HTTP {status}")
-        except OSError as exc:
+        except (OSError, http.client.HTTPException) as exc:
             errors.append(f"{type(exc).__name__}: {exc}")
-        finally:
-            conn.close()
         if time.monotonic() - start >= timeout_s:
             raise NotReadyError(
-                f"{opts.url}: no successful response in {timeout_s:g}s of cold start "
+                f"{public_url(opts.url)}: no successful response in {timeout_s:g}s of cold start "
                 f"({len(errors)} attempts, last: {errors[-1]}); check the predictor's logs"
             )
         time.sleep(retry_s)
+
+
+def _send(target, tls, method: str, timeout_s: float) -> int:
+    """One request of ``target``'s bytes on a new connection: the response's status."""
+    with socket.create_connection((target.host, target.port), timeout=timeout_s) as raw:
+        sock = tls.wrap_socket(raw, server_hostname=target.server_hostname) if tls else raw
+        sock.sendall(target.request)
+        response = http.client.HTTPResponse(sock, method=method)
+        try:
+            response.begin()
+            return response.status
+        finally:
+            response.close()
 
 
 def cold_start(kube: Kube, name: str, opts: LoadOptions, *, component: str = "predictor",

@@ -274,3 +274,43 @@ def test_cold_start_from_zero_against_the_real_model_server(fake, kube):
     assert cold.first_success_s > 0.3
     assert cold.warm_requests == 20 and cold.warm_p99_ms < cold.first_success_s * 1000
     assert set(cold.as_dict()) >= {"first_success_s", "warm_p50_ms", "warm_p99_ms"}
+
+
+def test_the_first_request_of_a_cold_start_is_the_loads_own(tmp_path):
+    """Its headers too: behind Knative's activator without an ingress the revision is named by
+    Knative-Serving-Revision and -Namespace, and behind a mesh a bearer token is required; a
+    server that wants them answers 403 to anything else."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from kfp_bench.kserve.coldstart import first_success
+
+    seen = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            seen.append(dict(self.headers))
+            self.rfile.read(int(self.headers["Content-Length"]))
+            ok = (self.headers["Knative-Serving-Revision"] == "iris-predictor-00001"
+                  and self.headers["Authorization"] == "Bearer t0ken")  # fmt: skip
+            self.send_response(200 if ok else 403)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        opts = LoadOptions(
+            url=f"http://127.0.0.1:{server.server_port}/v1/models/iris:predict",
+            method="POST", body=DEFAULT_PAYLOAD.encode(), content_type="application/json",
+            headers=("Knative-Serving-Revision: iris-predictor-00001",
+                     "Authorization: Bearer t0ken"),
+        ).validate()  # fmt: skip
+        took, attempts, errors = first_success(opts, timeout_s=5)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert (attempts, errors) == (1, ()), errors
+    assert seen[0]["Content-Type"] == "application/json" and took < 5
