@@ -6,7 +6,7 @@ DEMO_STAMP := $(VENV)/.installed-demo
 VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' kfp_bench/__init__.py)
 
 .PHONY: setup demo test test-fast lint docs screenshot bench benchmarks image clean cluster cluster-kserve \
-	cluster-test cluster-down
+	cluster-knative cluster-test cluster-down
 
 $(STAMP): requirements.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -80,6 +80,11 @@ cluster-kserve: $(STAMP)
 	scripts/cluster-deps.sh
 	[ -e .cluster/env ] || cluster/up.sh
 	cluster/kserve.sh
+
+# Knative Serving v0.43.3 (Knative 1.16, KServe's Serverless mode) beside KServe, both started
+# first if they are not up.
+cluster-knative: cluster-kserve
+	cluster/knative.sh
 
 cluster-test: $(STAMP)
 	$(PY) -m pytest tests/cluster

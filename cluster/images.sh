@@ -202,13 +202,34 @@ print("\n".join("%s==%s" % pin for pin in sorted(pins.items())))' \
   echo "cluster images: docker.io/kserve/sklearnserver:v0.15.2 ($(du -h "$images/sklearnserver.tar" | cut -f1))"
 }
 
+# -- Knative Serving's images (cluster/knative.sh) ---------------------------------------------
+
+# As ko builds them (knative.dev/serving's .ko.yaml: a static base, ghcr.io/wolfi-dev/static):
+# the program at /ko-app/NAME, its entrypoint, KO_DATA_PATH set (to an empty folder: the kodata
+# of the release holds only license files and the commit), run as nonroot (65532; the Deployments
+# ask for runAsNonRoot). Named as cluster/knative_objects.py names them.
+knative_image() {
+  local name=$1 root
+  root="$(nonroot_root "knative-$name")"
+  mkdir -p "$root/ko-app" "$root/var/run/ko"
+  cp "$(group_bin knative)/$name" "$root/ko-app/$name"
+  image "knative-$name" "gcr.io/knative-releases/knative.dev/serving/cmd/$name:v0.43.3" "$root" \
+    --entrypoint "/ko-app/$name" --env KO_DATA_PATH=/var/run/ko --user 65532
+}
+image_knative_controller() { knative_image controller; }
+image_knative_webhook() { knative_image webhook; }
+image_knative_activator() { knative_image activator; }
+image_knative_autoscaler() { knative_image autoscaler; }
+image_knative_queue() { knative_image queue; }
+
 all=(pause coredns workflow-controller argoexec python seaweedfs model-server)
 kserve=(kserve-controller kserve-localmodel-controller kube-rbac-proxy metrics-server sklearnserver)
+knative=(knative-controller knative-webhook knative-activator knative-autoscaler knative-queue)
 wanted=("$@")
 [[ ${#wanted[@]} -gt 0 ]] || wanted=("${all[@]}")
 for name in "${wanted[@]}"; do
-  [[ " ${all[*]} ${kserve[*]} " == *" $name "* ]] ||
-    die "unknown image '$name' (known: ${all[*]} ${kserve[*]})"
+  [[ " ${all[*]} ${kserve[*]} ${knative[*]} " == *" $name "* ]] ||
+    die "unknown image '$name' (known: ${all[*]} ${kserve[*]} ${knative[*]})"
   if [[ "$name" == model-server ]]; then image_model_server; continue; fi
   have "$name" || "image_${name//-/_}"
 done

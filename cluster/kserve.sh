@@ -69,7 +69,7 @@ openssl x509 -req -in "$pki/kserve-webhook.csr" -CA "$pki/ca.crt" -CAkey "$pki/c
 kubectl kustomize "$work" >"$work/objects.yaml"
 "$python" "$here/kserve_objects.py" "$pki/ca.crt" crds <"$work/objects.yaml" |
   kubectl apply --server-side --force-conflicts -f - >/dev/null
-kubectl wait --for condition=established --timeout=60s crd -l app=kserve >/dev/null ||
+established app=kserve ||
   die "KServe's CRDs were not established (kubectl get crd -l app=kserve)"
 "$python" "$here/kserve_objects.py" "$pki/ca.crt" first <"$work/objects.yaml" |
   kubectl apply --server-side --force-conflicts -f - >/dev/null

@@ -18,3 +18,14 @@ group_bin() {
   key="$(cat "$here/modules/$group/go.mod" "$here/modules/$group/go.sum" | sha256sum | cut -c1-12)"
   echo "$KFP_BENCH_CLUSTER_CACHE/bin/$group-$key"
 }
+
+# established SELECTOR: wait up to 60 s until the CRDs of SELECTOR are established. kubectl wait
+# fails at once, instead of waiting, on an object that has no status.conditions yet ("accessor
+# error: <nil>"), which a CRD applied a moment before may not have: so it is asked again.
+established() {
+  local end=$((SECONDS + 60))
+  until kubectl wait --for condition=established --timeout=10s crd -l "$1" >/dev/null 2>&1; do
+    ((SECONDS < end)) || return 1
+    sleep 1
+  done
+}
