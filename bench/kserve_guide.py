@@ -156,9 +156,11 @@ class Sampler:
         self._thread.join()
 
 
-def load(url: str, seconds: int, payload: Path, out: Path, keepalive: bool = True) -> dict:
-    cmd = [sys.executable, "-m", "kfp_bench.cli", "load", "-z", f"{seconds}s", "-c", "5",
-           "-m", "POST", "-D", str(payload), "-T", "application/json", "--json-out", str(out),
+def load(url: str, seconds: int, payload: Path, out: Path, keepalive: bool = True, *,
+         concurrency: int = 5, headers: tuple[str, ...] = ()) -> dict:  # fmt: skip
+    cmd = [sys.executable, "-m", "kfp_bench.cli", "load", "-z", f"{seconds}s",
+           "-c", str(concurrency), "-m", "POST", "-D", str(payload), "-T", "application/json",
+           *(a for h in headers for a in ("-H", h)), "--json-out", str(out),
            *([] if keepalive else ["-disable-keepalive"]), url]  # fmt: skip
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 120)
     if r.returncode != 0:
