@@ -10,7 +10,8 @@ from pathlib import Path
 
 from kfp_bench.cli.common import said_gates
 from kfp_bench.cli.outputs import NOT_SAVED, Outputs, save
-from kfp_bench.errors import EngineError
+from kfp_bench.errors import ConfigError, EngineError, ResultsError
+from kfp_bench.load.requests_out import RequestsOut
 from kfp_bench.outcome import describe, exit_code, gated
 
 
@@ -26,6 +27,19 @@ class Measurement:
         self.outs = Outputs()
         self.json_out: Path | None = self.outs.file(a.json_out, "--json-out")
         self.collector = getattr(a, "collector", None)
+
+    def another_file(self, path: str | None, flag: str) -> Path | None:
+        """Check one more output file of the command, as ``--json-out`` is: at once, and never
+        the same file as ``--json-out``."""
+        p = self.outs.file(path, flag)
+        if p is not None and self.json_out is not None and p.resolve() == self.json_out.resolve():
+            raise ConfigError(f"{flag} {path}: the file --json-out writes; give another path")
+        return p
+
+    def requests_log(self, a: argparse.Namespace, **kw) -> RequestsOut | None:
+        """``--requests-out`` checked (``another_file``), as a ``RequestsOut`` of ``kw``."""
+        path = self.another_file(a.requests_out, "--requests-out")
+        return RequestsOut(path, **kw) if path is not None else None
 
     def run(
         self,
@@ -97,3 +111,18 @@ def lost_workers(workers: dict) -> None:
         f"kfp-bench: warning: worker process(es) {missing} died before reporting; {what}",
         file=sys.stderr,
     )
+
+
+def logged(log: RequestsOut | None, work: Callable[[Callable | None], object]):
+    """``work(on_batch_factory)`` with the per-request log started (None: no log); a load
+    refused after all (a check only the engine makes) leaves no log behind."""
+    if log is None:
+        return work(None)
+    log.start()
+    try:
+        return work(log.factory)
+    except (ConfigError, ResultsError):
+        log.discard()
+        raise
+    finally:
+        log.close()

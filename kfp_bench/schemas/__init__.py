@@ -1,7 +1,8 @@
 """JSON Schemas (draft 2020-12) of kfp-bench's result files, published with the package
 (``NAMES``): a load or LLM result and their sweeps; a results directory's summary.json and the
-lines of its runs.jsonl and api_calls.jsonl; a report's metrics.json. A sweep's steps refer to
-the result schemas by their relative ``$id``; ``registry`` resolves them."""
+lines of its runs.jsonl and api_calls.jsonl; a report's metrics.json; a line of ``--requests-out``
+(load, LLM). A sweep's steps refer to the result schemas by their relative ``$id``;
+``registry`` resolves them."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ NAMES = (
     "run-record",
     "api-call",
     "report-metrics",
+    "load-request",
+    "llm-request",
 )
 
 
