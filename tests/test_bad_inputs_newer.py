@@ -259,6 +259,26 @@ CASES = [
         ("--requests-out logs the requests of one load", "drop --sweep-*, --find-max"),
     ),
     Case(
+        "llm-export-unknown-format",
+        (*LLM, "--export", "guidellm", "o/r.json", DEAD + "/openai"),
+        ("--export guidellm: no such format", "give --export llm-d FILE"),
+    ),
+    Case(
+        "llm-export-in-a-folder-that-takes-no-file",
+        (*LLM, "--export", "llm-d", "/proc/kfp-bench-x.json", DEAD + "/openai"),
+        ("--export /proc/kfp-bench-x.json: cannot write in /proc", "give a folder you"),
+    ),
+    Case(
+        "llm-export-the-requests-out-file",
+        (*LLM, "--requests-out", "o/r", "--export", "llm-d", "o/r", DEAD + "/openai"),
+        ("--export o/r: the file --requests-out writes", "give another path"),
+    ),
+    Case(
+        "llm-export-of-a-search",
+        (*FIND, "--find-max", "rate", "--slo", "ttft=1s", "--export", "llm-d", "b", DEAD),
+        ("--export llm-d writes the report of one load", "drop --sweep-*, --find-max"),
+    ),
+    Case(
         "runs-out-in-a-folder-that-takes-no-file",
         ("runs", "--host", "{kfp}", "--pipeline", HELLO, "--num-runs", "1", "--out", "/proc/o"),
         ("--out /proc/o: cannot write in /proc", "give a folder you can write to"),

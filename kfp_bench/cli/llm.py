@@ -37,7 +37,7 @@ from kfp_bench.load.llm_sweep import (
 from kfp_bench.load.models import UNSET, preflight
 from kfp_bench.load.openai import ENDPOINTS, LlmOptions, sends_id
 from kfp_bench.load.options import LoadOptions, parse_rates
-from kfp_bench.report import llm_text
+from kfp_bench.report import llm_d, llm_text
 from kfp_bench.report import sweep as sweep_text
 from kfp_bench.report.cost import llm_stats_metrics as priced_metrics
 from kfp_bench.stats import store
@@ -207,6 +207,12 @@ def _add_flags(p: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     add_requests_out_flag(g)
     g.add_argument(
+        "--export", nargs=2, metavar=("FORMAT", "FILE"),
+        help="Also write the result in another tool's format to FILE. llm-d: llm-d-benchmark's "
+        "Benchmark Report v0.2.1 (JSON), which llm-d's tools read (docs/reports.md). One load, "
+        "not a sweep.",
+    )  # fmt: skip
+    g.add_argument(
         "--progress", action="store_true",
         help="Show progress on stderr even when it is not a terminal.",
     )  # fmt: skip
@@ -270,8 +276,11 @@ def cmd_llm(a: argparse.Namespace) -> int:
             "--requests-out logs the requests of one load: drop --sweep-*, --find-max and "
             "--repeat, or run each level alone"
         )
+    export = _export(a.export, one_load)
     measurement = Measurement(a, "llm")
     log = measurement.requests_log(a, stages=opts.stages, warmup_s=a.warmup, ids=sends_id(opts))
+    if export:
+        measurement.export(export, "--export", EXPORTS[a.export[0]])
     prompts = _prompts(a)
     if a.find_max:
         return _find(a, opts, prompts, slo, measurement, gates)
@@ -304,6 +313,25 @@ def cmd_llm(a: argparse.Namespace) -> int:
         lambda: logged(log, load), gates=gates, finish=finish, report=report, write=store.save,
         metrics=lambda stats: {**metric_values(stats.summary()), **priced_metrics(stats)},
     )  # fmt: skip
+
+
+#: The formats of --export, each the function of an LLM result that writes it.
+EXPORTS = {"llm-d": llm_d.benchmark_report}
+
+
+def _export(given: list[str] | None, one_load: bool) -> str | None:
+    """The file of ``--export FORMAT FILE``, checked (bad input: ``ConfigError``)."""
+    if not given:
+        return None
+    fmt, path = given
+    if fmt not in EXPORTS:
+        raise ConfigError(f"--export {fmt}: no such format; give --export llm-d FILE")
+    if not one_load:
+        raise ConfigError(
+            "--export llm-d writes the report of one load: drop --sweep-*, --find-max and "
+            "--repeat, or run each level alone"
+        )
+    return path
 
 
 def _sweep(a, opts: LlmOptions, prompts: list, slo: Slo, measurement, gates) -> int:
