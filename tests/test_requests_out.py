@@ -142,3 +142,15 @@ def test_without_the_flag_no_code_of_the_log_runs(on, tmp_path):
             sys.setprofile(None)
     assert code == 0
     assert bool(calls) == on, sorted(set(calls))
+
+
+def test_a_csv_load_writes_its_rows_and_its_lines(fault_server, tmp_path, capsys):
+    out = tmp_path / "r.jsonl"
+    argv = ["load", "-n", "30", "-c", "2", "-o", "csv", "--requests-out", str(out)]
+    assert main([*argv, fault_server.url + "/"]) == 0
+    rows = capsys.readouterr().out.strip().splitlines()[1:]  # after hey's header
+    lines = _lines(out)
+    assert len(rows) == len(lines) == 30 and _invalid("load-request", lines) == []
+    assert sorted(float(r.split(",")[0]) for r in rows) == pytest.approx(
+        sorted(line["latency_ms"] / 1000 for line in lines), abs=1e-4
+    )
