@@ -54,6 +54,17 @@ class JsonlWriter:
                 self._f.write(line)
                 self._f.flush()
 
+    def write_many(self, docs) -> None:
+        """Append plain dicts in one write and one flush: a batch's lines stay together, and
+        writers of several processes appending to one file never cut into each other's."""
+        data = "".join(json.dumps(d, separators=(",", ":")) + "\n" for d in docs).encode()
+        with self._lock:
+            if data and not self._f.closed:
+                self._f.flush()  # one write(2) of the whole batch, past the file's own buffer
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(self._f.fileno(), view) :]
+
     def close(self) -> None:
         with self._lock:
             self._f.close()

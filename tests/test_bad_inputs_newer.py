@@ -239,6 +239,46 @@ CASES = [
         ("--json-out /proc/kfp-bench-x.json: cannot write in /proc",),
     ),
     Case(
+        "llm-requests-out-in-a-folder-that-takes-no-file",
+        (*LLM, "--requests-out", "/proc/kfp-bench-x.jsonl", DEAD + "/openai"),
+        ("--requests-out /proc/kfp-bench-x.jsonl: cannot write in /proc", "give a folder you"),
+    ),
+    Case(
+        "load-requests-out-in-a-folder-that-takes-no-file",
+        (*LOAD, "--requests-out", "/proc/kfp-bench-x.jsonl", DEAD + "/"),
+        ("--requests-out /proc/kfp-bench-x.jsonl: cannot write in /proc",),
+    ),
+    Case(
+        "llm-requests-out-the-json-out-file",
+        (*LLM, "--json-out", "o/r.json", "--requests-out", "o/r.json", DEAD + "/openai"),
+        ("--requests-out o/r.json: the file --json-out writes", "give another path"),
+    ),
+    Case(
+        "llm-requests-out-of-a-sweep",
+        (*FIND[:-2], "--sweep-concurrency", "1,2", "--requests-out", "o/r.jsonl", DEAD + "/openai"),
+        ("--requests-out logs the requests of one load", "drop --sweep-*, --find-max"),
+    ),
+    Case(
+        "llm-export-unknown-format",
+        (*LLM, "--export", "guidellm", "o/r.json", DEAD + "/openai"),
+        ("--export guidellm: no such format", "give --export llm-d FILE"),
+    ),
+    Case(
+        "llm-export-in-a-folder-that-takes-no-file",
+        (*LLM, "--export", "llm-d", "/proc/kfp-bench-x.json", DEAD + "/openai"),
+        ("--export /proc/kfp-bench-x.json: cannot write in /proc", "give a folder you"),
+    ),
+    Case(
+        "llm-export-the-requests-out-file",
+        (*LLM, "--requests-out", "o/r", "--export", "llm-d", "o/r", DEAD + "/openai"),
+        ("--export o/r: the file --requests-out writes", "give another path"),
+    ),
+    Case(
+        "llm-export-of-a-search",
+        (*FIND, "--find-max", "rate", "--slo", "ttft=1s", "--export", "llm-d", "b", DEAD),
+        ("--export llm-d writes the report of one load", "drop --sweep-*, --find-max"),
+    ),
+    Case(
         "runs-out-in-a-folder-that-takes-no-file",
         ("runs", "--host", "{kfp}", "--pipeline", HELLO, "--num-runs", "1", "--out", "/proc/o"),
         ("--out /proc/o: cannot write in /proc", "give a folder you can write to"),

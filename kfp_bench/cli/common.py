@@ -232,6 +232,19 @@ THRESHOLD_HELP = (
 )
 
 
+def add_requests_out_flag(g) -> None:
+    """--requests-out, one definition for ``load`` and ``llm`` (``load.requests_out``)."""
+    g.add_argument(
+        "--requests-out", metavar="FILE.jsonl",
+        help="Also write one JSON line per request to FILE.jsonl as the load runs (a crash "
+        "keeps what was written): worker, seq, send time, status, error, latency; an LLM "
+        "request adds TTFT, its ITL summary, TPOT, input, output and cached tokens, its "
+        "X-Request-Id, stage, session and turn (schemas load-request, llm-request: "
+        "docs/reports.md). About 160 bytes (load) or 380 bytes (LLM) a request. Off by "
+        "default, and then it costs nothing; one load of llm, not a sweep.",
+    )  # fmt: skip
+
+
 def add_threshold_flag(p: argparse.ArgumentParser) -> None:
     """--threshold, on every command that measures or reports (``kfp_bench.gates``)."""
     p.add_argument("--threshold", action="append", default=[], metavar="GATES", help=THRESHOLD_HELP)

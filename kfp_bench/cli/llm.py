@@ -13,6 +13,7 @@ from kfp_bench.cli.common import (
     add_cost_flag,
     add_hey_flags,
     add_open_loop_flags,
+    add_requests_out_flag,
     add_threshold_flag,
     add_tls_flags,
     duration,
@@ -20,7 +21,7 @@ from kfp_bench.cli.common import (
     priced,
     shared_options,
 )
-from kfp_bench.cli.measure import Measurement, lost_workers
+from kfp_bench.cli.measure import Measurement, logged, lost_workers
 from kfp_bench.cli.workload import add_workload_flags, described, workload_prompts, write_stages
 from kfp_bench.errors import ConfigError
 from kfp_bench.figures import HDR_MS, fixed
@@ -34,9 +35,9 @@ from kfp_bench.load.llm_sweep import (
     run_llm_sweep,
 )
 from kfp_bench.load.models import UNSET, preflight
-from kfp_bench.load.openai import ENDPOINTS, LlmOptions
+from kfp_bench.load.openai import ENDPOINTS, LlmOptions, sends_id
 from kfp_bench.load.options import LoadOptions, parse_rates
-from kfp_bench.report import llm_text
+from kfp_bench.report import llm_d, llm_text
 from kfp_bench.report import sweep as sweep_text
 from kfp_bench.report.cost import llm_stats_metrics as priced_metrics
 from kfp_bench.stats import store
@@ -204,6 +205,13 @@ def _add_flags(p: argparse.ArgumentParser) -> None:
         help="Write the full result (histograms, series, options) as JSON to FILE, for "
         "kfp-bench merge and report.",
     )  # fmt: skip
+    add_requests_out_flag(g)
+    g.add_argument(
+        "--export", nargs=2, metavar=("FORMAT", "FILE"),
+        help="Also write the result in another tool's format to FILE. llm-d: llm-d-benchmark's "
+        "Benchmark Report v0.2.1 (JSON), which llm-d's tools read (docs/reports.md). One load, "
+        "not a sweep.",
+    )  # fmt: skip
     g.add_argument(
         "--progress", action="store_true",
         help="Show progress on stderr even when it is not a terminal.",
@@ -262,7 +270,17 @@ def cmd_llm(a: argparse.Namespace) -> int:
         raise ConfigError(f"--repeat {a.repeat}: give 2 runs or more (an interval needs a spread)")
     if a.find_max:
         _check_find(a, slo)
+    one_load = not (a.find_max or a.sweep_rates or a.sweep_concurrency or a.repeat != 1)
+    if a.requests_out and not one_load:
+        raise ConfigError(
+            "--requests-out logs the requests of one load: drop --sweep-*, --find-max and "
+            "--repeat, or run each level alone"
+        )
+    export = _export(a.export, one_load)
     measurement = Measurement(a, "llm")
+    log = measurement.requests_log(a, stages=opts.stages, warmup_s=a.warmup, ids=sends_id(opts))
+    if export:
+        measurement.export(export, "--export", EXPORTS[a.export[0]])
     prompts = _prompts(a)
     if a.find_max:
         return _find(a, opts, prompts, slo, measurement, gates)
@@ -285,11 +303,35 @@ def cmd_llm(a: argparse.Namespace) -> int:
         write_stages(stats)
         lost_workers(stats.workers)
 
+    def load(requests_log):
+        return run_llm(
+            opts, prompts, slo=slo, warmup_s=a.warmup, on_progress=progress,
+            on_batch_factory=requests_log,
+        )  # fmt: skip
+
     return measurement.run(
-        lambda: run_llm(opts, prompts, slo=slo, warmup_s=a.warmup, on_progress=progress),
-        gates=gates, finish=finish, report=report, write=store.save,
+        lambda: logged(log, load), gates=gates, finish=finish, report=report, write=store.save,
         metrics=lambda stats: {**metric_values(stats.summary()), **priced_metrics(stats)},
     )  # fmt: skip
+
+
+#: The formats of --export, each the function of an LLM result that writes it.
+EXPORTS = {"llm-d": llm_d.benchmark_report}
+
+
+def _export(given: list[str] | None, one_load: bool) -> str | None:
+    """The file of ``--export FORMAT FILE``, checked (bad input: ``ConfigError``)."""
+    if not given:
+        return None
+    fmt, path = given
+    if fmt not in EXPORTS:
+        raise ConfigError(f"--export {fmt}: no such format; give --export llm-d FILE")
+    if not one_load:
+        raise ConfigError(
+            "--export llm-d writes the report of one load: drop --sweep-*, --find-max and "
+            "--repeat, or run each level alone"
+        )
+    return path
 
 
 def _sweep(a, opts: LlmOptions, prompts: list, slo: Slo, measurement, gates) -> int:

@@ -16,13 +16,14 @@ from kfp_bench.cli.common import (
     add_cost_flag,
     add_hey_flags,
     add_open_loop_flags,
+    add_requests_out_flag,
     add_threshold_flag,
     add_tls_flags,
     gates_of,
     priced,
     shared_options,
 )
-from kfp_bench.cli.measure import Measurement, lost_workers
+from kfp_bench.cli.measure import Measurement, logged, lost_workers
 from kfp_bench.cli.outputs import NOT_SAVED, Outputs, save
 from kfp_bench.cli.workload import add_workload_flags, write_stages
 from kfp_bench.errors import ConfigError
@@ -101,6 +102,7 @@ def _add_load_flags(p: argparse.ArgumentParser) -> None:
         help="Write the full result (histograms, "
         "series, status codes, errors, options) as JSON to FILE.",
     )
+    add_requests_out_flag(g)
     add_shape_flags(g)
     g.add_argument(
         "--progress",
@@ -170,11 +172,13 @@ def cmd_load(a: argparse.Namespace) -> int:
     opts = _load_options(a)
     gates = gates_of(a, {"load"}, "load")
     measurement = Measurement(a, "load")
+    log = measurement.requests_log(a, stages=opts.stages)
     progress = Progress(a.progress or sys.stderr.isatty())
     csv_dir = tempfile.mkdtemp(prefix="kfp-bench-csv-") if a.output == "csv" else None
 
-    def load():
-        on_batch = _csv_writer_factory(csv_dir) if csv_dir else None
+    def load(requests_log):
+        csv = _csv_writer_factory(csv_dir) if csv_dir else None
+        on_batch = _both(csv, requests_log) if csv and requests_log else csv or requests_log
         return run_load(opts, on_progress=progress, on_batch_factory=on_batch)
 
     def finish(stats) -> None:
@@ -193,7 +197,8 @@ def cmd_load(a: argparse.Namespace) -> int:
 
     try:
         return measurement.run(
-            load, gates=gates, metrics=_metrics, report=report, write=store.save, finish=finish,
+            lambda: logged(log, load), gates=gates, metrics=_metrics, report=report,
+            write=store.save, finish=finish,
             gates_out=sys.stderr if csv_dir else None,  # beside the CSV rows, on stderr
         )  # fmt: skip
     finally:
@@ -217,6 +222,21 @@ def _copy_whole_lines(path: Path, out) -> None:
             chunk = f.read(min(left, 1 << 20))
             out.write(chunk.decode())
             left -= len(chunk)
+
+
+def _both(first, second):
+    """An ``on_batch_factory`` that hands each batch to ``first``'s writer, then ``second``'s."""
+
+    def factory(index: int):
+        one, two = first(index), second(index)
+
+        def on_batch(batch):
+            one(batch)
+            two(batch)
+
+        return on_batch
+
+    return factory
 
 
 def _csv_writer_factory(directory: str):

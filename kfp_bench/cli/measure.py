@@ -10,7 +10,9 @@ from pathlib import Path
 
 from kfp_bench.cli.common import said_gates
 from kfp_bench.cli.outputs import NOT_SAVED, Outputs, save
-from kfp_bench.errors import EngineError
+from kfp_bench.errors import ConfigError, EngineError, ResultsError
+from kfp_bench.jsonl import write_json_atomic
+from kfp_bench.load.requests_out import RequestsOut
 from kfp_bench.outcome import describe, exit_code, gated
 
 
@@ -26,6 +28,32 @@ class Measurement:
         self.outs = Outputs()
         self.json_out: Path | None = self.outs.file(a.json_out, "--json-out")
         self.collector = getattr(a, "collector", None)
+        self._files = {"--json-out": self.json_out} if self.json_out else {}
+        self._exports: list[tuple[Path, str, str, Callable[[object], dict]]] = []
+
+    def another_file(self, path: str | None, flag: str) -> Path | None:
+        """Check one more output file of the command, as ``--json-out`` is: at once, and never
+        the file another of its flags writes."""
+        p = self.outs.file(path, flag)
+        if p is None:
+            return None
+        for other, q in self._files.items():
+            if p.resolve() == q.resolve():
+                raise ConfigError(f"{flag} {path}: the file {other} writes; give another path")
+        self._files[flag] = p
+        return p
+
+    def export(self, path: str | None, flag: str, doc: Callable[[object], dict]) -> None:
+        """Also write ``doc(result)`` as JSON to ``path`` (checked now, as ``another_file``),
+        once the result is saved; a write that fails there keeps the document as ``save``
+        does."""
+        if (p := self.another_file(path, flag)) is not None:
+            self._exports.append((p, flag, path, doc))
+
+    def requests_log(self, a: argparse.Namespace, **kw) -> RequestsOut | None:
+        """``--requests-out`` checked (``another_file``), as a ``RequestsOut`` of ``kw``."""
+        path = self.another_file(a.requests_out, "--requests-out")
+        return RequestsOut(path, **kw) if path is not None else None
 
     def run(
         self,
@@ -64,6 +92,12 @@ class Measurement:
             lambda: write(result, self.json_out), result.to_dict, command=self.command,
             flag="--json-out", path=self.path,
         )  # fmt: skip
+        for p, flag, given, doc in self._exports:
+            exported = doc(result)
+            saved = save(
+                lambda p=p, exported=exported: write_json_atomic(exported, p), exported,
+                command=self.command, flag=flag, path=given,
+            ) and saved  # fmt: skip
         if not saved and hasattr(result, "flag"):  # a load's own flags, shown by its report
             result.flag(NOT_SAVED)
         verdicts = said_gates(gates, lambda: metrics(result), gates_out)
@@ -97,3 +131,18 @@ def lost_workers(workers: dict) -> None:
         f"kfp-bench: warning: worker process(es) {missing} died before reporting; {what}",
         file=sys.stderr,
     )
+
+
+def logged(log: RequestsOut | None, work: Callable[[Callable | None], object]):
+    """``work(on_batch_factory)`` with the per-request log started (None: no log); a load
+    refused after all (a check only the engine makes) leaves no log behind."""
+    if log is None:
+        return work(None)
+    log.start()
+    try:
+        return work(log.factory)
+    except (ConfigError, ResultsError):
+        log.discard()
+        raise
+    finally:
+        log.close()

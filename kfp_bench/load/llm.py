@@ -28,13 +28,14 @@ NONE_COMPLETED = "none-completed"
 
 class LlmSink:
     """The sink (``connection.Sink``) of one process's streaming attack: its batches go into an
-    ``LlmStats``. It pickles as its results document, to cross from a worker process. With
-    ``keep`` it also keeps every batch (``batches``), for a caller in this process that pairs the
-    rows with a server's log."""
+    ``LlmStats``, then to ``on_batch`` (the per-request log). It pickles as its results document,
+    to cross from a worker process. With ``keep`` it also keeps every batch (``batches``), for a
+    caller in this process that pairs the rows with a server's log."""
 
-    def __init__(self, stats: LlmStats, keep: bool = False):
+    def __init__(self, stats: LlmStats, keep: bool = False, on_batch=None):
         self.stats = stats
         self.batches: list | None = [] if keep else None
+        self.on_batch = on_batch
         warm_up()  # numpy's first calls, before the attack's clock starts
 
     def begin(self, started_at: float) -> None:
@@ -44,6 +45,8 @@ class LlmSink:
         self.stats.add_batch(batch)
         if self.batches is not None:
             self.batches.append(batch)
+        if self.on_batch is not None:  # once a flush, never per request
+            self.on_batch(batch)
 
     def note_inflight(self, now_sec: int, inflight: int) -> None:
         """Nothing: the per-second series counts in-flight requests from the rows' times."""
@@ -61,6 +64,7 @@ def _sink_from_doc(doc: dict) -> LlmSink:
     sink = LlmSink.__new__(LlmSink)
     sink.stats = LlmStats.from_dict(doc, "a worker's LLM results")
     sink.batches = None
+    sink.on_batch = None
     return sink
 
 
@@ -71,10 +75,12 @@ def run_llm(
     slo: Slo | None = None,
     warmup_s: float = 0.0,
     on_progress: Callable[[int, int], None] | None = None,
+    on_batch_factory: Callable[[int], Callable] | None = None,
 ) -> LlmStats:
     """Stream ``prompts`` (objects with ``.text`` and ``.output_tokens``, cycled) as ``opts``
     says and return the merged stats; requests sent in the first ``warmup_s`` count nowhere
-    but in the warm-up count.
+    but in the warm-up count. ``on_batch_factory``, as ``workers.run_load``'s: given a worker
+    index, a callable that receives that worker's ``StreamBatch``es in its process.
 
     Raises:
         EngineError: a bug in the engine ended the attack; its ``stats`` are what was measured
@@ -86,7 +92,7 @@ def run_llm(
         stats = LlmStats(corrected=opts.open_loop, warmup_s=warmup_s, slo=slo or Slo())
         stats.stages = stages
         stats.turns = TurnStats(opts.turns) if opts.turns else None  # per-turn figures
-        return LlmSink(stats)
+        return LlmSink(stats, on_batch=on_batch_factory(index) if on_batch_factory else None)
 
     try:
         out = run_stream(opts, prompts, new_sink, on_progress)

@@ -1,13 +1,26 @@
-"""JSON Schemas (draft 2020-12) of kfp-bench's result files, published with the package: a load
-result, an LLM result, an LLM sweep and a rate sweep (``NAMES``). A sweep's steps refer to the
-result schemas by their relative ``$id``; ``registry`` resolves them."""
+"""JSON Schemas (draft 2020-12) of kfp-bench's result files, published with the package
+(``NAMES``): a load or LLM result and their sweeps; a results directory's summary.json and the
+lines of its runs.jsonl and api_calls.jsonl; a report's metrics.json; a line of ``--requests-out``
+(load, LLM). A sweep's steps refer to the result schemas by their relative ``$id``;
+``registry`` resolves them."""
 
 from __future__ import annotations
 
 import json
 from importlib import resources
 
-NAMES = ("load-result", "llm-result", "llm-sweep", "rate-sweep")
+NAMES = (
+    "load-result",
+    "llm-result",
+    "llm-sweep",
+    "rate-sweep",
+    "results-summary",
+    "run-record",
+    "api-call",
+    "report-metrics",
+    "load-request",
+    "llm-request",
+)
 
 
 def schema(name: str) -> dict:
