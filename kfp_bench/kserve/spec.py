@@ -81,7 +81,9 @@ class ScaleSpec:
 
     Attributes:
         scale_target: the autoscaler's target per pod of scale_metric (e.g. 1 request in flight);
-            0 leaves KServe's default.
+            0 writes none, as KServe's guide does beside containerConcurrency: Knative then
+            targets container_concurrency, else 100 in flight or 200 requests/s
+            (``watch.knative_target``), an HPA 80% of the request (KServe's default).
         scale_metric: concurrency or rps (Knative's KPA), or cpu or memory (an HPA).
         container_concurrency: a hard limit of requests in flight per pod (Knative); 0: none.
         min_replicas: the fewest pods; 0 scales to zero (Serverless only).
@@ -113,8 +115,9 @@ class ScaleSpec:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool):
                 raise bad(name, value, "give a whole number")
-        if self.scale_target <= 0:
-            raise bad("scale_target", self.scale_target, "give a target above 0, e.g. 1")
+        if self.scale_target < 0:
+            raise bad("scale_target", self.scale_target, "give a target above 0, e.g. 1, or 0 "
+                      "for KServe's default")  # fmt: skip
         if self.container_concurrency < 0:
             raise bad("container_concurrency", self.container_concurrency, "give 0 (no limit) "
                       "or a positive limit of requests in flight per pod")  # fmt: skip
@@ -162,14 +165,19 @@ class ScaleSpec:
         if self.container_concurrency:
             out["containerConcurrency"] = self.container_concurrency
         if not old_schema:
-            out.update(scaleTarget=self.scale_target, scaleMetric=self.scale_metric)
+            out["scaleMetric"] = self.scale_metric
+            if self.scale_target:  # else none: KServe writes no target annotation then
+                out["scaleTarget"] = self.scale_target
         return out
 
     def annotations(self, old_schema: bool) -> dict:
         """The old schema's Knative annotations, when it is asked for."""
         if not old_schema:
             return {}
-        return {TARGET_ANNOTATION: str(self.scale_target), METRIC_ANNOTATION: self.scale_metric}
+        out = {METRIC_ANNOTATION: self.scale_metric}
+        if self.scale_target:
+            out[TARGET_ANNOTATION] = str(self.scale_target)
+        return out
 
 
 @dataclass(frozen=True, slots=True)

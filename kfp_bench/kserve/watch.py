@@ -30,6 +30,8 @@ from kfp_bench.kserve.kube import Kube, selector
 UTILIZATION = 0.7
 #: The autoscalers the watcher reads: Knative's (KPA), Kubernetes' HPA, or none.
 KPA, HPA, NONE = "kpa", "hpa", ""
+#: config-autoscaler's container-concurrency-target-default and requests-per-second-target-default
+CONCURRENCY_TARGET_DEFAULT, RPS_TARGET_DEFAULT = 100.0, 200.0
 STABLE_WINDOW_S = 60.0
 PANIC_WINDOW_PERCENT = 10.0
 PANIC_THRESHOLD = 2.0
@@ -161,6 +163,25 @@ def sweep_max_replicas(rows: list[dict], doc: dict) -> list[dict]:
                 row["max_replicas"] = max(seen)
         out.append(row)
     return out
+
+
+def knative_target(
+    scale_metric: str, scale_target: float = 0, container_concurrency: int = 0
+) -> float:
+    """The per-pod target Knative's autoscaler resolves for a revision, before utilization, at
+    config-autoscaler's defaults: ResolveMetricTarget, knative.dev/serving v0.43.3
+    pkg/reconciler/autoscaling/resources/target.go:31-63 (defaults pkg/autoscaler/config/
+    config.go:45-49). rps: the target given, else 200; concurrency: containerConcurrency, else
+    100, and a target given replaces it, no higher than containerConcurrency. KServe writes the
+    target annotation only for a scaleTarget given (pkg/controller/v1alpha1/utils/utils.go:61)."""
+    if scale_metric == "rps":
+        return float(scale_target or RPS_TARGET_DEFAULT)
+    total = float(container_concurrency or CONCURRENCY_TARGET_DEFAULT)
+    if scale_target:
+        total = float(scale_target)
+        if container_concurrency:
+            total = min(total, float(container_concurrency))
+    return total
 
 
 def expected_replicas(concurrency: float, target: float, utilization: float = UTILIZATION) -> int:

@@ -56,7 +56,7 @@ def watch_replicas(p: BenchParams, out: str) -> None:
         return
     from kfp_bench.kserve.kube import Kube
     from kfp_bench.kserve.mode import Mode, learn_mode
-    from kfp_bench.kserve.watch import HPA, KPA, ReplicaWatcher, watcher_doc
+    from kfp_bench.kserve.watch import HPA, KPA, ReplicaWatcher, knative_target, watcher_doc
 
     spec = p.isvc_spec()
     window = watch_window(p)
@@ -71,9 +71,15 @@ def watch_replicas(p: BenchParams, out: str) -> None:
         samples = w.watch(window)
     except (BenchError, OSError) as exc:  # a 403 on podautoscalers: keep the samples before it
         samples, error = list(w.samples) if w is not None else [], failed("watch_replicas", exc)
-    # Knative's rule (expected replicas from the concurrency) judges a KPA only: an HPA's target
-    # is a CPU or memory utilization, so its samples go without one.
-    target = spec.predictor.scale_target if mode.knative else 0
+    # Knative's rule (expected replicas from the concurrency in flight) judges a KPA scaling on
+    # concurrency only, at the target Knative resolves: an HPA's target is a CPU or memory
+    # utilization, and an rps target is no number of requests in flight.
+    scale = spec.predictor
+    target = (
+        knative_target(scale.scale_metric, scale.scale_target, scale.container_concurrency)
+        if mode.knative and scale.scale_metric == "concurrency"
+        else 0
+    )
     doc = watcher_doc(samples, target=target, knative=mode.knative, deployment_mode=mode.name,
                       mode_from=mode.source)  # fmt: skip
     write_json(out, {**doc, "error": error} if error else doc)

@@ -21,7 +21,13 @@ from kfp_bench.kserve.coldstart import cold_start
 from kfp_bench.kserve.deploy import delete, deploy
 from kfp_bench.kserve.kube import Kube
 from kfp_bench.kserve.spec import IsvcSpec, ScaleSpec
-from kfp_bench.kserve.watch import ReplicaWatcher, expected_replicas, replica_rows, watcher_doc
+from kfp_bench.kserve.watch import (
+    ReplicaWatcher,
+    expected_replicas,
+    knative_target,
+    replica_rows,
+    watcher_doc,
+)
 from kfp_bench.load.options import LoadOptions
 from kfp_bench.sandbox.model_server import start_model_server
 from kfp_bench.steps.load_params import DEFAULT_PAYLOAD
@@ -239,6 +245,30 @@ def test_expected_replicas_follows_knatives_rule():
     assert expected_replicas(10, 1, 1.0) == 10
     assert expected_replicas(7, 1) == 10  # 70% utilization
     assert expected_replicas(0, 1) == 0
+
+
+@pytest.mark.parametrize(
+    ("metric", "target", "cc", "total"),
+    [
+        ("concurrency", 0, 0, 100),  # defaults
+        ("concurrency", 0, 12, 12),  # with container concurrency 12
+        ("concurrency", 0, 10, 10),  # with container concurrency 10
+        ("concurrency", 0, 1, 1),  # with container concurrency 1
+        ("concurrency", 1, 0, 1),  # with target annotation 1
+        ("concurrency", 10, 0, 10),  # with target annotation 10
+        ("concurrency", 1, 10, 1),  # container concurrency greater than target annotation
+        ("concurrency", 500, 0, 500),  # target annotation greater than default
+        ("concurrency", 10, 1, 1),  # target above container concurrency: ignored for safety
+        ("rps", 0, 1, 200),  # RPS: defaults
+        ("rps", 1, 0, 1),  # RPS: with target annotation 1
+        ("rps", 300, 0, 300),  # RPS: with target annotation greater than default
+    ],
+)
+def test_knatives_resolved_target(metric, target, cc, total):
+    """The wantTotal of each case of Knative's TestResolveMetricTarget (knative.dev/serving
+    v0.43.3 pkg/reconciler/autoscaling/resources/target_test.go) whose PodAutoscaler kfp-bench
+    can make (no utilization annotation, the config's defaults)."""
+    assert knative_target(metric, target, cc) == total
 
 
 def _free_port() -> int:

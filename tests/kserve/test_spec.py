@@ -121,7 +121,6 @@ def test_a_pipeline_parameter_object_becomes_a_spec():
     [
         (IsvcSpec("x", model_format="caffe"), "model_format='caffe': unknown; use one of sklearn"),
         (IsvcSpec("x", predictor=ScaleSpec(scale_metric="qps")), "scale_metric='qps': use one of"),
-        (IsvcSpec("x", predictor=ScaleSpec(scale_target=0)), "scale_target=0: give a target above"),
         (IsvcSpec("x", predictor=ScaleSpec(scale_target=-2)), "scale_target=-2"),
         (
             IsvcSpec("x", predictor=ScaleSpec(min_replicas=5, max_replicas=2)),
@@ -148,8 +147,8 @@ def test_a_pipeline_parameter_object_becomes_a_spec():
         (IsvcSpec("-iris"), "not a DNS-1123 label"),
         (IsvcSpec("a" * 64), "not a DNS-1123 label"),
         (
-            IsvcSpec("x", transformer_image="t:1", transformer=ScaleSpec(scale_target=0)),
-            "isvc transformer.scale_target=0",
+            IsvcSpec("x", transformer_image="t:1", transformer=ScaleSpec(scale_target=-1)),
+            "isvc transformer.scale_target=-1",
         ),
     ],
 )
@@ -189,3 +188,16 @@ def test_the_crd_check_is_real_a_wrong_body_fails(schema):
     body["spec"]["predictor"]["scaleMetric"] = "qps"
     with pytest.raises(jsonschema.ValidationError, match="qps"):
         schema.validate(body)
+
+
+def test_a_scale_target_of_0_writes_none_as_the_guides_container_concurrency_example():
+    """KServe's guide sets containerConcurrency 10 alone; KServe then writes no target
+    annotation (pkg/controller/v1alpha1/utils/utils.go:61) and Knative targets 10 per pod. A
+    target of 1 beside it would make Knative target 1 (the smaller)."""
+    spec = IsvcSpec("x", predictor=ScaleSpec(scale_target=0, container_concurrency=10))
+    pred = spec.validate().to_dict(benchmark_id="b-1")["spec"]["predictor"]
+    assert "scaleTarget" not in pred and pred["containerConcurrency"] == 10
+    old = IsvcSpec("x", old_schema=True, predictor=ScaleSpec(scale_target=0)).validate()
+    assert old.to_dict(benchmark_id="b-1")["metadata"]["annotations"] == {
+        "autoscaling.knative.dev/metric": "concurrency"
+    }
