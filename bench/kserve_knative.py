@@ -44,7 +44,7 @@ from kfp_bench.kserve.deploy import delete, deploy, failing_condition
 from kfp_bench.kserve.kube import Kube, selector
 from kfp_bench.kserve.phases import PHASES, new_pod_start, summary, timeline
 from kfp_bench.kserve.spec import IsvcSpec, ScaleSpec
-from kfp_bench.kserve.watch import KPA, ReplicaWatcher, expected_replicas
+from kfp_bench.kserve.watch import KPA, ReplicaWatcher, expected_replicas, knative_target
 from kfp_bench.load.options import LoadOptions
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,7 +54,7 @@ CPU, MEMORY = "150m", "512Mi"
 LOADS = (
     ("concurrency target 1", {"scale_target": 1, "scale_metric": "concurrency"}, 5,
      "about 5 pods (hey -z 30s -c 5)"),
-    ("containerConcurrency 10", {"container_concurrency": 10}, 50,
+    ("containerConcurrency 10", {"container_concurrency": 10, "scale_target": 0}, 50,
      "a hard limit of 10 in flight per pod"),
 )  # fmt: skip
 
@@ -187,7 +187,8 @@ def _result(loads, zero, raw, started, machine, commit, env) -> result_files.Res
     for label, scale, in_flight, guide in LOADS:
         run = loads[label]
         r, samples = run["result"], run["samples"]
-        target = scale.get("scale_target") or scale.get("container_concurrency")
+        target = knative_target(scale.get("scale_metric", "concurrency"), scale["scale_target"],
+                                scale.get("container_concurrency", 0))  # fmt: skip
         rows.append([
             label, in_flight, r["requests"], f"{r['rps']:.0f}", f"{r['success_ratio']:.3f}",
             f"{r['latency_ms']['p50']:.0f} / {r['latency_ms']['p99']:.0f}",
