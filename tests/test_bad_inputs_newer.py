@@ -464,3 +464,28 @@ def test_a_malformed_s3_uri_parameter_is_refused_by_the_first_step():
     """The first step checks the URI's text as the CLI does (``names.s3_uri_problem``)."""
     with pytest.raises(ConfigError, match="bucket 'B' is not an S3 bucket name"):
         BenchParams(**GOOD, results_uri="s3://B/p").check(fetch=False)
+
+
+def test_the_first_step_refuses_a_held_lease_in_one_line(capsys):
+    """Another benchmark of the benchmark_id holds the lease: the first step's function as its
+    pod calls it ends in one line naming the holder, its expiry and the fix, with the code of
+    an error a rerun may mend (1: the holder ends), not a traceback."""
+    from kfp_bench.components import check_params
+    from kfp_bench.steps import exit_handler, start
+
+    with start_kfp_server() as server:
+        p = BenchParams(**{**GOOD, "kfp_host": server.url, "run_load": False}, benchmark_id="held")
+        first = start.check_params(p, "job-a")
+        args = {n: getattr(p, n) for n in BenchParams.names()}
+        capsys.readouterr()
+        try:
+            with pytest.raises(SystemExit) as done:
+                check_params.func(**args, job_id="job-b")
+        finally:
+            exit_handler.cleanup(p, "job-a", "SUCCEEDED", "")
+    assert done.value.code == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kfp-bench: another benchmark holds the lease")
+    for words in (f"benchmark {first['benchmark_id']} (pipeline run job-a), until ",
+                  "wait for it (pipeline parameter lease_wait_sec)"):  # fmt: skip
+        assert words in lines[0], lines[0]
