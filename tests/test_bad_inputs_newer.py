@@ -26,6 +26,7 @@ from tests.test_bad_inputs import (
     DEAD,
     GOOD,
     RESULTS,
+    SUMMARY,
     Case,
     Outcome,
     _tree,
@@ -50,6 +51,15 @@ def _load_result() -> str:
 
 
 LOAD_RESULT = _load_result()
+#: A run as runs.jsonl holds it: one that succeeded in 1 s.
+RUN = json.dumps(
+    {"run_id": "r1", "name": "kfp-bench-x-00000", "state": "SUCCEEDED", "created_at": 1.0,
+     "scheduled_at": 1.0, "finished_at": 2.0, "queue_delay": 0.0, "execution": 1.0,
+     "duration": 1.0, "tasks": [], "simulated": True, "error": ""}
+)  # fmt: skip
+#: A runs benchmark's results directory, and a load's (its load.json): no figure in common.
+RUNS_DIR = {"runs/": None, "runs/summary.json": SUMMARY, "runs/runs.jsonl": RUN + "\n"}
+LOAD_DIR = {"load/": None, "load/summary.json": SUMMARY, "load/load.json": LOAD_RESULT}
 #: A metrics profile whose third line PyYAML cannot read.
 BAD_PROFILE = "- query: up\n  metricName: a\n    bad: [\n"
 #: An S3 history whose endpoint refuses connections (without credentials: refused for that).
@@ -346,6 +356,17 @@ CASES = [
         ("report", "r", "--results-uri", "minio://mlpipeline/p?endpoint=http://h:99999"),
         ("endpoint 'http://h:99999' is not the store's address", "?endpoint=http://HOST:PORT"),
         files=RESULTS,
+    ),
+    # -- compare: two results with no figure in common (no rerun gives them one) -------------
+    Case(
+        "compare-a-load-result-with-a-runs-result",
+        ("compare", "runs", "load"),
+        (
+            "compare runs load: load has no runs.jsonl (run_duration_s, runs_failed) and runs no "
+            "load.json (load_failed, load_latency_ms)",
+            "give two results of the same benchmark",
+        ),  # fmt: skip
+        files={**RUNS_DIR, **LOAD_DIR},
     ),
     # -- g. a workload that cannot be generated: refused at once, not spinning --------------
     Case(
