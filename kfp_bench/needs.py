@@ -58,6 +58,8 @@ PARAMETER = {
     "scrape_header": "metrics_scrape_token",
 }
 
+#: The LLM load's other open loops: a sweep by rate, a search's probes.
+_LLM_OPEN = "--sweep-rates R,R|--find-max AXIS"
 #: Every "only beside" relation of the newer flags (runs/fill, llm, metrics, push).
 NEEDS = [
     *_needs("runs", "--fill-steps", "--fill K", pipeline=True),
@@ -71,6 +73,13 @@ NEEDS = [
     *_needs("load llm", "--trace-speed", "--trace FILE"),
     *_needs("llm", "--prompts-format", "--prompts-file FILE"),
     *_needs("llm", "--knee-factor --knee-good", "--sweep-rates R,R|--sweep-concurrency C,C"),
+    *_needs("llm", "--slo-share --find-start --find-limit --find-precision", "--find-max AXIS"),
+    # open loop only: a trace plays its own offsets (no --arrival), but its requests in flight
+    # are bounded as a rate's; an LLM sweep by rate and a search probe open loop too
+    *_needs("load", "--arrival", "--rate R|--stages S"),
+    *_needs("load", "--max-inflight", "--rate R|--stages S|--trace FILE"),
+    *_needs("llm", "--arrival", f"--rate R|--stages S|{_LLM_OPEN}"),
+    *_needs("llm", "--max-inflight", f"--rate R|--stages S|--trace FILE|{_LLM_OPEN}"),
     *_needs("report", "--push-label", "--pushgateway-url URL"),
 ]
 

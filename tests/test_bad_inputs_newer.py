@@ -68,6 +68,8 @@ S3_DOWN = f"s3://bucket/p?endpoint={DEAD}"
 KSERVE_PROFILE = ("--metrics-profile", "kserve-predictor", "--metrics-var", "namespace=a",
                   "--metrics-var", "isvc=b")  # fmt: skip
 FILL_PROFILE = ("--fill", "5", "--metrics-profile", "kfp", "--metrics-var", "namespace=k")
+#: One push label given twice, with two values.
+TWO_LABELS = ("--push-label", "pool=a", "--push-label", "pool=b")
 LLM = ("llm", "--model", "m", "--no-model-check", "-n", "1", "-c", "1")
 #: A --json-out in a folder no one can make a file in, root included (the tests run as root).
 PROC_OUT = ("--json-out", "/proc/kfp-bench-x.json")
@@ -210,9 +212,40 @@ CASES = [
         ("--scrape-header: takes effect only beside --scrape", "add --scrape URL"),
     ),
     Case(
+        "llm-slo-share-without-find-max",
+        (*LLM, "--slo", "ttft=1s", "--slo-share", "0.5", DEAD + "/openai"),
+        ("--slo-share 0.5: takes effect only beside --find-max", "add --find-max AXIS, or drop"),
+    ),
+    Case(
+        "llm-find-start-without-find-max",
+        (*LLM, "--find-start", "4", DEAD + "/openai"),
+        ("--find-start 4: takes effect only beside --find-max", "or drop --find-start"),
+    ),
+    Case(
+        "load-arrival-in-closed-loop",
+        (*LOAD, "--arrival", "poisson", DEAD + "/"),
+        ("--arrival: takes effect only beside --rate or --stages", "add --rate R or --stages S"),
+    ),
+    Case(
+        "load-max-inflight-in-closed-loop",
+        (*LOAD, "--max-inflight", "3", DEAD + "/"),
+        ("--max-inflight 3: takes effect only beside --rate or --stages or --trace",),
+    ),
+    Case(
+        "llm-max-inflight-in-closed-loop",
+        (*LLM, "--max-inflight", "3", DEAD + "/openai"),
+        ("--max-inflight 3: takes effect only beside --rate", "or drop --max-inflight"),
+    ),
+    Case(
         "report-push-label-without-pushgateway",
         ("report", "r", "--push-label", "benchmark=x", "--out", "new"),
         ("--push-label: takes effect only beside --pushgateway-url", "or drop --push-label"),
+        files=RESULTS,
+    ),
+    Case(
+        "report-push-label-given-twice",
+        ("report", "r", "--pushgateway-url", DEAD, *TWO_LABELS, "--out", "new"),
+        ("--push-label pool: given twice", "give each label once"),
         files=RESULTS,
     ),
     # -- c. a gate whose bound its figure can never reach -------------------------------------
@@ -293,6 +326,18 @@ CASES = [
         files=RESULTS,
     ),
     # -- e. a history report that fails leaves no --out; a push refused before the archive -----
+    Case(
+        "report-local-history-under-a-file",
+        ("report", "r", "--results-uri", "f/hist", "--out", "new"),
+        ("--results-uri f/hist: f is a file, not a folder", "give another path"),
+        files={**RESULTS, "f": "x"},
+    ),
+    Case(
+        "report-local-history-in-a-folder-that-takes-no-file",
+        ("report", "r", "--results-uri", "/proc/kfp-bench-hist", "--out", "new"),
+        ("--results-uri /proc/kfp-bench-hist: cannot write in /proc", "give a folder you can"),
+        files=RESULTS,
+    ),
     Case(
         "report-history-endpoint-down",
         ("report", "r", "--results-uri", S3_DOWN, "--out", "new"),
