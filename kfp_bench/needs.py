@@ -1,6 +1,18 @@
 """What needs what: the flags, and the pipeline parameters, that mean something only beside
-another. Given alone, each is refused rather than ignored: the CLI's by ``cli.checks``, the
-parameters by the pipeline's first step (``steps.checks.check_needs``). One table for both.
+another. One table (``NEEDS``) for both; the pipeline adds its parts' switches (``PARTS``).
+
+A flag given without the one it needs is refused (``cli.checks``, exit 2): flags are typed for
+one command and nothing keeps them, so one alone is a slip, and refusing costs a retype.
+
+A pipeline parameter set away from its default for a part that is switched off (llm_url with
+run_llm false, fill_steps with fill_runs 0, prometheus_url with metrics_profile empty) is named
+in one note line of the first step's log (``steps.checks.ignored``), and the run goes on. A run
+carries every parameter, and a recurring run keeps them: a nightly schedule switches a part off
+for a night by its one switch and keeps the part's settings for the next; refusing would fail
+that night's whole benchmark and make the user blank each setting, then type it again. Ignored
+in silence, though, a switch left off by mistake would go unseen: hence the note. A gate on a
+figure no switched-on part measures is still refused (``steps.params.BenchParams.gates``): a
+gate is a promise to fail the run, and one never checked would pass it unseen.
 
 Standard library only: the first step's pod installs the ``kfp`` extra alone.
 """
@@ -14,7 +26,8 @@ from dataclasses import dataclass
 class Needs:
     """``flag`` (parsed as ``dest``) means something only beside one of ``needs`` (each a
     flag as the fix writes it, e.g. ``--fill K``, and its dest), on the ``commands``;
-    ``pipeline``: the pipeline's parameters of the same names (``parameter``) obey it too."""
+    ``pipeline``: the pipeline's parameters of the same names (``parameter``) are read only
+    beside each other too."""
 
     commands: tuple[str, ...]
     flag: str
@@ -45,6 +58,8 @@ PARAMETER = {
     "scrape_header": "metrics_scrape_token",
 }
 
+#: The LLM load's other open loops: a sweep by rate, a search's probes.
+_LLM_OPEN = "--sweep-rates R,R|--find-max AXIS"
 #: Every "only beside" relation of the newer flags (runs/fill, llm, metrics, push).
 NEEDS = [
     *_needs("runs", "--fill-steps", "--fill K", pipeline=True),
@@ -58,7 +73,38 @@ NEEDS = [
     *_needs("load llm", "--trace-speed", "--trace FILE"),
     *_needs("llm", "--prompts-format", "--prompts-file FILE"),
     *_needs("llm", "--knee-factor --knee-good", "--sweep-rates R,R|--sweep-concurrency C,C"),
+    *_needs("llm", "--slo-share --find-start --find-limit --find-precision", "--find-max AXIS"),
+    # open loop only: a trace plays its own offsets (no --arrival), but its requests in flight
+    # are bounded as a rate's; an LLM sweep by rate and a search probe open loop too
+    *_needs("load", "--arrival", "--rate R|--stages S"),
+    *_needs("load", "--max-inflight", "--rate R|--stages S|--trace FILE"),
+    *_needs("llm", "--arrival", f"--rate R|--stages S|{_LLM_OPEN}"),
+    *_needs("llm", "--max-inflight", f"--rate R|--stages S|--trace FILE|{_LLM_OPEN}"),
     *_needs("report", "--push-label", "--pushgateway-url URL"),
+]
+
+
+#: The pipeline's parts: the parameters each reads (space-separated) and the switches that turn
+#: it on, any one of them (true, above 0, not empty); a parameter read by several parts is read
+#: while any of them is on. With ``NEEDS``'s rules marked ``pipeline``: ``parameter_rules``.
+PARTS = [
+    (
+        "pipeline num_runs create_concurrency poll_interval_sec run_timeout_sec run_parameters "
+        "run_node_selector fill_runs lease_wait_sec",
+        "run_benchmark",
+    ),
+    ("duration_sec rate load_workers", "run_load"),
+    ("inference_url host_header payload concurrency stages", "run_load sweep_rates"),
+    ("sweep_step_sec", "sweep_rates"),
+    (
+        "llm_url llm_endpoint llm_model llm_concurrency llm_rate llm_stages llm_multi_turn "
+        "llm_duration_sec llm_input_tokens llm_output_tokens llm_slo llm_warmup_sec llm_workers "
+        "llm_tokenizer",
+        "run_llm",
+    ),
+    ("load_node_selector cost_per_hour", "run_load sweep_rates run_llm"),
+    ("metrics_profile metrics_scrape", "run_load run_llm"),  # the load workers collect
+    ("baseline", "results_uri"),
 ]
 
 
@@ -68,9 +114,10 @@ def parameter(dest_: str) -> str:
 
 
 def parameter_rules() -> dict[str, tuple[str, ...]]:
-    """The pipeline's form of the rules marked ``pipeline``: each parameter and those it needs
-    one of, in the table's order."""
-    rules: dict[str, tuple[str, ...]] = {}
+    """Each pipeline parameter read only beside others, and those others (it is read while one
+    of them is on): ``PARTS``, then the rules of ``NEEDS`` marked ``pipeline`` in the
+    parameters' names."""
+    rules = {name: tuple(on.split()) for names, on in PARTS for name in names.split()}
     for rule in NEEDS:
         if rule.pipeline:
             rules[parameter(rule.dest)] = tuple(parameter(d) for _, d in rule.needs)

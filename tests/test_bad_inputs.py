@@ -36,6 +36,7 @@ from kfp_bench.cli import build_parser
 from kfp_bench.errors import ConfigError
 from kfp_bench.needs import parameter_rules
 from kfp_bench.sandbox.kfp_server import start_kfp_server
+from kfp_bench.steps.checks import ignored
 from kfp_bench.steps.params import BenchParams
 from tests.cli_forks import ForkServer
 from tests.paths import PIPELINES as REF
@@ -720,34 +721,6 @@ BAD_PARAMS = [
     ({"results_uri": "file://host/p"}, ("results_uri='file://host/p'", "takes no host")),
     ({"baseline": "last:0"}, ("pipeline parameter baseline='last:0'", "give last:N")),
     ({"baseline": "latest"}, ("baseline='latest'", "a history key such as")),
-    # what needs what: the CLI's rules (kfp_bench.needs) in the parameters' names
-    (
-        {"fill_steps": 3},
-        (
-            "pipeline parameter fill_steps=3: takes effect only beside fill_runs, not set",
-            "set fill_runs, or leave fill_steps at its default 5",
-        ),
-    ),
-    (
-        {"metrics_scrape": "http://10.0.3.17:8080/metrics", "metrics_vars": "namespace=x"},
-        ("pipeline parameter metrics_vars: takes effect only beside metrics_profile", "empty"),
-    ),
-    (
-        {
-            "metrics_profile": "gpu",
-            "prometheus_url": "http://p:9090",
-            "namespace": "team",
-            "metrics_scrape_token": True,
-        },
-        (
-            "metrics_scrape_token=True: takes effect only beside metrics_scrape",
-            "set metrics_scrape, or leave metrics_scrape_token at its default false",
-        ),
-    ),
-    (
-        {"prometheus_url": "http://alice:s3cret@prom:9090"},
-        ("pipeline parameter prometheus_url: takes effect", "set metrics_profile, or leave"),
-    ),
 ]
 
 
@@ -764,6 +737,67 @@ def test_bad_pipeline_parameter_is_refused_naming_it_and_the_fix(bad, expect):
     assert "\n" not in message and "s3cret" not in message
     for words in expect:
         assert words in message, message
+
+
+#: Parameters set for a part switched off, as a nightly schedule switches a part off for a night:
+#: each check passes, and the first step's note names them and what reads them
+#: (``steps.checks.ignored``; refused before: kfp_bench/needs.py says why no longer).
+NOTED = [
+    ({"fill_steps": 3}, ("fill_steps (read only beside fill_runs)",)),
+    (
+        {"run_llm": False, "llm_url": "http://vllm:8000", "llm_slo": "ttft=1s"},
+        ("llm_url, llm_slo (read only beside run_llm)",),
+    ),
+    (
+        {"run_load": False, "inference_url": "http://iris/v1/models/m:predict", "rate": 5.0},
+        ("rate (read only beside run_load)", "inference_url (read only beside run_load or sweep"),
+    ),
+    (
+        {"run_benchmark": False, "num_runs": 50, "fill_runs": 100, "fill_steps": 4},
+        ("num_runs, fill_runs (read only beside run_benchmark)", "fill_steps (read only beside"),
+    ),
+    ({"sweep_step_sec": 10.0}, ("sweep_step_sec (read only beside sweep_rates)",)),
+    ({"baseline": "last:3"}, ("baseline (read only beside results_uri)",)),
+    (
+        {"metrics_scrape": "http://10.0.3.17:8080/metrics", "metrics_vars": "namespace=x"},
+        ("metrics_vars (read only beside metrics_profile)",),
+    ),
+    (
+        {
+            "metrics_profile": "gpu",
+            "prometheus_url": "http://p:9090",
+            "namespace": "team",
+            "metrics_scrape_token": True,
+        },
+        ("metrics_scrape_token (read only beside metrics_scrape)",),
+    ),  # fmt: skip
+    (
+        {"prometheus_url": "http://alice:s3cret@prom:9090"},
+        ("prometheus_url (read only beside metrics_profile)",),
+    ),
+    (
+        {"run_load": False, "run_llm": False, "metrics_profile": "gpu", "prometheus_url": "x"},
+        ("metrics_profile (read only beside run_load or run_llm)", "prometheus_url (read only"),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "given, named", NOTED, ids=[",".join(sorted(g)) for g, _ in NOTED]
+)  # fmt: skip
+def test_parameters_of_a_part_switched_off_are_noted_not_refused(given, named):
+    p = BenchParams(**{**GOOD, **given}).check(fetch=False)
+    note = ignored(p)
+    assert note.startswith("note: pipeline parameters of a part switched off, ignored in this")
+    assert "\n" not in note and "s3cret" not in note and "switch the part on" in note
+    for words in named:
+        assert words in note, note
+
+
+def test_nothing_is_noted_of_the_defaults_or_of_parts_switched_on():
+    assert ignored(BenchParams(**GOOD)) == ""
+    on = {"run_llm": True, "llm_url": "http://vllm:8000", "fill_runs": 10, "fill_steps": 2}
+    assert ignored(BenchParams(**GOOD, **on, sweep_rates="5,10", sweep_step_sec=10.0)) == ""
 
 
 def test_what_needs_what_names_pipeline_parameters():
@@ -788,7 +822,7 @@ def test_results_uri_must_be_a_folder_it_can_create(tmp_path):
 #: Bad parameters as the first step meets them, and its one line.
 STEP_REFUSES = [
     ({"sweep_rates": "50,5"}, "sweep_rates 50,5: give the rates in increasing order"),
-    ({"fill_steps": 3}, "fill_steps=3: takes effect only beside fill_runs, not set; set fill_runs"),
+    ({"lease_wait_sec": -1.0}, "lease_wait_sec=-1.0: give seconds from 0 (refuse) to 86400"),
 ]
 
 
@@ -805,6 +839,28 @@ def test_first_step_exits_2_with_one_line(bad, said, capsys):
     lines = capsys.readouterr().err.splitlines()
     assert len(lines) == 1 and lines[0].startswith("kfp-bench: pipeline parameter"), lines
     assert said in lines[0]
+
+
+def test_first_step_notes_a_part_switched_off_in_one_line_and_goes_on(capsys):
+    """The first step's function as its pod calls it: the parameters of a part switched off for
+    this run (the LLM load, the fill) are named in one line of its log, and it succeeds."""
+    from kfp_bench.components import check_params
+    from kfp_bench.steps import exit_handler
+
+    with start_kfp_server() as server:
+        given = {"kfp_host": server.url, "run_load": False, "llm_url": "http://vllm:8000"}
+        p = BenchParams(**{**GOOD, **given}, fill_steps=3)
+        args = {n: getattr(p, n) for n in BenchParams.names()}
+        try:
+            checked = check_params.func(**args, job_id="job-1")
+        finally:
+            exit_handler.cleanup(p, "job-1", "SUCCEEDED", "")
+    assert checked["llm_url"] == "http://vllm:8000" and checked["fill_steps"] == 3
+    out = capsys.readouterr()
+    notes = [line for line in out.out.splitlines() if line.startswith("note: ")]
+    assert len(notes) == 1 and out.err == "", out
+    for words in ("llm_url (read only beside run_llm)", "fill_steps (read only beside fill_runs)"):
+        assert words in notes[0], notes[0]
 
 
 @pytest.mark.slow

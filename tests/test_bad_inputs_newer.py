@@ -26,6 +26,7 @@ from tests.test_bad_inputs import (
     DEAD,
     GOOD,
     RESULTS,
+    SUMMARY,
     Case,
     Outcome,
     _tree,
@@ -50,6 +51,15 @@ def _load_result() -> str:
 
 
 LOAD_RESULT = _load_result()
+#: A run as runs.jsonl holds it: one that succeeded in 1 s.
+RUN = json.dumps(
+    {"run_id": "r1", "name": "kfp-bench-x-00000", "state": "SUCCEEDED", "created_at": 1.0,
+     "scheduled_at": 1.0, "finished_at": 2.0, "queue_delay": 0.0, "execution": 1.0,
+     "duration": 1.0, "tasks": [], "simulated": True, "error": ""}
+)  # fmt: skip
+#: A runs benchmark's results directory, and a load's (its load.json): no figure in common.
+RUNS_DIR = {"runs/": None, "runs/summary.json": SUMMARY, "runs/runs.jsonl": RUN + "\n"}
+LOAD_DIR = {"load/": None, "load/summary.json": SUMMARY, "load/load.json": LOAD_RESULT}
 #: A metrics profile whose third line PyYAML cannot read.
 BAD_PROFILE = "- query: up\n  metricName: a\n    bad: [\n"
 #: An S3 history whose endpoint refuses connections (without credentials: refused for that).
@@ -58,6 +68,8 @@ S3_DOWN = f"s3://bucket/p?endpoint={DEAD}"
 KSERVE_PROFILE = ("--metrics-profile", "kserve-predictor", "--metrics-var", "namespace=a",
                   "--metrics-var", "isvc=b")  # fmt: skip
 FILL_PROFILE = ("--fill", "5", "--metrics-profile", "kfp", "--metrics-var", "namespace=k")
+#: One push label given twice, with two values.
+TWO_LABELS = ("--push-label", "pool=a", "--push-label", "pool=b")
 LLM = ("llm", "--model", "m", "--no-model-check", "-n", "1", "-c", "1")
 #: A --json-out in a folder no one can make a file in, root included (the tests run as root).
 PROC_OUT = ("--json-out", "/proc/kfp-bench-x.json")
@@ -200,9 +212,40 @@ CASES = [
         ("--scrape-header: takes effect only beside --scrape", "add --scrape URL"),
     ),
     Case(
+        "llm-slo-share-without-find-max",
+        (*LLM, "--slo", "ttft=1s", "--slo-share", "0.5", DEAD + "/openai"),
+        ("--slo-share 0.5: takes effect only beside --find-max", "add --find-max AXIS, or drop"),
+    ),
+    Case(
+        "llm-find-start-without-find-max",
+        (*LLM, "--find-start", "4", DEAD + "/openai"),
+        ("--find-start 4: takes effect only beside --find-max", "or drop --find-start"),
+    ),
+    Case(
+        "load-arrival-in-closed-loop",
+        (*LOAD, "--arrival", "poisson", DEAD + "/"),
+        ("--arrival: takes effect only beside --rate or --stages", "add --rate R or --stages S"),
+    ),
+    Case(
+        "load-max-inflight-in-closed-loop",
+        (*LOAD, "--max-inflight", "3", DEAD + "/"),
+        ("--max-inflight 3: takes effect only beside --rate or --stages or --trace",),
+    ),
+    Case(
+        "llm-max-inflight-in-closed-loop",
+        (*LLM, "--max-inflight", "3", DEAD + "/openai"),
+        ("--max-inflight 3: takes effect only beside --rate", "or drop --max-inflight"),
+    ),
+    Case(
         "report-push-label-without-pushgateway",
         ("report", "r", "--push-label", "benchmark=x", "--out", "new"),
         ("--push-label: takes effect only beside --pushgateway-url", "or drop --push-label"),
+        files=RESULTS,
+    ),
+    Case(
+        "report-push-label-given-twice",
+        ("report", "r", "--pushgateway-url", DEAD, *TWO_LABELS, "--out", "new"),
+        ("--push-label pool: given twice", "give each label once"),
         files=RESULTS,
     ),
     # -- c. a gate whose bound its figure can never reach -------------------------------------
@@ -324,6 +367,18 @@ CASES = [
     ),
     # -- e. a history report that fails leaves no --out; a push refused before the archive -----
     Case(
+        "report-local-history-under-a-file",
+        ("report", "r", "--results-uri", "f/hist", "--out", "new"),
+        ("--results-uri f/hist: f is a file, not a folder", "give another path"),
+        files={**RESULTS, "f": "x"},
+    ),
+    Case(
+        "report-local-history-in-a-folder-that-takes-no-file",
+        ("report", "r", "--results-uri", "/proc/kfp-bench-hist", "--out", "new"),
+        ("--results-uri /proc/kfp-bench-hist: cannot write in /proc", "give a folder you can"),
+        files=RESULTS,
+    ),
+    Case(
         "report-history-endpoint-down",
         ("report", "r", "--results-uri", S3_DOWN, "--out", "new"),
         (f"--results-uri {S3_DOWN}",),
@@ -386,6 +441,17 @@ CASES = [
         ("report", "r", "--results-uri", "minio://mlpipeline/p?endpoint=http://h:99999"),
         ("endpoint 'http://h:99999' is not the store's address", "?endpoint=http://HOST:PORT"),
         files=RESULTS,
+    ),
+    # -- compare: two results with no figure in common (no rerun gives them one) -------------
+    Case(
+        "compare-a-load-result-with-a-runs-result",
+        ("compare", "runs", "load"),
+        (
+            "compare runs load: load has no runs.jsonl (run_duration_s, runs_failed) and runs no "
+            "load.json (load_failed, load_latency_ms)",
+            "give two results of the same benchmark",
+        ),  # fmt: skip
+        files={**RUNS_DIR, **LOAD_DIR},
     ),
     # -- g. a workload that cannot be generated: refused at once, not spinning --------------
     Case(
@@ -504,3 +570,28 @@ def test_a_malformed_s3_uri_parameter_is_refused_by_the_first_step():
     """The first step checks the URI's text as the CLI does (``names.s3_uri_problem``)."""
     with pytest.raises(ConfigError, match="bucket 'B' is not an S3 bucket name"):
         BenchParams(**GOOD, results_uri="s3://B/p").check(fetch=False)
+
+
+def test_the_first_step_refuses_a_held_lease_in_one_line(capsys):
+    """Another benchmark of the benchmark_id holds the lease: the first step's function as its
+    pod calls it ends in one line naming the holder, its expiry and the fix, with the code of
+    an error a rerun may mend (1: the holder ends), not a traceback."""
+    from kfp_bench.components import check_params
+    from kfp_bench.steps import exit_handler, start
+
+    with start_kfp_server() as server:
+        p = BenchParams(**{**GOOD, "kfp_host": server.url, "run_load": False}, benchmark_id="held")
+        first = start.check_params(p, "job-a")
+        args = {n: getattr(p, n) for n in BenchParams.names()}
+        capsys.readouterr()
+        try:
+            with pytest.raises(SystemExit) as done:
+                check_params.func(**args, job_id="job-b")
+        finally:
+            exit_handler.cleanup(p, "job-a", "SUCCEEDED", "")
+    assert done.value.code == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kfp-bench: another benchmark holds the lease")
+    for words in (f"benchmark {first['benchmark_id']} (pipeline run job-a), until ",
+                  "wait for it (pipeline parameter lease_wait_sec)"):  # fmt: skip
+        assert words in lines[0], lines[0]

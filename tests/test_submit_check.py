@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from kfp_bench.sandbox.kfp_server import start_kfp_server
 from tests.conftest import run_cli
 from tests.loopback import Handler, serving
 
@@ -39,3 +40,15 @@ def test_a_value_the_first_step_refuses_is_refused_before_anything_is_sent(comma
     assert p.returncode == 2, p.stderr
     assert said in p.stderr and p.stderr.count("\n") == 1
     assert SEEN == []
+
+
+def test_a_parameter_of_a_part_switched_off_is_noted_once_the_run_is_made():
+    """Not refused: a schedule switches a part off by its switch and keeps its settings
+    (kfp_bench/needs.py); the note names them, as the first step's log does."""
+    with start_kfp_server(simulate="all:fixed(0.2)") as server:
+        done = run_cli("submit", "--host", server.url, "--param", "llm_url=http://vllm:8000")
+    assert done.returncode == 0, done.stderr
+    created, note = done.stdout.splitlines()[-2:]
+    assert created.startswith("Created run ")
+    assert note.startswith("note: pipeline parameters of a part switched off")
+    assert "llm_url (read only beside run_llm)" in note

@@ -119,20 +119,24 @@ def _target(a: argparse.Namespace):
 
 
 def cmd_submit(a: argparse.Namespace) -> int:
-    from kfp_bench.steps.submit import parse_params, submit
+    from kfp_bench.steps.submit import ignored_note, parse_params, submit
 
     params = parse_params(a.param)  # unknown names refused before anything is sent
     run_id = submit(_target(a), params, run_name=a.run_name)
     print(f"Created run {run_id} on {a.host}")
+    if note := ignored_note(params):  # parameters a part switched off leaves unread
+        print(note)
     return 0
 
 
 def cmd_schedule(a: argparse.Namespace) -> int:
-    from kfp_bench.steps.submit import parse_params, schedule
+    from kfp_bench.steps.submit import ignored_note, parse_params, schedule
 
     params = parse_params(a.param)
     rid = schedule(_target(a), params, cron=a.cron, max_concurrency=a.max_concurrency)
     print(f"Created recurring run {rid} on {a.host} (cron {a.cron!r})")
+    if note := ignored_note(params):
+        print(note)
     return 0
 
 

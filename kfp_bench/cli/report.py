@@ -12,6 +12,7 @@ from kfp_bench.cli.common import (
     EXIT_REGRESSION,
     add_cost_flag,
     add_threshold_flag,
+    writable,
 )
 from kfp_bench.cli.outputs import Outputs
 
@@ -95,6 +96,7 @@ def register(sub) -> None:
 def cmd_report(a: argparse.Namespace) -> int:
     from kfp_bench import gates as gate
     from kfp_bench.errors import ConfigError
+    from kfp_bench.history.uri import local_root
     from kfp_bench.outcome import gated
     from kfp_bench.report.rebuild import rebuild_all
 
@@ -109,6 +111,8 @@ def cmd_report(a: argparse.Namespace) -> int:
     labels = _push_labels(a)
     outs = Outputs()
     outs.folder(a.out, "--out")
+    if a.results_uri and (root := local_root(a.results_uri)) is not None:
+        writable(str(root), "--results-uri", folder=True)  # the archive's folder, as --out's
     try:
         with outs.made():  # the results are read in rebuild_all: a refused one undoes this
             outcomes = rebuild_all(
@@ -144,12 +148,15 @@ def _push_labels(a: argparse.Namespace) -> dict[str, str]:
             f"{len(a.results)} inputs were given; report the run to push alone"
         )
     _pushable(a.results[0])
-    labels = {"benchmark": "kfp-bench"}
+    labels, given = {"benchmark": "kfp-bench"}, set()
     for item in a.push_label:
         key, sep, value = item.partition("=")
         if not sep or not value:
             raise ConfigError(f"--push-label {item!r}: give NAME=VALUE, e.g. benchmark=nightly")
+        if key in given:  # which one was meant, no rule can tell
+            raise ConfigError(f"--push-label {key}: given twice; give each label once")
         labels[key] = value
+        given.add(key)
     return check_labels(labels)
 
 

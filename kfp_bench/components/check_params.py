@@ -77,7 +77,8 @@ def check_params(
     """Check the pipeline's parameters (kfp_bench.steps.params.BenchParams.check); fail with
     one line naming the parameter and the fix, exit code 2, as the CLI does. Then take the
     benchmark's lease on the KFP server (kfp_bench.kfp.lease), sweeping what an expired holder
-    left; fail, naming the holder, while another live benchmark of that benchmark_id holds it.
+    left; fail, in one line naming the holder, its expiry and the fix, exit code 1, while
+    another live benchmark of that benchmark_id holds it.
     With mesh_route=sidecar the probe goes through this pod's sidecar, as the load will, and
     the step ends the sidecar at the end.
 
@@ -93,15 +94,16 @@ def check_params(
     import sys
 
     from kfp_bench import mesh
-    from kfp_bench.errors import ConfigError
+    from kfp_bench.errors import BenchError, ConfigError
     from kfp_bench.steps import start
     from kfp_bench.steps.params import BenchParams
 
     p = BenchParams(**params)
     try:
         return start.check_params(p, job_id)
-    except ConfigError as exc:  # bad input: its line, not a traceback that buries it
+    except BenchError as exc:  # its line, not a traceback that buries it: bad input exit 2, a
+        # held lease or the KFP API down exit 1 (a rerun may mend it), as the CLI's codes
         print(f"kfp-bench: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
+        raise SystemExit(2 if isinstance(exc, ConfigError) else exc.exit_code) from None
     finally:
         mesh.after_load(mesh_route)

@@ -172,6 +172,11 @@ def failures(results: Results) -> dict[str, tuple[int, int]]:
     return out
 
 
+def figures(results: Results) -> set[str]:
+    """The metrics ``results`` holds samples or trials of: those a verdict can test."""
+    return {m for m, v in samples(results).items() if v.size} | set(failures(results))
+
+
 # -- the verdict -------------------------------------------------------------------------------
 def compare(
     current: Results,

@@ -47,6 +47,15 @@ _S3_KEYS = "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
 _CREDENTIALS = {"s3": _S3_KEYS, "minio": _S3_KEYS, "gs": "GOOGLE_APPLICATION_CREDENTIALS"}
 
 
+def local_root(uri: str) -> Path | None:
+    """The folder of a local history (file:///PATH or a path; ``open_store`` checks the form),
+    or None for a bucket's."""
+    parsed = urlparse(uri)
+    if parsed.scheme == "file":
+        return Path(unquote(parsed.path))
+    return Path(uri) if len(parsed.scheme) <= 1 else None  # one letter: a Windows drive
+
+
 def open_store(uri: str) -> Store:
     """The store at ``uri``: gs://, s3:// or minio://BUCKET/PREFIX, file:///PATH or a local path."""
     if not uri:
@@ -70,7 +79,7 @@ def open_store(uri: str) -> Store:
     if parsed.scheme == "file":
         if parsed.netloc not in ("", "localhost"):
             raise ConfigError(f"--results-uri {shown}: a file:// URI takes no host; file:///PATH")
-        return LocalStore(uri, Path(unquote(parsed.path)))
+        return LocalStore(uri, local_root(uri))
     if parsed.scheme and len(parsed.scheme) > 1:
         raise ConfigError(
             f"--results-uri {shown}: scheme {parsed.scheme}:// is not supported; "

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from kfp_bench import gates as gate
 from kfp_bench import history as hist
-from kfp_bench.errors import BaselineError, ConfigError
+from kfp_bench.errors import BaselineError, ConfigError, ResultsError
 from kfp_bench.figures import num, pct, sig
 from kfp_bench.report import cost
 from kfp_bench.results import Results, read_results
@@ -334,12 +334,46 @@ def compare_dirs(a_spec: str, b_spec: str, out: TextIO, *, results_uri: str = ""
     with tempfile.TemporaryDirectory(prefix="kfp-bench-compare-") as tmp:
         a = load_either(a_spec, results_uri, Path(tmp))
         b = load_either(b_spec, results_uri, Path(tmp))
+        check_comparable(a, b, a_spec, b_spec)  # before a line of the comparison is printed
         ma, mb = metrics_of(a), metrics_of(b)
         write_diff(ma, mb, a_spec, b_spec, out)
         write_generator_caveats({"A": a, "B": b}, out)
         verdict = regress.compare(b, [a], names=[a_spec])
     write_verdict(verdict, out, mb.get(RUN_RES))
     return verdict
+
+
+#: The result file of each metric a verdict tests (``history.regress.samples``), by its prefix.
+SOURCES = {"api_": "api_calls.jsonl", "load_": "load.json", "run": "runs.jsonl"}
+
+
+def check_comparable(a: Results, b: Results, a_name: str, b_name: str) -> None:
+    """``ResultsError`` (bad input, exit 2) when A and B, each holding figures a verdict tests,
+    share none: the results of different benchmarks (runs and a load), which no rerun makes
+    comparable. Too few samples of a shared figure is left to the verdict (``BaselineError``,
+    exit 1: a longer run mends it)."""
+    from kfp_bench.history.regress import figures
+
+    fa, fb = figures(a), figures(b)
+    if not (fa or fb) or fa & fb:
+        return
+    lacks = [f"{n} no {_files(other)}" for n, other in ((b_name, fa), (a_name, fb)) if other]
+    raise ResultsError(
+        f"compare {a_name} {b_name}: {' and '.join(lacks).replace(' no ', ' has no ', 1)}: no "
+        "figure of one is in the other; give two results of the same benchmark (runs with runs, "
+        "a load with a load)"
+    )
+
+
+def _files(metrics: set[str]) -> str:
+    """The result files ``metrics`` come from, each with its metrics: "runs.jsonl
+    (run_duration_s, runs_failed)"."""
+    by_file: dict[str, list[str]] = {}
+    for m in sorted(metrics):
+        by_file.setdefault(next(f for pre, f in SOURCES.items() if m.startswith(pre)), []).append(m)
+    return " or ".join(
+        f"{f} ({', '.join(ms[:3])}{', ...' if len(ms) > 3 else ''})" for f, ms in by_file.items()
+    )
 
 
 def write_diff(ma: dict, mb: dict, a_name: str, b_name: str, out: TextIO) -> None:

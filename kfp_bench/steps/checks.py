@@ -1,15 +1,13 @@
 """The checks every part of the pipeline's parameters shares: the limits, one message form
-(``bad``: the parameter, its value, the fix), the number, URL and selector checks, what needs
-what (``check_needs``), and the checks of the parameters no part owns (the results history, the
-mesh route).
+(``bad``: the parameter, its value, the fix), the number, URL and selector checks, the note of
+the parameters a part switched off leaves unread (``ignored``), and the checks of the
+parameters no part owns (the results history, the mesh route).
 
 Standard library only: the first step's pod installs the ``kfp`` extra alone.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import os
 import re
 from pathlib import Path
@@ -73,26 +71,39 @@ def selector(name: str, value) -> None:
         raise bad(name, value, 'give a JSON object of label strings, e.g. {"pool": "pool-1"}')
 
 
-def check_needs(p) -> None:
-    """A parameter of ``p`` (a ``BenchParams``) that means something only beside another
-    (``kfp_bench.needs``, the CLI's rules in the parameters' names), set while none of those
-    is, is refused rather than ignored; set: away from its default (a text, blank or not)."""
-    defaults = {f.name: f.default for f in dataclasses.fields(p)}
-    for name, needs in parameter_rules().items():
-        if _set(p, name, defaults) and not any(_set(p, n, defaults) for n in needs):
-            value, default = getattr(p, name), defaults[name]
-            # a number is shown; a text may hold a secret (a URL's userinfo): the name alone
-            shown = f"={value!r}" if isinstance(value, int | float) else ""
-            names = " or ".join(needs)
-            back = "empty" if default == "" else f"at its default {json.dumps(default)}"
-            raise ConfigError(
-                f"pipeline parameter {name}{shown}: takes effect only beside {names}, not set; "
-                f"set {names}, or leave {name} {back}"
-            )
+def ignored(p) -> str:
+    """The note naming each parameter of ``p`` (a ``BenchParams``) set away from its default
+    (a text, blank or not) that no part switched on reads (``kfp_bench.needs.parameter_rules``),
+    in one line; empty when there is none. Named, not refused, nor shown: why, in
+    ``kfp_bench.needs``; a value may hold a secret (a URL's userinfo)."""
+    rules = parameter_rules()
+    defaults = type(p)()  # every default, those of a default_factory too
+
+    def read(name: str) -> bool:  # a switch is on, and its own part too
+        return name not in rules or any(_on(p, n) and read(n) for n in rules[name])
+
+    unread: dict[tuple[str, ...], list[str]] = {}
+    for name, switches in rules.items():
+        if _set(p, name, defaults) and not read(name):
+            unread.setdefault(switches, []).append(name)
+    if not unread:
+        return ""
+    parts = "; ".join(f"{', '.join(names)} (read only beside {' or '.join(switches)})"
+                      for switches, names in unread.items())  # fmt: skip
+    return (
+        f"note: pipeline parameters of a part switched off, ignored in this run: {parts}; "
+        "switch the part on to use them, or leave them at their defaults"
+    )
 
 
-def _set(p, name: str, defaults: dict) -> bool:
-    value, default = getattr(p, name), defaults[name]
+def _on(p, name: str) -> bool:
+    """A switch's value is on: true, above 0, a text not blank."""
+    value = getattr(p, name)
+    return bool(value.strip() if isinstance(value, str) else value)
+
+
+def _set(p, name: str, defaults) -> bool:
+    value, default = getattr(p, name), getattr(defaults, name)
     if isinstance(value, str) and isinstance(default, str):
         return value.strip() != default.strip()
     return value != default

@@ -30,7 +30,6 @@ from kfp_bench.steps.checks import (
     bad,
     check_history,
     check_mesh_route,
-    check_needs,
     selector,
     translated,
 )
@@ -274,7 +273,6 @@ class BenchParams:
                 "pipeline parameters run_benchmark, run_load and run_llm are all false and "
                 "sweep_rates is empty: nothing to measure; set one of them"
             )
-        check_needs(self)  # what needs what, as the CLI's flags (kfp_bench.needs)
         check_id(self.benchmark_id)
         w = self.lease_wait_sec
         if not (isinstance(w, int | float) and not isinstance(w, bool) and 0 <= w <= MAX_WAIT_S):

@@ -38,7 +38,7 @@ def check_metrics(p) -> None:
     its variables given (the InferenceService's namespace and name fill ``namespace`` and
     ``isvc``), the URLs' form. A query Prometheus cannot parse is found by the worker, which
     notes it and loads."""
-    if not on(p):  # what needs a profile or a scrape, given alone: steps.checks.check_needs
+    if not (on(p) and (p.run_load or p.run_llm)):  # else unread: steps.checks.ignored notes it
         return
     scrapes(p)
     found = profile(p)

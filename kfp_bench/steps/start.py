@@ -16,6 +16,7 @@ import time
 import kfp_bench
 from kfp_bench.errors import BenchError, ConfigError
 from kfp_bench.steps.auth import token_auth
+from kfp_bench.steps.checks import ignored
 from kfp_bench.steps.ids import benchmark_id_for
 from kfp_bench.steps.params import BenchParams
 from kfp_bench.steps.probe import probe, probe_llm
@@ -32,6 +33,8 @@ def check_params(p: BenchParams, job_id: str) -> dict:
     p = p.with_namespace()  # decided once: every later step reads it from what this returns
     bid = benchmark_id_for(p.benchmark_id, job_id)
     print(f"parameters OK; benchmark id {bid} (pipeline run {job_id})")
+    if note := ignored(p):  # a part switched off for this run: named, not refused
+        print(note)
     # The targets answer before anything is created or held (a refused benchmark then holds
     # no lease, and its cleanup releases nothing).
     for line in probe(p):

@@ -22,6 +22,7 @@ from pathlib import Path
 from kfp_bench.errors import ConfigError, KfpApiError
 from kfp_bench.redact import public_url, scrub
 from kfp_bench.steps.bundled import compiled_file
+from kfp_bench.steps.checks import ignored
 from kfp_bench.steps.params import BenchParams
 
 #: compiled/kfp_bench.yaml, as the package ships it (kfp_bench.compiled).
@@ -59,6 +60,12 @@ def _check_values(params: dict) -> None:
     schedule is refused now rather than at its first run in the night. The defaults are
     BenchParams'; a mesh package's ``mesh_route`` is checked in the run (sidecar adds rules)."""
     BenchParams.from_dict({**BenchParams().as_dict(), **params}).check(fetch=False)
+
+
+def ignored_note(params: dict) -> str:
+    """The first step's note (``steps.checks.ignored``) of the parameters ``params`` sets for a
+    part switched off, told once the run is made; empty when there are none."""
+    return ignored(BenchParams.from_dict({**BenchParams().as_dict(), **params}))
 
 
 _EXAMPLES = {"int": "5", "float": "2.5", "bool": "true", "dict": "'{\"key\": 1}'"}

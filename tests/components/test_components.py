@@ -58,8 +58,6 @@ def test_check_params_hands_on_the_checked_parameters_with_the_benchmark_id(kfp_
         ("pipeline", "ftp://x/p.yaml", "pipeline parameter pipeline='ftp://x/p.yaml'"),
         ("payload", "{not json", "pipeline parameter payload="),
         ("run_parameters", {"nope": 1}, "nope not declared by pipeline"),
-        ("fill_steps", 3, "pipeline parameter fill_steps=3: takes effect only beside fill_runs"),
-        ("metrics_scrape_token", True, "metrics_scrape_token=True: takes effect only beside"),
     ],
 )
 def test_check_params_fails_naming_the_parameter(capfd, param, value, words):

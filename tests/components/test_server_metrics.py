@@ -57,10 +57,7 @@ def _check(**over):
             {"metrics_profile": "- query: up\n  metricName: up\n  step: 5"},
             "(YAML text), entry 1: unknown key 'step'",
         ),
-        ({"prometheus_url": "http://prom:9090"}, "prometheus_url: takes effect only beside"),
-        ({"metrics_vars": "namespace=x"}, "metrics_vars: takes effect only beside metrics_prof"),
         ({"metrics_scrape": "10.0.3.17:8080/metrics"}, "metrics_scrape='10.0.3.17:8080/metrics'"),
-        ({"metrics_scrape_token": True}, "metrics_scrape_token=True: takes effect only beside"),
         (
             {"metrics_profile": "gpu", "prometheus_url": "http://p:9090", "metrics_vars": "ns"},
             "pipeline parameter metrics_vars 'ns': give NAME=VALUE",
