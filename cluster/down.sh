@@ -7,7 +7,6 @@ set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 . "$here/lib.sh"
-run="/run/kfp-bench-cluster"
 bridge=kfpb0
 
 [[ $(id -u) -eq 0 ]] || die "needs root; run it as root"

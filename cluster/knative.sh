@@ -11,13 +11,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 . "$here/lib.sh"
-run="/run/kfp-bench-cluster"
-t0=$SECONDS
-step() { echo "cluster knative: $* ($((SECONDS - t0)) s)"; }
-
-[[ $(id -u) -eq 0 ]] || die "needs root (it imports images into the cluster's containerd); run it as root"
-[[ -e "$state/started" && -f "$repo/.cluster/env" ]] ||
-  die "no cluster is up; make cluster-knative starts one with KServe and Knative"
+tier_start knative "make cluster-knative starts one with KServe and Knative"
 grep -q '^KSERVE_MODEL_URI=' "$repo/.cluster/env" ||
   die "KServe is not on the cluster; make cluster-kserve adds it (make cluster-knative does both)"
 grep -q '^KNATIVE_VERSION=' "$repo/.cluster/env" && {
@@ -29,10 +23,7 @@ step "building (cached)"
 "$here/build.sh" knative
 images=(knative-controller knative-webhook knative-activator knative-autoscaler knative-queue)
 "$here/images.sh" "${images[@]}"
-for name in "${images[@]}"; do
-  ctr --address "$run/containerd.sock" -n k8s.io images import --no-unpack \
-    "$KFP_BENCH_CLUSTER_CACHE/images/$name.tar" >/dev/null
-done
+import_images "${images[@]}"
 k8s="$(group_bin k8s)"
 kubectl() { "$k8s/kubectl" --kubeconfig "$state/admin.kubeconfig" "$@"; }
 python="$repo/.venv/bin/python"

@@ -10,13 +10,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 . "$here/lib.sh"
-run="/run/kfp-bench-cluster"
-t0=$SECONDS
-step() { echo "cluster kserve: $* ($((SECONDS - t0)) s)"; }
-
-[[ $(id -u) -eq 0 ]] || die "needs root (it imports images into the cluster's containerd); run it as root"
-[[ -e "$state/started" && -f "$repo/.cluster/env" ]] ||
-  die "no cluster is up; make cluster starts one (make cluster-kserve does both)"
+tier_start kserve "make cluster starts one (make cluster-kserve does both)"
 grep -q '^KSERVE_MODEL_URI=' "$repo/.cluster/env" && {
   echo "cluster kserve: KServe is up already"
   exit 0
@@ -26,10 +20,8 @@ step "building (cached)"
 "$here/build.sh" kserve rbac-proxy metrics-server
 "$here/images.sh" python kserve-controller kserve-localmodel-controller kube-rbac-proxy \
   metrics-server sklearnserver
-for name in kserve-controller kserve-localmodel-controller kube-rbac-proxy metrics-server sklearnserver; do
-  ctr --address "$run/containerd.sock" -n k8s.io images import --no-unpack \
-    "$KFP_BENCH_CLUSTER_CACHE/images/$name.tar" >/dev/null
-done
+import_images kserve-controller kserve-localmodel-controller kube-rbac-proxy metrics-server \
+  sklearnserver
 k8s="$(group_bin k8s)"
 kubectl() { "$k8s/kubectl" --kubeconfig "$state/admin.kubeconfig" "$@"; }
 python="$repo/.venv/bin/python"

@@ -5,6 +5,7 @@
 # machine); the running cluster's state lives under $state, removed by down.sh.
 KFP_BENCH_CLUSTER_CACHE="${KFP_BENCH_CLUSTER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kfp-bench/cluster}"
 state="${KFP_BENCH_CLUSTER_STATE:-/var/lib/kfp-bench-cluster}"
+run="/run/kfp-bench-cluster"
 
 die() {
   echo "cluster: $*" >&2
@@ -27,5 +28,25 @@ established() {
   until kubectl wait --for condition=established --timeout=10s crd -l "$1" >/dev/null 2>&1; do
     ((SECONDS < end)) || return 1
     sleep 1
+  done
+}
+
+# tier_start NAME FIX: the start of a script that adds NAME to the running cluster (kserve.sh,
+# knative.sh): root, a cluster up (else FIX says how to start one), and `step` lines that name
+# NAME with the seconds since the start.
+tier_start() {
+  tier=$1
+  t0=$SECONDS
+  [[ $(id -u) -eq 0 ]] || die "needs root (it imports images into the cluster's containerd); run it as root"
+  [[ -e "$state/started" && -f "$repo/.cluster/env" ]] || die "no cluster is up; $2"
+}
+step() { echo "cluster $tier: $* ($((SECONDS - t0)) s)"; }
+
+# import_images NAME...: the archives images.sh built, into the cluster's containerd.
+import_images() {
+  local name
+  for name in "$@"; do
+    ctr --address "$run/containerd.sock" -n k8s.io images import --no-unpack \
+      "$KFP_BENCH_CLUSTER_CACHE/images/$name.tar" >/dev/null
   done
 }

@@ -9,7 +9,6 @@ here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 . "$here/lib.sh"
 
-run="/run/kfp-bench-cluster"
 node=kfp-bench
 pod_cidr=10.244.0.0/24
 service_cidr=10.96.0.0/16

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from kubernetes import client, config
 
+from kfp_bench.kserve.kube import Kube
+
 REPO = Path(__file__).resolve().parents[2]
 CLUSTER_ENV = REPO / ".cluster" / "env"
 NO_CLUSTER = "no cluster is up: `make cluster` starts one (docs/real-kfp.md)"
@@ -55,3 +57,16 @@ def namespace(kube):
         time.sleep(0.2)
     yield name
     core.delete_namespace(name, grace_period_seconds=0)
+
+
+@pytest.fixture
+def isvc_kube():
+    """kfp-bench's own cluster interface, in the namespace of the KServe tier's model."""
+    env = cluster_env()
+    return Kube(env["KSERVE_NAMESPACE"], kubeconfig=env["KUBECONFIG"])
+
+
+@pytest.fixture
+def benchmark_id():
+    """A benchmark id of the test's own: what it deploys carries it, and only that is deleted."""
+    return f"t-{uuid.uuid4().hex[:8]}"

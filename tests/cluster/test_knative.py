@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 
 import pytest
 from kubernetes import client
@@ -37,17 +36,6 @@ pytestmark = [
     ),
 ]
 IRIS = '{"instances": [[6.8, 2.8, 4.8, 1.4], [6.0, 3.4, 4.5, 1.6]]}'
-
-
-@pytest.fixture
-def isvc_kube():
-    env = cluster_env()
-    return Kube(env["KSERVE_NAMESPACE"], kubeconfig=env["KUBECONFIG"])
-
-
-@pytest.fixture
-def benchmark_id():
-    return f"t-{uuid.uuid4().hex[:8]}"
 
 
 def serverless(kube: Kube, spec: IsvcSpec, benchmark_id: str, timeout_s: float = 300) -> str:

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 
 import pytest
 from kubernetes import client
 
 from kfp_bench.kserve.deploy import DELETED, delete, deploy
-from kfp_bench.kserve.kube import Kube, selector
+from kfp_bench.kserve.kube import selector
 from kfp_bench.kserve.phases import PHASES, new_pod_start, summary
 from kfp_bench.kserve.spec import IsvcSpec, ScaleSpec
 from kfp_bench.kserve.watch import HPA, ReplicaWatcher
@@ -30,17 +29,6 @@ pytestmark = [
 ]
 RAW = "RawDeployment"
 IRIS = '{"instances": [[6.8, 2.8, 4.8, 1.4], [6.0, 3.4, 4.5, 1.6]]}'
-
-
-@pytest.fixture
-def isvc_kube():
-    env = cluster_env()
-    return Kube(env["KSERVE_NAMESPACE"], kubeconfig=env["KUBECONFIG"])
-
-
-@pytest.fixture
-def benchmark_id():
-    return f"t-{uuid.uuid4().hex[:8]}"
 
 
 def predictor_url(kube, namespace: str, name: str) -> str:
