@@ -104,6 +104,13 @@ def test_scale_from_zero_serves_the_first_request_held_by_the_activator(kube, is
         # Knative's defaults: no traffic for the 60 s stable window, then the 30 s grace period
         cold = cold_start(isvc_kube, spec.name, opts, zero_timeout_s=300, first_timeout_s=180,
                           warm_requests=20)  # fmt: skip
+        # The activator sends the held request once the new pod answers its own probe: the
+        # kubelet may count the pod Ready seconds later (11 to 13 s in bench/kserve_knative.py).
+        wait_until(
+            "the new pod to be Ready",
+            lambda: watcher.samples and watcher.samples[-1].ready >= 1,
+            timeout=120,
+        )
         samples = watcher.stop()
     finally:
         gone(isvc_kube, spec, benchmark_id)
