@@ -92,13 +92,19 @@ def pytest_collection_modifyitems(items):
 _ISOLATED = {"http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "all_proxy"}
 
 
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch):
-    """Tests see no proxy or kfp-bench/KFP variables from the machine they run on."""
+def isolate_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Remove the proxy and kfp-bench/KFP variables of the machine through ``monkeypatch``: what
+    ``clean_env`` does for each test, for a fixture of a wider scope, which runs before it."""
     for name in list(os.environ):
         if name in _ISOLATED or name.startswith(_ISOLATED_PREFIXES):
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch):
+    """Tests see no proxy or kfp-bench/KFP variables from the machine they run on."""
+    isolate_env(monkeypatch)
 
 
 _PRINT = builtins.print

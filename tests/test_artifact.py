@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 import tomllib
 import venv
 import zipfile
@@ -58,11 +59,14 @@ def test_its_packages_are_pyproject_s():
 
 
 def _python_with(tmp_path: Path, wheel: Path) -> Path:
+    """A fresh environment (no system site-packages) with ``wheel`` and packaging installed by
+    pip: the suite's own, pointed at it (``--python``), so no pip is bootstrapped into it."""
     env = tmp_path / "env"
-    venv.create(env, with_pip=True)
+    venv.create(env, with_pip=False)
     python = env / "bin" / "python"
     subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", "--no-deps", str(wheel), "packaging"],
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
+         str(wheel), "packaging"],
         check=True, capture_output=True, timeout=300,
     )  # fmt: skip
     return python

@@ -104,9 +104,10 @@ def test_the_bare_package_says_which_extra_a_command_needs(tmp_path):
 
     wheel = build_wheel(tmp_path, ROOT)
     env = tmp_path / "env"
-    venv.create(env, with_pip=True)
+    venv.create(env, with_pip=False)  # installed into by the suite's pip, not one of its own
     subprocess.run(
-        [str(env / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", str(wheel)],
+        [sys.executable, "-m", "pip", "--python", str(env / "bin" / "python"), "install", "-q",
+         "--no-deps", str(wheel)],
         check=True, capture_output=True, timeout=300,
     )  # fmt: skip
     done = subprocess.run(

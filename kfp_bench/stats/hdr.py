@@ -95,7 +95,18 @@ class Histogram:
 
     @property
     def mean_us(self) -> float:
-        return float(self._h.get_mean_value()) if self.count else 0.0
+        """The mean, each value at the middle of its bucket: the package's ``get_mean_value``,
+        summed over the buckets that hold values only. The package steps through every bucket
+        of the range in Python (over 23,000 at 3 digits), which took most of an LLM report's
+        CPU (a mean per latency metric); a test checks the two agree."""
+        if not self.count:
+            return 0.0
+        h, total = self._h, 0
+        for i in np.flatnonzero(self._view):
+            top = h.get_highest_equivalent_value(h.get_value_from_index(int(i)))
+            low = h.get_lowest_equivalent_value(top)
+            total += int(self._view[i]) * (low + ((top - low + 1) >> 1))
+        return float(total) / h.total_count
 
     def percentiles_us(self, pcts) -> dict[float, int]:
         """Values at the given percentiles (0-100), in µs; all zero for an empty histogram."""

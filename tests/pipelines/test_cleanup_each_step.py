@@ -1,14 +1,14 @@
 """The meta-pipeline fails in each step in turn, and its exit handler still leaves nothing behind.
 
-Each case runs the whole pipeline with kfp.local (SubprocessRunner) against a local KFP server of
-its own and makes one step fail for real: a bad parameter (check_params), a manifest URL that
-stops answering between the check and the staging (stage_manifest), the KFP API refusing every
-upload, retries included (upload_manifest). The other steps cannot be made to fail
-from outside: API errors are measurements to spawn_runs and poll_runs, and deploy_isvc (without
-an InferenceService), rate_sweep, a load worker, aggregate, report and check_outcome (on an
-unflagged result) fail only through a bug or a killed pod. They are failed with the
-``KFP_BENCH_FAIL_STEP`` hook (kfp_bench.failpoint), after their work, when everything they would
-create exists. Then: the run failed in that step, the cleanup step ran and swept, and no
+Each case runs the whole pipeline with kfp.local (SubprocessRunner) against a local KFP server (the
+module's; a case with fault options has one of its own) and makes one step fail for real: a bad
+parameter (check_params), a manifest URL that stops answering between the check and the staging
+(stage_manifest), the KFP API refusing every upload, retries included (upload_manifest). The other
+steps cannot be made to fail from outside: API errors are measurements to spawn_runs and poll_runs,
+and deploy_isvc (without an InferenceService), rate_sweep, a load worker, aggregate, report and
+check_outcome (on an unflagged result) fail only through a bug or a killed pod. They are failed
+with the ``KFP_BENCH_FAIL_STEP`` hook (kfp_bench.failpoint), after their work, when everything they
+would create exists. Then: the run failed in that step, the cleanup step ran and swept, and no
 experiment, pipeline or run carrying the benchmark id is left on the server. watch_replicas does
 work only with an InferenceService on a cluster, which cannot run here (its hook is in place).
 
@@ -145,8 +145,27 @@ def manifest_once():
     server.server_close()
 
 
+@pytest.fixture(scope="module")
+def shared_api():
+    """The KFP API of the cases without fault options: each case's objects carry its own
+    benchmark id, and what is left is counted by that id."""
+    with start_kfp_server(simulate="all:fixed(0.2)") as server:
+        yield server
+
+
+@pytest.fixture
+def kfp_api(request):
+    """A server of the case's own when it has fault options, else the module's."""
+    case = CASES[request.getfixturevalue("step")]
+    if not case.server:
+        yield request.getfixturevalue("shared_api")
+        return
+    with start_kfp_server(simulate="all:fixed(0.2)", **case.server) as server:
+        yield server
+
+
 @pytest.mark.parametrize("step", list(CASES))
-def test_a_failed_step_leaves_nothing(step, request, monkeypatch, capfd, fault_server):
+def test_a_failed_step_leaves_nothing(step, request, monkeypatch, capfd, fault_server, kfp_api):
     case = CASES[step]
     bid = "fail-" + step.replace("_", "-")
     params = dict(
@@ -163,18 +182,17 @@ def test_a_failed_step_leaves_nothing(step, request, monkeypatch, capfd, fault_s
         params["pipeline"] = request.getfixturevalue("manifest_once")
     if case.hook:
         monkeypatch.setenv(FAIL_STEP_ENV, step)
-    with start_kfp_server(simulate="all:fixed(0.2)", **case.server) as kfp_api:
-        with pytest.raises(RuntimeError, match=rf"Inner task failed: \S*'{case.task}'"):
-            pipeline()(kfp_host=kfp_api.url, **params)
-        out = re.sub(r"\x1b\[[0-9;]*m", "", capfd.readouterr().out)
-        assert case.says in out
-        assert "benchmark ended FAILED" in out  # the exit handler ran, after the failure
-        swept = re.search(
-            rf"benchmark {bid}-[0-9a-f]{{10}}: deleted (\d+) runs, (\d+) experiments, (\d+) "
-            r"pipeline versions, (\d+) pipelines",
-            out,
-        )
-        assert swept, "the cleanup step's output is missing"
-        if case.deleted is not None:
-            assert tuple(map(int, swept.groups())) == case.deleted
-        assert leftovers(kfp_api.url, bid) == 0
+    with pytest.raises(RuntimeError, match=rf"Inner task failed: \S*'{case.task}'"):
+        pipeline()(kfp_host=kfp_api.url, **params)
+    out = re.sub(r"\x1b\[[0-9;]*m", "", capfd.readouterr().out)
+    assert case.says in out
+    assert "benchmark ended FAILED" in out  # the exit handler ran, after the failure
+    swept = re.search(
+        rf"benchmark {bid}-[0-9a-f]{{10}}: deleted (\d+) runs, (\d+) experiments, (\d+) "
+        r"pipeline versions, (\d+) pipelines",
+        out,
+    )
+    assert swept, "the cleanup step's output is missing"
+    if case.deleted is not None:
+        assert tuple(map(int, swept.groups())) == case.deleted
+    assert leftovers(kfp_api.url, bid) == 0

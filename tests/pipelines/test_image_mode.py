@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import venv
 from pathlib import Path
 
@@ -52,11 +53,14 @@ def image_env(tmp_path_factory) -> Path:
     shutil.copy2(ROOT / "requirements.txt", context)
     build_wheel(context, ROOT)
     env = base / "env"
-    venv.create(env, with_pip=True)
+    venv.create(env, with_pip=False)
     python = env / "bin" / "python"
     # python:3.11-slim brings a pip of its own, not this interpreter's bundled one (ensurepip's,
-    # whose resolver and pip check parse every requirement with pyparsing): a current one
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "--upgrade", "pip"], check=True)
+    # whose resolver and pip check parse every requirement with pyparsing): a current one, put
+    # there by this environment's pip in one install (ensurepip's, then an upgrade, was two)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "pip"], check=True
+    )
     done = subprocess.run(
         ["sh", str(ROOT / "scripts" / "image-install.sh"), str(context), str(python)],
         capture_output=True, text=True, timeout=1200,

@@ -1,4 +1,4 @@
-"""Issue 18's acceptance test: a recurring run of compiled/kfp_bench.yaml on the local KFP API.
+"""Issue 18's acceptance test: a recurring run of the meta-pipeline on the local KFP API.
 
 The server EXECUTES the meta-pipeline with kfp.local (``simulate="auto"``: its steps are
 lightweight components; the noop child runs are too, and take about a second). The schedule is
@@ -11,6 +11,12 @@ runs inherit its environment, boto3's endpoint and key. Its target slows down on
 run's report is published (``_Target``): a regression injected into the second run, which
 fail_on_regression fails after its report is published. Each run's kfp.local log is
 <state_dir>/runs/<run_id>/log.txt (executor.py), its outputs under .../root/<job>/<task>/.
+
+The pipeline is compiled/kfp_bench.yaml's compiled for this environment, as image mode compiles
+it (tests/venv_image.py): the same DAG, parameters and step code, which the server's environment
+already holds, so no step runs the two pip installs of package mode at its start (found
+satisfied there, they took more than half of the module's CPU). Package mode's pinned install,
+run as pods run it, is tests/pipelines/test_pods.py's and test_pinned_install.py's.
 """
 
 from __future__ import annotations
@@ -25,14 +31,14 @@ import pytest
 
 from kfp_bench import history as hist
 from kfp_bench.sandbox.kfp_server import start_kfp_server
-from kfp_bench.steps.compile import DEFAULT_OUT
+from kfp_bench.steps.compile import compile_all
 from tests.kfp.conftest import kfp_client
 from tests.loopback import Handler, serving
 from tests.seaweedfs import seaweedfs
+from tests.venv_image import DELIVERY
 
 pytestmark = pytest.mark.slow
 
-PACKAGE = DEFAULT_OUT / "kfp_bench.yaml"
 FINAL = ("SUCCEEDED", "FAILED", "CANCELED", "SKIPPED")
 #: What check_params prints when it took the lease after another released it (steps.take_lease).
 WAITED = re.compile(r"lease kfp-bench-lease-(\S+) taken until \S+ \(\d+\) after waiting (\d+)s")
@@ -50,12 +56,17 @@ def s3(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def server(state_dir, mounted, s3):
+def package(tmp_path_factory) -> Path:
+    """The meta-pipeline's YAML for this environment (the module docstring)."""
+    out = tmp_path_factory.mktemp("compiled")
+    return compile_all(out, delivery=DELIVERY, names=["kfp_bench"])["kfp_bench"]
+
+
+@pytest.fixture(scope="module")
+def server(state_dir, s3):
     # Slots for two meta runs and their child runs; "auto" executes everything kfp.local can.
-    # The runs' steps install kfp-bench's pinned wheel from what kfp-bench install wrote (the
-    # server's runs inherit its environment).
+    # The server's runs inherit its environment.
     with pytest.MonkeyPatch.context() as env:
-        env.setenv("KFP_BENCH_WHEEL_DIR", str(mounted))
         for name, value in s3.env().items():
             env.setenv(name, value)
         env.setenv("AWS_EC2_METADATA_DISABLED", "true")
@@ -88,7 +99,7 @@ def _slow_after_a_report(state_dir: Path, stop: threading.Event) -> None:
         time.sleep(0.1)
 
 
-def _schedule_two(server, model_server, name: str, **params) -> list:
+def _schedule_two(server, package: Path, model_server, name: str, **params) -> list:
     """A recurring run every 3 s with max concurrency 2 and catch-up off, disabled as soon as it
     made two runs; those two runs once final (in no particular order: see ``_by_lease``)."""
     client = kfp_client(server.url)
@@ -99,7 +110,7 @@ def _schedule_two(server, model_server, name: str, **params) -> list:
         cron_expression="*/3 * * * * *",
         max_concurrency=2,
         no_catchup=True,
-        pipeline_package_path=str(PACKAGE),
+        pipeline_package_path=str(package),
         params={
             "kfp_host": server.url,
             "num_runs": 1,
@@ -188,7 +199,7 @@ def _benchmark_id(log: str) -> str:
 
 
 def test_the_second_run_waits_for_the_first_and_fails_on_its_regression(
-    server, state_dir, tmp_path, s3, monkeypatch
+    server, package, state_dir, tmp_path, s3, monkeypatch
 ):
     uri = f"s3://{s3.bucket}/pair-wait-{tmp_path.name}"
     stop = threading.Event()
@@ -197,7 +208,8 @@ def test_the_second_run_waits_for_the_first_and_fails_on_its_regression(
         watcher.start()
         try:
             runs = _schedule_two(
-                server, f"{target}/v1/models/iris:predict", "pair-wait", lease_wait_sec=1200.0,
+                server, package, f"{target}/v1/models/iris:predict", "pair-wait",
+                lease_wait_sec=1200.0,
                 results_uri=uri, fail_on_regression=True,
             )  # fmt: skip
         finally:
@@ -242,11 +254,12 @@ def test_the_second_run_waits_for_the_first_and_fails_on_its_regression(
 
 
 def test_without_a_wait_the_overlapping_run_refuses_naming_the_holder(
-    server, model_server, state_dir, tmp_path
+    server, package, model_server, state_dir, tmp_path
 ):
     runs = _schedule_two(
-        server, model_server, "pair-refuse", lease_wait_sec=0.0, results_uri=str(tmp_path / "h")
-    )
+        server, package, model_server, "pair-refuse", lease_wait_sec=0.0,
+        results_uri=str(tmp_path / "h"),
+    )  # fmt: skip
     first, second = _by_lease(state_dir, runs, "pair-refuse")
     assert first.state == "SUCCEEDED", first.error
     assert second.state == "FAILED"

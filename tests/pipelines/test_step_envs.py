@@ -72,11 +72,19 @@ def writes_then_reads() -> str:
     return read_site(after=s.output).output
 
 
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory) -> Path:
+    """The templates' folder of both views: a template is the same whatever view a task gets
+    of it, so the second view's run reuses the first's (and a write that reached a template
+    through the first would show in the second)."""
+    return tmp_path_factory.mktemp("envs")
+
+
 @pytest.mark.parametrize("view", ["an overlay", "a copy"])
 def test_a_step_writing_its_site_packages_leaves_the_next_step_clean(
-    wheels, mounted, tmp_path, capfd, view
+    wheels, mounted, cache, tmp_path, capfd, view
 ):
-    envs = step_envs(wheels, mounted, tmp_path / "envs", copy=view == "a copy")
+    envs = step_envs(wheels, mounted, cache, copy=view == "a copy")
     if view == "an overlay" and not overlays(envs.cache):
         pytest.skip("this kernel mounts no overlayfs in a user namespace here: tasks get copies")
     with as_pods(wheels, tmp_path / "root", mounted, envs=envs):

@@ -4,6 +4,8 @@ message and exit 2. summary.md against a golden file (refresh with KFP_BENCH_UPD
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import re
@@ -14,6 +16,7 @@ import pytest
 from kfp_bench import cli
 from kfp_bench.results import read_results
 from kfp_bench.stats import store
+from tests.conftest import isolate_env
 from tests.report.llm_results import merged, pod, save_pods
 from tests.synthetic import make_results
 
@@ -77,19 +80,25 @@ def test_a_load_worker_of_the_other_kind_is_named_not_merged(pods, load_file):
     assert "load worker 1: an LLM result, not a load result; left out" in notes
 
 
-@pytest.fixture
-def report(pods, tmp_path):
-    out = tmp_path / "merged.json"
-    assert cli.main(["merge", *map(str, pods), "-o", str(out)]) == 0
-    assert cli.main(["report", str(out)]) == 0
-    return tmp_path / "merged-report"
+@pytest.fixture(scope="module")
+def report(tmp_path_factory) -> tuple[Path, str]:
+    """The report of the merged pods' file, and what the command printed: made once, read by
+    the tests below (none writes to it)."""
+    folder = tmp_path_factory.mktemp("llm-report")
+    out = folder / "merged.json"
+    printed = io.StringIO()
+    with pytest.MonkeyPatch.context() as env, contextlib.redirect_stdout(printed):
+        isolate_env(env)
+        assert cli.main(["merge", *map(str, save_pods(folder / "pods")), "-o", str(out)]) == 0
+        assert cli.main(["report", str(out)]) == 0
+    return folder / "merged-report", printed.getvalue()
 
 
-def test_report_of_an_llm_file_writes_the_bundle(capsys, report):
+def test_report_of_an_llm_file_writes_the_bundle(report):
+    report, stdout = report
     assert sorted(p.name for p in report.iterdir()) == sorted(
         ["report.html", "summary.md", "metrics.json", "llm_latency.csv", "llm_series.csv"]
     )
-    stdout = capsys.readouterr().out
     assert "Latency (ms):" in stdout and "wrote report.html, summary.md" in stdout
     page = report.joinpath("report.html").read_text()
     for fig in ("llm_ttft", "llm_itl", "llm_timeline"):
@@ -106,13 +115,13 @@ def test_report_of_an_llm_file_writes_the_bundle(capsys, report):
 
 
 def test_metrics_have_the_stable_names(report):
-    metrics = json.loads(report.joinpath("metrics.json").read_text())
+    metrics = json.loads(report[0].joinpath("metrics.json").read_text())
     assert set(metrics) == METRIC_NAMES
     assert metrics["llm_requests"] == 28 and metrics["goodput_ratio"] == pytest.approx(22 / 28)
 
 
 def test_markdown_golden(report):
-    text = report.joinpath("summary.md").read_text()
+    text = report[0].joinpath("summary.md").read_text()
     if UPDATE or not GOLDEN.exists():
         GOLDEN.write_text(text)
         if not UPDATE:

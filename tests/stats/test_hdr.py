@@ -28,6 +28,19 @@ def test_record_many_matches_record_value(digits, n):
     assert bulk.percentiles_us([50, 99, 99.9]) == one.percentiles_us([50, 99, 99.9])
 
 
+@pytest.mark.parametrize("digits", [2, 3])
+def test_the_mean_is_the_packages_mean(digits):
+    """Over the recorded buckets only, as the package's iterator over all of them sums it."""
+    rng = np.random.default_rng(11)
+    h = Histogram(digits)
+    h.record_many(rng.lognormal(9, 2.5, 20_000).astype(np.int64))
+    h.record_many(np.array([0, 1, 2047, 2048, 4095, 4096, HIGHEST_US]))
+    merged = Histogram.decode(h.encode())
+    merged.merge(h)
+    for hist in (h, merged, Histogram(digits)):
+        assert hist.mean_us == (hist._h.get_mean_value() if hist.count else 0.0)
+
+
 def test_out_of_range_is_counted_not_dropped():
     h = Histogram()
     h.record_many(np.array([-5, 10, HIGHEST_US * 2]))
