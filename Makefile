@@ -6,7 +6,7 @@ DEMO_STAMP := $(VENV)/.installed-demo
 VERSION := $(shell sed -n 's/^__version__ = "\(.*\)"/\1/p' kfp_bench/__init__.py)
 
 .PHONY: setup demo test test-fast lint docs screenshot bench benchmarks image clean cluster cluster-kserve \
-	cluster-knative cluster-test cluster-down
+	cluster-knative cluster-keda cluster-test cluster-down
 
 $(STAMP): requirements.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -85,6 +85,11 @@ cluster-kserve: $(STAMP)
 # first if they are not up.
 cluster-knative: cluster-kserve
 	cluster/knative.sh
+
+# KEDA v2.16.1 beside KServe (its ScaledObjects drive the HPAs of RawDeployment InferenceServices
+# with serving.kserve.io/autoscalerClass: keda), both started first if they are not up.
+cluster-keda: cluster-kserve
+	cluster/keda.sh
 
 cluster-test: $(STAMP)
 	$(PY) -m pytest tests/cluster

@@ -27,9 +27,12 @@ declare -A packages=(
   [knative]="knative.dev/serving/cmd/controller knative.dev/serving/cmd/webhook
              knative.dev/serving/cmd/activator knative.dev/serving/cmd/autoscaler
              knative.dev/serving/cmd/queue"
+  [keda]="github.com/kedacore/keda/v2/cmd/operator github.com/kedacore/keda/v2/cmd/adapter
+          github.com/kedacore/keda/v2/cmd/webhooks"
 )
 # Version stamps, as the upstream builds set them (kubernetes hack/lib/version.sh; the Makefiles of
-# argo, kube-rbac-proxy and metrics-server).
+# argo, kube-rbac-proxy, metrics-server and KEDA: its GO_LDFLAGS, VERSION as the release tags its
+# images; its GitCommit is left empty, the module zip does not name it).
 minor=${k8s_version#v1.}; minor=${minor%%.*}
 declare -A ldflags=(
   [k8s]="-X k8s.io/component-base/version.gitVersion=$k8s_version
@@ -44,6 +47,7 @@ declare -A ldflags=(
   [etcd]=""
   [cni]=""
   [knative]=""
+  [keda]="-X github.com/kedacore/keda/v2/version.Version=2.16.1"
 )
 
 # Argo's module zip lacks workflow/executor/osspecific/signal_linux.go: upstream it is a symlink to
@@ -89,6 +93,12 @@ build_group() {
   )
   # etcd's main package is its server module's root: go build names the binary "server".
   [[ $group == etcd ]] && mv "$out.tmp/server" "$out.tmp/etcd"
+  # KEDA's Makefile names its programs (manager, adapter, webhooks targets) apart from their folders.
+  if [[ $group == keda ]]; then
+    mv "$out.tmp/operator" "$out.tmp/keda"
+    mv "$out.tmp/adapter" "$out.tmp/keda-adapter"
+    mv "$out.tmp/webhooks" "$out.tmp/keda-admission-webhooks"
+  fi
   rm -rf "$out.src"
   touch "$out.tmp/.complete"
   rm -rf "$out"
@@ -99,7 +109,7 @@ build_group() {
 groups=("$@")
 [[ ${#groups[@]} -gt 0 ]] || groups=(cni etcd coredns argo k8s)
 # (the KServe tier's groups, kserve rbac-proxy metrics-server, are built by up.sh --kserve;
-# knative, Knative Serving's programs, only on request: nothing runs them yet)
+# knative and keda by cluster/knative.sh and cluster/keda.sh)
 for group in "${groups[@]}"; do
   [[ -n "${packages[$group]:-}" ]] || die "unknown build group '$group' (known: ${!packages[*]})"
   build_group "$group"

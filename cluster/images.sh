@@ -222,14 +222,36 @@ image_knative_activator() { knative_image activator; }
 image_knative_autoscaler() { knative_image autoscaler; }
 image_knative_queue() { knative_image queue; }
 
+# -- KEDA's images (cluster/keda.sh) ------------------------------------------------------------
+
+# KEDA v2.16.1's Dockerfile, Dockerfile.adapter and Dockerfile.webhooks: each program at the root
+# of distroless/static:nonroot, run as 65532, with the entrypoint and arguments they give.
+keda_image() {
+  local name=$1 program=$2 root
+  shift 2
+  root="$(nonroot_root "$name")"
+  cp "$(group_bin keda)/$program" "$root/$program"
+  image "$name" "ghcr.io/kedacore/$name:2.16.1" "$root" --entrypoint "/$program" \
+    "${@/#/--entrypoint=}" --user 65532:65532
+}
+image_keda() { keda_image keda keda --zap-log-level=info --zap-encoder=console; }
+image_keda_metrics_apiserver() {
+  keda_image keda-metrics-apiserver keda-adapter --secure-port=6443 --logtostderr=true --v=0
+}
+image_keda_admission_webhooks() {
+  keda_image keda-admission-webhooks keda-admission-webhooks --zap-log-level=info \
+    --zap-encoder=console
+}
+
 all=(pause coredns workflow-controller argoexec python seaweedfs model-server)
 kserve=(kserve-controller kserve-localmodel-controller kube-rbac-proxy metrics-server sklearnserver)
 knative=(knative-controller knative-webhook knative-activator knative-autoscaler knative-queue)
+keda=(keda keda-metrics-apiserver keda-admission-webhooks)
 wanted=("$@")
 [[ ${#wanted[@]} -gt 0 ]] || wanted=("${all[@]}")
 for name in "${wanted[@]}"; do
-  [[ " ${all[*]} ${kserve[*]} ${knative[*]} " == *" $name "* ]] ||
-    die "unknown image '$name' (known: ${all[*]} ${kserve[*]} ${knative[*]})"
+  [[ " ${all[*]} ${kserve[*]} ${knative[*]} ${keda[*]} " == *" $name "* ]] ||
+    die "unknown image '$name' (known: ${all[*]} ${kserve[*]} ${knative[*]} ${keda[*]})"
   if [[ "$name" == model-server ]]; then image_model_server; continue; fi
   have "$name" || "image_${name//-/_}"
 done

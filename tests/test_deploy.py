@@ -60,6 +60,7 @@ def test_the_role_grants_only_what_the_benchmark_calls():
         ("", "pods"): ["get", "list", "watch"],
         ("autoscaling.internal.knative.dev", "podautoscalers"): ["get", "list", "watch"],
         ("autoscaling", "horizontalpodautoscalers"): ["get", "list", "watch"],
+        ("keda.sh", "scaledobjects"): ["get", "list", "watch"],
     }
     binding = next(b for b in _by_kind("RoleBinding") if b["roleRef"]["kind"] == "Role")
     assert binding["roleRef"]["name"] == role["metadata"]["name"]

@@ -3,7 +3,8 @@
 Everything kfp-bench asks of a cluster goes through its methods: create, get and delete an
 InferenceService (a custom object, from the plain dict of ``IsvcSpec.to_dict``), list the pods of
 one of its components, list the autoscalers behind it (Knative's PodAutoscalers, or in
-Standard/RawDeployment mode the HPAs), and read a ConfigMap (KServe's inferenceservice-config).
+Standard/RawDeployment mode the HPAs, or KEDA's ScaledObjects and the HPA each drives), and read a
+ConfigMap (KServe's inferenceservice-config).
 Only the ``kubernetes`` client is used, never the kserve SDK: each step's pod installs its
 packages at start-up, and the SDK's 69 packages cost about a minute there for what is three
 custom-object calls. The rest of
@@ -28,6 +29,7 @@ from kfp_bench.errors import KubeError
 ISVC_LABEL = "serving.kserve.io/inferenceservice"
 GROUP, VERSION, PLURAL = "serving.kserve.io", "v1beta1", "inferenceservices"
 PA_GROUP, PA_VERSION, PA_PLURAL = "autoscaling.internal.knative.dev", "v1alpha1", "podautoscalers"
+SO_GROUP, SO_VERSION, SO_PLURAL = "keda.sh", "v1alpha1", "scaledobjects"
 #: What ``Kube.delete_isvc`` found: deleted; none of that name; one, but not the uid and
 #: resourceVersion given (replaced or changed since it was read), so not deleted.
 DELETED, GONE, CHANGED = "deleted", "gone", "changed"
@@ -77,6 +79,43 @@ class ScaleState:
     name: str
     desired: int | None
     actual: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class KedaTrigger:
+    """One trigger of a KEDA ScaledObject: what it scales on, and its target.
+
+    Attributes:
+        type: the scaler: cpu, memory, prometheus, external...
+        metric_type: Utilization, AverageValue or Value; "" when the trigger gives none.
+        target: the target as the trigger's metadata gives it: ``value`` for cpu and memory (a
+            percent for Utilization), else ``threshold`` or ``targetValue``; "" when none.
+    """
+
+    type: str
+    metric_type: str
+    target: str
+
+
+@dataclass(frozen=True, slots=True)
+class ScaledObjectState:
+    """A KEDA ScaledObject (keda.sh/v1alpha1), as the replica watcher reads it.
+
+    Attributes:
+        name: the ScaledObject's name (KServe names it as the component, NAME-predictor).
+        hpa: the HPA it drives: status.hpaName, else the name KEDA gives it, keda-hpa-NAME
+            (kedacore/keda v2.16.1 controllers/keda/hpa.go:339-348).
+        min_replicas, max_replicas: spec.minReplicaCount and maxReplicaCount; None if unset.
+        triggers: its triggers, in order.
+        ready: its Ready condition is True.
+    """
+
+    name: str
+    hpa: str
+    min_replicas: int | None
+    max_replicas: int | None
+    triggers: tuple[KedaTrigger, ...]
+    ready: bool
 
 
 class Kube:
@@ -235,6 +274,34 @@ class Kube:
             out.append(ScaleState(hpa.metadata.name, desired, current))
         return out
 
+    def hpa(self, name: str) -> ScaleState | None:
+        """The HorizontalPodAutoscaler ``name`` (autoscaling/v2), or None when there is none."""
+        found = self._call(
+            f"get horizontalpodautoscaler {name}",
+            self.autoscaling.read_namespaced_horizontal_pod_autoscaler,
+            name,
+            self.namespace,
+        )
+        if found is None:
+            return None
+        status = found.status
+        desired = status.desired_replicas if status is not None else None
+        current = status.current_replicas if status is not None else None
+        return ScaleState(found.metadata.name, desired, current)
+
+    def scaled_objects(self, label_selector: str) -> list[ScaledObjectState]:
+        """The KEDA ScaledObjects matching ``label_selector``: for an InferenceService KServe
+        makes one per component with autoscalerClass keda, named and labelled as the component
+        (kserve v0.15.2 pkg/controller/v1beta1/inferenceservice/reconcilers/keda/
+        keda_reconciler.go:185-200). None found, or no ScaledObject CRD (404): []."""
+        found = self._call(
+            f"list scaledobjects {label_selector}",
+            self.custom.list_namespaced_custom_object,
+            SO_GROUP, SO_VERSION, self.namespace, SO_PLURAL,
+            label_selector=label_selector,
+        )  # fmt: skip
+        return [_scaled_object(so) for so in (found or {}).get("items", [])]
+
     def config_map(self, name: str, namespace: str) -> dict | None:
         """The data of the ConfigMap ``name`` in ``namespace``, or None when there is none; a
         refusal (a Role that may not read it: 403) raises ``KubeError``."""
@@ -301,6 +368,30 @@ def _pod(p) -> PodState:
     phase = status.phase if status is not None else None
     live = p.metadata.deletion_timestamp is None and phase not in ("Succeeded", "Failed")
     return PodState(p.metadata.name, ready and live, live)
+
+
+def _scaled_object(so: dict) -> ScaledObjectState:
+    """A ScaledObject's JSON as the watcher reads it (kedacore/keda v2.16.1
+    apis/keda/v1alpha1/scaledobject_types.go: ScaledObjectSpec, ScaleTriggers, status.hpaName)."""
+    name = so["metadata"]["name"]
+    spec, status = so.get("spec") or {}, so.get("status") or {}
+    triggers = []
+    for t in spec.get("triggers") or []:
+        meta = t.get("metadata") or {}
+        target = meta.get("value") or meta.get("threshold") or meta.get("targetValue") or ""
+        triggers.append(KedaTrigger(t.get("type", ""), t.get("metricType", ""), target))
+    ready = any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in status.get("conditions") or []
+    )
+    return ScaledObjectState(
+        name,
+        status.get("hpaName") or f"keda-hpa-{name}",
+        spec.get("minReplicaCount"),
+        spec.get("maxReplicaCount"),
+        tuple(triggers),
+        ready,
+    )
 
 
 def _message(body) -> str:

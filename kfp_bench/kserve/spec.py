@@ -17,6 +17,7 @@ triton, huggingface) take one. RawDeployment (Standard) scales with an HPA, whic
 memory only and never scales to zero, so concurrency or rps metrics and minReplicas 0 need the
 Serverless (Knative) mode, and containerConcurrency, a Knative setting, is refused there too;
 with no deployment_mode given these checks use the cluster's default, once deploy has learnt it.
+KEDA (``autoscaler_class`` keda) scales RawDeployment only, on a cpu or memory utilization.
 """
 
 from __future__ import annotations
@@ -50,6 +51,12 @@ KNATIVE_MODES = (SERVERLESS, "Knative")
 HPA_MODES = ("RawDeployment", "Standard")
 DEPLOYMENT_MODES = KNATIVE_MODES + HPA_MODES
 MODE_ANNOTATION = "serving.kserve.io/deploymentMode"
+#: KServe v0.15.2's autoscaler of a RawDeployment component (pkg/constants/constants.go:95, values
+#: ll. 186-192): hpa (the default) or keda (a KEDA ScaledObject, which drives an HPA), as chosen
+#: in pkg/controller/v1beta1/inferenceservice/reconcilers/autoscaler/autoscaler_reconciler.go:77-99.
+AUTOSCALER_ANNOTATION = "serving.kserve.io/autoscalerClass"
+HPA_CLASS, KEDA_CLASS = "hpa", "keda"
+AUTOSCALER_CLASSES = (HPA_CLASS, KEDA_CLASS)
 TARGET_ANNOTATION = "autoscaling.knative.dev/target"
 METRIC_ANNOTATION = "autoscaling.knative.dev/metric"
 GPU = "nvidia.com/gpu"
@@ -157,14 +164,36 @@ class ScaleSpec:
             return None
         return {"limits": limits, "requests": amounts} if amounts else {"limits": limits}
 
-    def component_fields(self, old_schema: bool) -> dict:
-        """The scale fields of a V1beta1 predictor or transformer spec (camelCase, as sent)."""
+    def validate_keda(self, where: str) -> None:
+        """What KServe v0.15.2 lets KEDA scale on (pkg/apis/serving/v1beta1/
+        inference_service_validation.go:331-345 and 272-278): no scaleMetric, a Resource metric
+        of cpu or memory at a Utilization it must be given, 1 to 100%."""
+        if not 1 <= self.scale_target <= 100:
+            raise ConfigError(
+                f"isvc {where}scale_target={self.scale_target!r}: KEDA scales on a "
+                f"{self.scale_metric} utilization, which KServe wants given in percent of the "
+                "request: give 1 to 100"
+            )
+
+    def keda_metrics(self) -> dict:
+        """The autoScaling of a component KEDA scales: one Resource metric, the utilization
+        scale_target of scale_metric (component.go:135-215; KServe makes it a ScaledObject's
+        trigger in reconcilers/keda/keda_reconciler.go:79-107)."""
+        target = {"type": "Utilization", "averageUtilization": self.scale_target}
+        resource = {"name": self.scale_metric, "target": target}
+        return {"metrics": [{"type": "Resource", "resource": resource}]}
+
+    def component_fields(self, old_schema: bool, keda: bool = False) -> dict:
+        """The scale fields of a V1beta1 predictor or transformer spec (camelCase, as sent);
+        ``keda``: the autoScaling metrics KEDA reads instead of scaleMetric and scaleTarget."""
         out = {"minReplicas": self.min_replicas}
         if self.max_replicas:
             out["maxReplicas"] = self.max_replicas
         if self.container_concurrency:
             out["containerConcurrency"] = self.container_concurrency
-        if not old_schema:
+        if keda:
+            out["autoScaling"] = self.keda_metrics()
+        elif not old_schema:
             out["scaleMetric"] = self.scale_metric
             if self.scale_target:  # else none: KServe writes no target annotation then
                 out["scaleTarget"] = self.scale_target
@@ -210,6 +239,9 @@ class IsvcSpec:
         model_args: the model server's arguments (predictor.model.args), e.g. for huggingface
             ``--model_name=NAME`` and ``--model_id=ORG/MODEL`` (``kserve.llm`` builds these).
             With model_args, storage_uri may be empty: the model comes from the arguments.
+        autoscaler_class: what scales a RawDeployment (Standard) component: hpa or keda (a KEDA
+            ScaledObject on a cpu or memory utilization of scale_target percent, driving an
+            HPA); empty (the default) writes no annotation: KServe's default, hpa.
     """
 
     name: str
@@ -226,6 +258,7 @@ class IsvcSpec:
     kserve_namespace: str = ""
     runtime: str = ""
     model_args: tuple[str, ...] = ()
+    autoscaler_class: str = ""
 
     @classmethod
     def from_dict(cls, doc: dict) -> IsvcSpec:
@@ -295,7 +328,13 @@ class IsvcSpec:
             )
         if self.protocol_version not in ("", "v1", "v2"):
             raise ConfigError(f"isvc protocol_version={self.protocol_version!r}: use v1 or v2")
+        if self.autoscaler_class:
+            mode = self._check_autoscaler(mode)
         self.predictor.validate("predictor.", mode)
+        if self.autoscaler_class == KEDA_CLASS:
+            self.predictor.validate_keda("predictor.")
+            if self.transformer_image:
+                self.transformer.validate_keda("transformer.")
         if self.predictor.gpu and not MODEL_FORMATS[self.model_format]:
             gpu_formats = ", ".join(k for k, v in MODEL_FORMATS.items() if v)
             raise ConfigError(
@@ -305,6 +344,27 @@ class IsvcSpec:
         if self.transformer_image:
             self.transformer.validate("transformer.", mode)
         return self
+
+    def _check_autoscaler(self, mode: str) -> str:
+        """Refuse an autoscaler_class KServe does not use for ``mode``; the mode to check the
+        scale settings against (a RawDeployment's, as KEDA's ScaledObject drives an HPA)."""
+        if self.autoscaler_class not in AUTOSCALER_CLASSES:
+            raise ConfigError(
+                f"isvc autoscaler_class={self.autoscaler_class!r}: use one of "
+                f"{', '.join(AUTOSCALER_CLASSES)}, or leave it out for KServe's default (hpa)"
+            )
+        if mode and mode not in HPA_MODES:
+            raise ConfigError(
+                f"isvc autoscaler_class={self.autoscaler_class!r}: KServe reads it in "
+                f"RawDeployment only, not in {mode}, where Knative scales; give "
+                "deployment_mode RawDeployment, or leave autoscaler_class out"
+            )
+        if self.autoscaler_class == KEDA_CLASS and self.old_schema:
+            raise ConfigError(
+                "isvc old_schema=True: the old schema writes Knative's annotations, which "
+                "KEDA does not read; leave old_schema out with autoscaler_class keda"
+            )
+        return mode or HPA_MODES[0]
 
     def to_dict(self, *, benchmark_id: str, mode: str = "") -> dict:
         """The InferenceService as the JSON body sent to the Kubernetes API (camelCase), validated,
@@ -327,12 +387,15 @@ class IsvcSpec:
         if self.protocol_version:
             model["protocolVersion"] = self.protocol_version
         _put(model, "resources", self.predictor.resources())
-        old = self.old_schema
-        spec = {"predictor": {"model": model, **self.predictor.component_fields(old)}}
+        old, keda = self.old_schema, self.autoscaler_class == KEDA_CLASS
+        spec = {"predictor": {"model": model, **self.predictor.component_fields(old, keda)}}
         if self.transformer_image:
             container = {"image": self.transformer_image, "name": "kserve-container"}
             _put(container, "resources", self.transformer.resources())
-            transformer = {"containers": [container], **self.transformer.component_fields(old)}
+            transformer = {
+                "containers": [container],
+                **self.transformer.component_fields(old, keda),
+            }
             _put(transformer, "annotations", self.transformer.annotations(old))
             spec["transformer"] = transformer
         # The mode annotation only when asked for: without it KServe applies the cluster's
@@ -341,6 +404,8 @@ class IsvcSpec:
         annotations = self.predictor.annotations(old)
         if self.deployment_mode:
             annotations = {MODE_ANNOTATION: self.deployment_mode, **annotations}
+        if self.autoscaler_class:
+            annotations = {**annotations, AUTOSCALER_ANNOTATION: self.autoscaler_class}
         metadata = {"name": self.name, "namespace": self.namespace}
         _put(metadata, "annotations", annotations)
         return {

@@ -3,8 +3,9 @@
 ``ReplicaWatcher`` samples one InferenceService component through ``kube.Kube``: its pods by
 label (serving.kserve.io/inferenceservice=NAME, component=predictor) and its autoscaler by the
 same labels: in Knative mode the PodAutoscaler's desiredScale and actualScale, in
-Standard/RawDeployment mode the HPA's desiredReplicas and currentReplicas. It runs in a thread
-beside a load (``start`` and ``stop``) or for a fixed time (``watch``), and yields
+Standard/RawDeployment mode the HPA's desiredReplicas and currentReplicas; with KEDA the
+ScaledObject's target (kept in ``scaled_objects``) and those of the HPA it drives. It runs in a
+thread beside a load (``start`` and ``stop``) or for a fixed time (``watch``), and yields
 ``ReplicaSample`` records.
 
 ``replica_rows`` joins the samples with the load's per-second series (``t`` epoch seconds) into
@@ -24,12 +25,13 @@ import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
-from kfp_bench.kserve.kube import Kube, selector
+from kfp_bench.kserve.kube import Kube, ScaledObjectState, ScaleState, selector
 
 #: Knative's defaults (config-autoscaler): container-concurrency-target-percentage 70%.
 UTILIZATION = 0.7
-#: The autoscalers the watcher reads: Knative's (KPA), Kubernetes' HPA, or none.
-KPA, HPA, NONE = "kpa", "hpa", ""
+#: The autoscalers the watcher reads: Knative's (KPA), Kubernetes' HPA, KEDA's ScaledObject and
+#: its HPA, or none.
+KPA, HPA, KEDA, NONE = "kpa", "hpa", "keda", ""
 #: config-autoscaler's container-concurrency-target-default and requests-per-second-target-default
 CONCURRENCY_TARGET_DEFAULT, RPS_TARGET_DEFAULT = 100.0, 200.0
 STABLE_WINDOW_S = 60.0
@@ -65,19 +67,26 @@ class ReplicaWatcher:
         name: the InferenceService.
         component: predictor or transformer.
         autoscaler: which autoscaler to read: KPA (Knative's PodAutoscalers, Serverless
-            mode), HPA (the HorizontalPodAutoscaler, Standard/RawDeployment mode) or NONE.
+            mode), HPA (the HorizontalPodAutoscaler, Standard/RawDeployment mode), KEDA (the
+            ScaledObjects and the HPA each drives, RawDeployment with autoscalerClass keda) or
+            NONE.
         interval_s: seconds between samples.
+
+    Attributes:
+        scaled_objects: with KEDA, the ScaledObjects as the latest sample read them (their
+            triggers' targets, their bounds, the HPA each drives).
     """
 
     def __init__(self, kube: Kube, name: str, component: str = "predictor", *,
                  autoscaler: str = KPA, interval_s: float = 1.0):  # fmt: skip
-        if autoscaler not in (KPA, HPA, NONE):
-            raise ValueError(f"autoscaler {autoscaler!r}: use kpa, hpa or none")
+        if autoscaler not in (KPA, HPA, KEDA, NONE):
+            raise ValueError(f"autoscaler {autoscaler!r}: use kpa, hpa, keda or none")
         self.kube = kube
         self.selector = selector(name, component)
         self.autoscaler = autoscaler
         self.interval_s = interval_s
         self.samples: list[ReplicaSample] = []
+        self.scaled_objects: list[ScaledObjectState] = []
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.error: Exception | None = None
@@ -88,14 +97,24 @@ class ReplicaWatcher:
         pods = self.kube.pods(self.selector)
         desired = actual = None
         if self.autoscaler:
-            read = self.kube.hpas if self.autoscaler == HPA else self.kube.podautoscalers
-            pas = read(self.selector)
+            pas = self._scales()
             if any(p.desired is not None for p in pas):
                 desired = sum(p.desired or 0 for p in pas)
             if any(p.actual is not None for p in pas):
                 actual = sum(p.actual or 0 for p in pas)
         ready = sum(p.ready for p in pods)
         return ReplicaSample(t, ready, sum(p.live for p in pods), desired, actual)
+
+    def _scales(self) -> list[ScaleState]:
+        """The autoscaler's scales now: the PodAutoscalers', the HPAs', or with KEDA those of
+        the HPA each ScaledObject drives (one not made yet counts as none)."""
+        if self.autoscaler == HPA:
+            return self.kube.hpas(self.selector)
+        if self.autoscaler == KPA:
+            return self.kube.podautoscalers(self.selector)
+        self.scaled_objects = self.kube.scaled_objects(self.selector)
+        found = (self.kube.hpa(so.hpa) for so in self.scaled_objects)
+        return [h for h in found if h is not None]
 
     def watch(self, duration_s: float) -> list[ReplicaSample]:
         """Sample for ``duration_s`` seconds (or until ``stop``); return every sample."""

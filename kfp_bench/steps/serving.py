@@ -5,6 +5,8 @@ sweep and the load). Without an isvc both only say so, and no cluster is needed.
 
 from __future__ import annotations
 
+from dataclasses import asdict
+
 from kfp_bench.errors import BenchError
 from kfp_bench.failpoint import fail_point
 from kfp_bench.steps.llm_params import llm_duration
@@ -48,15 +50,17 @@ def watch_window(p: BenchParams) -> float:
 
 def watch_replicas(p: BenchParams, out: str) -> None:
     """Sample the InferenceService's pods and autoscaler for the sweep and the load: Knative's
-    PodAutoscalers, or in Standard/RawDeployment mode its HPA (the mode as ``learn_mode`` finds
-    it, the deployed object first; unknown: Serverless, with a warning)."""
+    PodAutoscalers, or in Standard/RawDeployment mode its HPA, or with autoscaler_class keda its
+    KEDA ScaledObject and the HPA it drives (the mode as ``learn_mode`` finds it, the deployed
+    object first; unknown: Serverless, with a warning)."""
     if not p.isvc:
         print("no InferenceService to watch")
         write_json(out, {"skipped": True})
         return
     from kfp_bench.kserve.kube import Kube
     from kfp_bench.kserve.mode import Mode, learn_mode
-    from kfp_bench.kserve.watch import HPA, KPA, ReplicaWatcher, knative_target, watcher_doc
+    from kfp_bench.kserve.spec import KEDA_CLASS
+    from kfp_bench.kserve.watch import HPA, KEDA, KPA, ReplicaWatcher, knative_target, watcher_doc
 
     spec = p.isvc_spec()
     window = watch_window(p)
@@ -67,7 +71,8 @@ def watch_replicas(p: BenchParams, out: str) -> None:
         if not mode.name:
             mode = mode.assumed("the InferenceService records no mode, so Serverless is assumed")
         print(mode.said())
-        w = ReplicaWatcher(kube, spec.name, autoscaler=KPA if mode.knative else HPA)
+        hpa = KEDA if spec.autoscaler_class == KEDA_CLASS else HPA
+        w = ReplicaWatcher(kube, spec.name, autoscaler=KPA if mode.knative else hpa)
         samples = w.watch(window)
     except (BenchError, OSError) as exc:  # a 403 on podautoscalers: keep the samples before it
         samples, error = list(w.samples) if w is not None else [], failed("watch_replicas", exc)
@@ -82,6 +87,8 @@ def watch_replicas(p: BenchParams, out: str) -> None:
     )
     doc = watcher_doc(samples, target=target, knative=mode.knative, deployment_mode=mode.name,
                       mode_from=mode.source)  # fmt: skip
+    if w is not None and w.scaled_objects:  # KEDA's targets, as last read
+        doc["scaled_objects"] = [asdict(so) for so in w.scaled_objects]
     write_json(out, {**doc, "error": error} if error else doc)
     print(f"{len(samples)} samples, ready pods up to {max((s.ready for s in samples), default=0)}")
     fail_point("watch_replicas")

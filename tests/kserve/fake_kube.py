@@ -17,7 +17,11 @@ Standard default onto the deploymentMode annotation (apis/serving/v1beta1/
 inference_service_defaults.go), the controller records the mode, old names mapped to new, in
 status.deploymentMode (controller.go; utils.go GetDeploymentMode), and only a Standard
 InferenceService has an HPA (reconcilers/hpa); Knative's PodAutoscaler resource exists only where
-the cluster's default is Knative.
+the cluster's default is Knative. With serving.kserve.io/autoscalerClass keda a Standard
+InferenceService has instead a KEDA ScaledObject, made from its autoScaling metrics as kserve
+v0.15.2 reconcilers/keda/keda_reconciler.go makes it, and the HPA KEDA makes for it,
+keda-hpa-NAME-predictor, labelled as the ScaledObject (kedacore/keda v2.16.1
+controllers/keda/hpa.go:71-135); the ScaledObject resource exists only where KEDA is installed.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ ISVC_PATH = f"/apis/serving.kserve.io/v1beta1/namespaces/{NS}/inferenceservices"
 PODS_PATH = f"/api/v1/namespaces/{NS}/pods"
 PA_PATH = f"/apis/autoscaling.internal.knative.dev/v1alpha1/namespaces/{NS}/podautoscalers"
 HPA_PATH = f"/apis/autoscaling/v2/namespaces/{NS}/horizontalpodautoscalers"
+SO_PATH = f"/apis/keda.sh/v1alpha1/namespaces/{NS}/scaledobjects"
+AUTOSCALER_ANNOTATION = "serving.kserve.io/autoscalerClass"
 #: KServe's ConfigMap in a namespace: by default where Kubeflow's manifests install it, kubeflow
 #: (kubeflow/manifests 009c8808, applications/kserve/kserve/kserve_kubeflow.yaml); CM_KSERVE
 #: where KServe's own do.
@@ -70,7 +76,8 @@ class Scenario:
     #: next request of that method to that name is served. "POST": someone created the name
     #: after our GET; "DELETE": someone replaced the object after our GET.
     race: dict[str, dict] = field(default_factory=dict)
-    #: answer autoscaler LISTs (PodAutoscalers, HPAs) with 403 after this many (None: never)
+    #: answer autoscaler LISTs (PodAutoscalers, HPAs, ScaledObjects) with 403 after this many
+    #: (None: never)
     pa_forbidden_after: int | None = None
     #: the predictor's address (status.address.url); empty: its cluster-local one
     address: str = ""
@@ -84,6 +91,10 @@ class Scenario:
     kserve_namespace: str = "kubeflow"
     #: whether the controller records status.deploymentMode (False: a KServe that does not)
     record_mode: bool = True
+    #: whether KEDA is installed (its ScaledObject CRD; else a LIST answers 404)
+    keda: bool = True
+    #: whether KEDA has made the HPA of a ScaledObject yet (and named it in status.hpaName)
+    keda_hpa: bool = True
     created: list[dict] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)
@@ -112,6 +123,13 @@ class Scenario:
         """The mode KServe gives ``stored``: its annotation, else the default; new names."""
         mode = (stored["metadata"].get("annotations") or {}).get(MODE_ANNOTATION, self.default_mode)
         return {"Serverless": "Knative", "RawDeployment": "Standard"}.get(mode, mode)
+
+    def keda_of(self, stored: dict | None) -> bool:
+        """Whether KServe gives ``stored`` a KEDA ScaledObject, not an HPA of its own."""
+        if stored is None or self.mode_of(stored) != "Standard":
+            return False
+        annotations = stored["metadata"].get("annotations") or {}
+        return annotations.get(AUTOSCALER_ANNOTATION) == "keda"
 
     def admit(self, body: dict) -> dict:
         """``body`` as KServe's defaulting webhook leaves it: a Standard default annotated."""
@@ -242,6 +260,52 @@ def _hpa(name: str, f: Frame) -> dict:
     }  # fmt: skip
 
 
+def _labels(name: str) -> dict:
+    return {"serving.kserve.io/inferenceservice": name, "component": "predictor"}
+
+
+def _scaled_object(stored: dict, with_hpa: bool) -> dict:
+    """The ScaledObject KServe makes for ``stored``'s predictor (keda_reconciler.go:69-200: a
+    trigger per Resource metric, its type the resource, metadata.value the utilization; min 1 by
+    default, max at least min), with the status KEDA gives it once it made the HPA."""
+    name = stored["metadata"]["name"]
+    pred = stored["spec"]["predictor"]
+    triggers = []
+    for m in (pred.get("autoScaling") or {}).get("metrics", []):
+        target = m["resource"]["target"]
+        value = str(target.get("averageUtilization", 0))
+        triggers.append({"type": m["resource"]["name"], "metricType": target["type"],
+                         "metadata": {"value": value}})  # fmt: skip
+    low = pred.get("minReplicas", 1)
+    doc = {
+        "apiVersion": "keda.sh/v1alpha1",
+        "kind": "ScaledObject",
+        "metadata": {"name": f"{name}-predictor", "namespace": NS, "labels": _labels(name)},
+        "spec": {"scaleTargetRef": {"name": f"{name}-predictor"}, "triggers": triggers,
+                 "minReplicaCount": low, "maxReplicaCount": max(pred.get("maxReplicas", 0), low)},
+    }  # fmt: skip
+    if with_hpa:
+        doc["status"] = {
+            "hpaName": f"keda-hpa-{name}-predictor",
+            "conditions": [condition("Ready"), condition("Active", "False")],
+        }
+    return doc
+
+
+def _keda_hpa(name: str, f: Frame) -> dict:
+    """The HPA KEDA makes for the ScaledObject NAME-predictor (hpa.go:71-135): keda-hpa-NAME-
+    predictor, the ScaledObject's labels and KEDA's own."""
+    doc = _hpa(name, f)
+    doc["metadata"]["name"] = f"keda-hpa-{name}-predictor"
+    doc["metadata"]["labels"].update(
+        {
+            "app.kubernetes.io/managed-by": "keda-operator",
+            "app.kubernetes.io/part-of": f"{name}-predictor",
+        }
+    )
+    return doc
+
+
 def _config_map(default_mode: str, namespace: str) -> dict:
     """KServe's inferenceservice-config as config/configmap/inferenceservice.yaml has it (the
     deploy key; the others left out)."""
@@ -318,9 +382,27 @@ class _Handler(BaseHTTPRequestHandler):
             f = s.frame(advance=False)
             live = s.live.get(name)
             hpas = [_hpa(name, f)] if live and s.mode_of(live) == "Standard" else []
+            if s.keda_of(live):
+                hpas = [_keda_hpa(name, f)] if s.keda_hpa else []
             return self._send(200, {"kind": "HorizontalPodAutoscalerList",
                                     "apiVersion": "autoscaling/v2", "items": hpas,
                                     "metadata": {}})  # fmt: skip
+        if url.path.startswith(HPA_PATH + "/"):
+            return self._keda_hpa(url.path.rsplit("/", 1)[1])
+        if url.path == SO_PATH:
+            if not s.keda:
+                return self._status(
+                    404, "NotFound", "the server could not find the requested resource"
+                )  # fmt: skip  (no KEDA: no ScaledObject CRD)
+            s._pa_lists += 1
+            if s.pa_forbidden_after is not None and s._pa_lists > s.pa_forbidden_after:
+                return self._status(403, "Forbidden", 'scaledobjects.keda.sh is forbidden: User '
+                                    '"system:serviceaccount:bench:pipeline-runner" cannot list '
+                                    'resource "scaledobjects"')  # fmt: skip
+            live = s.live.get(name)
+            items = [_scaled_object(live, s.keda_hpa)] if s.keda_of(live) else []
+            return self._send(200, {"kind": "ScaledObjectList", "apiVersion": "keda.sh/v1alpha1",
+                                    "items": items, "metadata": {}})  # fmt: skip
         if url.path == PA_PATH and s.mode_of({"metadata": {}}) != "Knative":
             return self._status(
                 404, "NotFound", "the server could not find the requested resource"
@@ -336,6 +418,15 @@ class _Handler(BaseHTTPRequestHandler):
             return self._send(200, {"kind": "PodAutoscalerList", "items": [_pa(name, f)],
                                     "metadata": {}})  # fmt: skip
         return self._status(404, "NotFound", f"no route {url.path}")
+
+    def _keda_hpa(self, hpa: str) -> None:
+        """A GET of the HPA ``hpa``: KEDA's, once made, for a live InferenceService with it."""
+        s = self.scenario
+        for name, live in s.live.items():
+            if hpa == f"keda-hpa-{name}-predictor" and s.keda_of(live) and s.keda_hpa:
+                return self._send(200, _keda_hpa(name, s.frame(advance=False)))
+        return self._status(404, "NotFound", f'horizontalpodautoscalers.autoscaling "{hpa}" '
+                            "not found")  # fmt: skip
 
     def _config_map(self, namespace: str) -> None:
         s = self.scenario
