@@ -12,13 +12,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 . "$here/lib.sh"
-tier_start keda "make cluster-keda starts one with KServe and KEDA"
-grep -q '^KSERVE_MODEL_URI=' "$repo/.cluster/env" ||
-  die "KServe is not on the cluster; make cluster-kserve adds it (make cluster-keda does both)"
-grep -q '^KEDA_VERSION=' "$repo/.cluster/env" && {
-  echo "cluster keda: KEDA is up already"
-  exit 0
-}
+tier_on_kserve keda KEDA_VERSION "KEDA"
 
 step "building (cached)"
 "$here/build.sh" keda

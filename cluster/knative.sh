@@ -11,13 +11,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 . "$here/lib.sh"
-tier_start knative "make cluster-knative starts one with KServe and Knative"
-grep -q '^KSERVE_MODEL_URI=' "$repo/.cluster/env" ||
-  die "KServe is not on the cluster; make cluster-kserve adds it (make cluster-knative does both)"
-grep -q '^KNATIVE_VERSION=' "$repo/.cluster/env" && {
-  echo "cluster knative: Knative Serving is up already"
-  exit 0
-}
+tier_on_kserve knative KNATIVE_VERSION "Knative Serving"
 
 step "building (cached)"
 "$here/build.sh" knative

@@ -42,6 +42,18 @@ tier_start() {
 }
 step() { echo "cluster $tier: $* ($((SECONDS - t0)) s)"; }
 
+# tier_on_kserve NAME KEY WHAT: tier_start for a tier added beside KServe (knative.sh, keda.sh):
+# KServe must be up, and with KEY in .cluster/env already (WHAT is up) there is nothing to do.
+tier_on_kserve() {
+  tier_start "$1" "make cluster-$1 starts one with KServe and $3"
+  grep -q '^KSERVE_MODEL_URI=' "$repo/.cluster/env" ||
+    die "KServe is not on the cluster; make cluster-kserve adds it (make cluster-$1 does both)"
+  if grep -q "^$2=" "$repo/.cluster/env"; then
+    echo "cluster $1: $3 is up already"
+    exit 0
+  fi
+}
+
 # import_images NAME...: the archives images.sh built, into the cluster's containerd.
 import_images() {
   local name
