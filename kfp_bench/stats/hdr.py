@@ -109,12 +109,26 @@ class Histogram:
         return float(total) / h.total_count
 
     def percentiles_us(self, pcts) -> dict[float, int]:
-        """Values at the given percentiles (0-100), in µs; all zero for an empty histogram."""
+        """Values at the given percentiles (0-100), in µs; all zero for an empty histogram.
+
+        The package's ``get_percentile_to_value_dict``, each percentile's bucket found in the
+        running count by a binary search instead of its loop in Python over every bucket up to
+        the highest percentile's; a test checks the two agree."""
         if not self.count:
             return {float(p): 0 for p in pcts}
-        return {
-            float(k): int(v) for k, v in self._h.get_percentile_to_value_dict(list(pcts)).items()
-        }
+        h = self._h
+        running = np.cumsum(self._view)
+        out: dict[float, int] = {}
+        for pct in sorted({float(p) for p in pcts}):
+            if pct > 100:
+                break
+            i = int(np.searchsorted(running, h.get_target_count_at_percentile(pct)))
+            if i >= running.size:  # a count the buckets never reach: the package leaves it out
+                break
+            value = h.get_value_from_index(i)
+            edge = h.get_highest_equivalent_value if pct else h.get_lowest_equivalent_value
+            out[pct] = int(edge(value))
+        return out
 
     def buckets(self, lo_us: int, hi_us: int, n: int) -> list[tuple[float, int]]:
         """``n + 1`` marks evenly spaced from lo to hi with the count of values up to each mark

@@ -41,6 +41,22 @@ def test_the_mean_is_the_packages_mean(digits):
         assert hist.mean_us == (hist._h.get_mean_value() if hist.count else 0.0)
 
 
+@pytest.mark.parametrize("digits", [2, 3])
+def test_the_percentiles_are_the_packages(digits):
+    """At the edges (0, 100, out of range), the tails and repeated or unordered ones."""
+    rng = np.random.default_rng(13)
+    pcts = [0, 0.0, 1, 25, 50, 50.0, 90, 99, 99.9, 99.99, 100, 100.5, 12.5, -1]
+    one = Histogram(digits)
+    one.record(1234)
+    for values in (rng.lognormal(9, 2.5, 20_000), [0, 0, 5], [HIGHEST_US] * 3):
+        h = Histogram(digits)
+        h.record_many(np.asarray(values).astype(np.int64))
+        decoded = Histogram.decode(h.encode())
+        for hist in (h, decoded, one):
+            want = hist._h.get_percentile_to_value_dict(pcts)
+            assert hist.percentiles_us(pcts) == {float(k): int(v) for k, v in want.items()}
+
+
 def test_out_of_range_is_counted_not_dropped():
     h = Histogram()
     h.record_many(np.array([-5, 10, HIGHEST_US * 2]))
