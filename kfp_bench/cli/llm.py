@@ -270,13 +270,13 @@ def cmd_llm(a: argparse.Namespace) -> int:
         raise ConfigError(f"--repeat {a.repeat}: give 2 runs or more (an interval needs a spread)")
     if a.find_max:
         _check_find(a, slo)
-    one_load = not (a.find_max or a.sweep_rates or a.sweep_concurrency or a.repeat != 1)
-    if a.requests_out and not one_load:
-        raise ConfigError(
-            "--requests-out logs the requests of one load: drop --sweep-*, --find-max and "
-            "--repeat, or run each level alone"
-        )
-    export = _export(a.export, one_load)
+    export = _export(a.export)
+    several = a.find_max or a.sweep_rates or a.sweep_concurrency or a.repeat != 1
+    if several and (a.requests_out or export):  # outputs of one load each
+        what = ("--requests-out logs the requests" if a.requests_out
+                else f"--export {a.export[0]} writes the report")  # fmt: skip
+        raise ConfigError(f"{what} of one load: drop --sweep-*, --find-max and --repeat, or "
+                          "run each level alone")  # fmt: skip
     measurement = Measurement(a, "llm")
     log = measurement.requests_log(a, stages=opts.stages, warmup_s=a.warmup, ids=sends_id(opts))
     if export:
@@ -319,18 +319,13 @@ def cmd_llm(a: argparse.Namespace) -> int:
 EXPORTS = {"llm-d": llm_d.benchmark_report}
 
 
-def _export(given: list[str] | None, one_load: bool) -> str | None:
-    """The file of ``--export FORMAT FILE``, checked (bad input: ``ConfigError``)."""
+def _export(given: list[str] | None) -> str | None:
+    """The file of ``--export FORMAT FILE``, its format checked (bad input: ``ConfigError``)."""
     if not given:
         return None
     fmt, path = given
     if fmt not in EXPORTS:
         raise ConfigError(f"--export {fmt}: no such format; give --export llm-d FILE")
-    if not one_load:
-        raise ConfigError(
-            "--export llm-d writes the report of one load: drop --sweep-*, --find-max and "
-            "--repeat, or run each level alone"
-        )
     return path
 
 

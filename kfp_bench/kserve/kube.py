@@ -266,13 +266,7 @@ class Kube:
             self.namespace,
             label_selector=label_selector,
         )
-        out = []
-        for hpa in found.items if found is not None else []:
-            status = hpa.status
-            desired = status.desired_replicas if status is not None else None
-            current = status.current_replicas if status is not None else None
-            out.append(ScaleState(hpa.metadata.name, desired, current))
-        return out
+        return [_hpa(h) for h in (found.items if found is not None else [])]
 
     def hpa(self, name: str) -> ScaleState | None:
         """The HorizontalPodAutoscaler ``name`` (autoscaling/v2), or None when there is none."""
@@ -282,12 +276,7 @@ class Kube:
             name,
             self.namespace,
         )
-        if found is None:
-            return None
-        status = found.status
-        desired = status.desired_replicas if status is not None else None
-        current = status.current_replicas if status is not None else None
-        return ScaleState(found.metadata.name, desired, current)
+        return _hpa(found) if found is not None else None
 
     def scaled_objects(self, label_selector: str) -> list[ScaledObjectState]:
         """The KEDA ScaledObjects matching ``label_selector``: for an InferenceService KServe
@@ -368,6 +357,14 @@ def _pod(p) -> PodState:
     phase = status.phase if status is not None else None
     live = p.metadata.deletion_timestamp is None and phase not in ("Succeeded", "Failed")
     return PodState(p.metadata.name, ready and live, live)
+
+
+def _hpa(hpa) -> ScaleState:
+    """An HPA's desired and current replicas (None before its controller has set them)."""
+    status = hpa.status
+    desired = status.desired_replicas if status is not None else None
+    current = status.current_replicas if status is not None else None
+    return ScaleState(hpa.metadata.name, desired, current)
 
 
 def _scaled_object(so: dict) -> ScaledObjectState:
