@@ -27,6 +27,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from kfp_bench.errors import ConfigError
@@ -49,7 +50,6 @@ def wheelhouse(dest: Path, project: Path | None = None) -> Path:
         ConfigError: no checkout to read kfp-bench's dependencies from, or pip failed (its last
             lines said).
     """
-    import tempfile
 
     import kfp
 
@@ -147,7 +147,6 @@ def build_wheel(dest: Path, project: Path) -> Path:
     It is built in a copy of the checkout's own files (``_source_files``): setuptools builds in
     the tree's ``build/``, whose ``build_py`` copies modules there and never removes one, so an
     in-tree build would ship a module deleted since the last one."""
-    import tempfile
 
     dest = Path(dest).resolve()
     dest.mkdir(parents=True, exist_ok=True)
@@ -311,8 +310,11 @@ def as_pods(wheels: Path, root: Path, mounted: Path, envs: Path | StepEnvs | Non
     directory first on sys.path, and from a checkout it would import the checkout's kfp_bench
     instead of the wheel. Each task gets a fresh overlay or copy of the environment its install
     script makes, built once per byte-identical script (``step_envs(wheels, mounted, envs)``, or
-    ``envs`` itself when it is one) or, with ``envs=False``, kfp.local's own new venv."""
-    env = pod_env(wheels, mounted)
+    ``envs`` itself when it is one) or, with ``envs=False``, kfp.local's own new venv. The
+    tasks' temporary files (``TMPDIR``: KFP's launcher writes each step's code to a ``mktemp -d``
+    folder) go to a folder removed at the end, as a pod's /tmp goes with the pod."""
+    tmp = tempfile.mkdtemp(prefix="kfp-bench-pods-")
+    env = {**pod_env(wheels, mounted), "TMPDIR": tmp}
     saved = {k: os.environ.get(k) for k in env}
     root.mkdir(parents=True, exist_ok=True)
     init_local(root)
@@ -331,3 +333,4 @@ def as_pods(wheels: Path, root: Path, mounted: Path, envs: Path | StepEnvs | Non
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -21,7 +21,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
+import tempfile
 import time
 import traceback
 
@@ -99,6 +101,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.python:
         # kfp.local runs each task's "python3" as sys.executable: point it at the isolated env.
         sys.executable = args.python
+    # The tasks' temporary files (KFP's launcher writes each step's code to a `mktemp -d`
+    # folder) in a folder of the run's, removed with it, as a pod's /tmp goes with the pod.
+    tmp = tempfile.mkdtemp(prefix="kfp-bench-run-")
+    os.environ["TMPDIR"] = tmp
     try:
         from kfp import components, local
 
@@ -116,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
         traceback.print_exc()
         emit("end", state="FAILED", error=f"{type(e).__name__}: {e}"[:2000])
         return 1
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
     emit("end", state="SUCCEEDED")
     return 0
 
