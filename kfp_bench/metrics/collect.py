@@ -5,6 +5,13 @@ Prometheus cannot parse); ``start`` marks the window and starts the scrape threa
 ``stop`` ends both and runs the profile's queries over the window. A scrape or a query that
 fails is a note and a flag in the ``ServerSeries``, never an exception: the load's figures stand.
 
+An ``instant`` entry (``increase(...[{{.elapsed}}])``) sees only what Prometheus scraped: the
+work of the load's last scrape interval is in no sample at the load's end. So ``stop`` waits
+until Prometheus has scraped every target once after the load (``min(timestamp(up))``, at most
+``SETTLE_S``), and asks at that time over a range reaching back to the last scrape before it
+(read the same way at ``start``): the counters' growth over the whole load, whatever the
+scrape interval.
+
 The scrapes run in a daemon thread paced from elapsed time (a late sample does not shift the
 later ones); it sleeps between samples, so it takes the GIL only for the parse of each page.
 """
@@ -35,6 +42,12 @@ SCRAPED_HISTOGRAMS = {
     "request_predict_seconds": "latency",
 }
 
+#: The longest ``stop`` waits for Prometheus's first scrape of every target after the load.
+SETTLE_S = 120.0
+#: Every target's latest scrape is at or after this time (Prometheus's own ``up`` series).
+SCRAPED_BY = "min(timestamp(up))"
+MAY_MISS = "the instant queries may miss the load's last scrape interval"
+
 
 @dataclass
 class Collector:
@@ -52,6 +65,8 @@ class Collector:
     _thread: threading.Thread | None = None
     _first: dict = field(default_factory=dict)
     _last: dict = field(default_factory=dict)
+    #: Every target's last scrape before the load is at or after this (None: not known).
+    _scraped_before: float | None = None
 
     def check_local(self) -> None:
         """What ``check`` tells without a request: ``ConfigError`` for a step, a Prometheus URL
@@ -95,6 +110,8 @@ class Collector:
 
     def start(self) -> None:
         self.out.step_s = self.step_s
+        if self._instants():
+            self._scraped_before = self._scraped_by()
         self.out.window = (time.time(), 0.0)
         if self.scrapes:
             # The first sample before the load sends anything: the histograms' baseline.
@@ -114,6 +131,37 @@ class Collector:
         if query and self.profile is not None and self.prometheus_url:
             self._query(*self.out.window)
         return self.out
+
+    # -- Prometheus's scrapes around the load -----------------------------------------------------
+    def _instants(self) -> bool:
+        queries = self.profile.queries if self.profile else ()
+        return bool(self.prometheus_url) and any(q.instant for q in queries)
+
+    def _scraped_by(self) -> float | None:
+        """The time by which Prometheus has scraped every target it has, now."""
+        try:
+            rows = prom.query(self.prometheus_url, SCRAPED_BY, time.time(), timeout=10)
+        except prom.PromError:
+            return None
+        return rows[0]["value"] if rows and math.isfinite(rows[0]["value"]) else None
+
+    def _settled(self, end: float) -> float:
+        """When Prometheus has scraped every target after ``end`` (waited for, at most
+        ``SETTLE_S``): the time to ask the instant entries at. A wait that runs out is a note."""
+        deadline = time.monotonic() + SETTLE_S
+        while True:
+            now = time.time()
+            scraped = self._scraped_by()
+            if scraped is None:
+                self.out.note(f"no {SCRAPED_BY} from Prometheus: {MAY_MISS}", False)
+                return end
+            if scraped >= end:
+                return now
+            if time.monotonic() > deadline:
+                late = f"Prometheus had not scraped every target {SETTLE_S:.0f} s after the load"
+                self.out.note(f"{late}: {MAY_MISS}", False)
+                return now
+            time.sleep(0.25)
 
     # -- direct scrapes ------------------------------------------------------------------------
     def _sample(self) -> None:
@@ -165,12 +213,18 @@ class Collector:
     def _query(self, start: float, end: float) -> None:
         url, source = self.prometheus_url, public_url(self.prometheus_url)
         values = {**self.variables, "elapsed": f"{max(1, math.ceil(end - start))}s"}
+        at, since = end, start
+        if self._instants():
+            at = self._settled(end)
+            since = min(start, self._scraped_before or start)
+        # The range reaches back past the last scrape before the load (a whole millisecond more).
+        around = {**values, "elapsed": f"{math.floor((at - since) * 1e3) + 1}ms"}
         step = prom.step_for(start, end, self.step_s)
         for q in self.profile.queries:
-            expr = q.render(values)
+            expr = q.render(around if q.instant else values)
             try:
                 if q.instant:
-                    rows = prom.query(url, expr, end)
+                    rows = prom.query(url, expr, at)
                 else:
                     rows = prom.query_range(url, expr, start, end, step)
             except prom.PromError as exc:
