@@ -108,9 +108,9 @@ def main(rate: float = 50, seconds: float = 10, rounds: int = 3) -> None:
         command=result_files.command(), started=started, commit=commit, machine=machine,
         versions={"kfp-bench": __version__},
         tables=[result_files.Table(
-            f"`kfp-bench llm` at {rate:g} requests/s for {seconds:g} s, one worker, against the "
-            f"local LLM server; the cases alternate, medians of {rounds} rounds, µs of CPU per "
-            "completed request",
+            f"`kfp-bench llm`, {rate:g} requests/s for {seconds:g} s, 32 tokens, one worker, local "
+            f"LLM server; cases alternated, medians of {rounds} rounds, µs of CPU per completed "
+            "request",
             ["server metrics", "engine CPU/request µs", "ratio", "process tree CPU/request µs",
              "ratio"], rows,
         )],

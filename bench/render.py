@@ -20,14 +20,12 @@ VERDICT = {True: "met", False: "**missed**", None: "reported"}
 INTRO = """\
 # Benchmarks
 
-Speed is measured by the scripts in `bench/`, with the peer tools in the same run, never by the
-tests. Each section is the latest results file of one script (`bench/results/<benchmark>/`):
-its command, commit and machine, its short table, and a link to the file, which holds every
-table. The machines are shared 2-core VMs, so figures from different runs are not comparable;
-ratios within one run are. A section marked *transcribed* holds figures copied from the
-hand-written BENCHMARKS.md that came before the results files, with their own date, command
-and commit; running its script again replaces it. `make benchmarks` writes this file; the
-history is in git and in the results files.
+Speed is measured by the scripts in `bench/`, the peer tools in the same run, never by the
+tests. Each section is the latest results file of one script (`bench/results/<benchmark>/`,
+linked: it holds every table). The machines are shared 2-core VMs: figures of different runs
+are not comparable, ratios within one run are. A *transcribed* section holds figures copied from
+the hand-written BENCHMARKS.md of before, with their date, command and commit; its script's next
+run replaces it. `make benchmarks` writes this file.
 """
 
 
@@ -55,19 +53,21 @@ def anchor(title: str) -> str:
 
 def link(r: Result) -> str:
     """The summary's name of a benchmark: its section, and when it was measured."""
-    when = r.started[:10] + (", transcribed" if r.source else "")
-    return f"[{r.title}](#{anchor(r.title)}) ({when})"
+    return f"[{r.benchmark}](#{anchor(r.title)}) {r.started[:10]}" + " (transcribed)" * bool(
+        r.source
+    )
 
 
 def summary(results: list[Result]) -> list[str]:
-    rows = [
-        [link(r) if i == 0 else "", g.figure, g.value, g.goal, VERDICT[g.met]]
+    rows = [  # a goal said again in the next row is a ditto mark
+        [link(r) if i == 0 else "", g.figure, g.value]
+        + ['"' if i and g.goal == r.goals[i - 1].goal else g.goal, VERDICT[g.met]]
         for r in results
         for i, g in enumerate(r.goals)
     ]
     out = table(["benchmark", "figure", "measured", "goal", "verdict"], rows)
-    others = [f"[{r.title}](#{anchor(r.title)})" for r in results if not r.goals]
-    return out + (["", "Measured without a goal: " + "; ".join(others) + "."] if others else [])
+    others = [f"[{r.benchmark}](#{anchor(r.title)})" for r in results if not r.goals]
+    return out + (["", "Without a goal: " + "; ".join(others) + "."] if others else [])
 
 
 def machine(r: Result) -> str:
@@ -83,6 +83,8 @@ def machine(r: Result) -> str:
         parts.append(f"load average {load:.2f} at the start")
     elif load:  # a transcription keeps the prose's own figure, as written
         parts.append(f"load average {load}")
+    if m.get("note"):  # what the prose says of the machine, without a figure
+        parts.append(m["note"])
     versions = [  # "hey 0.1.4", whether the tool's own text names it or not
         str(v) if str(v).startswith(k) else f"{k} {v}" for k, v in sorted(r.versions.items())
     ]
@@ -91,19 +93,17 @@ def machine(r: Result) -> str:
 
 def section(r: Result) -> list[str]:
     path = f"bench/results/{r.benchmark}/{file_name(r)}"
-    where = f"at {r.commit}" if r.commit else "commit not recorded"
-    out = [f"## {r.title}", "", f"`{r.command}`, {r.started} {where}: {machine(r)}."]
-    out += [f"[Results file]({path}).", ""]
-    if r.source:
-        out += [f"*Transcribed, not a fresh run:* {r.source}.", ""]
+    ran = (f"`{r.command}`, " if r.command else "") + r.started
+    ran += f" at {r.commit}" if r.commit else ", commit not recorded"
+    more = sum(t.detail for t in r.tables)
+    ran += (f": {machine(r)}" if machine(r) else "") + f". [Results file]({path})"
+    out = [f"## {r.title}", "", ran + (f" ({more} more table{'s' * (more > 1)})." if more else ".")]
+    out += [""] + ([f"*Transcribed* {r.source}.", ""] if r.source else [])
     if r.notes:
         out += [r.notes, ""]
     for t in r.tables:
         if not t.detail:
             out += ([f"**{t.title}**", ""] if t.title else []) + table(t.columns, t.rows) + [""]
-    more = sum(t.detail for t in r.tables)
-    if more:
-        out += [f"{more} more table{'s' * (more > 1)} in the results file.", ""]
     return out
 
 

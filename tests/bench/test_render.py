@@ -44,7 +44,7 @@ def test_the_summary_comes_first_with_the_latest_of_each(results):
     text = render.render(result_files.latest(results))
     head, _, rest = text.partition("## Where things stand")
     assert "## load title" not in head and rest.index("| verdict |") < rest.index("## load")
-    row = "| [load title](#load-title) (2026-12-02) | kfp-bench / hey | 3.1x | >= 3.0x | met |"
+    row = "| [load](#load-title) 2026-12-02 | kfp-bench / hey | 3.1x | >= 3.0x | met |"
     assert row in text
     assert "2.2x" not in text and "| 60,246 |" in text and "hey \\| debian" in text
 
@@ -66,15 +66,14 @@ def test_a_transcribed_result_says_so_and_detail_tables_stay_in_the_file(tmp_pat
     r = _result("soak", "2026-11-30", "0.122 MB/min", True)
     detail = Table("every sample", ["s", "MB"], [[5, "55.1"]], detail=True)
     r = Result(**{**r.__dict__, "commit": "", "tables": [*r.tables, detail]})
-    r = Result(**{**r.__dict__, "source": "transcribed from BENCHMARKS.md at f069c4c"})
+    r = Result(**{**r.__dict__, "source": "from BENCHMARKS.md at f069c4c"})
     path = result_files.save(r, tmp_path)
     assert Result.from_dict(json.loads(path.read_text())) == r
     text = "\n".join(render.section(r))
-    assert "*Transcribed, not a fresh run:* transcribed from BENCHMARKS.md at f069c4c." in text
-    assert "2026-11-30 commit not recorded" in text
-    assert "](bench/results/soak/2026-11-30.json)" in text
-    assert "every sample" not in text and "1 more table in the results file." in text
-    assert "(2026-11-30, transcribed)" in render.summary([r])[2]
+    assert "2026-11-30, commit not recorded" in text and "*Transcribed* from BENCHMARKS.md" in text
+    assert "[Results file](bench/results/soak/2026-11-30.json) (1 more table)." in text
+    assert "every sample" not in text
+    assert "](#soak-title) 2026-11-30 (transcribed) |" in render.summary([r])[2]
 
 
 def test_a_results_file_reads_back_and_another_document_is_refused(results):
