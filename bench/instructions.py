@@ -10,7 +10,8 @@ the packed row, the next send), without the kernel, the event loop or the aggreg
 counts the series aggregation per row (``LoadStats.add_batch`` on batches of 10,000 rows).
 
 Usage: ``.venv/bin/python bench/instructions.py [--count 100000]`` (needs valgrind: apt-get install
-valgrind). Each count takes about a minute.
+valgrind). Each count takes about a minute. The counts also go to a results file for
+BENCHMARKS.md (bench/result_files.py).
 """
 
 from __future__ import annotations
@@ -21,6 +22,12 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
+
+import result_files
+from peers import host
+
+from kfp_bench import __version__
 
 RESPONSE = (
     b"HTTP/1.1 200 OK\r\nServer: nginx\r\nDate: Mon, 30 Nov 2026 07:00:00 GMT\r\n"
@@ -96,15 +103,37 @@ def instructions(code: str, n: int) -> int:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--count", type=int, default=100_000, help="requests in the measured run")
+    p.add_argument("--results", type=Path, default=result_files.RESULTS, help="for BENCHMARKS.md")
     args = p.parse_args(argv)
+    started, machine, commit = result_files.now(), host(), result_files.commit()
     if not shutil.which("valgrind"):
         sys.stderr.write("bench/instructions.py: valgrind not found; apt-get install valgrind\n")
         return 2
     base, full = instructions(REQUEST_PATH, 0), instructions(REQUEST_PATH, args.count)
-    print(f"request path: {(full - base) / args.count:,.0f} instructions per request")
+    per_request = round((full - base) / args.count)
+    print(f"request path: {per_request:,} instructions per request")
     batches = max(args.count // 10_000, 1)
     base, full = instructions(AGGREGATION, 0), instructions(AGGREGATION, batches)
-    print(f"aggregation:  {(full - base) / (batches * 10_000):,.0f} instructions per row")
+    per_row = round((full - base) / (batches * 10_000))
+    print(f"aggregation:  {per_row:,} instructions per row")
+    valgrind = subprocess.run(["valgrind", "--version"], capture_output=True, text=True)
+    result = result_files.Result(
+        benchmark="instructions",
+        title="Load engine: instructions per request",
+        command=result_files.command(),
+        started=started,
+        commit=commit,
+        machine=machine,
+        versions={"kfp-bench": __version__, "valgrind": valgrind.stdout.strip()},
+        tables=[
+            result_files.Table(
+                "user-space instructions (callgrind)",
+                ["path", "instructions"],
+                [["request path, per request", per_request], ["aggregation, per row", per_row]],
+            )
+        ],
+    )
+    print(result_files.save(result, args.results))
     return 0
 
 

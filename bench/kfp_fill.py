@@ -13,8 +13,9 @@ a small runs benchmark on the full server, sweep the fill. It reports:
      against the pairwise comparison sort it replaced.
 
 Run it as ``.venv/bin/python bench/kfp_fill.py [--fill 10000] [--steps 5] [--out DIR]``; it
-writes DIR/summary.json (``kfp-bench report DIR`` redraws the plot) and bench figures to
-DIR/bench.json. Nothing here runs in CI: the figures hold for the machine they were taken on.
+writes DIR/summary.json (``kfp-bench report DIR`` redraws the plot), bench figures to
+DIR/bench.json and a results file for BENCHMARKS.md (bench/result_files.py). Nothing here runs
+in CI: the figures hold for the machine they were taken on.
 """
 
 from __future__ import annotations
@@ -31,6 +32,10 @@ import sys
 import time
 from pathlib import Path
 
+import result_files
+from peers import host
+
+from kfp_bench import __version__
 from kfp_bench.kfp.fill import FillOptions, fill_id, run_with_fill
 from kfp_bench.kfp.options import RunsOptions
 from kfp_bench.results import write_results
@@ -107,7 +112,9 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=20)
     ap.add_argument("--concurrency", type=int, default=16)
     ap.add_argument("--out", default="results/bench-fill")
+    ap.add_argument("--results", type=Path, default=result_files.RESULTS, help="for BENCHMARKS.md")
     a = ap.parse_args()
+    started, machine, commit = result_files.now(), host(), result_files.commit()
     bid = time.strftime("fill-%H%M%S", time.gmtime())
     with start_kfp_server(simulate="all:fixed(0.2)", max_parallel_runs=50) as server:
         opts = RunsOptions(
@@ -144,7 +151,62 @@ def main() -> int:
     }
     Path(a.out, "bench.json").write_text(json.dumps(bench, indent=2) + "\n")
     print(json.dumps(bench, indent=2))
+    print(result_files.save(_result(bench, fill, started, machine, commit), a.results))
     return 0
+
+
+def _result(bench: dict, fill: dict, started: str, machine: dict, commit: str):
+    """The fill as a results file: its cost, its sweep, and the UI's calls at each K (kept in
+    the file)."""
+    listed = bench["listing_at_k"]
+    rows = [
+        ["runs filled", f"{bench['filled']:,} ({fill['create_failed']} creates failed)"],
+        [
+            "fill rate (creates and terminates)",
+            f"{bench['fill_rate_per_s']:,.0f} runs/s ({bench['fill_s']:.1f} s)",
+        ],  # fmt: skip
+        ["driver CPU per 1000 runs filled", f"{bench['driver_cpu_s_per_1000_runs']} s"],
+        ["local KFP API CPU per 1000 runs filled", f"{bench['server_cpu_s_per_1000_runs']} s"],
+        ["whole run, wall", f"{bench['wall_s']} s"],
+        ["the fill's runs left after the sweep", bench["remaining_after"]],
+        [
+            f"one LIST page at {bench['filled']:,} rows, CPU: the listing / the pairwise sort it "
+            "replaced",
+            f"{listed['key_sort_ms']} ms / {listed['compare_sort_ms']} ms",
+        ],  # fmt: skip
+    ]
+    ks = sorted({r["k"] for r in fill["rows"]})
+    at = {(r["kind"], r["k"]): f"{r['p50_ms']:.1f} / {r['p95_ms']:.1f}" for r in fill["rows"]}
+    kinds = list(dict.fromkeys(r["kind"] for r in fill["rows"]))
+    calls = [[kind, *(at.get((kind, k), "-") for k in ks)] for kind in kinds]
+    return result_files.Result(
+        benchmark="kfp-fill",
+        title="The full-database mode: kfp-bench runs --fill",
+        command=result_files.command(),
+        started=started,
+        commit=commit,
+        machine=machine,
+        versions={"kfp-bench": __version__},
+        tables=[
+            result_files.Table(
+                f"`{bench['command']}` against the local KFP API", ["figure", "value"], rows
+            ),  # fmt: skip
+            result_files.Table(
+                "the UI's calls at each K, client side, p50 / p95 ms",
+                ["call", *(f"K={k:,}" for k in ks)],
+                calls,
+                detail=True,
+            ),
+        ],
+        goals=[
+            result_files.Goal(
+                "the fill's runs left after the sweep",
+                str(bench["remaining_after"]),
+                "0",
+                bench["remaining_after"] == 0,
+            )
+        ],  # fmt: skip
+    )
 
 
 def _progress(phase: str, filled: int, target: int) -> None:

@@ -339,6 +339,7 @@ def _result(ready_s, loads, cold, started, machine, commit) -> result_files.Resu
                         "pods' cpu m",
                     ],
                     over_time[label],
+                    detail=True,
                 )  # fmt: skip
                 for label, what in (
                     ("long", ""),

@@ -266,6 +266,7 @@ def _result(loads, zero, raw, started, machine, commit, env) -> result_files.Res
                     "PodAutoscaler's desired and actual scale",
                     ["s", "ready", "live", "desired", "actual"],
                     over_time[label],
+                    detail=True,
                 )
                 for label, *_ in LOADS
             ),

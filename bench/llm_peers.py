@@ -24,7 +24,8 @@ built here over the prompts' vocabulary (``llm_truth.build_tokenizer``), offline
 
 Usage: ``.venv/bin/python bench/llm_peers.py [--peers kfp-bench,kfp-bench-rows,guidellm,
 inference-perf,vllm] [--cases c16,rate8,c200] [--install] [--seconds 15] [--keep DIR]
-[--out bench/llm_peers.json]``
+[--out bench/llm_peers.json]``; it also writes a results file for BENCHMARKS.md
+(bench/result_files.py).
 """
 
 from __future__ import annotations
@@ -47,7 +48,10 @@ import psutil
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import llm_peer_tools as tools  # noqa: E402
 import llm_truth as truth  # noqa: E402
+import result_files  # noqa: E402
+from peers import host  # noqa: E402
 
+from kfp_bench import __version__  # noqa: E402
 from kfp_bench.sandbox.llm_server import read_truth, start_llm_server  # noqa: E402
 
 SERVER = dict(first_token_ms=200.0, token_gap_ms=20.0, max_tokens=64)
@@ -315,8 +319,10 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--seconds", type=float, default=15.0, help="each tool's run (s)")
     ap.add_argument("--out", default=str(tools.ROOT / "bench" / "llm_peers.json"))
     ap.add_argument("--keep", default="", help="keep each run's folder (truth log, outputs) here")
+    ap.add_argument("--results", type=Path, default=result_files.RESULTS, help="for BENCHMARKS.md")
     a = ap.parse_args(argv)
-    report: dict = {"machine": machine(), "server": SERVER, "results": []}
+    started, commit = result_files.now(), result_files.commit()
+    report: dict = {"machine": machine(), "host": host(), "server": SERVER, "results": []}
     peers, skipped = select(a.peers, a.install)
     report["skipped"] = skipped
     for name, why in skipped.items():
@@ -345,12 +351,24 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"measured: {', '.join(report['measured']) or 'none'}")
     for name, why in skipped.items():
         print(f"skipped: {name}: {why}")
+    if report["results"]:
+        print(result_files.save(_result(report, started, commit), a.results))
     return report
 
 
-def table(report: dict) -> str:
-    """The Markdown table of the figures, one row per tool, with the targets' verdicts."""
-    rows = {}
+MAIN_COLUMNS = [
+    "tool", "requests (c16)", "TTFT err p50 / p99 ms (how)", "ITL one sample per gap",
+    "ITL p99 err ms", "CPU µs/token (run / streaming)", "peak RSS MB", "lag p99 ms at 8 req/s "
+    "(truth)", "own lag p99 ms", "CPU µs/token streaming at 8 req/s", "venv MB",
+]  # fmt: skip
+C200_COLUMNS = [
+    "tool (200 streams)", "requests", "TTFT err p50 / p99 ms (how)", "ITL p99 err ms",
+    "server send late p50 / p99 ms", "CPU µs/token (run / streaming)", "peak RSS MB",
+]  # fmt: skip
+
+
+def _by_tool(report: dict) -> dict[str, dict]:
+    rows: dict[str, dict] = {}
     for r in report["results"]:
         row = rows.setdefault(r["tool"], {})
         if "run" in r and r["run"]["rc"] != 0:
@@ -368,47 +386,113 @@ def table(report: dict) -> str:
             )  # fmt: skip
         elif r["case"] == "c200":
             row.update(c200=r)
-    head = (
-        "| tool | requests (c16) | TTFT err p50 / p99 ms (how) | ITL per gap | ITL p99 err ms "
-        "| CPU µs/token (run / streaming) | peak RSS MB | lag p99 ms (truth) | own lag p99 ms "
-        "| CPU µs/token streaming at 8 req/s | venv MB |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|"
-    )
-    lines = [head]
-    for tool, row in rows.items():
+    return rows
+
+
+def main_rows(report: dict) -> list[list[str]]:
+    """One row per tool: c16's figures, rate8's lag and CPU, the tool's install."""
+    out = []
+    for tool, row in _by_tool(report).items():
         t, i, lag = row.get("ttft") or {}, row.get("itl") or {}, row.get("lag") or {}
         own = (row.get("own_lag") or {}).get("p99")
         fails = " ".join(f"{k}: {v}" for k, v in row.items() if k.endswith("_failed"))
-        lines.append(
-            f"| {tool}{' (' + fails + ')' if fails else ''} | {row.get('n', '')} "
-            f"| {_v(t.get('p50'))} / {_v(t.get('p99'))} ({t.get('how', '-')}) "
-            f"| {i.get('per_gap', '-')} | {_v(i.get('p99'))} "
-            f"| {_v(row.get('cpu'))} / {_v(row.get('cpu_s'))} "
-            f"| {_v(row.get('rss'))} | {_v(lag.get('p99'))} | {_v(own)} "
-            f"| {_v(row.get('cpu8'))} | {_v(report['installs_mb'].get(tool))} |"
-        )
-    return "\n".join(lines)
+        out.append([
+            f"{tool}{' (' + fails + ')' if fails else ''}", _v(row.get("n", "")),
+            f"{_v(t.get('p50'))} / {_v(t.get('p99'))} ({t.get('how', '-')})",
+            _v(i.get("per_gap", "-")), _v(i.get("p99")),
+            f"{_v(row.get('cpu'))} / {_v(row.get('cpu_s'))}", _v(row.get("rss")),
+            _v(lag.get("p99")), _v(own), _v(row.get("cpu8")),
+            _v(report["installs_mb"].get(tool)),
+        ])  # fmt: skip
+    return out
 
 
-def table_c200(report: dict) -> str:
+def c200_rows(report: dict) -> list[list[str]]:
     """kfp-bench at 200 streams: its errors beside the server's own send error at that load."""
-    lines = [
-        "| tool (200 streams) | requests | TTFT err p50 / p99 ms (how) | ITL p99 err ms "
-        "| server send late p50 / p99 ms | CPU µs/token (run / streaming) | peak RSS MB |",
-        "|---|---|---|---|---|---|---|",
-    ]
+    out = []
     for r in report["results"]:
         if r["case"] != "c200" or "itl" not in r:
             continue
         t, srv = r.get("ttft_err") or {}, r.get("server_send_err_ms") or {}
-        lines.append(
-            f"| {r['tool']} | {r['truth_requests']} | {_v(t.get('p50'))} / {_v(t.get('p99'))} "
-            f"({t.get('how', '-')}) | {_v(r['itl'].get('p99'))} "
-            f"| {_v(srv.get('p50'))} / {_v(srv.get('p99'))} "
-            f"| {_v(r.get('cpu_us_per_token'))} / {_v(r.get('cpu_us_per_token_streaming'))} "
-            f"| {_v(r.get('rss_mb'))} |"
-        )
-    return "\n".join(lines)
+        out.append([
+            r["tool"], _v(r["truth_requests"]),
+            f"{_v(t.get('p50'))} / {_v(t.get('p99'))} ({t.get('how', '-')})",
+            _v(r["itl"].get("p99")), f"{_v(srv.get('p50'))} / {_v(srv.get('p99'))}",
+            f"{_v(r.get('cpu_us_per_token'))} / {_v(r.get('cpu_us_per_token_streaming'))}",
+            _v(r.get("rss_mb")),
+        ])  # fmt: skip
+    return out
+
+
+def _markdown(columns: list[str], rows: list[list[str]]) -> str:
+    head = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    return "\n".join(head + ["| " + " | ".join(r) + " |" for r in rows])
+
+
+def table(report: dict) -> str:
+    """The Markdown table of the figures, one row per tool."""
+    return _markdown(MAIN_COLUMNS, main_rows(report))
+
+
+def table_c200(report: dict) -> str:
+    return _markdown(C200_COLUMNS, c200_rows(report))
+
+
+def goals(report: dict) -> list[result_files.Goal]:
+    """kfp-bench's figures (the CLI's) against issue 19's targets."""
+    row = _by_tool(report).get("kfp-bench", {})
+    t, i, lag = row.get("ttft") or {}, row.get("itl") or {}, row.get("lag") or {}
+    c200 = row.get("c200") or {}
+    cases = [
+        ("TTFT error p50 at 16 streams", t.get("p50"), "ms", "ttft_err_p50_ms"),
+        ("TTFT error p99 at 16 streams", t.get("p99"), "ms", "ttft_err_p99_ms"),
+        ("ITL p99 error at 16 streams", i.get("p99"), "ms", "itl_err_p99_ms"),
+        ("ITL p99 error at 200 streams", (c200.get("itl") or {}).get("p99"), "ms",
+         "itl_err_p99_ms"),
+        ("scheduling lag p99 at 8 req/s (truth)", lag.get("p99"), "ms", "lag_p99_ms"),
+        ("CPU per token streaming, 16 streams", row.get("cpu_s"), "µs", "cpu_us_per_token"),
+        ("CPU per token streaming, 200 streams", c200.get("cpu_us_per_token_streaming"), "µs",
+         "cpu_us_per_token"),
+        ("CPU per token streaming, 8 req/s", row.get("cpu8"), "µs", "cpu_us_per_token"),
+        ("peak RSS, 16 streams", row.get("rss"), "MB", "rss_mb"),
+    ]  # fmt: skip
+    return [
+        result_files.Goal(
+            name,
+            f"{_v(x)} {unit}",
+            f"|x| <= {TARGETS[key]:g} {unit}" if "err" in key else f"<= {TARGETS[key]:g} {unit}",
+            abs(x) <= TARGETS[key],
+        )  # fmt: skip
+        for name, x, unit, key in cases
+        if x is not None
+    ]
+
+
+def _result(report: dict, started: str, commit: str) -> result_files.Result:
+    versions = {"kfp-bench": __version__} | {
+        k: v for k, v in report["versions"].items() if not k.startswith("kfp-bench")
+    }
+    return result_files.Result(
+        benchmark="llm-peers",
+        title="LLM load: kfp-bench llm beside guidellm, inference-perf and vllm bench serve",
+        command=result_files.command(),
+        started=started,
+        commit=commit,
+        machine=report["host"],
+        versions=versions,
+        tables=[
+            result_files.Table(
+                "against `kfp-bench llm-server` (first token 200 ms, a token every 20 ms, 64 "
+                "tokens): 16 concurrent streams, and a constant 8 requests/s",
+                MAIN_COLUMNS,
+                main_rows(report),
+            ),
+            result_files.Table(
+                "200 streams from one process", C200_COLUMNS, c200_rows(report), detail=True
+            ),
+        ],  # fmt: skip
+        goals=goals(report),
+    )
 
 
 def _v(x) -> str:

@@ -10,7 +10,8 @@ and its figures sit beside the truth's: completed streams; output and input toke
 usage where it streams one, else the tokenizer's count of the prompt and of the text the server
 generated); TTFT, ITL and E2E p50 from the proxy's chunk times. ``--record`` also writes the raw
 bytes of one streamed completion, one streamed chat and one error answer per server to
-``tests/data/llm_streams/``. Exit 1 when any check fails, 2 on a setup error.
+``tests/data/llm_streams/``. The rows go to a results file for BENCHMARKS.md
+(bench/result_files.py). Exit 1 when any check fails, 2 on a setup error.
 
 Usage: ``.venv/bin/python bench/llm_real_servers.py --server kserve|transformers|llamacpp|
 llamacpp-no-interrupt|all [--setup] [--record] [-n 16] [-c 4] [--max-tokens 32]
@@ -31,7 +32,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import llm_real_envs as envs  # noqa: E402
 import llm_real_fixtures as fixtures  # noqa: E402
+import result_files  # noqa: E402
 from llm_real_wire import RecordingProxy  # noqa: E402
+from peers import host  # noqa: E402
+
+from kfp_bench import __version__  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 TOLERANCE = 0.02  # the issue's bound on token counts against the server's own
@@ -250,7 +255,9 @@ def main() -> int:
     p.add_argument("-c", "--concurrency", type=int, default=4)
     p.add_argument("--max-tokens", type=int, default=32)
     p.add_argument("--out", type=Path, default=REPO / "bench/llm_real_servers.json")
+    p.add_argument("--results", type=Path, default=result_files.RESULTS, help="for BENCHMARKS.md")
     a = p.parse_args()
+    started, machine, commit = result_files.now(), host(), result_files.commit()
     names = list(envs.SERVERS) if a.server == "all" else [a.server]
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     (a.root / "logs").mkdir(parents=True, exist_ok=True)
@@ -265,7 +272,61 @@ def main() -> int:
     doc["markdown"] = markdown(rows)  # the table of BENCHMARKS.md
     a.out.write_text(json.dumps(doc, indent=1) + "\n")
     print(markdown(rows))
+    print(result_files.save(_result(a, rows, started, machine, commit), a.results))
     return 1 if any(r["fails"] for r in rows) else 0
+
+
+COLUMNS = ["server", "endpoint", "--tokenizer", "completed+failed", "output tokens",
+           "input tokens", "TTFT p50 ms", "ITL p50 ms", "E2E p50 ms", "verdict"]  # fmt: skip
+
+
+def _result(a, rows: list[dict], started: str, machine: dict, commit: str):
+    """The runs as a results file: per server, what kfp-bench counted beside what the server
+    sent (every run's row kept in the file), and how many runs agreed."""
+    every, per = [], {}
+    for r in rows:
+        k, t = r["kfp_bench"], r["truth"]
+        mine, truth = f"{k.get('completed')}+{k.get('failed')}", f"{t['completed']}+{t['failed']}"
+        cells = [f"{k.get(n)} / {t[n]}" for n in ("output_tokens", "input_tokens", "ttft_p50_ms",
+                                                     "itl_p50_ms", "e2e_p50_ms")]  # fmt: skip
+        verdict = "ok" if not r["fails"] else "FAIL: " + "; ".join(r["fails"])
+        every.append([r["server"], r["endpoint"], "yes" if r["tokenizer"] else "no",
+                      f"{mine} / {truth}", *cells, verdict])  # fmt: skip
+        s = per.setdefault(r["server"], {"counts": [], "ok": 0, "n": 0})
+        s["counts"].append(mine if mine == truth else f"{mine} (server: {truth})")
+        s["ok"] += not r["fails"]
+        s["n"] += 1
+    ok = sum(s["ok"] for s in per.values())
+    return result_files.Result(
+        benchmark="llm-real-servers",
+        title="LLM load against real servers",
+        command=result_files.command(),
+        started=started,
+        commit=commit,
+        machine=machine,
+        versions={"kfp-bench": __version__},
+        tables=[
+            result_files.Table(
+                f"{a.requests} requests at -c {a.concurrency}, --max-tokens {a.max_tokens}, "
+                "completions and chat, with and without --tokenizer: kfp-bench's counts beside "
+                "the server's own",
+                ["server", "completed+failed, each run", "runs that agree"],
+                [
+                    [name, ", ".join(s["counts"]), f"{s['ok']} of {s['n']}"]
+                    for name, s in per.items()
+                ],  # fmt: skip
+            ),
+            result_files.Table("each run: kfp-bench / the truth", COLUMNS, every, detail=True),
+        ],
+        goals=[
+            result_files.Goal(
+                "runs whose counts and times agree with the server's",
+                f"{ok} of {len(rows)}",
+                "all",
+                ok == len(rows),
+            )
+        ],  # fmt: skip
+    )
 
 
 if __name__ == "__main__":

@@ -24,7 +24,9 @@ folded stacks to FILE; py-spy's own sampling costs the client CPU, so its CPU fi
 comparable with a run without it.
 
 Usage: ``.venv/bin/python bench/llm_scale.py [--streams 1000] [--tokens 500] [--seconds 30]
-[--server-procs 2] [--rate R] [--profile FILE [--native]] [--client-path DIR] [--keep DIR]``
+[--server-procs 2] [--rate R] [--profile FILE [--native]] [--client-path DIR] [--keep DIR]
+[--runs N]``; without a profile or another checkout's client, it writes the runs to a results file
+for BENCHMARKS.md (bench/result_files.py).
 
 ``--client-path DIR`` runs the client from another checkout's ``kfp_bench`` (``git archive REV
 kfp_bench | tar -x -C DIR``), the server from this one's: before and after on the same server.
@@ -48,7 +50,10 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import llm_truth as truth  # noqa: E402
+import result_files  # noqa: E402
+from peers import host  # noqa: E402
 
+from kfp_bench import __version__  # noqa: E402
 from kfp_bench.sandbox.llm_server import read_truth, start_llm_server  # noqa: E402
 
 FIRST_MS, GAP_MS = 200.0, 20.0
@@ -250,7 +255,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--client-path", type=Path, help="import the client's kfp_bench from here")
     p.add_argument("--native", action="store_true", help="with --profile: C frames too")
     p.add_argument("--keep", type=Path, help="keep the truth log and the client's JSON here")
+    p.add_argument("--runs", type=int, default=1, help="run it this many times, one after another")
+    p.add_argument("--results", type=Path, default=result_files.RESULTS, help="for BENCHMARKS.md")
     a = p.parse_args(argv)
+    started, machine, commit = result_files.now(), host(), result_files.commit()
     nofile = raise_nofile()
     if nofile["set"] < a.streams + 200:
         need = f"--streams {a.streams} needs more open files than the hard limit {nofile['set']}"
@@ -258,17 +266,88 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if a.keep is not None:
         a.keep.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix="llm-scale-", dir=a.keep))
-    try:
-        res = {"streams": a.streams, "tokens": a.tokens, "seconds": a.seconds, "rate": a.rate}
-        res["nofile"] = nofile
-        res["time_utc"] = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())
-        res.update(run(a, work))
-    finally:
-        if a.keep is None:
-            shutil.rmtree(work, ignore_errors=True)
-    print(json.dumps(res))
-    return 0 if res.get("rc") == 0 else 1
+    runs = []
+    for _ in range(a.runs):
+        work = Path(tempfile.mkdtemp(prefix="llm-scale-", dir=a.keep))
+        try:
+            res = {"streams": a.streams, "tokens": a.tokens, "seconds": a.seconds, "rate": a.rate}
+            res["nofile"] = nofile
+            res["time_utc"] = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())
+            res.update(run(a, work))
+        finally:
+            if a.keep is None:
+                shutil.rmtree(work, ignore_errors=True)
+        print(json.dumps(res), flush=True)
+        runs.append(res)
+    if all(r.get("rc") == 0 for r in runs) and not a.client_path and not a.profile:
+        print(result_files.save(_result(a, runs, started, machine, commit), a.results))
+    return 0 if all(r.get("rc") == 0 for r in runs) else 1
+
+
+#: issue 29's targets at 1,000 streams
+ITL_ERR_P99_MS, CPU_US_PER_TOKEN = 0.5, 20.0
+
+
+def _result(a, runs: list[dict], started: str, machine: dict, commit: str):
+    """The runs as a results file, one row each, and the worst of them against the targets."""
+
+    def pair(d: dict, fmt: str = "{}") -> str:
+        return " / ".join(fmt.format(d[k]) for k in ("p50", "p99"))
+
+    rows = [
+        [i, r.get("cpu_pressure_some"), r.get("client_core_share"),
+         " + ".join(map(str, r.get("server_core_share", []))),
+         f"{r.get('client_cpu_us_per_token_streaming')} / {r['client_cpu_us_per_token_run']}",
+         f"{r['gaps_under_1ms']['client']:.3%} / {r['gaps_under_1ms']['truth']:.3%}",
+         pair(r["itl_client_ms"]), pair(r["itl_truth_ms"]), pair(r["itl_err_ms"], "{:+}"),
+         " / ".join(str(r["server_send_late_ms"][k]) for k in ("p50", "p99", "p999"))]
+        for i, r in enumerate(runs, 1)
+    ]  # fmt: skip
+    err = max((r["itl_err_ms"]["p99"] for r in runs), key=abs)
+    cpu = max(r.get("client_cpu_us_per_token_streaming") or 0.0 for r in runs)
+    what = f"{a.streams:,} streams" + (f" at {a.rate:g} requests/s" if a.rate else "")
+    return result_files.Result(
+        benchmark="llm-scale",
+        title="LLM load: 1,000 streams from one process",
+        command=result_files.command(),
+        started=started,
+        commit=commit,
+        machine=machine,
+        versions={"kfp-bench": __version__},
+        tables=[
+            result_files.Table(
+                f"{what} of {a.tokens} tokens 20 ms apart, {a.seconds:g} s, against "
+                f"{a.server_procs} server processes",
+                [
+                    "run",
+                    "CPU pressure",
+                    "client core",
+                    "server cores",
+                    "client CPU µs/token (streaming / run)",
+                    "gaps < 1 ms client / truth",
+                    "ITL p50 / p99 client ms",
+                    "truth ms",
+                    "error ms",
+                    "server sends late p50 / p99 / p99.9 ms",
+                ],
+                rows,
+            )
+        ],  # fmt: skip
+        goals=[
+            result_files.Goal(
+                f"ITL p99 error, {what}, worst run",
+                f"{err:+} ms",
+                f"|x| <= {ITL_ERR_P99_MS:g} ms",
+                abs(err) <= ITL_ERR_P99_MS,
+            ),
+            result_files.Goal(
+                f"client CPU per token streaming, {what}, worst run",
+                f"{cpu} µs",
+                f"<= {CPU_US_PER_TOKEN:g} µs",
+                cpu <= CPU_US_PER_TOKEN,
+            ),
+        ],  # fmt: skip
+    )
 
 
 if __name__ == "__main__":

@@ -7,10 +7,12 @@ spread over SPREAD seconds, and reads each token's lateness from the truth log: 
 time (after the write) minus ``arrived + 100 ms + i * 20 ms``. Prints one JSON line with the
 percentiles (ms), the median and largest drift (a stream's last token's lateness less its
 first's: a sleep per token adds up its overshoots, absolute deadlines do not), the server's CPU
-per token (µs) and its RSS (MB). The suite bounds none of these figures: its tests check that no
-token is early and that a paused server catches up (tests/sandbox/test_llm_server.py).
+per token (µs) and its RSS (MB), RUNS times, and writes the runs to a results file
+(bench/result_files.py) for BENCHMARKS.md. The suite bounds none of these figures: its tests
+check that no token is early and that a paused server catches up
+(tests/sandbox/test_llm_server.py).
 
-Usage: ``python bench/llm_server_precision.py [STREAMS [TOKENS [SPREAD]]]`` (200 64 0.02)
+Usage: ``python bench/llm_server_precision.py [STREAMS [TOKENS [SPREAD [RUNS]]]]`` (200 64 0.02 1)
 """
 
 from __future__ import annotations
@@ -22,8 +24,11 @@ import tempfile
 from pathlib import Path
 
 import psutil
+import result_files
 import uvloop
+from peers import host
 
+from kfp_bench import __version__
 from kfp_bench.sandbox.llm_server import read_truth, start_llm_server
 
 FIRST, GAP = 0.100, 0.020
@@ -94,6 +99,39 @@ def main(streams: int = 200, tokens: int = 64, spread: float = 0.02) -> dict:
     }
 
 
+def _result(runs: list[dict], started: str, machine: dict, commit: str) -> result_files.Result:
+    """The runs as a results file: one row each, lateness and drift in ms."""
+    keys = ("p50_ms", "p90_ms", "p99_ms", "max_ms", "min_ms", "drift_p50_ms", "drift_max_ms")
+    r = runs[0]
+    return result_files.Result(
+        benchmark="llm-server",
+        title="LLM server: kfp-bench llm-server's own send-time error",
+        command=result_files.command(),
+        started=started,
+        commit=commit,
+        machine=machine,
+        versions={"kfp-bench": __version__},
+        tables=[
+            result_files.Table(
+                f"{r['streams']} streams, {r['tokens'] // r['streams']} tokens each, arrivals "
+                f"spread over {r['spread_s'] * 1e3:g} ms: each token's logged send against "
+                f"arrived + {FIRST * 1e3:g} ms + i x {GAP * 1e3:g} ms, ms",
+                ["run", "p50", "p90", "p99", "max", "min", "drift p50", "drift max"]
+                + ["server CPU µs/token"],
+                [
+                    [i, *(x[k] for k in keys), x["server_cpu_us_per_token"]]
+                    for i, x in enumerate(runs, 1)
+                ],  # fmt: skip
+            )
+        ],
+    )
+
+
 if __name__ == "__main__":
     args = sys.argv[1:]
-    print(json.dumps(main(*(int(args[0]), int(args[1]), float(args[2]))[: len(args)])))
+    started, machine, commit = result_files.now(), host(), result_files.commit()
+    given = (int(args[0]), int(args[1]), float(args[2]))[: len(args)] if args else ()
+    runs = [main(*given) for _ in range(int(args[3]) if len(args) > 3 else 1)]
+    for r in runs:
+        print(json.dumps(r))
+    print(result_files.save(_result(runs, started, machine, commit)))

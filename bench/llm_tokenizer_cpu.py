@@ -8,7 +8,8 @@ hub), and runs the same closed-loop load (one client process) in four settings, 
 each, interleaved so that a busy machine weighs on all alike: usage with no tokenizer (the path
 as before the tokenizer was read), usage with a tokenizer (chunks kept, never decoded), no usage
 with a tokenizer (decoded and re-tokenised), no usage with none (tokens unknown). Prints one JSON
-line per setting: the client's user+system CPU per output token (µs), median over the rounds.
+line per setting: the client's user+system CPU per output token (µs), median over the rounds,
+and writes them to a results file (bench/result_files.py) for BENCHMARKS.md.
 Run with ``PYTHONPATH`` at a checkout from before ``--tokenizer`` to measure that one: the
 settings with a tokenizer are then left out.
 
@@ -24,8 +25,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+import result_files
+from peers import host
 from tokenizers import Tokenizer, models, pre_tokenizers, trainers
 
+from kfp_bench import __version__
 from kfp_bench.load.llm import run_llm
 from kfp_bench.load.openai import LlmOptions
 from kfp_bench.load.prompts import VOCAB, Dist, synthetic
@@ -45,6 +49,7 @@ def _bpe(folder: Path) -> str:
 
 
 def main(requests: int = 1000, tokens: int = 64, rounds: int = 3, only: str = "") -> None:
+    started, machine, commit = result_files.now(), host(), result_files.commit()
     prompts = synthetic(64, Dist.parse("fixed:32"), Dist.parse(f"fixed:{tokens}"), seed=1)
     with tempfile.TemporaryDirectory() as tmp:
         bpe = _bpe(Path(tmp))
@@ -73,6 +78,19 @@ def main(requests: int = 1000, tokens: int = 64, rounds: int = 3, only: str = ""
         for name, values in cpu.items():
             print(json.dumps({"setting": name, "us_per_token": round(statistics.median(values), 2),
                               "rounds": [round(v, 2) for v in values]}))  # fmt: skip
+    rows = [[k, round(statistics.median(v), 2), ", ".join(f"{x:.2f}" for x in v)]
+            for k, v in cpu.items()]  # fmt: skip
+    print(result_files.save(result_files.Result(
+        benchmark="llm-tokenizer-cpu",
+        title="LLM load: the client's CPU per token with --tokenizer",
+        command=result_files.command(), started=started, commit=commit, machine=machine,
+        versions={"kfp-bench": __version__},
+        tables=[result_files.Table(
+            f"one client process, 16 streams, {requests} requests of {tokens} tokens, "
+            "a byte-level BPE; settings interleaved, median of the rounds",
+            ["setting", "µs per token", "rounds"], rows,
+        )],
+    )))  # fmt: skip
 
 
 if __name__ == "__main__":

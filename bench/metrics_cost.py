@@ -12,7 +12,8 @@ saving included). Run from the checkout's root:
 ``python bench/metrics_cost.py [RATE] [SECONDS] [ROUNDS]`` (defaults 50 10 3)
 
 It also prints the CPU of one scrape of the LLM server's page (``Collector._scrape_one``, 200
-times in this process, ``RUSAGE_SELF``): what the scrape thread takes per step.
+times in this process, ``RUSAGE_SELF``): what the scrape thread takes per step, and writes the
+table to a results file (bench/result_files.py) for BENCHMARKS.md.
 """
 
 from __future__ import annotations
@@ -27,7 +28,10 @@ import urllib.parse
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import result_files  # noqa: E402
+from peers import host  # noqa: E402
 
+from kfp_bench import __version__  # noqa: E402
 from kfp_bench.sandbox.llm_server import start_llm_server  # noqa: E402
 from tests.metrics.prometheus_server import prometheus, wait_scraped  # noqa: E402
 
@@ -66,6 +70,7 @@ def per_scrape(url: str, n: int = 200) -> float:
 
 
 def main(rate: float = 50, seconds: float = 10, rounds: int = 3) -> None:
+    started, machine, commit = result_files.now(), host(), result_files.commit()
     work = Path(tempfile.mkdtemp(prefix="metrics-cost-"))
     with start_llm_server(first_token_ms=40, token_gap_ms=10) as llm:
         target = urllib.parse.urlsplit(llm.url).netloc
@@ -91,10 +96,27 @@ def main(rate: float = 50, seconds: float = 10, rounds: int = 3) -> None:
     base = [statistics.median(v[i] for v in per["none"]) for i in (0, 1)]
     print("\n| server metrics | engine CPU/request (µs) | ratio | process tree CPU/request (µs) "
           "| ratio |\n|---|---:|---:|---:|---:|")  # fmt: skip
+    rows = []
     for name, vals in per.items():
         m = [statistics.median(v[i] for v in vals) for i in (0, 1)]
-        print(f"| {name} | {m[0]:,.0f} | {m[0] / base[0]:.2f} | {m[1]:,.0f} | "
-              f"{m[1] / base[1]:.2f} |")  # fmt: skip
+        rows.append([name, f"{m[0]:,.0f}", f"{m[0] / base[0]:.2f}", f"{m[1]:,.0f}",
+                     f"{m[1] / base[1]:.2f}"])  # fmt: skip
+        print("| " + " | ".join(rows[-1]) + " |")
+    print(result_files.save(result_files.Result(
+        benchmark="metrics-cost",
+        title="Server metrics: what the scrapes cost the load engine",
+        command=result_files.command(), started=started, commit=commit, machine=machine,
+        versions={"kfp-bench": __version__},
+        tables=[result_files.Table(
+            f"`kfp-bench llm`, {rate:g} requests/s for {seconds:g} s, 32 tokens, one worker, local "
+            f"LLM server; cases alternated, medians of {rounds} rounds, µs of CPU per completed "
+            "request",
+            ["server metrics", "engine CPU/request µs", "ratio", "process tree CPU/request µs",
+             "ratio"], rows,
+        )],
+        notes=f"One scrape and parse of the LLM server's /metrics: {one_scrape * 1e3:.1f} ms of "
+        "CPU (mean of 200).",
+    )))  # fmt: skip
 
 
 if __name__ == "__main__":

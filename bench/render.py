@@ -1,6 +1,5 @@
 """Write BENCHMARKS.md from bench/results/: a summary of where each figure stands against its
-goal, then one section per benchmark from its latest results file. The measurements not yet in
-results files stay below the generated part, as written.
+goal, then one section per benchmark from its latest results file.
 
     python bench/render.py [--check]
 
@@ -13,13 +12,21 @@ import argparse
 import sys
 from pathlib import Path
 
-from result_files import RESULTS, Result, latest
+from result_files import RESULTS, Result, file_name, latest
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "BENCHMARKS.md"
-#: The line that ends the generated part: what follows it is kept as it is.
-END = "<!-- end of the part bench/render.py writes -->"
 VERDICT = {True: "met", False: "**missed**", None: "reported"}
+INTRO = """\
+# Benchmarks
+
+Speed is measured by the scripts in `bench/`, the peer tools in the same run, never by the
+tests. Each section is the latest results file of one script (`bench/results/<benchmark>/`,
+linked: it holds every table). The machines are shared 2-core VMs: figures of different runs
+are not comparable, ratios within one run are. A *transcribed* section holds figures copied from
+the hand-written BENCHMARKS.md of before, with their date, command and commit; its script's next
+run replaces it. `make benchmarks` writes this file.
+"""
 
 
 def cell(value) -> str:
@@ -44,58 +51,68 @@ def anchor(title: str) -> str:
     return keep.strip().replace(" ", "-")
 
 
+def link(r: Result) -> str:
+    """The summary's name of a benchmark: its section, and when it was measured."""
+    return f"[{r.benchmark}](#{anchor(r.title)}) {r.started[:10]}" + " (transcribed)" * bool(
+        r.source
+    )
+
+
 def summary(results: list[Result]) -> list[str]:
-    rows = [
-        [f"[{r.title}](#{anchor(r.title)})", g.figure, g.value, g.goal, VERDICT[g.met]]
+    rows = [  # a goal said again in the next row is a ditto mark
+        [link(r) if i == 0 else "", g.figure, g.value]
+        + ['"' if i and g.goal == r.goals[i - 1].goal else g.goal, VERDICT[g.met]]
         for r in results
-        for g in r.goals
+        for i, g in enumerate(r.goals)
     ]
-    return table(["benchmark", "figure", "measured", "goal", "verdict"], rows)
+    out = table(["benchmark", "figure", "measured", "goal", "verdict"], rows)
+    others = [f"[{r.benchmark}](#{anchor(r.title)})" for r in results if not r.goals]
+    return out + (["", "Without a goal: " + "; ".join(others) + "."] if others else [])
+
+
+def machine(r: Result) -> str:
+    """Where it ran: the cores, the CPU, the kernel, Python, the load, the versions."""
+    m, parts = r.machine, []
+    if "nproc" in m:
+        parts.append(f"{m['nproc']} cores" + (f" ({m['cpu']})" if m.get("cpu") else ""))
+    parts += [
+        f"{name} {m[key]}" for key, name in (("kernel", "kernel"), ("python", "Python")) if key in m
+    ]
+    load = m.get("loadavg_1m")
+    if isinstance(load, int | float):
+        parts.append(f"load average {load:.2f} at the start")
+    elif load:  # a transcription keeps the prose's own figure, as written
+        parts.append(f"load average {load}")
+    if m.get("note"):  # what the prose says of the machine, without a figure
+        parts.append(m["note"])
+    versions = [  # "hey 0.1.4", whether the tool's own text names it or not
+        str(v) if str(v).startswith(k) else f"{k} {v}" for k, v in sorted(r.versions.items())
+    ]
+    return ", ".join(parts) + ("; " + ", ".join(versions) if versions else "")
 
 
 def section(r: Result) -> list[str]:
-    m = r.machine
-    where = f"{m.get('nproc')} cores, {m.get('cpu') or 'CPU unknown'}, kernel {m.get('kernel')}"
-    where += f", Python {m.get('python')}"
-    if isinstance(m.get("loadavg_1m"), int | float):
-        where += f", load average {m['loadavg_1m']:.2f} at the start"
-    versions = ", ".join(  # "hey 0.1.4", whether the tool's own text names it or not
-        str(v) if str(v).startswith(k) else f"{k} {v}" for k, v in sorted(r.versions.items())
-    )
-    out = [f"## {r.title}", "", f"Measured {r.started} at {r.commit}: `{r.command}`.", ""]
-    out += [f"Machine: {where}." + (f" Versions: {versions}." if versions else ""), ""]
+    path = f"bench/results/{r.benchmark}/{file_name(r)}"
+    ran = (f"`{r.command}`, " if r.command else "") + r.started
+    ran += f" at {r.commit}" if r.commit else ", commit not recorded"
+    more = sum(t.detail for t in r.tables)
+    ran += (f": {machine(r)}" if machine(r) else "") + f". [Results file]({path})"
+    out = [f"## {r.title}", "", ran + (f" ({more} more table{'s' * (more > 1)})." if more else ".")]
+    out += [""] + ([f"*Transcribed* {r.source}.", ""] if r.source else [])
     if r.notes:
         out += [r.notes, ""]
     for t in r.tables:
-        out += ([f"**{t.title}**", ""] if t.title else []) + table(t.columns, t.rows) + [""]
+        if not t.detail:
+            out += ([f"**{t.title}**", ""] if t.title else []) + table(t.columns, t.rows) + [""]
     return out
 
 
-def render(results: list[Result], kept: str) -> str:
-    """BENCHMARKS.md: the generated part from ``results``, then ``kept`` as it is."""
-    out = [
-        "# Benchmarks",
-        "",
-        "Speed is measured by the scripts in `bench/`, with the peer tools in the same run, never",
-        "by the tests. Each section is the latest results file of one script (`bench/results/`):",
-        "its command, machine and commit; the machines are shared 2-core VMs, so figures from",
-        "different runs are not comparable, ratios from one run are. `make benchmarks` writes this",
-        "part from the results files; the history is in git and in those files.",
-        "",
-        "## Where things stand",
-        "",
-        *summary(results),
-        "",
-    ]
+def render(results: list[Result]) -> str:
+    """BENCHMARKS.md from the latest result of each benchmark."""
+    out = [INTRO, "## Where things stand", "", *summary(results), ""]
     for r in results:
         out += section(r)
-    out += [END, ""]
-    return "\n".join(out) + kept
-
-
-def kept_part(text: str) -> str:
-    """What follows the generated part of an existing BENCHMARKS.md."""
-    return text.split(END + "\n", 1)[1] if END in text else ""
+    return "\n".join(out).rstrip("\n") + "\n"
 
 
 def main(argv=None) -> int:
@@ -105,14 +122,14 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, default=OUT)
     a = ap.parse_args(argv)
     old = a.out.read_text() if a.out.exists() else ""
-    new = render(latest(a.results), kept_part(old))
+    new = render(latest(a.results))
     if a.check:
         if new != old:
             print(f"{a.out} is not what {a.results} gives: run make benchmarks", file=sys.stderr)
             return 1
         return 0
     a.out.write_text(new)
-    print(f"wrote {a.out} ({len(new.encode()) // 1024} kB)")
+    print(f"wrote {a.out} ({len(new.encode()) / 1000:.1f} kB)")
     return 0
 
 

@@ -3,7 +3,8 @@
 
 A document holds what a reader needs to trust a figure and to measure it again: the machine, the
 versions, the commit, the command, the tables (kfp-bench beside its peers) and the goals, each
-with its verdict. ``save`` writes one; ``latest`` reads the newest of each benchmark.
+with its verdict. ``save`` writes one; ``latest`` reads the newest of each benchmark. A document
+whose figures were copied from earlier prose rather than written by a run says so in ``source``.
 """
 
 from __future__ import annotations
@@ -24,11 +25,13 @@ RESULTS = HERE / "results"
 
 @dataclass(frozen=True)
 class Table:
-    """One table of a result: a title, its column names, its rows of cells (text or numbers)."""
+    """One table of a result: a title, its column names, its rows of cells (text or numbers).
+    A ``detail`` table (a time series, every round) stays in the file, out of BENCHMARKS.md."""
 
     title: str
     columns: list[str]
     rows: list[list]
+    detail: bool = False
 
 
 @dataclass(frozen=True)
@@ -55,6 +58,9 @@ class Result:
     tables: list[Table]
     goals: list[Goal] = field(default_factory=list)
     notes: str = ""
+    #: empty for a run of the script; else where the figures were copied from, e.g.
+    #: "transcribed from BENCHMARKS.md at f069c4c"
+    source: str = ""
 
     def to_dict(self) -> dict:
         return {"format": FORMAT, "format_version": FORMAT_VERSION, **asdict(self)}
@@ -89,11 +95,16 @@ def commit() -> str:
     return head.stdout.strip() + ("-dirty" if dirty.stdout.strip() else "")
 
 
+def file_name(result: Result) -> str:
+    """The results file's name in its benchmark's folder: its start time, without colons."""
+    return f"{result.started.replace(':', '')}.json"
+
+
 def save(result: Result, root: Path = RESULTS) -> Path:
     """Write ``result`` as ``root/<benchmark>/<started>.json``; the path written."""
     folder = root / result.benchmark
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{result.started.replace(':', '')}.json"
+    path = folder / file_name(result)
     path.write_text(json.dumps(result.to_dict(), indent=1, ensure_ascii=False) + "\n")
     return path
 

@@ -16,7 +16,8 @@ a request is due and none is idle, and keeps it for reuse (up to --max-inflight)
 spike grows the socket pool for good. That is a pool, not a leak; fds other than sockets must stay
 flat either way, and the verdict says which of the two grew.
 
-and the attack's errors and latency summary, and writes it all to JSON.
+and the attack's errors and latency summary, and writes it all to JSON, and the figures against
+their goals to a results file (bench/result_files.py) for BENCHMARKS.md.
 
 Run it as ``.venv/bin/python bench/soak.py [--minutes N] [--rate R] [--out FILE]``. Nothing here
 runs in CI; the figures hold for the machine printed with them.
@@ -36,8 +37,10 @@ import time
 from pathlib import Path
 
 import psutil
+import result_files
 from peers import host
 
+from kfp_bench import __version__
 from kfp_bench.sandbox.model_server import start_model_server
 
 HERE = Path(__file__).resolve().parent
@@ -166,8 +169,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rate", type=int, default=200, help="open-loop rate in req/s (default 200)")
     ap.add_argument("--workers", type=int, default=1, help="load worker processes (default 1)")
     ap.add_argument("--out", default=str(HERE / "soak.json"), help="results JSON")
+    ap.add_argument("--results", type=Path, default=result_files.RESULTS, help="for BENCHMARKS.md")
     args = ap.parse_args(argv)
 
+    started, commit = result_files.now(), result_files.commit()
     mach = machine()
     print("machine:", json.dumps(mach), flush=True)
     run = soak(args.minutes, args.rate, args.workers)
@@ -191,7 +196,63 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(summary, indent=1))
     Path(args.out).write_text(json.dumps(report, indent=1) + "\n")
     print(f"wrote {args.out}")
+    print(f"wrote {result_files.save(_result(report, started, commit), args.results)}")
     return 0 if v["flat"] else 1
+
+
+def _result(report: dict, started: str, commit: str) -> result_files.Result:
+    """The soak as a results file: its figures, and RSS and non-socket fds against flat."""
+    v, lat, minutes = report["verdict"], report["latency_ms"], report["minutes"]
+    rss, fds = v["rss_mb"], v["fds"]
+    errors = sum(report["errors"].values()) if report["errors"] else 0
+    codes = ", ".join(f"{k}: {n:,}" for k, n in sorted(report["status_codes"].items()))
+    rows = [
+        ["requests, rate", f"{report['requests']:,} at {report['rps']:.1f} req/s"],
+        ["status codes, errors", f"{codes}; {errors} errors"],
+        ["RSS start / peak / end", f"{rss['start']} / {rss['peak']} / {rss['end']} MB"],
+        ["open fds other than sockets", f"{fds['other_steady_start']} → {fds['other_end']}"],
+        [
+            "sockets, most / at the end",
+            f"{max(s['sockets'] for s in report['samples'])} / {fds['sockets_end']}",
+        ],  # fmt: skip
+        [
+            "latency p50 / p90 / p99",
+            " / ".join(f"{lat.get(k)}" for k in ("p50", "p90", "p99")) + " ms",
+        ],  # fmt: skip
+    ]
+    window = f"the last {minutes * 0.8:g} of {minutes:g} minutes"
+    goals = [
+        result_files.Goal(
+            f"RSS slope over {window}",
+            f"{v['rss_slope_mb_per_min']} MB/min",
+            f"< {RSS_SLOPE_MAX_MB_MIN:g} MB/min",
+            v["rss_flat"],
+        ),
+        result_files.Goal(
+            "open fds other than sockets, first steady sample → end",
+            f"{fds['other_steady_start']} → {fds['other_end']}",
+            f"flat (end <= start + {FD_SLACK})",
+            v["non_socket_fds_flat"],
+        ),
+    ]
+    return result_files.Result(
+        benchmark="soak",
+        title="Soak: kfp-bench load against the local KServe model server",
+        command=result_files.command(),
+        started=started,
+        commit=commit,
+        machine=report["machine"],
+        versions={"kfp-bench": __version__},
+        tables=[result_files.Table(f"`{_shown(report['command'])}`", ["figure", "value"], rows)],
+        goals=goals,
+    )
+
+
+def _shown(cmd: str) -> str:
+    """The load's command as a reader types it: kfp-bench by name, no temporary paths."""
+    words = shlex.split(cmd)
+    keep = [w for i, w in enumerate(words) if w != "--json-out" and words[i - 1] != "--json-out"]
+    return shlex.join(["kfp-bench", *keep[1:-1], "URL"])
 
 
 if __name__ == "__main__":

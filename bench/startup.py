@@ -28,8 +28,9 @@ an error or Ctrl-C.
 
 Run it as ``.venv/bin/python bench/startup.py [PIPELINE.yaml] [--find-links DIR] [--repeat N]``.
 It prints progress on stderr, a Markdown table on stdout and writes the figures as JSON
-(default bench/startup.json). It exits 1 when any install failed, and says which. Nothing here
-runs in CI: the figures hold for this machine's network and disks.
+(default bench/startup.json) and a results file for BENCHMARKS.md (bench/result_files.py). It
+exits 1 when any install failed, and says which. Nothing here runs in CI: the figures hold for
+this machine's network and disks.
 """
 
 from __future__ import annotations
@@ -49,9 +50,12 @@ import tempfile
 import time
 from pathlib import Path
 
+import result_files
 import yaml
 from peers import host
 from pipeline_installs import Step, read_pipeline
+
+from kfp_bench import __version__
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_YAML = ROOT / "compiled" / "kfp_bench.yaml"
@@ -347,6 +351,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="where the figures go as JSON (default: bench/startup.json)",
     )
     ap.add_argument(
+        "--results",
+        type=Path,
+        default=result_files.RESULTS,
+        help="where the results file for BENCHMARKS.md goes (bench/render.py)",
+    )
+    ap.add_argument(
         "--timeout", type=float, default=1800.0, help="seconds one install may take (1800)"
     )
     ap.add_argument(
@@ -426,6 +436,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _sigterm)
     work = Path(tempfile.mkdtemp(prefix="kfp-bench-startup-", dir=a.workdir))
     started = dt.datetime.now(dt.UTC)
+    begun, commit = result_files.now(), result_files.commit()
     rounds: list[dict[str, dict]] = []
     interrupted = False
     try:
@@ -520,11 +531,67 @@ def main(argv: list[str] | None = None) -> int:
         "counted (a pod's image has Python)."
     )
     log(f"wrote {a.json_out}")
+    if not interrupted:
+        log(f"wrote {result_files.save(_result(doc, path, a, begun, commit), a.results)}")
     if failed:
         log("FAILED installs:\n  " + "\n  ".join(failed))
     if interrupted:
         return 130
     return 1 if failed else 0
+
+
+#: a default run's installs and first imports, summed over its tasks (package mode)
+GOAL_S = 60.0
+
+
+def _result(doc: dict, path: Path, a, started: str, commit: str) -> result_files.Result:
+    """The run as a results file: the default run's sum (the goal's figure, when every step ran)
+    and each step's row (kept in the file)."""
+    rows, installs = doc["steps"], doc["default_run_seconds"]
+    imports = doc["default_run_first_import_seconds"]
+
+    def n(key: str) -> float:  # over a run's tasks
+        return sum(r[key] * r["tasks_per_run"] for r in rows)
+
+    label = f"{path.name}, load_workers={doc['load_workers']}" + (" (some steps)" * bool(a.steps))
+    goals = [] if a.steps or doc["failed"] else [
+        result_files.Goal(
+            "a default run's installs + first imports",
+            f"{installs + imports:.1f} s ({installs:.1f} + {imports:.1f})",
+            f"<= {GOAL_S:g} s (package mode)",
+            installs + imports <= GOAL_S,
+        )
+    ]  # fmt: skip
+    steps = [
+        [r["step"], r["tasks_per_run"], r["packages"], r["mb"],
+         " + ".join(f"{x:.1f}" for x in r["seconds_per_install"]) or "0", r["seconds_per_run"],
+         r["import_s"], "yes" if r["ok"] else "**FAILED**"]
+        for r in rows
+    ]  # fmt: skip
+    return result_files.Result(
+        benchmark="startup",
+        title="Step start-up: installs per step",
+        command=result_files.command(),
+        started=started,
+        commit=commit,
+        machine=doc["machine"],
+        versions={"kfp-bench": __version__},
+        tables=[
+            result_files.Table(
+                f"a default run (medians of {doc['rounds_done']} round(s))",
+                ["pipeline", "installs s", "first imports s", "packages", "MB"],
+                [[label, installs, imports, n("packages"), round(n("mb"))]],
+            ),
+            result_files.Table(
+                "each step",
+                ["step", "tasks per run", "packages", "MB", "install s", "s per run"]
+                + ["first import s", "ok"],
+                steps,
+                detail=True,
+            ),
+        ],
+        goals=goals,
+    )
 
 
 if __name__ == "__main__":
