@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import mmap
 import os
 import signal
 import sys
@@ -203,6 +204,8 @@ def main(args: argparse.Namespace | list[str] | None = None) -> int:
         raise ConfigError(f"llm server: --port {args.port} is not a TCP port; 0 picks a free one")
     options = LlmServerOptions(**{f.name: getattr(args, f.name) for f in fields(LlmServerOptions)})
     port = args.port or (free_port() if options.processes > 1 else 0)
+    # shared by the forks: a byte per process, set when it listens (/health waits for all)
+    up = mmap.mmap(-1, options.processes) if options.processes > 1 else None
     index, pids = _fork(options.processes)
     watch_parent()  # the first process: the one that started it; the others: the first
     import uvloop
@@ -210,7 +213,7 @@ def main(args: argparse.Namespace | list[str] | None = None) -> int:
     from kfp_bench.sandbox.llm_server_app import serve
 
     try:
-        uvloop.run(serve(args.host, port, options, index))
+        uvloop.run(serve(args.host, port, options, index, up))
     finally:
         for pid in pids:  # stopped with the first, whichever signal reached it alone
             _stop(pid)

@@ -76,8 +76,12 @@ class TruthLog:
 class Server:
     """What every connection shares: options, deadlines, the truth log and the fault draws."""
 
-    def __init__(self, loop, options: LlmServerOptions, index: int = 0) -> None:
+    def __init__(self, loop, options: LlmServerOptions, index: int = 0, up=None) -> None:
         self.options = options
+        #: One byte per process, shared by them all (``--processes``): set once it listens.
+        #: /health answers 200 only when every process listens, so that a caller that waited
+        #: for it sends to them all (the kernel spreads connections over the sockets bound).
+        self.up = up
         self.deadlines = Deadlines(loop, "auto")
         self.truth = TruthLog(process_log(options.truth_log, index), options, index)
         self._id_prefix = f"llm{index}-" if index else "llm-"  # unique across the processes
@@ -115,6 +119,9 @@ class Server:
         if path in (HEALTH_PATH, "/v1/models"):
             if method != b"GET":
                 conn.reply(405, error_body(405, f"use GET {path}", "MethodNotAllowed"))
+            elif path == HEALTH_PATH and self.up is not None and not all(self.up[:]):
+                listening = len(self.up) - self.up[:].count(0)
+                conn.reply(503, b'{"status":"starting","processes_listening":%d}' % listening)
             elif path == HEALTH_PATH:
                 conn.reply(200, b'{"status":"ok"}')
             else:
@@ -227,11 +234,18 @@ class Server:
         self.truth.close()
 
 
-async def serve(host: str, port: int, options: LlmServerOptions, index: int = 0) -> None:
-    """Serve on ``host:port`` as process ``index`` of ``options.processes``."""
-    server = Server(asyncio.get_running_loop(), options, index)
+async def serve(host: str, port: int, options: LlmServerOptions, index: int = 0, up=None) -> None:
+    """Serve on ``host:port`` as process ``index`` of ``options.processes``; ``up``: the
+    processes' shared bytes, this one's set once it listens."""
+    server = Server(asyncio.get_running_loop(), options, index, up)
     n = options.processes
+
+    def listening() -> None:
+        if up is not None:
+            up[index] = 1
+
     await listen_until_stopped(
         "llm server", server, lambda: Connection(server), host, port,
         note=f" (process {index + 1} of {n})" if n > 1 else "", reuse_port=n > 1,
+        listening=listening,
     )  # fmt: skip

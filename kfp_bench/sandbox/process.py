@@ -352,12 +352,13 @@ def _stop_all() -> None:
 
 
 async def listen_until_stopped(
-    name: str, server, protocol, host: str, port: int, note="", reuse_port=False
+    name: str, server, protocol, host: str, port: int, note="", reuse_port=False, listening=None
 ):
     """The child's side: listen on ``host:port`` with ``protocol()`` connections, say where on
     stderr (the line ``start_server``'s callers see), serve until SIGTERM or SIGINT, then close
     the listener and ``server``. A port that cannot be had is a ``ConfigError`` naming it, and
-    ``server`` is closed first. ``reuse_port``: SO_REUSEPORT, for several processes on one port."""
+    ``server`` is closed first. ``reuse_port``: SO_REUSEPORT, for several processes on one port;
+    ``listening()`` is called once the port is held."""
     import asyncio
 
     from kfp_bench.errors import ConfigError
@@ -372,6 +373,8 @@ async def listen_until_stopped(
         raise ConfigError(f"{name}: cannot listen on {host}:{port}: {e}") from e
     bound = listener.sockets[0].getsockname()[1]
     print(f"{name} listening on http://{host}:{bound}{note}", file=sys.stderr, flush=True)
+    if listening is not None:
+        listening()
     stop = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
