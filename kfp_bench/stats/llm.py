@@ -24,7 +24,6 @@ from kfp_bench.stats.cached import CachedTokens, usage_rows
 from kfp_bench.stats.hdr import Histogram
 from kfp_bench.stats.shared import Shared, SharedSummary
 from kfp_bench.stats.slo import Slo
-from kfp_bench.stats.stages import add_llm_rows
 from kfp_bench.stats.token_series import TokenSeries
 from kfp_bench.stats.turns import TurnStats
 
@@ -160,7 +159,9 @@ class LlmStats(Shared):
         self.series.add_firsts(first[has] + epoch, first[has] - sent[has])
         self.series.add_inflight(sent + epoch, done + epoch)
         if self.stages is not None:
-            add_llm_rows(self.stages, intended - t0, completed, tokens, (ttft_i, has), e2e_i)
+            every = np.ones(n, dtype=bool)  # (stats.stages.LLM_METRICS, LLM_SUMS)
+            self.stages.add(intended - t0, completed, {"tokens": tokens}, ttft=(ttft_i, has),
+                            e2e=(e2e_i, every))  # fmt: skip
         prompt, marks = col["prompt_tokens"].astype(np.int64), col["marks"].astype(np.int64)
         cached = col["cached_tokens"].astype(np.int64)
         self.cached.add(prompt, marks, cached, None if turn is None else turn[:, 0])
