@@ -424,15 +424,9 @@ METRIC_HISTOGRAMS = {
 
 
 def metric_values(s: LlmSummary) -> dict[str, float]:
-    """The flat ``{name: number}`` metrics of a summary, names stable: ``llm_requests``,
-    ``llm_failed``, ``llm_rps``, ``output_tokens_per_s``, ``input_tokens_per_s``,
-    ``goodput_rps``, ``goodput_ratio``, ``usage_mismatch_requests``,
-    ``multi_token_chunk_requests``, ``cached_hit_rate`` (the usage's cached prompt tokens over
-    its prompt tokens; None when unknown), and ``<metric>_{p50,p90,p95,p99,p99_9,mean,max}_ms`` for
-    ttft, ttft_intended, itl, tpot, e2e, e2e_intended and sched_lag. A metric with no sample is
-    left out, never NaN; a token rate that is unknown is None (null in metrics.json, left out
-    of the KFP Metrics, "not measured" for a gate), never 0. A multi-turn load adds, per turn k,
-    ``ttft_turn<k>_p50_ms``, ``ttft_turn<k>_p99_ms`` and ``input_tokens_turn<k>_mean``."""
+    """The flat ``{name: number}`` metrics of a summary, names stable (``report.metric_names``
+    lists them). A metric with no sample is left out, never NaN; an unknown token rate is None
+    (null in metrics.json, "not measured" for a gate), never 0."""
     out: dict[str, float | None] = {
         "llm_requests": s.requests,
         "llm_failed": s.failed,
