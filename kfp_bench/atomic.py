@@ -1,25 +1,12 @@
 """Files and folders that appear whole or not at all.
 
-``write_bytes`` and ``write_json`` write a temporary file in the target's folder, fsync it and
-rename it over the target (``os.replace``): a reader sees the old file or the new one, never a
-part. A name that leads to something other than a regular file (``/dev/stdout``, a pipe,
-``/dev/full``) is written into directly: such a thing cannot be replaced, and replacing it (as
-root, say) would put a regular file where a device was.
-
-``folder(path, fresh=names)`` yields a stage folder beside ``path`` and, when the block ends
-without an error, moves the stage into place with one rename; on an error the stage is removed
-and ``path`` is as it was. A folder that exists already keeps its other files: they are carried
-into the stage as hard links (no copy; a copy where links cannot be made), less the ``fresh``
-names, which the block writes anew (a file written in place into a hard link would change the
-old folder's copy too). The old and the new folder are then swapped:
-
-- on Linux with one ``renameat2(RENAME_EXCHANGE)``, atomic: ``path`` always holds one of them;
-- elsewhere, or where the file system refuses the exchange, the old folder is first renamed
-  aside (``.NAME.old-XXXX``) and removed once the new one is in place; a crash between the two
-  renames leaves the old folder whole under that name;
-- a folder that cannot be renamed (a mount point, the working directory of this process) has
-  the stage's files moved into it one by one, each whole, as the only way left.
-"""
+``write_bytes`` and ``write_json`` write a temporary file beside the target, fsync it and rename
+it over the target; something other than a regular file (``/dev/stdout``, a pipe) is written
+into, never replaced. ``folder(path, fresh=names)`` yields a stage folder that replaces ``path``
+when the block ends without error (else it is removed). Files already there are carried over as
+hard links, less the ``fresh`` names. The swap is one ``renameat2(RENAME_EXCHANGE)`` on Linux;
+elsewhere the old folder is renamed aside first (a crash leaves it whole as ``.NAME.old-XXXX``);
+a folder that cannot be renamed (a mount point) gets the files moved in one by one."""
 
 from __future__ import annotations
 

@@ -1,23 +1,11 @@
 """A results directory: everything one benchmark measured, saved so any report can be rebuilt.
 
-The layout (``FORMAT`` version 1)::
-
-    DIR/summary.json     the headline figures: the KFP driver's summary keys (runs, api,
-                         api_calls_total, poll_rounds, ...) and ``load`` with the load result's
-                         top-level keys (requests, duration_s, rps, success_ratio, latency_ms, ...)
-    DIR/summary.json     also, from the pipeline's aggregate step, ``pipeline``: the failure
-                         flags of what is missing (``flags``), each helper step's error
-                         (``errors``, by step) and the lost load workers (``workers_lost``)
-    DIR/load.json        the full load result (histograms and per-second series), if load ran
-    DIR/runs.jsonl       one RunRecord a line, written by the driver as runs finish
-    DIR/api_calls.jsonl  one ApiCall a line, written by the driver as calls return
-
-``write_results`` writes summary.json and load.json together, whole or not at all (a stage
-folder swapped in with one rename, ``kfp_bench.atomic.folder``, that carries over the driver's
-JSON-lines files already there). ``read_results`` checks the directory and raises
-``ResultsError`` naming what is missing, empty or of another version. Reporters and the
-history store take a ``Results``.
-"""
+``FORMAT`` version 1: summary.json (the driver's summary, ``load`` with the load result's
+headline keys, and the pipeline's ``pipeline`` flags, step errors and lost workers), load.json
+(the full load result), runs.jsonl and api_calls.jsonl (the driver's records, a line each;
+schemas: docs/reports.md). ``write_results`` writes summary.json and load.json whole or not at
+all (``atomic.folder``, keeping the JSON-lines files); ``read_results`` raises
+``ResultsError`` naming what is missing, empty or of another version."""
 
 from __future__ import annotations
 

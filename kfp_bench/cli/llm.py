@@ -22,7 +22,7 @@ from kfp_bench.cli.common import (
     shared_options,
 )
 from kfp_bench.cli.measure import Measurement, logged, lost_workers
-from kfp_bench.cli.workload import add_workload_flags, described, workload_prompts, write_stages
+from kfp_bench.cli.workload import add_workload_flags, described, workload_prompts
 from kfp_bench.errors import ConfigError
 from kfp_bench.figures import HDR_MS, fixed
 from kfp_bench.load import llm_find
@@ -40,6 +40,7 @@ from kfp_bench.load.options import LoadOptions, parse_rates
 from kfp_bench.report import llm_d, llm_text
 from kfp_bench.report import sweep as sweep_text
 from kfp_bench.report.cost import llm_stats_metrics as priced_metrics
+from kfp_bench.report.hey import write_stages
 from kfp_bench.stats import store
 from kfp_bench.stats.llm import metric_values
 from kfp_bench.stats.rate_sweep import KNEE_FACTOR, KNEE_MIN_GOOD

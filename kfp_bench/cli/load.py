@@ -25,7 +25,7 @@ from kfp_bench.cli.common import (
 )
 from kfp_bench.cli.measure import Measurement, logged, lost_workers
 from kfp_bench.cli.outputs import NOT_SAVED, Outputs, save
-from kfp_bench.cli.workload import add_workload_flags, write_stages
+from kfp_bench.cli.workload import add_workload_flags
 from kfp_bench.errors import ConfigError
 from kfp_bench.jsonl import whole_lines_end
 from kfp_bench.load.options import LoadOptions
@@ -192,7 +192,7 @@ def cmd_load(a: argparse.Namespace) -> int:
                 _copy_whole_lines(part, sys.stdout)
         else:
             hey.write_text(stats, sys.stdout)
-            write_stages(stats)
+            hey.write_stages(stats)
         lost_workers(stats.workers)
 
     try:

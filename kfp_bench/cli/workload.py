@@ -5,7 +5,6 @@ the per-stage table after the text report."""
 from __future__ import annotations
 
 import argparse
-import sys
 
 from kfp_bench._doc import field_help
 from kfp_bench.errors import ConfigError
@@ -118,12 +117,3 @@ def described(a: argparse.Namespace, prompts: list) -> dict | None:
         return {"shared_prefix": a.shared_prefix, "output_tokens": a.output_tokens,
                 "count": len(prompts), "seed": a.seed if a.seed is not None else 0}  # fmt: skip
     return None
-
-
-def write_stages(stats, out=None) -> None:
-    """The per-stage table after the text report, when the load ran in stages."""
-    if getattr(stats, "stages", None) is None:
-        return
-    from kfp_bench.report.stages import write_stages as write
-
-    write(stats.stages.summary(), out or sys.stdout)

@@ -1,34 +1,17 @@
 """The regression verdict: tonight's raw samples against a baseline's, with a statistical test.
 
-A verdict never rests on one number crossing a threshold. For each metric with enough samples on
-both sides, a one-sided Mann-Whitney U test (``scipy.stats.mannwhitneyu``, alternative
-"greater") asks whether the current samples tend to be larger (slower) than the baseline's; for
-failure counts, a one-sided Fisher exact test asks whether failures became more frequent. The
-p-values are Holm-adjusted over all the tests of a verdict, so testing ten metrics does not give ten
-chances of a false alarm. A metric regresses when its adjusted p-value is below ``alpha`` *and* the
-change is large enough to matter (``min_effect``: the median grew by at least that fraction, or the
-failure ratio by at least ``min_rate`` absolute): with thousands of samples a 1 % drift is
-"significant" and still not worth waking anyone.
-
-The samples:
-
-- run durations (s) of SUCCEEDED runs, from runs.jsonl (failures are tested as a rate instead,
-  since a failed run is often faster);
-- API latencies (ms) of every operation with enough calls, from api_calls.jsonl;
-- load latencies (ms) drawn from the HDR histogram's counts, not from the per-second series. The
-  histogram holds every request's latency (at 0.1 % resolution); the series keeps only three
-  percentiles a second, which are summaries of overlapping windows, not samples of the request
-  distribution, and a 60 s load has 60 of them. The histogram is expanded deterministically into
-  at most ``LOAD_SAMPLES`` values at evenly spaced ranks (its quantile function), which keeps the
-  distribution's shape and keeps the test's power comparable to the run and API tests: requests
-  of one attack are not independent (a slow second slows many), and a test over 10^5 of them
-  would call any wobble significant.
-- failures: failed runs out of finished runs, failed requests out of sent requests.
-
-A baseline is one or more earlier results, pooled. A metric with fewer than ``min_samples`` on
-either side is not tested (and listed as skipped); when no metric can be tested at all,
-``compare`` raises ``BaselineError`` rather than guess.
-"""
+Never one number crossing a threshold: per metric, a one-sided Mann-Whitney U test (are the
+samples larger, slower?) or, for failure counts, a one-sided Fisher exact test; p-values
+Holm-adjusted over the verdict's tests, so ten metrics are not ten chances of a false alarm. A
+metric regresses when its adjusted p is below ``alpha`` *and* the change matters (``min_effect``
+of the median, ``min_rate`` of the failure ratio): over thousands of samples a 1 % drift is
+"significant" and not worth waking anyone. The samples: run durations of SUCCEEDED runs (a
+failed run is often faster: failures are a rate), API latencies, and load latencies drawn from
+the HDR histogram at most ``LOAD_SAMPLES`` evenly spaced ranks (not the per-second series, whose
+percentiles are no samples; requests of one attack are not independent, so 10^5 of them would
+make any wobble significant). A baseline is earlier results pooled; a metric with fewer than
+``min_samples`` on a side is skipped, and with none testable ``compare`` raises
+``BaselineError``."""
 
 from __future__ import annotations
 

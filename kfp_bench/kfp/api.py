@@ -1,46 +1,12 @@
 """A small timed client of the KFP v2beta1 REST API: every call becomes an ``ApiCall``.
 
-The calls go over urllib3 (``kfp_bench.kfp.rest``: the swagger's paths, sent as kfp-server-api's
-generated client sent them, without that package, an sdist every pipeline step would build). One
-pool serves all threads, at least as large as the number of calls the driver makes at once. Each
-method returns a ``Reply`` (the ``ApiCall`` record and the JSON body as a dict) and hands the
-record to ``on_call``; an HTTP error or a transport failure is a record with outcome "error",
-never an exception.
-
-Bodies are parsed with ``json.loads``, into no models: generated models cost about a millisecond
-per run of a 200-run page, and the driver's CPU is part of what the benchmark reports. Field
-names are the REST API's (snake_case, as in the swagger).
-
-urllib3's own silent retries are switched off, so a record is one request. Retries are
-``Backoff``'s (issue 7), and each attempt is a record of its own (``attempt`` 1, 2, ...), so the
-latency of every try is measured:
-
-- Only a call that got no answer (refused, reset, timed out: status 0) or HTTP 429, 500, 502, 503
-  or 504 is tried again; never another 4xx. The wait is exponential backoff with full jitter
-  (uniform in [0, min(cap, base * 2**(attempt-1))]), at least a numeric Retry-After on 429/503.
-- Idempotent calls (get_*, list_*, delete_*) are simply repeated; a delete that answers 404 has
-  nothing left to delete, and is recorded as "ok" (status 404) rather than failed.
-- Terminate is not idempotent on a real server: a run no longer PAUSED, PENDING or RUNNING is
-  refused with 400 (kubeflow/pipelines 7b70c7b95f storage/run_store.go:1387-1410). A 400 is
-  followed by a GET of the run: one that had finished (or was CANCELING) before the terminate
-  is no failed call, and is recorded "ok" with status 400 (``Reply.finished``, the run as got).
-  A terminate that got no answer or a 5xx is tried again only after a GET (recorded as
-  ``FINDS["terminate_run"]``, check_run) shows the run still running; if it shows it stopped,
-  that answer is adopted, as a create's lookup is.
-  A delete that still failed after every retry is followed by a GET of the resource: a 404 there
-  means the server deleted it and its answers were lost, and the delete counts as done.
-- A create (create_run, create_experiment, upload_pipeline, upload_pipeline_version) is not
-  idempotent: a failed one may have been made all the same (a proxy that timed out a call the
-  server completed). Before each retry it is looked up by its unique name, a LIST with an EQUALS
-  filter recorded as the operation ``FINDS[create]`` (find_run, ...); if found it is adopted
-  (``Reply.adopted``) and not created again, and if the lookup cannot tell, it is not retried.
-  A create whose first answer is lost to a timeout while the server is still making it can
-  still be made twice: KFP has no idempotency key to prevent that.
-
-From the records alone, a summary can tell how many calls still failed after every retry (see
-``kfp_bench.stats.runs``): of an idempotent operation, errors less retries; of a create, errors
-less successful lookups.
-"""
+Each method returns a ``Reply`` (the record, and the JSON body parsed into no models: the
+driver's CPU is part of what is measured) and hands the record to ``on_call``; a failed call is
+a record, never an exception. urllib3 never retries: every attempt is a record of its own,
+retried by ``Backoff`` (docs/failures.md). Idempotent calls are repeated; a create is first
+looked up by its unique name (``FINDS``) and adopted when found; a terminate or a delete that
+failed is settled by a GET. A create whose answer is lost while the server still makes it can
+be made twice: KFP has no idempotency key. ``stats.runs`` counts the failures from the records."""
 
 from __future__ import annotations
 
@@ -470,8 +436,10 @@ class KfpApi:
         return self.call("get_run", self.runs.run_service_get_run, run_id, poll_round=poll_round)
 
     def terminate_run(self, run_id: str) -> Reply:
-        """Terminate a run; a run that had already finished is ``Reply.finished`` (see the module
-        docstring), and a failed attempt is retried only while a GET shows the run running."""
+        """Terminate a run. KFP refuses (400) a run no longer PAUSED, PENDING or RUNNING
+        (storage/run_store.go:1387-1410 at 7b70c7b95f): a GET then tells a finished run
+        (``Reply.finished``, an "ok" call) from a refusal; a failed attempt is retried only while
+        a GET (``FINDS["terminate_run"]``) shows the run running."""
 
         def check() -> Found:
             r = self.call(FINDS["terminate_run"], self.runs.run_service_get_run, run_id)

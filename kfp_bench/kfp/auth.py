@@ -1,27 +1,12 @@
 """How the driver authenticates to the KFP API, and in which namespace it works.
 
-Four ways, as KFP is deployed:
-
-- ``none``: standalone KFP, or a port-forward to ml-pipeline:8888, needs no credentials.
-- ``token-file``: a bearer token read from a file, re-read when the file changes (the kubelet
-  rotates projected service-account tokens in place).
-- ``sa-token``: in the cluster, the projected service-account token (audience
-  ``pipelines.kubeflow.org``) at ``$KF_PIPELINES_SA_TOKEN_PATH``, or KFP's default path.
-- ``kfp-client``: whatever ``kfp.Client(host=...)`` finds itself (IAP client ids, a saved context,
-  cookies, kube config): the driver borrows its configuration.
-
-``auto`` picks token-file when a file is given, else sa-token when the service-account token file
-exists, else none. A token is never printed, logged or saved: ``Auth`` keeps only the file name,
-``describe()`` says where a token came from, ``why_refused()`` what a refused one claims (a JWT's
-``exp`` and ``aud``, read from its payload unverified), and ``redact()`` scrubs any text that
-would leave. Which token a pipeline pod uses is ``kfp_bench.kfp.incluster``'s choice.
-
-``Auth.configure`` gives the driver's urllib3 client (``kfp_bench.kfp.rest``) a ``Transport``:
-the headers of every call, the bearer token of each call, and the TLS and proxy settings. They
-are the settings kfp_server_api's Configuration and ApiClient held (kfp-server-api 2.17.3:
-configuration.py ``auth_settings``, ``get_api_key_with_prefix``; rest.py ``RESTClientObject``),
-without that package, an sdist every pipeline step would build at start.
-"""
+Modes: ``none`` (standalone KFP, a port-forward), ``token-file`` (re-read when the kubelet
+rotates it), ``sa-token`` (the projected service-account token, audience
+``pipelines.kubeflow.org``) and ``kfp-client`` (whatever ``kfp.Client`` finds itself); ``auto``
+picks the first that applies. A token is never printed, logged or saved: ``Auth`` keeps the file
+name, ``describe()`` and ``why_refused()`` say where it came from and what it claims, ``redact()``
+scrubs text. ``Auth.configure`` gives ``kfp.rest`` the headers, token, TLS and proxy settings
+kfp-server-api 2.17.3's Configuration held, without that package."""
 
 from __future__ import annotations
 

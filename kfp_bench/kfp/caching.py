@@ -1,24 +1,13 @@
 """Caching off in the child manifest the runs benchmark uploads, whatever the manifest says.
 
-A child run whose tasks hit KFP's execution cache measures a cache lookup, not the work. The
-v2beta1 API has no run-level switch: ``v2beta1Run`` has no caching field (swagger, and
-backend/src/apiserver at kubeflow/pipelines 7b70c7b9); the only off switch on the server is the
-API server's whole-cluster ``CacheEnabled`` config (backend/src/apiserver/main.go:
-``CacheDisabled: !GetBoolConfigWithDefault("CacheEnabled", true)``), and
-KFP_DISABLE_EXECUTION_CACHING_BY_DEFAULT is the SDK's compile-time default only
-(sdk/python/kfp/dsl/pipeline_context.py). So the spec itself is changed before upload, as
-kfp.Client does for ``enable_caching=False`` (kfp 2.17.3 client.py ``_override_caching_options``,
-applied in ``_create_job_config``): ``cachingOptions.enableCache`` false. kfp.Client changes the
-root DAG's tasks only; here every DAG's tasks are changed too (sub-DAGs, loops, exit handlers),
-since the v2 driver reads each task's own options (backend/src/v2/driver/cache.go,
-container.go at 7b70c7b9: ``opts.Task.GetCachingOptions().GetEnableCache()``), and a task with no
-cachingOptions does not cache (a nil message's GetEnableCache is false).
-
-Only the ``true`` values are rewritten, in place in the YAML text, so the rest of the manifest
-(its comments, its order, a PlatformSpec document after it) stays byte for byte what was given.
-Should that in-place edit not come out clean (an enableCache given by a YAML alias), the first
-document is re-serialized from its parsed form instead.
-"""
+A cached child task measures a cache lookup, not the work. v2beta1 has no run-level switch (only
+the API server's cluster-wide ``CacheEnabled``, backend/src/apiserver/main.go at 7b70c7b9), so
+the spec is changed before upload, as kfp.Client's ``enable_caching=False`` does (kfp 2.17.3
+client.py ``_override_caching_options``): ``cachingOptions.enableCache`` false, and in every
+DAG, not only the root's, since the v2 driver reads each task's own options
+(backend/src/v2/driver/cache.go). Only the ``true`` values are rewritten, in the YAML text, so
+the rest stays byte for byte; where that cannot come out clean (a YAML alias) the first
+document is re-serialized."""
 
 from __future__ import annotations
 

@@ -1,25 +1,10 @@
 """Sweep what kfp-bench left on a KFP server: one benchmark's resources, or all orphans by age.
 
-A benchmark cleans up after itself; this is for the ones that could not (killed, ``--keep``,
-``--on-timeout leave``). It deletes only what kfp-bench made, recognised twice over: by name
-(``kfp-bench-<benchmark id>``, runs ``kfp-bench-<id>-NNNNN``, the load workers' start marks
-``kfp-bench-<id>-worker-N`` and ``-llm-worker-N``, experiments) and by the description the driver
-writes ("Created by kfp-bench", "kfp-bench benchmark"). A user's pipeline that merely starts with
-"kfp-bench-" is left alone.
-
-A benchmark given ``--pipeline-id`` uploaded a version, named and described the same way, into a
-pipeline that is not its own: every other pipeline of the namespace (and, with a namespace, the
-shared ones) is searched for such versions, and only those versions are deleted.
-
-What is swept, in this order: recurring runs (which would make more runs); runs, found by name
-across the namespace, not only through their experiment (KFP's DeleteExperiment leaves an
-experiment's runs in place, so an experiment deleted too early orphans them); experiments, each
-deleted only once a LIST read whole shows it empty (a delete failed, someone else's run, or a
-LIST that could not be read keep it); pipelines, versions before their pipeline (KFP refuses a
-pipeline that has versions). Every call is retried as ``--retries`` says
-(``kfp_bench.kfp.api.Backoff``), and a delete that finds nothing left to delete counts as done.
-Anything not done is in ``failed``: then objects of kfp-bench may remain.
-"""
+Only what kfp-bench made, known by its name (``kfp-bench-<id>``...) and by the description the
+driver writes; a user's pipeline named "kfp-bench-..." is left alone. A benchmark given
+``--pipeline-id`` made only versions, found in every other pipeline. The order and rules
+(recurring runs, runs by name, experiments once empty, versions before pipelines) are in
+docs/failures.md; what is not done is in ``failed``."""
 
 from __future__ import annotations
 

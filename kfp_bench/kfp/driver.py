@@ -1,43 +1,17 @@
 """The runs benchmark: upload a pipeline, create an experiment, spawn runs, poll, clean up.
 
-``run_benchmark`` runs it all in one process (the CLI and the bench call it); the same steps are
-also the separate phases of ``kfp_bench.kfp.phases`` (upload, spawn, poll), which the
-meta-pipeline runs as one component each. It never prints: every API call becomes an ``ApiCall``
-and every run a ``RunRecord``, written as JSON lines the moment they happen when an output
-directory is given, and aggregated into ``RunsStats``.
-
-The order keeps bad input cheap: the manifest is fetched and checked, the parameters checked
-against it, and one authenticated read made (unreachable host, 401, 403) before anything is
-created. Then:
-
-- Spawn: runs are created by ``pipeline_version_reference`` from a ``ThreadPoolExecutor`` of
-  ``create_concurrency`` threads, the pipeline uploaded once (``create_run_from_pipeline_package``
-  would upload per run).
-- Poll: while runs are being created and until all are final, each round LISTs the experiment's
-  runs in pages of 200 (KFP's cap): N/200 calls a round instead of a GET per run, which at ~200
-  GETs/s exhausts KFP's MySQL connections (kubeflow/pipelines#7716). Terminal states are
-  v2beta1's SUCCEEDED, FAILED, SKIPPED and CANCELED (``wait_for_run_completion`` misses CANCELED).
-- Timeout: past ``timeout`` the unfinished runs are terminated, or left running and out of the
-  cleanup, as chosen. A run that finished between the last poll and its terminate is refused
-  by KFP (400): it is recorded with its real final state, as finished first, not terminated
-  (``RunRecord.at_timeout``).
-- Resolution: each poll's times are kept per run (``convert.Sightings``), so that the figures
-  of a whole-second server can be narrowed where the polls saw a transition.
-- Faults: every call goes through ``KfpApi``'s retries (``--retries``): idempotent calls are
-  repeated with backoff and jitter, and a create is first looked up by its unique name, so that
-  a create that failed but was made is adopted, never made twice. Whatever still fails is
-  recorded and lived with: a missing run is not measured, a poll round that fails is the next
-  round's to repeat.
-- Cleanup: what this benchmark created, and only that: its runs, its pipeline version, its pipeline
-  (versions first: KFP refuses to delete a pipeline that has versions) and its experiment. A run
-  whose create call failed but which the server made anyway still carries the benchmark id in its
-  name, so the LIST finds it and it is polled and deleted like the others; when creates failed or
-  were cut short, one more LIST just before the cleanup finds any made after the last poll round.
-
-The first Ctrl-C stops creating (the creates already sent are waited for, so that their runs are
-known) and polling, records what was seen, and still cleans up; the stats come back flagged
-"interrupted".
-"""
+``run_benchmark`` runs it in one process; ``kfp.phases`` runs the same steps as the
+meta-pipeline's components. It never prints: calls and runs become records (JSON lines as they
+happen) aggregated into ``RunsStats``. Bad input is found before anything is created (the
+manifest and parameters checked, one authenticated read). Runs are created by
+``pipeline_version_reference`` (one upload, not one per run). Each poll round LISTs the
+experiment's runs in pages of 200, not a GET per run, which at ~200 GETs/s exhausts KFP's MySQL
+connections (kubeflow/pipelines#7716); CANCELED is final too (``wait_for_run_completion`` misses
+it). Past ``timeout`` unfinished runs are terminated or left, and one that finished first keeps
+its final state (``RunRecord.at_timeout``). The cleanup deletes only what this benchmark made,
+versions before their pipeline; a run made by a create that failed carries the benchmark id in
+its name, so a last LIST finds it. The first Ctrl-C stops creating and polling, still cleans up,
+and flags the stats "interrupted"."""
 
 from __future__ import annotations
 

@@ -1,25 +1,13 @@
 """Credentials and namespace of a caller inside a Kubernetes pod: a pipeline step, a notebook.
 
-This module owns three choices, made the same way for the steps, ``kfp-bench submit`` /
-``schedule`` and examples/benchmark.ipynb:
-
-- The namespace. Multi-user KFP refuses an experiment, a run or a LIST without one (kubeflow/
-  pipelines 7b70c7b95f68 backend/src/apiserver/server/experiment_server.go ``canAccessExperiment``
-  and run_server.go). Whether the API is multi-user is read from its healthz (``multi_user``,
-  main.go's handler), not guessed; when it is and no namespace is given, a pod takes its own,
-  from the service-account namespace file (the file kfp.Client itself reads: kfp 2.17.3
-  client.py ``Client._NAMESPACE_PATH``); with none to be found, a ``ConfigError`` names the
-  parameter before anything is created.
-- The token of a step (``step_auth``): the projected service-account token first, the one the
-  kubelet keeps fresh; the Secret's token only when there is no projected one or the API refuses
-  it (401). A ``kubectl create token --duration 24h`` Secret expires after a day, so preferring
-  it failed every scheduled run from then on.
-- kfp.Client's credentials (``kfp_client``): with an explicit host kfp.Client reads no token
-  itself (client.py ``_load_config`` returns early ``if host``), so inside a cluster it gets
-  ``ServiceAccountTokenVolumeCredentials`` on the projected token, outside the given token file.
-
-No token is ever printed: messages name its source and what it claims (``auth.token_hint``).
-"""
+The namespace: multi-user KFP refuses calls without one (experiment_server.go
+``canAccessExperiment`` at 7b70c7b95f68); whether it is multi-user is read from healthz, and a
+pod then takes its own from the service-account namespace file (kfp 2.17.3
+``Client._NAMESPACE_PATH``), else a ``ConfigError`` names the parameter. A step's token
+(``step_auth``): the projected one first, kept fresh by the kubelet; a Secret's only without it
+or on a 401 (a 24 h Secret preferred failed every scheduled run after a day). kfp.Client's
+(``kfp_client``): with an explicit host it reads no token itself (``_load_config``), so it is
+given one. No token is ever printed."""
 
 from __future__ import annotations
 

@@ -1,26 +1,13 @@
 """The lease a running benchmark holds on the KFP server, so that two never overlap (issue 18).
 
-Two benchmarks against one server measure each other: a recurring run whose runs overlap (the
-KFP UI's "Create recurring run" defaults to catch-up on and 10 concurrent runs), or a second
-manual run. The pipeline's first step takes a lease, its exit handler gives it back.
-
-A lease is an experiment named ``kfp-bench-lease-<prefix>`` (the benchmark_id parameter, else
-``kfp-bench``) whose description holds the holder's benchmark id, its pipeline run's id and an
-expiry in epoch seconds: "kfp-bench lease {json}". The create is the only arbiter: KFP refuses a
-second experiment of one name in a namespace, through a unique index on experiments (Name,
-Namespace) (kubeflow/pipelines backend/src/apiserver/model/experiment.go, ``idx_name_namespace``;
-storage/experiment_store.go CreateExperiment answers AlreadyExists on the duplicate-key error; at
-7b70c7b95f), and the local server does the same (sandbox/kfp_server/app.py create_experiment).
-
-An expired lease (its holder crashed, or was terminated and its exit handler never ran), or one
-whose holder's pipeline run the server says is over (``holder_done``: CANCELED after a
-terminate), is taken over: deleted by its id, then created again; of two takers, the second
-one's delete finds the id gone and its create is refused, so only one holds it. Its description
-names the holder whose leftovers the new holder then sweeps. The expiry is the longest the
-benchmark can take (``lease_ttl``): a live benchmark is never taken over, at the cost of waiting
-that long after a crash that the server does not see as the end of the run (or deleting the
-lease by hand, as the refusal says).
-"""
+Two benchmarks against one server measure each other (a recurring run catching up, a second
+manual run). The first step takes the lease, the exit handler gives it back. A lease is an
+experiment ``kfp-bench-lease-<prefix>`` whose description holds its holder and expiry; the
+create is the only arbiter, since KFP refuses a second experiment of one name in a namespace
+(unique index ``idx_name_namespace``, backend/src/apiserver/model/experiment.go at 7b70c7b95f).
+An expired lease, or one whose holder's run is over, is taken over by deleting it by id and
+creating it again: of two takers only one's create succeeds. The expiry is the longest the
+benchmark can take (``lease_ttl``), so a live benchmark is never taken over."""
 
 from __future__ import annotations
 

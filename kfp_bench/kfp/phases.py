@@ -1,22 +1,12 @@
 """The runs benchmark as three phases that may run in three processes: upload, spawn, poll.
 
-``run_benchmark`` (driver.py) runs the same steps in one process and polls while it spawns; the
-meta-pipeline runs them as three components, one after the other. Nothing is lost by the gap: the
-run figures come from the server's timestamps. Each phase is ``Driver`` code, so the two ways
-measure alike. A phase hands the next what it needs through ``out_dir``:
-
-- ``handle.json``: the ``BenchmarkHandle`` (the ids ``upload`` created),
-- ``phases.json``: the start time, the CPU seconds and flags so far, the first /metrics scrape,
-  when the spawn started and the run ids it created,
-- ``api_calls.jsonl``: every phase's API calls, appended as they happen,
-- ``runs.jsonl``: each run, as ``poll`` sees it finish.
-
-``poll`` returns the ``RunsStats`` of the whole benchmark, read back from those files, with the
-same summary as ``run_benchmark``'s. Cleanup is no phase: these phases leave it to
-``kfp_bench.kfp.cleanup.sweep`` by benchmark id (the meta-pipeline's exit handler), which also
-finds what a phase that died half way made. A poll marks phases.json when it starts and unmarks
-it when it ends, so the next poll of a benchmark whose poller was killed flags "poller-killed".
-"""
+The meta-pipeline runs them as three components (the figures come from the server's
+timestamps, so the gaps cost nothing); each is ``Driver`` code, so both ways measure alike. They
+hand on through ``out_dir``: handle.json (the ids ``upload`` created), phases.json (start, CPU,
+flags, the first /metrics scrape, the spawned run ids), api_calls.jsonl and runs.jsonl. ``poll``
+returns the whole benchmark's ``RunsStats``. Cleanup is the exit handler's sweep by benchmark id.
+A poll marks phases.json while it runs, so the next poll after a killed one flags
+"poller-killed"."""
 
 from __future__ import annotations
 

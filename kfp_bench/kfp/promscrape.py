@@ -1,23 +1,10 @@
 """The server's side: scrape the KFP API server's Prometheus /metrics, and diff two scrapes.
 
-KFP's benchmark guide asks for server-side monitoring beside the client's measurements; the real
-API server serves /metrics on its HTTP port (8888). ``scrape`` reads the text exposition (parsed
-with ``prometheus_client.parser``); ``deltas`` turns a before and an after into per-operation
-request counts, errors and latency histograms, named like the driver's operations (``create_run``,
-``list_runs`` ...), so the stats can put the two views side by side.
-
-How a series is tied to an operation:
-
-- a label naming the RPC or handler (``method``, ``grpc_method``, ``operation``, ``handler``,
-  ``endpoint``): CamelCase RPC names become snake_case (``CreateRun`` -> ``create_run``); REST
-  paths with an HTTP verb map through ``_REST``;
-- KFP's own unlabelled counters (``run_server_create_requests`` ...) through ``_KFP_COUNTERS``.
-
-Each operation is read from one metric family (``GRPC_HISTOGRAM`` says which and why), so a call
-counted by several families is counted once.
-
-A scrape that fails is not an error of the benchmark: the deltas then say why there are none.
-"""
+``scrape`` reads the text exposition; ``deltas`` turns a before and an after into per-operation
+counts, errors and latency histograms named as the driver's operations (a label naming the RPC
+or handler, CamelCase to snake_case, REST paths through ``_REST``; KFP's own counters through
+``_KFP_COUNTERS``), each from one family (``GRPC_HISTOGRAM``). A failed scrape is no error of
+the benchmark: the deltas say why there are none."""
 
 from __future__ import annotations
 

@@ -1,30 +1,12 @@
 """The KFP v2beta1 REST calls the driver makes, each one HTTP request over urllib3.
 
-Why not kfp_server_api, the generated client: kfp-server-api is published as an sdist only, so
-every pipeline step that installed it built it from source at start, and the driver used it only
-as a transport (it reads the JSON itself). This module sends what that client sent, request for
-request, and nothing more:
-
-- The paths, query parameters and bodies are the swagger's (tests/data/kfp_api_v2beta1.swagger.json,
-  the paths below) as kfp-server-api 2.17.3 sends them; the methods keep the generated names
-  (kfp_server_api/api/run_service_api.py, pipeline_service_api.py, experiment_service_api.py,
-  pipeline_upload_service_api.py) and only the parameters the driver passes.
-- The encoding is its api_client.py and rest.py: a query parameter that is None is dropped, the
-  others go in the generated order through ``urllib.parse.urlencode`` (so a bool is ``True``,
-  which grpc-gateway's ParseBool reads); a path parameter is quoted with no safe character; a
-  body is ``json.dumps``'d; the headers are Accept and Content-Type (application/json, on every
-  call but an upload), the default ones (User-Agent "kfp-bench", kfp.Client's borrowed header
-  and Cookie), then ``authorization``.
-- An upload is multipart/form-data with the file in the field ``uploadfile``, named by its base
-  name and typed by ``mimetypes`` (else application/octet-stream), read at each attempt.
-- The pool is a PoolManager (a ProxyManager behind a proxy) of ``num_pools`` 4 and ``maxsize``
-  the pool size, certifi's CA bundle unless one is given. ``Retry(total=0, redirect=0,
-  raise_on_redirect=False)`` on the pool and on each request: one call, one request; a 3xx is
-  the answer.
-
-Every call returns the urllib3 response, whatever its status, its body read (the caller times the
-call to the last byte); a transport failure raises urllib3's HTTPError or OSError.
-"""
+kfp-server-api is an sdist only, which every pipeline step built at start just to use it as a
+transport; this module sends what kfp-server-api 2.17.3 sent, request for request: the swagger's
+paths, parameters and bodies (tests/data/kfp_api_v2beta1.swagger.json; methods named as in its
+``*_service_api.py``), encoded as its api_client.py does (None parameters dropped, ``True`` for
+a bool, path parameters quoted, JSON bodies, its default headers), uploads as multipart field
+``uploadfile``. ``Retry(total=0, redirect=0)``: one call, one request; a 3xx is the answer.
+Every call returns the response, body read; a transport failure raises."""
 
 from __future__ import annotations
 

@@ -1,24 +1,11 @@
 """The one small interface between kfp-bench and Kubernetes: ``Kube``.
 
-Everything kfp-bench asks of a cluster goes through its methods: create, get and delete an
-InferenceService (a custom object, from the plain dict of ``IsvcSpec.to_dict``), list the pods of
-one of its components, list the autoscalers behind it (Knative's PodAutoscalers, or in
-Standard/RawDeployment mode the HPAs, or KEDA's ScaledObjects and the HPA each drives), and read a
-ConfigMap (KServe's inferenceservice-config).
-Only the ``kubernetes`` client is used, never the kserve SDK: each step's pod installs its
-packages at start-up, and the SDK's 69 packages cost about a minute there for what is three
-custom-object calls. The rest of
-``kfp_bench.kserve`` sees plain values (dicts, ``PodState``, ``ScaleState``), so the tests drive it
-with the real client pointed at a loopback server of recorded responses.
-
-A 404 of a get, delete or list is an answer (None, or GONE for a delete), not an error; so are a
-409 of the create (the name is taken: None) and of a delete with preconditions (the object of that
-name is not the one read: CHANGED). A 404 of the create (no InferenceService CRD) and any other API
-failure raise ``KubeError`` naming the call, the object and the API's reason.
-
-``kube_namespace`` decides the namespace of every object kfp-bench creates, reads, watches or
-deletes in a benchmark; nothing else picks one.
-"""
+Every call to a cluster goes through it, over the ``kubernetes`` client only (the kserve SDK's 69
+packages cost a step's pod a minute, for three custom-object calls); the rest of
+``kfp_bench.kserve`` sees plain values, so the tests drive the real client against recorded
+responses. A 404 of a get, delete or list, a 409 of a create (None) or of a delete with
+preconditions (CHANGED) are answers; any other failure raises ``KubeError`` naming the call, the
+object and the API's reason. ``kube_namespace`` alone picks the namespace of every object."""
 
 from __future__ import annotations
 

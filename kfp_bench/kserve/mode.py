@@ -1,23 +1,11 @@
 """Which deployment mode an InferenceService gets, and where kfp-bench learnt it: ``Mode``.
 
-KServe decides an InferenceService's mode (kserve/kserve at aaac4e29,
-pkg/controller/v1beta1/inferenceservice/utils/utils.go GetDeploymentMode) from, in order, its
-status.deploymentMode (set by the controller once it reconciled it, controller.go), its
-serving.kserve.io/deploymentMode annotation, and the cluster's default: ``defaultDeploymentMode``
-in the JSON of the ``deploy`` key of the ``inferenceservice-config`` ConfigMap in KServe's
-namespace (pkg/constants/constants.go InferenceServiceConfigMapName, KServeNamespace;
-pkg/apis/serving/v1beta1/configmap.go DeployConfigName, NewDeployConfig: Serverless, Knative,
-RawDeployment, Standard or ModelMesh). Its defaulting webhook writes a Standard or ModelMesh default
-onto the annotation, a Knative default not (apis/serving/v1beta1/inference_service_defaults.go
-DefaultInferenceService).
-
-``learn_mode`` follows that order from what kfp-bench may read: the isvc parameter's mode, the
-InferenceService when there is one, then the ConfigMap: in kserve_namespace when the isvc gives
-one, else in ``KSERVE_NAMESPACES``, whichever holds it. A namespaced Role may not reach it (a 403,
-what a profile's default-editor gets on a standard Kubeflow install): the ``Mode`` then has no
-name and says why in ``unread``, a note beside a mode learnt from the InferenceService, a warning
-only when none is. The module never prints.
-"""
+KServe takes it (GetDeploymentMode, utils.go at aaac4e29) from the status, then the
+serving.kserve.io/deploymentMode annotation, then ``defaultDeploymentMode`` in the ``deploy``
+key of KServe's inferenceservice-config ConfigMap. ``learn_mode`` follows that order from what
+kfp-bench may read: the isvc parameter, the InferenceService, the ConfigMap (kserve_namespace,
+else ``KSERVE_NAMESPACES``). A Role that cannot read it (a 403) leaves the ``Mode`` unnamed
+with why in ``unread``. The module never prints."""
 
 from __future__ import annotations
 

@@ -1,24 +1,13 @@
 """An InferenceService from parameters: ``IsvcSpec``, its checks, and its JSON body.
 
-``IsvcSpec`` holds the knobs of KServe's autoscaling guide: model format, storageUri and
-runtimeVersion; resources, GPUs included; scaleTarget and scaleMetric (or the old schema's
-``autoscaling.knative.dev/target`` annotation), containerConcurrency, minReplicas, maxReplicas;
-the deployment mode (written only when given: else the cluster's default); and an optional
-transformer with its own scale settings (``ScaleSpec``).
-``validate()`` raises ``ConfigError`` naming the parameter and the fix before anything is created;
-``to_dict()`` builds the InferenceService as the plain JSON body sent to the Kubernetes API (what
-the tests validate against KServe's CRD schema). Plain dicts, not the kserve SDK's models: a step's
-pod installs its packages at start-up, and the SDK (69 packages) costs about a minute there.
-
-GPUs: KServe's CPU-only serving runtimes (kserve-sklearnserver, -xgbserver, -lgbserver,
--pmmlserver) ship no CUDA, so a GPU asked for with the sklearn, xgboost, lightgbm or pmml format
-is refused; the formats whose runtimes have GPU images (tensorflow, pytorch, onnx via Triton,
-triton, huggingface) take one. RawDeployment (Standard) scales with an HPA, which knows cpu and
-memory only and never scales to zero, so concurrency or rps metrics and minReplicas 0 need the
-Serverless (Knative) mode, and containerConcurrency, a Knative setting, is refused there too;
-with no deployment_mode given these checks use the cluster's default, once deploy has learnt it.
-KEDA (``autoscaler_class`` keda) scales RawDeployment only, on a cpu or memory utilization.
-"""
+``IsvcSpec`` holds the knobs of KServe's autoscaling guide (an optional transformer has its own
+``ScaleSpec``); ``validate()`` raises ``ConfigError`` naming the parameter and the fix before
+anything is created; ``to_dict()`` is the plain JSON body (validated in the tests against
+KServe's CRD), not the kserve SDK's models, whose 69 packages cost a step's pod a minute.
+The checks: no GPU for a format whose runtimes ship no CUDA (``MODEL_FORMATS``); an HPA
+(RawDeployment, Standard) knows cpu and memory only and never scales to zero, so concurrency,
+rps, minReplicas 0 and containerConcurrency need Knative; KEDA scales RawDeployment only, on
+cpu or memory. With no deployment_mode they use the cluster's default, once deploy learnt it."""
 
 from __future__ import annotations
 

@@ -1,21 +1,12 @@
 """The replica watcher: ready and total pods, and the autoscaler's scales, over time.
 
-``ReplicaWatcher`` samples one InferenceService component through ``kube.Kube``: its pods by
-label (serving.kserve.io/inferenceservice=NAME, component=predictor) and its autoscaler by the
-same labels: in Knative mode the PodAutoscaler's desiredScale and actualScale, in
-Standard/RawDeployment mode the HPA's desiredReplicas and currentReplicas; with KEDA the
-ScaledObject's target (kept in ``scaled_objects``) and those of the HPA it drives. It runs in a
-thread beside a load (``start`` and ``stop``) or for a fixed time (``watch``), and yields
-``ReplicaSample`` records.
-
-``replica_rows`` joins the samples with the load's per-second series (``t`` epoch seconds) into
-summary.json's ``replicas`` rows: {t, ready, total, desired, actual, expected, panic, apart,
-inflight, rps, p50_ms, p99_ms}. ``expected`` is what Knative's rule gives for the observed
-concurrency, ceil(inflight / (target x utilization)); ``apart`` marks where the pods observed
-part from it by more than one pod; ``panic`` marks a sample where the desired scale at least
-doubled, by 2 pods or more, since the sample before: Knative's panic mode (a 6 s window at twice
-the target) jumping ahead of its 60 s stable window. The module never prints.
-"""
+``ReplicaWatcher`` samples one InferenceService component through ``kube.Kube`` (its pods, and
+Knative's PodAutoscaler, the HPA, or KEDA's ScaledObject and its HPA), in a thread beside a
+load or for a fixed time. ``replica_rows`` joins the samples with the load's per-second series
+into summary.json's ``replicas`` rows: ``expected`` is Knative's ceil(inflight / (target x
+utilization)), ``apart`` where the pods part from it by more than one, ``panic`` where the
+desired scale at least doubled by 2 pods or more (Knative's 6 s panic window overtaking its 60 s
+stable one). It never prints."""
 
 from __future__ import annotations
 

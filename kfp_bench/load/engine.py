@@ -1,36 +1,14 @@
 """The request loop of one process: HTTP/1.1 keep-alive connections on uvloop, closed or open loop.
 
-Closed loop (hey's model): ``concurrency`` connections each send their next request as soon as the
-previous one is answered, optionally no faster than ``qps`` each. Without ``qps``, the connections
-answered in one pass of the event loop send theirs together right after it (``send_batch``): the
-server wakes once per burst instead of once per request (what that gave against nginx:
-BENCHMARKS.md, load engine (a), the "closed loop in bursts" rows); each request's time still
-counts from its own write.
-
-Open loop (``rate``): a schedule says when each request is due, whatever the server does; a due
-request goes out on an idle connection, or on a new one while fewer than ``max_inflight`` exist,
-or waits in a backlog, and its latency counts from its due time (coordinated-omission corrected,
-as in wrk2).
-
-Each answered or failed request stores its ``records.BATCH_COLUMNS`` as doubles in a reusable
-buffer (``Attack.rows``, a memoryview of doubles); a timer hands them in batches to a sink
-(``Sink``: ``add_batch`` and a per-second in-flight note), and ``run()`` returns an
-``AttackRecord`` of the attack itself. The loop knows nothing of the aggregation, as vegeta's
-``Attack()`` knows nothing of ``Metrics``: ``workers.py`` turns records into ``LoadStats``, and
-``stream.py`` runs this same loop for streamed (SSE) requests whose batches are ``StreamBatch``. A
-failure (refused, reset, timeout, malformed response) is a row with status 0 and an error text,
-never an exception. An exception that escapes one of the engine's own callbacks is a bug of the
-engine, not a fault of the server: it is logged with its traceback, and the attack ends at once,
-flagged ``engine-error`` with what it measured so far (``workers.run_load`` then raises
-``EngineError``) rather than counting it as a bad response or waiting forever on a lost slot.
-From request 0 to the end the engine also measures its own process's CPU and its cgroup's
-throttling (``AttackRecord.client_cpu``), so that a report can tell when the load generator,
-not the server, set the pace. The engine prints nothing.
-
-``bench/instructions.py`` counts the user-space instructions the request path spends per request.
-The connections and the sink are in ``connection.py``; connection failures get their texts from
-``failure.py``.
-"""
+Closed loop (hey's model): ``concurrency`` connections each send the next request when the last
+is answered (no faster than ``qps``); the connections answered in one pass of the loop send
+together (``send_batch``), so the server wakes once per burst (BENCHMARKS.md, load engine (a)).
+Open loop (``rate``): a schedule says when each request is due; it goes out on an idle or new
+connection (up to ``max_inflight``) or waits, timed from its due time (as in wrk2).
+Rows of ``records.BATCH_COLUMNS`` go in batches to a ``Sink``; ``run()`` returns an
+``AttackRecord`` with the process's CPU and cgroup throttling. A failed request is a row with
+status 0 and an error, never an exception; an exception in the engine's own callbacks is an
+engine bug: logged, and the attack ends flagged ``engine-error`` with what it measured."""
 
 from __future__ import annotations
 

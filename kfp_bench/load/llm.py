@@ -14,12 +14,13 @@ from collections.abc import Callable
 
 from kfp_bench.errors import EngineError
 from kfp_bench.load.openai import LlmOptions
-from kfp_bench.load.stages import llm_stages
+from kfp_bench.load.stages import bounds
 from kfp_bench.load.workers import note_late, run_stream
 from kfp_bench.records import AttackRecord
 from kfp_bench.stats.llm import LlmStats
 from kfp_bench.stats.load import warm_up
 from kfp_bench.stats.slo import Slo
+from kfp_bench.stats.stages import LLM_METRICS, LLM_SUMS, StageStats
 from kfp_bench.stats.turns import TurnStats
 
 WORKERS_LOST = "workers-lost"
@@ -88,9 +89,9 @@ def run_llm(
     """
 
     def new_sink(index: int) -> LlmSink:
-        stages = llm_stages(opts.stages) if opts.stages else None  # per-stage figures
         stats = LlmStats(corrected=opts.open_loop, warmup_s=warmup_s, slo=slo or Slo())
-        stats.stages = stages
+        if opts.stages:  # per-stage figures
+            stats.stages = StageStats(bounds(opts.stages), LLM_METRICS, LLM_SUMS)
         stats.turns = TurnStats(opts.turns) if opts.turns else None  # per-turn figures
         return LlmSink(stats, on_batch=on_batch_factory(index) if on_batch_factory else None)
 

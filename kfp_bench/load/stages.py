@@ -204,10 +204,3 @@ def _solve(s: Stage, q: float) -> float:
     a = (s.end - s.start) / s.duration_s
     root = math.sqrt(max(s.start * s.start + 2 * a * q, 0.0))
     return 2 * q / (s.start + root)
-
-
-def llm_stages(stages):
-    """An empty ``stats.stages.StageStats`` of the LLM load's per-stage figures."""
-    from kfp_bench.stats.stages import LLM_METRICS, LLM_SUMS, StageStats
-
-    return StageStats(bounds(stages), LLM_METRICS, LLM_SUMS)

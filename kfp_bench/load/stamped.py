@@ -1,30 +1,14 @@
 """A socket transport for the streaming client whose reads carry the kernel's receive time.
 
-Under load the loop reads a socket some time after its bytes arrived: after the other
-connections' chunks of the same pass, a flush of the aggregation, the scheduler's delay. A token
-timed by the clock at that point carries that delay: at 200 streams it was most of the ITL
-error (BENCHMARKS.md, LLM load). Linux stamps each packet when it is received (``SO_TIMESTAMPNS``;
-on loopback that is inside the sender's write) and a TCP ``recvmsg`` returns the stamp of the
-last packet it read as a control message (``tcp_recv_timestamp`` in net/ipv4/tcp.c; packets merged
-in the receive queue keep the newer stamp, ``tcp_try_coalesce``): the time the read's bytes
-arrived, whatever the loop was doing. Two chunks of one stream that are both waiting when the loop
-reads come with the later one's stamp, as they would with the read's own time. (Seen on kernel
-6.18 over loopback: one read of eleven waiting writes carried the last one's stamp, a little
-before the sender's clock reading after that write returned.)
-
-The stamp is CLOCK_REALTIME; a read converts it to the engine's clock (``perf_counter``, i.e.
-CLOCK_MONOTONIC) by the age it has when read, so that a step of the wall clock between the two
-cannot shift it by more than that age. Where there is no stamp (a platform without
-``SO_TIMESTAMPNS``, an age out of range) the read takes the clock's time, and the attack counts
-the read (``unstamped``): ``stream.py`` flags the run ``read-time-tokens``.
-
-The transport has the part of asyncio's transport that the engine's connections use (``write``,
-``close``, ``abort``) and calls its protocol as asyncio does (``connection_made``,
-``connection_lost`` soon after a close or a failure), except that data arrives as
-``data_received_at(data, t)``. TLS runs over memory BIOs (``ssl.SSLObject``) on the same socket,
-so that its reads are stamped too. Its reads go into one buffer of the attack's, not one per
-connection: 200 streams would otherwise hold 200 of them.
-"""
+A token timed when the loop gets to its socket carries the loop's delay (most of the ITL error at
+200 streams: BENCHMARKS.md, LLM load). Linux stamps each packet on receipt (``SO_TIMESTAMPNS``)
+and a TCP ``recvmsg`` returns the stamp of the last packet read (``tcp_recv_timestamp``,
+net/ipv4/tcp.c; coalesced packets keep the newer stamp). The CLOCK_REALTIME stamp becomes a
+``perf_counter`` time by its age when read, so a wall-clock step moves it by that age at most;
+a read without a stamp takes the clock's time and is counted (``stream.py`` flags
+``read-time-tokens``). The transport has the part of asyncio's the connections use, but data
+arrives as ``data_received_at(data, t)``; TLS runs over memory BIOs on the same socket, and
+reads share one buffer of the attack's."""
 
 from __future__ import annotations
 

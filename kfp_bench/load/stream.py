@@ -1,38 +1,15 @@
 """Streamed (server-sent events) requests on the load engine's request loop: the LLM load.
 
-``StreamAttack`` is ``engine.Attack`` with other rows: the same pacing (closed loop with optional
--q, open loop constant or Poisson from ``pacer.py``), keep-alive connections, timeouts and
-connect failures as rows, and a ``StreamBatch`` (``records.STREAM_COLUMNS``) per flush to its
-sink. Each request carries ``X-Request-Id: <source>-<seq>`` (a UUID, ``openai.request_id``) so a
-server's truth log pairs with the rows. With a tokenizer, a request whose stream brought no
-usage is counted by it: the prompt, and the text of its content chunks (kept as they came and
-decoded only for such requests).
-
-``StreamConn`` parses the response with httptools (which undoes chunked encoding) and its body
-as SSE: events end at a blank line, whatever TCP reads or chunks they span; the time of an event
-is the receive time of the read in which its blank line arrived: the kernel's stamp
-(``stamped.py``, the transport of this client's connections), not the time the loop read it.
-A data event is a content chunk when ``choices[0].text`` (completions) or
-``choices[0].delta.content`` (chat) is a non-empty string. That is decided by one regular
-expression per chunk, not ``json.loads`` (a third of its CPU on a vLLM-sized chunk): in JSON a
-quote inside a string is escaped, so ``"text":"x`` cannot come from inside another value. The
-rare chunks, those that name ``finish_reason``, ``usage`` or ``error`` with a value, are read
-whole with ``json.loads``.
-KServe's OpenAI routes write compact pydantic JSON that keeps null fields (``"usage":null``,
-``"finish_reason":null``), one ``data:`` line and a blank line per chunk, ``data: [DONE]``
-last (python/kserve/kserve/protocol/rest/openai/openai_chat_adapter_model.py:241, kserve
-aaac4e29): the expressions match a value, never a null.
-
-A stream completes after a chunk with a finish_reason, then ``data: [DONE]`` or, without it, the
-clean end of the body (the chunked encoding's last chunk, or a close after a whole event):
-``transformers serve`` ends its streams so, and the OpenAI Python client accepts them; such
-a row is marked (``MARK_NO_DONE``, flag ``no-done-marker``). A stream fails (outcome 1, a row
-with its error text, never an exception) on a refused or reset connection, an HTTP error status
-(the body's start in the text, or "(empty body)"), an ``error`` event, a stream that ends before
-a finish_reason (llama-cpp-python's server, once another request waits, sends ``[DONE]`` and
-closes inside the body), ``--timeout`` (the whole request) and ``--stall-timeout`` (no byte for
-that long, before the head or between two reads).
-"""
+``StreamAttack`` is ``engine.Attack`` with other rows: the same pacing, connections and
+failures, a ``StreamBatch`` per flush, and ``X-Request-Id: <source>-<seq>`` on each request.
+``StreamConn`` parses the response with httptools and its body as SSE; an event's time is the
+kernel's receive time of the read that brought its blank line (``stamped.py``). A content chunk
+is found by one regular expression, not ``json.loads`` (a third of the CPU on a vLLM-sized
+chunk): in JSON a quote inside a string is escaped, so ``"text":"x`` comes from no other value,
+and KServe's null fields (``"usage":null``, openai_chat_adapter_model.py:241 at aaac4e29) never
+match. Only chunks naming ``finish_reason``, ``usage`` or ``error`` are parsed whole. When a
+stream completes or fails (a row with its error, never an exception): docs/llm-metrics.md.
+With a tokenizer, a stream without usage is counted from its prompt and kept chunk texts."""
 
 from __future__ import annotations
 

@@ -1,20 +1,10 @@
 """One load's server metrics: checked before it, sampled while it runs, queried after it.
 
-``Collector.check`` refuses a profile before anything is sent (a variable not given, a query
-Prometheus cannot parse); ``start`` marks the window and starts the scrape thread;
-``stop`` ends both and runs the profile's queries over the window. A scrape or a query that
-fails is a note and a flag in the ``ServerSeries``, never an exception: the load's figures stand.
-
-An ``instant`` entry (``increase(...[{{.elapsed}}])``) sees only what Prometheus scraped: the
-work of the load's last scrape interval is in no sample at the load's end. So ``stop`` waits
-until Prometheus has scraped every target once after the load (``min(timestamp(up))``, at most
-``SETTLE_S``), and asks at that time over a range reaching back to the last scrape before it
-(read the same way at ``start``): the counters' growth over the whole load, whatever the
-scrape interval.
-
-The scrapes run in a daemon thread paced from elapsed time (a late sample does not shift the
-later ones); it sleeps between samples, so it takes the GIL only for the parse of each page.
-"""
+``Collector.check`` refuses a bad profile before anything is sent; ``start`` and ``stop`` bound
+the window; a failed scrape or query is a note and a flag, never an exception. An ``instant``
+entry sees only what Prometheus scraped, so ``stop`` waits until every target was scraped once
+after the load (at most ``SETTLE_S``) and asks over a range back to the last scrape before the
+start: the counters' growth over the whole load. The scrape thread paces from elapsed time."""
 
 from __future__ import annotations
 

@@ -1,25 +1,10 @@
 """The report bundle: every report of one results directory, written in one step.
 
-``write_bundle(results, out_dir)`` is the single entry point that the CLI, the KFP component and
-``kfp-bench demo`` call. It writes into ``out_dir``::
-
-    report.html        one self-contained page: inline PNG charts, inline CSS, no script, no
-                       external resource (works offline and in the KFP UI's sandboxed iframe)
-    summary.md         the tables and the verdict as Markdown (< 400 kB)
-    metrics.json       the flat {name: number} metrics (names in kfp_bench.report.metrics)
-    gates.json         the gates' verdicts (kfp_bench.gates), when gates were given
-    runs.csv           one row per run           tasks.csv        one row per task of a run
-    api_calls.csv      one row per KFP API call  load_series.csv  one row per second of load
-
-With the server's series beside the results' load.json (``load.server.json``,
-``kfp_bench.metrics.series``), report.html and summary.md have a "Server metrics" section.
-
-The bundle appears whole or not at all: every file is rendered into a stage folder beside
-``out_dir`` and the stage replaces ``out_dir`` in one rename (``report.folder.write_folder``), so a
-failure or a crash half-way never leaves new files beside old ones. Other files in ``out_dir``
-(e.g. the results themselves, when the report is written beside them) are carried over. The CSV
-files are always written, with only their header when nothing of that kind was measured.
-"""
+``write_bundle`` (called by the CLI, the KFP component and ``kfp-bench demo``) writes
+report.html (self-contained, for the KFP UI's sandboxed iframe), summary.md, metrics.json,
+gates.json when gates were given, and runs.csv, tasks.csv, api_calls.csv, load_series.csv
+(header only when nothing was measured); the server's series beside load.json add a section.
+The folder appears whole or not at all (``report.folder.write_folder``); other files in it stay."""
 
 from __future__ import annotations
 

@@ -1,21 +1,9 @@
 """The report bundle of a saved LLM result (``kfp-bench llm --json-out``, or a merge of them).
 
-``write_llm_bundle(stats, out_dir)`` writes, whole or not at all (``report.folder``, as
-``report.bundle`` does)::
-
-    report.html        the page: TTFT and ITL distributions, tokens/s and requests/s over time,
-                       the tables below; self-contained (inline CSS and PNGs, no script)
-    summary.md         the same tables as Markdown, without images
-    metrics.json       ``kfp_bench.stats.llm.metric_values``: the stable flat names
-    llm_latency.csv    the percentiles of every histogram (ms)
-    llm_series.csv     one row per second (``kfp_bench.stats.token_series``)
-    gates.json         the gates' verdicts (``kfp_bench.gates``), when gates were given
-
-The tables are built once (``sections``, each a ``fmt.Section``) and rendered by the shared
-Markdown and HTML writers (``markdown.page``, ``html.page``), so the two never disagree. Goodput
-against load: an LLM sweep's rows (``sweep``) is the hook: given its points it adds their table
-to both pages.
-"""
+``write_llm_bundle`` writes ``FILES`` (and gates.json with gates) whole or not at all
+(``report.folder``): the tables are built once as ``fmt.Section``s and rendered by the shared
+Markdown and HTML writers, so the two never disagree; an LLM sweep's rows add goodput against
+load."""
 
 from __future__ import annotations
 

@@ -2,33 +2,11 @@
 llm-d FILE``): the shared format that llm-d's tools (llm-d-prism, its notebooks) read.
 
 The definition is llm-d's: the pydantic models of the PyPI package ``llmd-benchmark-report``
-0.2.1 (``llmd_benchmark_report/schema_v0_2.py``, the same file as ``llmdbenchmark/analysis/
-benchmark_report/schema_v0_2.py`` in github.com/llm-d/llm-d-benchmark), and the JSON Schema
-generated from them beside it (``br_v0_2_json_schema.json``). The lines cited are of the
-package's file. Every model forbids keys it does not name (``MODEL_CONFIG``, ``extra="forbid"``,
-l. 44); a ``Statistics`` needs ``units`` and ``mean`` (l. 282-301). What kfp-bench fills:
-
-- ``version`` "0.2.1" (``VERSION``, l. 41; ``BenchmarkReportV02``, l. 1379-1391);
-- ``run``: ``uid`` (required, l. 1324: a UUID5 of the result's start and options, so that the
-  same result exports the same report), ``time`` (``RunTime``, l. 1306-1316: ISO-8601 start and
-  end, ISO-8601 duration), ``description`` (l. 1336: "<model> [kfp-bench <start>]", the label
-  llm-d-prism shows);
-- ``scenario.stack``: the served model as a run-only ``inference_engine`` whose tool, version
-  and accelerator are unknown to a client, as llm-d itself writes it when it did not deploy the
-  stack (``native_to_br0_2.py`` ``_populate_minimal_stack``, l. 921-947);
-- ``scenario.load`` (``Load``, l. 260-274): ``metadata`` (l. 102-122: ``cfg_id``, a hash of the
-  options), ``standardized`` (``LoadStandardized``, l. 205-239: ``tool`` kfp-bench and its
-  version, ``parallelism`` the worker processes, ``source`` random (synthetic prompts) or
-  sampled (a file, a trace), ``stage`` 0, ``input_seq_len`` the mean prompt tokens measured
-  (distribution ``other``: the synthetic lengths are asked in words), ``output_seq_len`` the
-  max_tokens asked, ``multi_turn``, ``rate_qps`` (open loop) or ``concurrency`` (closed loop)),
-  ``native.config`` kfp-bench's options (credentials redacted);
-- ``results.request_performance.aggregate`` (l. 574-585): ``requests`` (l. 397-433: ``total``,
-  ``failures``, ``input_length``, ``output_length`` per completed request, units count),
-  ``latency`` (l. 436-506: TTFT and E2E in ms from the send, ITL and TPOT in ms/token; p0.1 to
-  p99.9, min, max and mean from the HDR histograms), ``throughput`` (l. 509-571: input, output,
-  total tokens/s and queries/s over the measured time).
-"""
+0.2.1 (``llmd_benchmark_report/schema_v0_2.py``) and the JSON Schema beside it. Every model
+forbids keys it does not name (l. 44). What goes where is in docs/reports.md; the lines of the
+schema: version l. 41 and 1379-1391, run l. 1306-1336, load l. 102-274, requests l. 397-433,
+latency l. 436-506, throughput l. 509-571, aggregate l. 574-585; the stack as llm-d writes one
+it did not deploy (``native_to_br0_2.py`` ``_populate_minimal_stack``, l. 921-947)."""
 
 from __future__ import annotations
 

@@ -1,24 +1,8 @@
 """The report's charts: seaborn figures rendered to PNG bytes, deterministically.
 
-Each chart is a function of finished tables (``kfp_bench.report.tables``) returning a ``Figure``
-(its PNG and its caption), or None when its data was not measured. Every chart has a title, units
-on labelled axes, and is drawn 8 in wide at 100 dpi: 800 px, the width of the KFP UI's viewer, so
-it is shown 1:1 and stays readable there. Rendering is deterministic: the Agg backend, fixed sizes,
-fixed rc settings, and PNGs saved without the "Software" and date metadata, so the same results
-give the same bytes.
-
-The charts, in report order:
-
-- run states (countplot of succeeded / failed / other), run durations (histplot with a rug and an
-  optional KDE, by outcome), and the CREATE, GET and DELETE API latencies (same), as the KFP
-  benchmark notebook draws them with the deprecated ``distplot``; all API latencies as ECDFs;
-- the per-task duration breakdown;
-- the load's latency distribution (histogram and ECDF, corrected and uncorrected);
-- the load over time: latency percentiles, throughput and errors, and the ready replicas when
-  summary.json has them, on one time axis;
-- the rate sweep: throughput against p99 (when summary.json has a ``sweep``);
-- the trend of key metrics over the earlier results in the history.
-"""
+Each chart is a function of finished tables returning a ``Figure`` (PNG and caption), or None
+when its data was not measured; titled, units on the axes, 800 px wide (the KFP UI's viewer).
+The same results give the same bytes: Agg, fixed sizes and rc settings, no PNG metadata."""
 
 from __future__ import annotations
 

@@ -1,40 +1,9 @@
 """Aggregation of a streaming (LLM) load: ``StreamBatch`` records in, token-timing figures out.
 
-``LlmStats`` takes the request loop's ``StreamBatch`` records (``add_batch``), merges with the
-stats of other processes or pods (``merge``: exact, histograms and integer counts only), and
-round-trips through its JSON results document (``to_dict`` / ``from_dict``, ``kind: "llm"``).
-``summary()`` returns the finished figures; ``metric_values`` their stable flat names.
-
-Each metric means one thing (docs/llm-metrics.md says the same at more length):
-
-- TTFT: ``first - sent``, the first *content* chunk (never the response head, a role-only, empty
-  or usage chunk); ``ttft_intended``: ``first - intended`` (coordinated-omission corrected; equal
-  in closed loop). Requests with a content chunk only, failed ones included.
-- ITL: one sample per gap between consecutive content chunks of a request, pooled over requests
-  (never a per-request mean). With multi-token chunks it is per chunk, not per token.
-- TPOT: per completed request, ``(last content chunk - first) / (completion_tokens - 1)``: the
-  first token excluded; the last chunk, not ``done``, since the usage chunk and ``[DONE]`` that
-  follow it are no tokens. Tokens from usage, else the tokenizer's count of the streamed text,
-  else the content-chunk count (counted in ``chunk_counted``; flag ``tokens-unknown``).
-  Requests with fewer than two tokens, or two content chunks, have none.
-- e2e: ``done - sent`` (and ``done - intended``), every request, failed ones to their failure.
-- scheduling lag: ``sent - intended``, every request (all 0 in closed loop).
-- output / input tokens: usage's completion and prompt tokens of the measured requests, else
-  the tokenizer's (flag ``tokens-from-tokenizer``), per second over the measured duration
-  (``duration_s - warmup_s``). Unknown (None: null in JSON, "unknown" in text, never 0) when a
-  completed request had neither (flag ``tokens-unknown``); a failed one's output is then its
-  content chunks (``chunk_counted_failed``), its input left out.
-- goodput: completed requests that meet every ``Slo`` bound, per second and as a fraction.
-- usage checks, on completed requests: usage missing with no tokenizer to count, or fewer
-  tokens than content chunks (flag ``usage-mismatch``); more tokens (usage's or the
-  tokenizer's) than chunks (flag ``multi-token-chunks``: ITL is per chunk).
-- ``no_done``: completed streams that ended without ``[DONE]`` (flag ``no-done-marker``).
-- cached: the usage's ``prompt_tokens_details.cached_tokens`` over its prompt tokens, the
-  client's view of the server's prefix cache, per run, turn and session (``stats.cached``).
-
-Warm-up: a request sent less than ``warmup_s`` after its batch's ``t0`` counts nowhere but in
-``warmup``. All latencies are HDR histograms in integer µs; out-of-range samples are counted.
-"""
+``LlmStats`` adds the request loop's batches, merges exactly (histograms and integer counts),
+round-trips through its results document (``kind: "llm"``) and summarizes; ``metric_values``
+names the figures stably. docs/llm-metrics.md defines each figure (TTFT, ITL, TPOT, e2e, lag,
+tokens and their provenance, goodput, the usage checks and their flags, cached tokens, warm-up)."""
 
 from __future__ import annotations
 
@@ -55,7 +24,6 @@ from kfp_bench.stats.cached import CachedTokens, usage_rows
 from kfp_bench.stats.hdr import Histogram
 from kfp_bench.stats.shared import Shared, SharedSummary
 from kfp_bench.stats.slo import Slo
-from kfp_bench.stats.stages import add_llm_rows
 from kfp_bench.stats.token_series import TokenSeries
 from kfp_bench.stats.turns import TurnStats
 
@@ -191,7 +159,9 @@ class LlmStats(Shared):
         self.series.add_firsts(first[has] + epoch, first[has] - sent[has])
         self.series.add_inflight(sent + epoch, done + epoch)
         if self.stages is not None:
-            add_llm_rows(self.stages, intended - t0, completed, tokens, (ttft_i, has), e2e_i)
+            every = np.ones(n, dtype=bool)  # (stats.stages.LLM_METRICS, LLM_SUMS)
+            self.stages.add(intended - t0, completed, {"tokens": tokens}, ttft=(ttft_i, has),
+                            e2e=(e2e_i, every))  # fmt: skip
         prompt, marks = col["prompt_tokens"].astype(np.int64), col["marks"].astype(np.int64)
         cached = col["cached_tokens"].astype(np.int64)
         self.cached.add(prompt, marks, cached, None if turn is None else turn[:, 0])
@@ -454,15 +424,9 @@ METRIC_HISTOGRAMS = {
 
 
 def metric_values(s: LlmSummary) -> dict[str, float]:
-    """The flat ``{name: number}`` metrics of a summary, names stable: ``llm_requests``,
-    ``llm_failed``, ``llm_rps``, ``output_tokens_per_s``, ``input_tokens_per_s``,
-    ``goodput_rps``, ``goodput_ratio``, ``usage_mismatch_requests``,
-    ``multi_token_chunk_requests``, ``cached_hit_rate`` (the usage's cached prompt tokens over
-    its prompt tokens; None when unknown), and ``<metric>_{p50,p90,p95,p99,p99_9,mean,max}_ms`` for
-    ttft, ttft_intended, itl, tpot, e2e, e2e_intended and sched_lag. A metric with no sample is
-    left out, never NaN; a token rate that is unknown is None (null in metrics.json, left out
-    of the KFP Metrics, "not measured" for a gate), never 0. A multi-turn load adds, per turn k,
-    ``ttft_turn<k>_p50_ms``, ``ttft_turn<k>_p99_ms`` and ``input_tokens_turn<k>_mean``."""
+    """The flat ``{name: number}`` metrics of a summary, names stable (``report.metric_names``
+    lists them). A metric with no sample is left out, never NaN; an unknown token rate is None
+    (null in metrics.json, "not measured" for a gate), never 0."""
     out: dict[str, float | None] = {
         "llm_requests": s.requests,
         "llm_failed": s.failed,

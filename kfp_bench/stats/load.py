@@ -1,19 +1,10 @@
 """Aggregation of a load attack: mergeable, with a cheap ``add`` and a ``summary()``.
 
-``LoadStats`` takes ``Result`` records one at a time (``add``) or in the request loop's batches
-(``add_batch``), merges with the stats of other processes or machines (``merge``), and round-trips
-through the JSON results file (``to_dict`` / ``from_dict``). ``summary()`` returns the finished
-figures that reporters print.
-
-Latency figures (histograms, percentiles, the per-second series, the phases) cover the requests
-that got a response, of any status (a 5xx is a response); as in hey, which times only the results
-without an error (rakyll/hey 8985827, ``requester/report.go`` ``runReporter``: ``lats`` gets
-``res.duration`` only when ``res.err == nil``). Requests that got none (refused, reset, timed out,
-cut before a status line) are counted by error and timed apart, from the send to the failure, in
-``no_response``; an attack in which none got a response is flagged ``no-response``. In rate mode
-the primary histogram is measured from the intended send time (coordinated-omission corrected)
-and a second one from the actual send time.
-"""
+Latency figures cover the requests that got a response, of any status, as hey times only the
+results without an error (rakyll/hey 8985827, ``requester/report.go`` ``runReporter``). Requests
+that got none are counted by error and timed apart, send to failure (``no_response``); an attack
+with no response at all is flagged ``no-response``. In rate mode the primary histogram counts
+from the intended send time (coordinated-omission corrected), a second from the actual one."""
 
 from __future__ import annotations
 

@@ -1,30 +1,12 @@
 """Aggregation of a runs benchmark: API calls and runs, mergeable, summarized as summary.json.
 
-``RunsStats.add`` takes an ``ApiCall`` or a ``RunRecord``; ``merge`` combines the stats of several
-drivers (pods, processes); ``summary()`` returns the summary.json document. Samples are kept as
-float arrays and percentiles interpolated as numpy's, in plain Python (the KFP driver's steps
-install no numpy): a benchmark makes thousands of calls, not millions, so exact percentiles cost
-nothing and merge by concatenation.
-
-The server's side comes from two scrapes of the KFP API server's Prometheus /metrics, as per-
-operation deltas (``set_server``): request counts and latency histograms. Next to the client's
-latency of the same operation they give the share of the time spent outside the server's handler
-(network, proxies, the client library).
-
-Retries (kfp_bench.kfp.api) are counted from the records alone, so that a summary rebuilt from
-api_calls.jsonl (or by phases in other processes) counts them alike: every attempt is a record,
-a retry one with ``attempt`` >= 2. Per operation, ``retries`` is the number of retried attempts
-and ``failed`` the number of calls that still failed after all of them. Each retry follows one
-failed attempt of its call, so for an idempotent operation ``failed`` is errors less retries. A
-create is retried only after a lookup by name (recorded as ``FINDS[create]``) answered: each
-successful lookup either found the resource (adopted: the call did not fail) or led to a retry,
-so for a create ``failed`` is errors less successful lookups.
-
-Run figures carry their resolution (``RunRecord.resolution``; 1 s on a real KFP server). From a
-server that writes whole seconds they are quantised: percentiles are nearest-rank (a figure the
-server gave, never an interpolation between two), and beside each one are its bounds, the same
-percentile of the runs' lower and upper bounds (docs/run-figures.md).
-"""
+Samples are float arrays with numpy's interpolated percentiles in plain Python (the driver's steps
+install no numpy; thousands of calls cost nothing and merge by concatenation). ``set_server``
+adds the KFP API server's per-operation deltas of two /metrics scrapes, beside the client's
+latency. Retries are counted from the records alone (a retry is an attempt >= 2), so a summary
+rebuilt from api_calls.jsonl agrees: ``failed`` is errors less retries for an idempotent
+operation, errors less successful lookups (``FINDS``) for a create. Run figures from a server
+of whole seconds are nearest-rank, with their bounds beside them (docs/run-figures.md)."""
 
 from __future__ import annotations
 

@@ -112,14 +112,6 @@ class StageStats:
         return rows
 
 
-def add_llm_rows(stages: StageStats, offsets, completed, tokens, ttft, e2e_us) -> None:
-    """The LLM load's rows into ``stages`` (``LLM_METRICS``, ``LLM_SUMS``): their intended
-    ``offsets``, which ``completed``, their output ``tokens``, ``ttft`` as (µs from the
-    intended send, has a content chunk) and the end-to-end µs from the intended send."""
-    every = np.ones(len(offsets), dtype=bool)
-    stages.add(offsets, completed, {"tokens": tokens}, ttft=ttft, e2e=(e2e_us, every))
-
-
 #: What the LLM load keeps per stage.
 LLM_METRICS = ("ttft", "e2e")
 LLM_SUMS = ("tokens",)

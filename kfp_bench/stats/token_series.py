@@ -1,21 +1,9 @@
 """Per-second series of a streaming (LLM) load: requests, failures, tokens and in-flight.
 
-The sibling of ``series.Series`` for token streams. Seconds are keyed by wall-clock (epoch)
-second, so that series recorded on different pods line up when merged, and every figure is an
-integer count (in-flight is kept as request-microseconds), so merging is exact addition.
-
-Columns of each second ``t``:
-
-- ``requests`` / ``failures``: requests that ended in that second; of those, the failed ones.
-- ``output_tokens``: the completion tokens of the requests that ended in it (usage, else the
-  tokenizer's count, else content chunks: the summary then says the tokens are unknown).
-- ``chunks``: content chunks that arrived in it (tokens over time, as they streamed).
-- ``inflight_us``: the request-microseconds in flight during it; ``inflight`` is that over 1 s,
-  the mean number of streams open during the second.
-- ``firsts`` / ``ttft_us``: requests whose first content chunk arrived in it, and the sum of
-  their TTFTs (from the actual send) in microseconds; ``ttft_mean_ms`` is their mean (None in a
-  second without one), the TTFT series the server's own series are drawn under.
-"""
+The sibling of ``series.Series`` for token streams: keyed by epoch second, so pods' series line
+up, and integer counts only (in-flight as request-microseconds), so merging is exact addition.
+A second counts the requests that ended in it (and their output tokens), the content chunks
+that arrived in it, and the first chunks (with their TTFTs' sum) that arrived in it."""
 
 from __future__ import annotations
 

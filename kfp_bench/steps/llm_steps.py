@@ -1,20 +1,7 @@
-"""The work of the meta-pipeline's LLM load steps (run_llm), as functions of parameters and paths.
-
-Under the rules of every step: a component is one call in here, the engine's modules are
-imported by the function that uses them (a step's pod installs its own extra only), and a step
-that fails to measure saves its error and succeeds (``kfp_bench.steps.outputs``).
-
-- ``deployed_llm_target``: deploy_isvc's part: with an isvc and no llm_url, the LLM load streams
-  from the deployed InferenceService's ``/openai`` and asks for the model it serves;
-- ``llm_items``: the items the LLM load fans out over, one per llm_workers;
-- ``llm_load``: one LLM load worker's share of the streaming load (``kfp_bench.load.llm``),
-  saved as a mergeable LLM result;
-- ``report_llm``: the workers' results merged exactly (``stats.store.merge_workers``), flagged
-  as ``aggregate`` flags the predict load's (``workers-lost``, ``no-load``, ``step-failed``),
-  and the LLM report bundle (``report.llm_bundle``) with its metrics by their stable names
-  (``stats.llm.metric_values``), the verdicts of the LLM's gates first (gates.json).
-  check_outcome then reads the flags from its summary.json and the verdicts.
-"""
+"""The work of the meta-pipeline's LLM load steps (run_llm), as functions of parameters and paths,
+under the rules of every step (``kfp_bench.steps``, ``kfp_bench.steps.outputs``). report_llm
+merges the workers' results exactly, flags what is missing as ``aggregate`` does, and writes the
+LLM report bundle, whose summary.json and gates.json check_outcome reads."""
 
 from __future__ import annotations
 

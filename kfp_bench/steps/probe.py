@@ -1,33 +1,14 @@
 """The pipeline's first look at its targets: one request to each, before anything is created.
 
-``probe(p)`` sends one request to the inference URL (when the load or the sweep will run and no
-InferenceService is deployed by the benchmark: with ``isvc`` the URL is known only later), and
-reads the KFP API's healthz (when the runs benchmark will run). ``probe_llm`` reads the LLM
-server's ``/v1/models`` (the first step calls it with run_llm and an llm_url) and says which
-model the LLM load asks for. A target that cannot be used
-raises one ``ConfigError`` naming the parameter and the fix; otherwise it returns one line per
-target saying what was checked. It prints nothing.
-
-What stops the run, and why:
-
-- no connection: DNS does not resolve the host, nothing accepts the connection in
-  ``TIMEOUT_S`` (a refused connection is tried again for ``REFUSED_FOR_S``: a port-forward or a
-  pod just starting), or TLS fails. Every request of the load would fail the same way.
-- 404: nothing there (with ``host_header``, a wrong Host is also a 404 of the ingress gateway).
-- 401/403 and 3xx (an auth gateway's login redirect): the load sends no credentials, so every
-  request would be refused or redirected; the KFP API likewise for the credentials it was given.
-  A 403 whose body is envoy's "RBAC: access denied" is the Istio mesh's refusal, and its message
-  names mesh_route (kfp_bench.mesh), not credentials.
-- for the inference URL, 400/413/415/422 (the model refuses ``payload``) and 405 (a route that
-  takes no POST): every request sends the same body the same way.
-
-What does not stop it: a 5xx or a 429 from the inference URL is a fault or the load of the
-server, not bad input: the benchmark is there to measure it, and a Knative service scaled to
-zero may answer 502/503 while it starts. Likewise a connection that is accepted but answers
-nothing in ``TIMEOUT_S``: the Knative activator holds requests while a pod starts. The line
-then says what was seen. For the KFP API anything but healthz's JSON stops the run (a 5xx too:
-the API server answers healthz whenever it is up; a gateway's redirect ends on a sign-in page).
-"""
+``probe`` tries the inference URL (unless the benchmark deploys the InferenceService) and the KFP
+API's healthz; ``probe_llm`` reads the LLM server's ``/v1/models``. A target every request would
+fail on stops the run with one ``ConfigError`` naming the parameter and the fix: no connection
+(a refusal is retried ``REFUSED_FOR_S``: a port-forward or a pod starting), 404, 401/403 or a
+redirect (no credentials are sent; envoy's "RBAC: access denied" names mesh_route), and for the
+inference URL a refused body (400/413/415/422) or method (405). A 5xx, a 429 or a silent
+connection is measured, not refused: a Knative service scaled to zero answers 502/503 and its
+activator holds requests while a pod starts. For the KFP API anything but healthz's JSON stops
+the run. It prints nothing."""
 
 from __future__ import annotations
 
