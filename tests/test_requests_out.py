@@ -17,6 +17,7 @@ import pytest
 
 from kfp_bench import schemas
 from kfp_bench.cli import main
+from kfp_bench.load import requests_out  # noqa: F401 (its module's code runs before the probe)
 from kfp_bench.sandbox.llm_server import start_llm_server
 from tests.conftest import start_cli
 
