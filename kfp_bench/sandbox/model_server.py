@@ -12,6 +12,12 @@ benchmark's server lean: ``--model_name iris``, ``--enable_grpc false`` (nothing
 and ``--enable_latency_logging false`` (kserve would log a line per request). ``start_model_server``
 runs it in a child process and returns a handle with its URLs.
 
+With ``--predictor_host HOST`` it is a transformer instead: a plain ``kserve.Model``, whose
+``predict`` sends each request on to the predictor at HOST (kserve/model.py ``Model.predict``).
+That is how an InferenceService's transformer container is started: KServe appends
+``--model_name``, ``--predictor_host`` (NAME-predictor.NAMESPACE) and ``--http_port`` to its
+arguments (pkg/apis/serving/v1beta1/transformer_custom.go ``GetContainer``, v0.15.2).
+
 kserve and scikit-learn are imported only inside the child: importing this module is cheap.
 """
 
@@ -146,8 +152,14 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     watch_parent()
-    model = iris_model(args.model_name)
-    model.load()
+    if args.predictor_host:
+        from kserve import Model
+
+        model = Model(args.model_name)  # ModelServer reads the predictor's address from argv
+        model.ready = True
+    else:
+        model = iris_model(args.model_name)
+        model.load()
     ModelServer(
         http_port=args.http_port,
         grpc_port=args.grpc_port,

@@ -123,3 +123,16 @@ def test_starts_in_seconds_and_stop_leaves_no_process():
     assert server.returncode == 0
     assert all(gone(pid, within=0) for pid in group)
     assert server.pid not in children_running(MODULE)
+
+
+def test_with_a_predictor_host_it_is_a_transformer_that_sends_on_to_the_predictor(model_server):
+    """As KServe starts an InferenceService's transformer container (``--predictor_host``):
+    no model of its own, each request sent on to the predictor and its answer returned."""
+    host = model_server.url.removeprefix("http://")
+    with start_model_server(args=("--predictor_host", host)) as transformer:
+        assert call(transformer.v1_predict_url, {"instances": [SETOSA, VIRGINICA]}) == (
+            200,
+            {"predictions": [0, 2]},
+        )
+    with start_model_server(args=("--predictor_host", "127.0.0.1:9")) as orphan:
+        assert call(orphan.v1_predict_url, {"instances": [SETOSA]})[0] >= 500
