@@ -157,9 +157,12 @@ class Sampler:
 
 
 def load(url: str, seconds: int, payload: Path, out: Path, keepalive: bool = True, *,
-         concurrency: int = 5, headers: tuple[str, ...] = ()) -> dict:  # fmt: skip
+         concurrency: int = 5, headers: tuple[str, ...] = (), qps: float = 0) -> dict:  # fmt: skip
+    """``kfp-bench load`` as the guide runs hey: ``-c`` in flight, each worker at most ``qps``
+    requests a second when given (hey's -q)."""
     cmd = [sys.executable, "-m", "kfp_bench.cli", "load", "-z", f"{seconds}s",
-           "-c", str(concurrency), "-m", "POST", "-D", str(payload), "-T", "application/json",
+           "-c", str(concurrency), *(["-q", f"{qps:g}"] if qps else []),
+           "-m", "POST", "-D", str(payload), "-T", "application/json",
            *(a for h in headers for a in ("-H", h)), "--json-out", str(out),
            *([] if keepalive else ["-disable-keepalive"]), url]  # fmt: skip
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 120)

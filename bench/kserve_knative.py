@@ -2,10 +2,13 @@
 real-cluster tier (`make cluster-knative`), and cold starts of Serverless against RawDeployment.
 
 1. The guide's concurrency target: scaleTarget 1, scaleMetric concurrency, loaded by `kfp-bench
-   load -z 30s -c 5` (the guide's hey flags); then containerConcurrency 10 as a hard limit,
-   loaded with 50 in flight (`-c 50`). Replicas sampled every second by kfp-bench's watcher from
-   the PodAutoscaler and the pods, beside Knative's rule for the load's concurrency,
-   ceil(in flight / (target x 70%)) (kfp_bench.kserve.watch.expected_replicas).
+   load -z 30s -c 5` (the guide's hey flags); the same InferenceService loaded as the guide's
+   "target QPS" section loads it, `hey -z 30s -q 50` (hey's 50 workers, each at most 50
+   requests a second); then containerConcurrency 10 as a hard limit, loaded with 50 in flight
+   (`-c 50`). Replicas sampled every second by kfp-bench's watcher from the PodAutoscaler and
+   the pods, beside Knative's rule for the load's concurrency, ceil(concurrency / (target x
+   70%)) (kfp_bench.kserve.watch.expected_replicas), the concurrency by Little's law (requests
+   a second x mean latency).
 2. Cold starts, N of each: Serverless from zero (minReplicas 0: no traffic until Knative takes
    the last pod away, then one request, held by the activator until a new pod answers) against
    RawDeployment's new pod (its pod deleted, the Deployment's next one asked at its own address),
@@ -50,11 +53,13 @@ from kfp_bench.load.options import LoadOptions
 ROOT = Path(__file__).resolve().parents[1]
 ENV = ROOT / ".cluster" / "env"
 CPU, MEMORY = "150m", "512Mi"
-#: (label, scale fields, in flight, what the guide shows)
+#: (label, scale fields, in flight, per-worker requests a second (0: no limit), the guide's)
 LOADS = (
-    ("concurrency target 1", {"scale_target": 1, "scale_metric": "concurrency"}, 5,
+    ("concurrency target 1", {"scale_target": 1, "scale_metric": "concurrency"}, 5, 0,
      "about 5 pods (hey -z 30s -c 5)"),
-    ("containerConcurrency 10", {"container_concurrency": 10, "scale_target": 0}, 50,
+    ("concurrency target 1, -q 50", {"scale_target": 1, "scale_metric": "concurrency"}, 50, 50,
+     "average concurrency 10, about 10 pods (hey -z 30s -q 50: 684 req/s)"),
+    ("containerConcurrency 10", {"container_concurrency": 10, "scale_target": 0}, 50, 0,
      "a hard limit of 10 in flight per pod"),
 )  # fmt: skip
 
@@ -95,11 +100,11 @@ def serverless(kube: Kube, spec: IsvcSpec, bid: str, left: list[str], body) -> N
         left += leftovers(kube, spec.name)
 
 
-def guide_load(kube, spec, in_flight: int, url: str, headers, tmp: Path) -> dict:
+def guide_load(kube, spec, in_flight: int, qps: float, url: str, headers, tmp: Path) -> dict:
     watcher = ReplicaWatcher(kube, spec.name, autoscaler=KPA, interval_s=1).start()
     t0 = time.time()
     result = load(url, 30, tmp / "input.json", tmp / f"{spec.name}.json", concurrency=in_flight,
-                  headers=headers)  # fmt: skip
+                  headers=headers, qps=qps)  # fmt: skip
     time.sleep(5)
     samples = watcher.stop()
     return {"result": result, "t0": t0, "samples": [s for s in samples if s.t >= t0]}
@@ -145,12 +150,12 @@ def main() -> int:
     loads, zero, raw, left = {}, [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "input.json").write_text(IRIS)
-        for i, (label, scale, in_flight, _) in enumerate(LOADS):
+        for i, (label, scale, in_flight, qps, _) in enumerate(LOADS):
             spec = spec_of(f"guide-{i}", kube.namespace, uri, min_replicas=1, **scale)
-            print(f"load {label}: 30 s, {in_flight} in flight", flush=True)
+            print(f"load {label}: 30 s, {in_flight} workers", flush=True)
 
-            def run(url, headers, spec=spec, n=in_flight, label=label):
-                loads[label] = guide_load(kube, spec, n, url, headers, Path(tmp))
+            def run(url, headers, spec=spec, n=in_flight, q=qps, label=label):
+                loads[label] = guide_load(kube, spec, n, q, url, headers, Path(tmp))
 
             serverless(kube, spec, bid, left, run)
 
@@ -184,16 +189,19 @@ def main() -> int:
 
 def _result(loads, zero, raw, started, machine, commit, env) -> result_files.Result:
     rows, over_time = [], {}
-    for label, scale, in_flight, guide in LOADS:
+    for label, scale, in_flight, qps, guide in LOADS:
         run = loads[label]
         r, samples = run["result"], run["samples"]
         target = knative_target(scale.get("scale_metric", "concurrency"), scale["scale_target"],
                                 scale.get("container_concurrency", 0))  # fmt: skip
+        # Little's law: the load's mean concurrency, what the KPA's stable window averages
+        concurrency = r["rps"] * r["latency_ms"]["mean"] / 1000
         rows.append([
-            label, in_flight, r["requests"], f"{r['rps']:.0f}", f"{r['success_ratio']:.3f}",
+            label, f"-c {in_flight}" + (f" -q {qps:g}" if qps else ""), r["requests"],
+            f"{r['rps']:.0f}", f"{concurrency:.1f}", f"{r['success_ratio']:.3f}",
             f"{r['latency_ms']['p50']:.0f} / {r['latency_ms']['p99']:.0f}",
             max(s.ready for s in samples), max((s.desired or 0) for s in samples),
-            expected_replicas(in_flight, target), guide,
+            expected_replicas(concurrency, target), guide,
         ])  # fmt: skip
         over_time[label] = [[round(s.t - run["t0"]), s.ready, s.total, s.desired, s.actual]
                             for s in samples[::2]]  # fmt: skip
@@ -224,7 +232,7 @@ def _result(loads, zero, raw, started, machine, commit, env) -> result_files.Res
         goals=[
             result_files.Goal(
                 "most ready pods, the guide's concurrency target",
-                str(rows[0][6]),
+                str(rows[0][7]),
                 "the guide: about 5",
                 None,
             ),
@@ -244,13 +252,14 @@ def _result(loads, zero, raw, started, machine, commit, env) -> result_files.Res
         tables=[
             result_files.Table(
                 f"sklearn iris (SVC), Serverless, {CPU} CPU per pod, 1 pod at the start, 30 s "
-                "of `kfp-bench load -c N -m POST -D input.json -T application/json` to the "
+                "of `kfp-bench load -c N [-q Q] -m POST -D input.json -T application/json` to the "
                 "revision (no ingress)",
                 [
                     "form",
-                    "in flight",
+                    "load",
                     "requests",
                     "req/s",
+                    "concurrency",
                     "success",
                     "p50 / p99 ms",
                     "ready pods, most",

@@ -113,3 +113,70 @@ def test_a_new_pods_cold_start_in_phases(isvc_kube, benchmark_id, tmp_path):
         assert abs(sum(phases[p] for p in PHASES) - phases["total"]) <= 1, phases
         assert 0 < phases["total"] < 240
     assert summary(starts)["total"]["n"] == 2
+
+
+def test_a_transformer_scales_by_its_own_settings(kube, isvc_kube, benchmark_id, tmp_path):
+    """The guide's "autoscaling configuration at component level", in RawDeployment: the
+    transformer (the model server's image, a pass-through to the predictor) and the predictor
+    each get an HPA of their own, with their own target and bounds; a request sent to the
+    transformer is answered by the predictor through it."""
+    env = cluster_env()
+    spec = IsvcSpec(
+        name=f"tf-{benchmark_id}",
+        namespace=isvc_kube.namespace,
+        storage_uri=env["KSERVE_MODEL_URI"],
+        deployment_mode=RAW,
+        predictor=ScaleSpec(
+            scale_metric="cpu", scale_target=50, min_replicas=1, max_replicas=2,
+            cpu="150m", memory="512Mi",
+        ),
+        transformer_image=env["MODEL_SERVER_IMAGE"],
+        transformer=ScaleSpec(
+            scale_metric="cpu", scale_target=80, min_replicas=1, max_replicas=3,
+            cpu="100m", memory="384Mi",
+        ),
+    )  # fmt: skip
+    deploy(isvc_kube, spec, benchmark_id=benchmark_id, timeout_s=300)
+    try:
+        hpas = client.AutoscalingV2Api(kube).list_namespaced_horizontal_pod_autoscaler(
+            spec.namespace, label_selector=f"serving.kserve.io/inferenceservice={spec.name}"
+        )
+        own = {
+            h.metadata.name: (
+                h.spec.min_replicas,
+                h.spec.max_replicas,
+                h.spec.metrics[0].resource.name,
+                h.spec.metrics[0].resource.target.average_utilization,
+            )
+            for h in hpas.items
+        }
+        assert own == {
+            f"{spec.name}-predictor": (1, 2, "cpu", 50),
+            f"{spec.name}-transformer": (1, 3, "cpu", 80),
+        }
+        svc = client.CoreV1Api(kube).read_namespaced_service(
+            f"{spec.name}-transformer", spec.namespace
+        )
+        url = f"http://{svc.spec.cluster_ip}/v1/models/{spec.name}:predict"
+        watcher = ReplicaWatcher(
+            isvc_kube, spec.name, "transformer", autoscaler=HPA, interval_s=2
+        ).start()
+        payload = tmp_path / "input.json"
+        payload.write_text(IRIS)
+        out = tmp_path / "load.json"
+        r = run_cli(
+            "load", "-n", "200", "-c", "4", "-m", "POST", "-D", str(payload),
+            "-T", "application/json", "--json-out", str(out), url, timeout=240,
+        )  # fmt: skip
+        samples = watcher.stop()
+        assert r.returncode == 0, r.stderr
+        result = json.loads(out.read_text())
+        assert result["success_ratio"] == 1.0, result["status_codes"]
+        assert samples and all(s.ready >= 1 for s in samples), samples
+    finally:
+        assert delete(isvc_kube, spec.name, benchmark_id=benchmark_id, wait_s=120) == DELETED
+    wait_until(
+        "the InferenceService's pods to go",
+        lambda: not isvc_kube.pods(f"serving.kserve.io/inferenceservice={spec.name}"),
+        timeout=120,
+    )
