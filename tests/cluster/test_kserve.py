@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+import urllib.request
 
 import pytest
 from kubernetes import client
@@ -173,6 +174,9 @@ def test_a_transformer_scales_by_its_own_settings(kube, isvc_kube, benchmark_id,
         result = json.loads(out.read_text())
         assert result["success_ratio"] == 1.0, result["status_codes"]
         assert samples and all(s.ready >= 1 for s in samples), samples
+        # every request was the predictor's: its pods' own count of predictions (KServe's
+        # request_predict_seconds histogram, on each pod's /metrics)
+        assert predicted(kube, spec) == 200
     finally:
         assert delete(isvc_kube, spec.name, benchmark_id=benchmark_id, wait_s=120) == DELETED
     wait_until(
@@ -180,3 +184,18 @@ def test_a_transformer_scales_by_its_own_settings(kube, isvc_kube, benchmark_id,
         lambda: not isvc_kube.pods(f"serving.kserve.io/inferenceservice={spec.name}"),
         timeout=120,
     )
+
+
+def predicted(kube, spec: IsvcSpec) -> float:
+    """The predictions the predictor's pods made, summed from each pod's /metrics."""
+    pods = client.CoreV1Api(kube).list_namespaced_pod(
+        spec.namespace, label_selector=selector(spec.name, "predictor")
+    )
+    total = 0.0
+    for pod in pods.items:
+        url = f"http://{pod.status.pod_ip}:8080/metrics"
+        with urllib.request.urlopen(url, timeout=10) as resp:
+            for line in resp.read().decode().splitlines():
+                if line.startswith(f'request_predict_seconds_count{{model_name="{spec.name}"}}'):
+                    total += float(line.rsplit(" ", 1)[1])
+    return total
