@@ -140,13 +140,15 @@ def rebuild_all(
     baseline: str = "",
     gates=(),
     cost_per_hour: float = 0.0,
+    scale: dict | None = None,
 ) -> list[Outcome]:
     """``kfp-bench report``: a load result file is printed in hey's layout; an LLM result file
     is printed and gets its bundle (``report.llm_bundle``); each results directory gets its
     bundle (oldest first, so a batch builds the history in order). With ``results_uri`` every
     input is archived there (``history.archive_file`` for a result file). Every input is read,
     and each of ``gates`` refused unless every input measures its figure, before anything is
-    written; each input's verdicts are printed first."""
+    written; each input's verdicts are printed first. ``scale``: --replicas and --gpus, set on
+    every LLM result's options over what it saved (``stats.pareto.Scale``)."""
     from kfp_bench.report import hey
     from kfp_bench.stats import store
     from kfp_bench.stats.llm import LlmStats
@@ -164,6 +166,10 @@ def rebuild_all(
             "benchmark directories only; report it without --baseline"
         )
     cost.price(files, dirs, cost_per_hour)  # --cost-per-hour (report/cost.py)
+    for _, stats in files:
+        if isinstance(stats, LlmStats | LlmSweep):
+            for one in getattr(stats, "steps", None) or [stats]:
+                one.options.update(scale or {})
     fix = "drop the gate, or give results that measure it"
     for p, stats in files:
         what = "llm" if isinstance(stats, LlmStats | LlmSweep) else "load"
