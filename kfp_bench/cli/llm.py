@@ -432,10 +432,6 @@ def _find(a, opts: LlmOptions, prompts: list, slo: Slo, measurement, gates) -> i
         sweep_text.write_llm_text(sweep.rows(), sweep.knee.as_dict(), sweep.by, sys.stdout)
         sweep_text.write_search_text(sweep.search, sys.stdout)
 
-    def passing(sweep):
-        at = sweep.search["passing"]
-        return sweep.steps[sweep.levels.index(at)] if at is not None else sweep.steps[0]
-
     return measurement.run(
         lambda: llm_find.find_max(
             opts, prompts, by=a.find_max, slo=slo, step_s=a.duration, warmup_s=a.warmup,
@@ -444,7 +440,7 @@ def _find(a, opts: LlmOptions, prompts: list, slo: Slo, measurement, gates) -> i
         ),
         gates=gates, finish=_steps_described(a, prompts), write=store.save,
         partial=lambda exc: None,
-        metrics=lambda sweep: metric_values(passing(sweep).summary()), report=report,
+        metrics=lambda sweep: metric_values(sweep.reported()[1].summary()), report=report,
     )  # fmt: skip
 
 

@@ -48,6 +48,7 @@ def write_llm_bundle(
     gates=(),
     sweep_by: str | None = None,
     server=None,
+    search: dict | None = None,
 ) -> dict[str, Path]:
     """Write the bundle of ``stats`` into ``out_dir`` (created when missing).
 
@@ -62,6 +63,8 @@ def write_llm_bundle(
         sweep_by: what the sweep stepped, "rate" or "concurrency" (its chart's x axis).
         server: the server's series of the load (``kfp_bench.metrics.series``), or None: a
             section of its own (``report.server_plots``).
+        search: a --find-max search (``LlmSweep.search``): its boundary and probes, a section
+            after the summary; ``stats`` is then its last passing probe.
 
     Returns:
         Each file's name (``FILES``) mapped to its path in ``out_dir``.
@@ -73,6 +76,8 @@ def write_llm_bundle(
         metrics.update(counts(verdicts))
     scale = Scale.of(stats.options)  # --replicas, --gpus, --cost-per-hour
     parts = [*sections(s, sweep, scale), *(Section(**c) for c in cost.llm_section(stats))]
+    if search:
+        parts.insert(1, search_section(search))
     head = header(s, stats, source)
     figures = llm_plots.render(stats, sweep, sweep_by, scale)
     if server is not None:
@@ -150,6 +155,25 @@ def sections(s: LlmSummary, sweep: list[dict] | None = None, scale=UNSCALED) -> 
     if notes:
         out.append(Section("Notes", items=notes))
     return out
+
+
+def search_section(search: dict) -> Section:
+    """A --find-max search: the boundary between the last passing and first failing level, and
+    every probe in the order it ran (``load.llm_find``)."""
+    by, ok, bad = search["by"], search["passing"], search["failing"]
+    if ok is not None and bad is not None:
+        where = f"between {num(ok)} (passes) and {num(bad)} (fails)"
+    else:
+        where = f"at least {num(ok)}" if ok is not None else f"below {num(bad)}"
+    intro = (
+        f"The highest {by} at which the SLO {search['slo']} holds for {pct(search['share'])} of "
+        f"the requests: {where}, {search['reason']}. Probes of {num(search['probe_s'])} s "
+        f"(warm-up {num(search['warmup_s'])} s); the report's figures are the last passing "
+        "probe's (the lowest probe's when none passed)."
+    )
+    body = [[str(pr["probe"]), num(pr["level"]), pct(pr["good_ratio"]),
+             "passes" if pr["passed"] else "fails"] for pr in search["probes"]]  # fmt: skip
+    return Section("SLO search", intro, tables=[(["probe", by, "good", "verdict"], body)])
 
 
 def pareto_section(sweeps: dict) -> Section:

@@ -278,17 +278,17 @@ def _llm_report(path: str, stats, out: TextIO, out_dir: str, several: bool, gate
     if gates:
         from kfp_bench.stats.llm import metric_values
 
-        step = stats.sustained()[1] if isinstance(stats, LlmSweep) else stats
+        step = stats.reported()[1] if isinstance(stats, LlmSweep) else stats
         priced = {**metric_values(step.summary()), **cost.llm_stats_metrics(step)}
         o.gates = gate.evaluate(gates, priced)
         _said(o, out, f"{p}: ")
     if isinstance(stats, LlmSweep):
-        level, sweep = stats.sustained()[0], stats
+        (level, reported), sweep = stats.reported(), stats
         sweep_text.write_llm_text(sweep.rows(), sweep.knee.as_dict(), sweep.by, out)
         for lv, step in sweep.zipped():
             out.write(f"\nStep at {sweep.by} {lv:g}:\n")
             llm_text.write_text(step.summary(), out, step.options.get(cost.KEY))
-        stats = stats.sustained()[1]
+        stats = reported
         out.write(f"The report's figures are the step at {sweep.by} {level:g}.\n")
     else:
         llm_text.write_text(stats.summary(), out, stats.options.get(cost.KEY))
@@ -297,7 +297,7 @@ def _llm_report(path: str, stats, out: TextIO, out_dir: str, several: bool, gate
     llm_text.write_prefix_cache(server, out, stats.summary().cached)
     o.files = write_llm_bundle(
         stats, target, source=p.name, sweep=sweep and sweep.rows(), gates=gates,
-        sweep_by=sweep and sweep.by, server=server,
+        sweep_by=sweep and sweep.by, server=server, search=sweep and sweep.search,
     )  # fmt: skip
     out.write(f"{p}: wrote {', '.join(o.files)} in {target}\n")
     return o
