@@ -77,7 +77,8 @@ def register(sub) -> None:
         "a",
         metavar="A",
         help="the baseline: a results directory or history key; or an LLM sweep file, whose "
-        "levels and B's are then set on one Pareto front (docs/llm-metrics.md).",
+        "levels and B's are then set on one Pareto front (docs/llm-metrics.md); or a kfp-bench llm "
+        "--repeat file, B's figures then judged against A's by their intervals (docs/llm-load.md).",
     )
     p.add_argument(
         "b", metavar="B", help="the current results: a directory, history key or LLM sweep file."
@@ -248,6 +249,25 @@ def cmd_compare(a: argparse.Namespace) -> int:
     return EXIT_REGRESSION if verdict.regression and a.fail_on_regression else 0
 
 
+def _compare_repeats(a: argparse.Namespace, base, current) -> int:
+    """``compare A.json B.json`` of two ``kfp-bench llm --repeat K`` results: the verdict over
+    their intervals (``history.regress.compare_repeats``)."""
+    from kfp_bench.errors import ConfigError
+    from kfp_bench.history.regress import compare_repeats
+    from kfp_bench.report.sweep import write_repeats_verdict
+
+    if a.results_uri or a.replicas or a.gpus or a.out:
+        raise ConfigError(
+            "two --repeat files get a verdict over their intervals: drop --results-uri, "
+            "--replicas, --gpus and --out"
+        )
+    verdict = compare_repeats(current.repeats, base.repeats, names=[a.a])
+    sys.stdout.write(f"\nA: {a.a} ({base.repeats['runs']} runs)\n"
+                     f"B: {a.b} ({current.repeats['runs']} runs)\n")  # fmt: skip
+    write_repeats_verdict(verdict, sys.stdout)
+    return EXIT_REGRESSION if verdict.regression and a.fail_on_regression else 0
+
+
 def _compare_sweeps(a: argparse.Namespace) -> int:
     """``compare A.json B.json`` of two LLM sweeps: their levels on one Pareto front, each
     sweep's own front marked too; with --out, the page of it (``report.llm_bundle``)."""
@@ -258,16 +278,19 @@ def _compare_sweeps(a: argparse.Namespace) -> int:
     from kfp_bench.stats.pareto import Scale
     from kfp_bench.stats.rate_sweep import LlmSweep
 
+    both = [store.load(p) if Path(p).is_file() else None for p in (a.a, a.b)]
+    if all(isinstance(s, LlmSweep) and s.repeats for s in both):
+        return _compare_repeats(a, *both)
     if a.fail_on_regression or a.results_uri:
         raise ConfigError(
-            "--fail-on-regression and --results-uri take results directories or history keys: "
-            "two LLM sweep files get their Pareto front, and no verdict"
+            "--fail-on-regression and --results-uri take results directories, history keys or "
+            "two kfp-bench llm --repeat files: two LLM sweep files get their Pareto front, and "
+            "no verdict"
         )
     outs = Outputs()
     outs.folder(a.out, "--out")
     sweeps = {}
-    for i, (side, path) in enumerate((("A", a.a), ("B", a.b))):
-        stats = store.load(path) if Path(path).is_file() else None
+    for i, (side, path, stats) in enumerate(zip("AB", (a.a, a.b), both, strict=True)):
         if not isinstance(stats, LlmSweep) or stats.search is not None or len(stats.levels) < 2:
             raise ConfigError(
                 f"{path}: compare takes two results directories (or history keys), or two LLM "

@@ -122,6 +122,24 @@ def write_repeats_text(repeats: dict, out: TextIO) -> None:
             w(f"  {key}\t{sig(ci['mean'], 4)}\t[{sig(ci['low'], 4)}, {sig(ci['high'], 4)}]\n")
 
 
+def write_repeats_verdict(v, out: TextIO) -> None:
+    """The verdict of one ``--repeat`` result against another (``history.regress.
+    compare_repeats``): each figure's mean and 95% interval in A and B, its change, a ``!`` when
+    it regressed."""
+    w = out.write
+    w(f"\nVerdict: {v.headline()}\n")
+    w(f"  (a figure regresses when B's 95% interval is wholly worse than A's and its mean moved "
+      f"{v.min_effect:.0%} or more)\n")  # fmt: skip
+    w("  metric\tA mean [95% interval]\tB mean [95% interval]\tchange\n")
+    for t in v.tests:
+        a, b = (_ci(t.baseline, t.baseline_ci), _ci(t.current, t.current_ci))
+        w(f"{'!' if t.regressed else ' '} {t.metric}\t{a}\t{b}\t{t.change:+.1%}\n")
+
+
+def _ci(mean: float, ci: tuple[float, float]) -> str:
+    return f"{sig(mean, 4)} [{sig(ci[0], 4)}, {sig(ci[1], 4)}]"
+
+
 def write_pareto_text(sweeps: dict, out: TextIO) -> None:
     """Two or more LLM sweeps' levels (by name: their rows and ``stats.pareto.Scale``) as
     output tokens/s per user against the server side's axis (``stats.pareto.axis``), each
