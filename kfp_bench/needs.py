@@ -99,7 +99,7 @@ PARTS = [
     (
         "llm_url llm_endpoint llm_model llm_concurrency llm_rate llm_stages llm_multi_turn "
         "llm_duration_sec llm_input_tokens llm_output_tokens llm_slo llm_warmup_sec llm_workers "
-        "llm_tokenizer",
+        "llm_tokenizer llm_find_max",
         "run_llm",
     ),
     ("load_node_selector cost_per_hour", "run_load sweep_rates run_llm"),

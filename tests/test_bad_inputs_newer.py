@@ -122,6 +122,16 @@ CASES = [
         ("llm", "--model", "m", "--find-max", "rate", "--slo", "ttft=1s", DEAD + "/openai"),
         ("--find-max needs -z", "-z 30s"),
     ),
+    Case(
+        "llm-replicas-not-a-number",
+        (*LLM, "--replicas", "two", DEAD + "/openai"),
+        ("--replicas: 'two'", "give a whole number, e.g. 2"),
+    ),
+    Case(
+        "compare-gpus-of-zero",
+        ("compare", "a.json", "b.json", "--gpus", "0,8"),
+        ("--gpus: '0,8'", "A's and B's as A,B"),
+    ),
     # -- a. a Prometheus, scrape or Pushgateway URL without a scheme ---------------------------
     Case(
         "load-prometheus-url-without-scheme",

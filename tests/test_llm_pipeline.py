@@ -51,6 +51,16 @@ BAD_LLM = [
         ("llm_multi_turn='5'", "leave llm_stages empty"),
     ),
     ({"llm_multi_turn": "101,1", "llm_endpoint": "chat"}, ("--multi-turn 101,1", "1 to 100")),
+    ({"llm_find_max": "tokens", "llm_slo": "ttft=1s"}, ("llm_find_max='tokens'", "rate or conc")),
+    ({"llm_find_max": "rate"}, ("llm_find_max='rate'", "give llm_slo, e.g. ttft=500ms")),
+    (
+        {"llm_find_max": "rate", "llm_slo": "ttft=1s", "llm_workers": 2},
+        ("llm_find_max='rate'", "set llm_workers to 1"),
+    ),
+    (
+        {"llm_find_max": "concurrency", "llm_slo": "ttft=1s", "llm_rate": 5.0},
+        ("llm_find_max='concurrency'", "leave llm_rate at 0 and llm_stages empty"),
+    ),
 ]
 
 
@@ -207,3 +217,26 @@ def test_multi_turn_workers_stream_sessions_and_the_report_merges_them_per_turn(
     assert merged[0]["requests"] >= 4 and merged[0]["input_tokens_mean"] == 8
     assert merged[1]["input_tokens_mean"] == 8 + 4 + 8  # the history: prompt, answer, prompt
     assert metrics["ttft_turn1_p50_ms"] >= 20 and "Per turn" in md.read_text()
+
+
+def test_llm_find_max_searches_in_the_step_and_the_report_gives_the_boundary(tmp_path):
+    """llm_find_max at the step level, on a server of one decode slot whose request holds it
+    160 ms: one stream's TTFT is 40 ms, within ttft=150ms; with two, a request waits for the
+    other's slot (TTFT 200 ms): the boundary is between 1 and 2 streams, and report_llm says so
+    (summary.json, the report's section) with the passing probe's figures."""
+    p = BenchParams(**LLM, llm_find_max="concurrency", llm_slo="ttft=150ms",
+                    llm_duration_sec=0.8, llm_concurrency=1, llm_input_tokens="fixed:8",
+                    llm_output_tokens="fixed:4")  # fmt: skip
+    assert p.check(fetch=False)
+    with start_llm_server(slots=1, first_token_ms=40, token_gap_ms=40, max_tokens=4) as server:
+        p = BenchParams(**{**p.as_dict(), "llm_url": server.url + "/openai",
+                           "llm_model": "kfp-bench-llm"})  # fmt: skip
+        path = str(tmp_path / "w0.json")
+        llm_steps.llm_load(p, 0, path)
+    out, html, md = tmp_path / "results", tmp_path / "r.html", tmp_path / "s.md"
+    metrics = llm_steps.report_llm(p, [path], str(out), str(html), str(md))
+    search = json.loads((out / "summary.json").read_text())["search"]
+    assert (search["by"], search["passing"], search["failing"]) == ("concurrency", 1, 2), search
+    assert [pr["level"] for pr in search["probes"]] == [1, 2]
+    assert "## SLO search" in md.read_text() and metrics["llm_requests"] > 0
+    assert metrics["goodput_ratio"] >= 0.9  # the figures are the passing probe's

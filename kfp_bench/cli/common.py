@@ -293,6 +293,41 @@ def add_cost_flag(g) -> None:
     g.add_argument("--cost-per-hour", type=_price, default=0.0, metavar="PRICE", help=COST_HELP)
 
 
+SCALE_HELP = {
+    "replicas": "The server's replicas serving the load, for an LLM sweep's Pareto front: "
+    "output tokens/s per replica against per user (docs/llm-metrics.md). 0: not given.",
+    "gpus": "The GPUs serving the load (over all replicas), for an LLM sweep's Pareto front: "
+    "output tokens/s per GPU against per user, before per replica (docs/llm-metrics.md). 0: "
+    "not given.",
+}
+
+
+def _count(text: str) -> int:
+    """An argparse type: a whole number of 0 (not given) or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number, e.g. 2 (0: not given)")
+    return value
+
+
+def add_scale_flags(g) -> None:
+    """--replicas and --gpus, on ``llm`` and ``report`` (``kfp_bench.stats.pareto.Scale``)."""
+    for name, help_ in SCALE_HELP.items():
+        g.add_argument(f"--{name}", type=_count, default=0, metavar="N", help=help_)
+
+
+def scaled(steps, a: argparse.Namespace) -> None:
+    """Each of ``steps`` (LLM results) with --replicas and --gpus in its options, when given,
+    saved with it and read by the reports (``stats.pareto.Scale.of``)."""
+    for st in steps:
+        for name in SCALE_HELP:
+            if getattr(a, name, 0):
+                st.options[name] = getattr(a, name)
+
+
 def priced(stats, a: argparse.Namespace):
     """``stats`` (a load or LLM result) with --cost-per-hour in its options, saved with it and
     read by the reports; ``stats`` unchanged without one."""

@@ -14,11 +14,13 @@ from kfp_bench.cli.common import (
     add_hey_flags,
     add_open_loop_flags,
     add_requests_out_flag,
+    add_scale_flags,
     add_threshold_flag,
     add_tls_flags,
     duration,
     gates_of,
     priced,
+    scaled,
     shared_options,
 )
 from kfp_bench.cli.measure import Measurement, logged, lost_workers
@@ -219,6 +221,7 @@ def _add_flags(p: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     add_threshold_flag(g)
     add_cost_flag(g)
+    add_scale_flags(g)  # --replicas, --gpus
 
 
 def _options(a: argparse.Namespace) -> LlmOptions:
@@ -296,6 +299,7 @@ def cmd_llm(a: argparse.Namespace) -> int:
         progress.done()
         stats.options["prompts"] = _described(a, prompts)
         priced(stats, a)  # --cost-per-hour, saved with the result
+        scaled([stats], a)
 
     def report(stats) -> None:
         summary = stats.summary()
@@ -428,10 +432,6 @@ def _find(a, opts: LlmOptions, prompts: list, slo: Slo, measurement, gates) -> i
         sweep_text.write_llm_text(sweep.rows(), sweep.knee.as_dict(), sweep.by, sys.stdout)
         sweep_text.write_search_text(sweep.search, sys.stdout)
 
-    def passing(sweep):
-        at = sweep.search["passing"]
-        return sweep.steps[sweep.levels.index(at)] if at is not None else sweep.steps[0]
-
     return measurement.run(
         lambda: llm_find.find_max(
             opts, prompts, by=a.find_max, slo=slo, step_s=a.duration, warmup_s=a.warmup,
@@ -440,16 +440,19 @@ def _find(a, opts: LlmOptions, prompts: list, slo: Slo, measurement, gates) -> i
         ),
         gates=gates, finish=_steps_described(a, prompts), write=store.save,
         partial=lambda exc: None,
-        metrics=lambda sweep: metric_values(passing(sweep).summary()), report=report,
+        metrics=lambda sweep: metric_values(sweep.reported()[1].summary()), report=report,
     )  # fmt: skip
 
 
 def _steps_described(a: argparse.Namespace, prompts: list):
-    """A sweep's ``finish``: each step's saved options say what its prompts were."""
+    """A sweep's ``finish``: each step's saved options say what its prompts were, and carry
+    --cost-per-hour, --replicas and --gpus (its Pareto front's axes)."""
 
     def finish(sweep) -> None:
         for st in sweep.steps:
             st.options["prompts"] = _described(a, prompts)
+            priced(st, a)
+        scaled(sweep.steps, a)
 
     return finish
 

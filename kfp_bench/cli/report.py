@@ -10,7 +10,9 @@ from kfp_bench._doc import field_help
 from kfp_bench.cli.common import (
     EXIT_NOT_SAVED,
     EXIT_REGRESSION,
+    SCALE_HELP,
     add_cost_flag,
+    add_scale_flags,
     add_threshold_flag,
     writable,
 )
@@ -42,6 +44,7 @@ def register(sub) -> None:
     )
     add_threshold_flag(p)
     add_cost_flag(p)
+    add_scale_flags(p)  # --replicas, --gpus: an LLM sweep's Pareto front
     p.add_argument(
         "--fail-on-regression",
         action="store_true",
@@ -74,7 +77,8 @@ def register(sub) -> None:
         "a",
         metavar="A",
         help="the baseline: a results directory or history key; or an LLM sweep file, whose "
-        "levels and B's are then set on one Pareto front (docs/llm-metrics.md).",
+        "levels and B's are then set on one Pareto front (docs/llm-metrics.md); or a kfp-bench llm "
+        "--repeat file, B's figures then judged against A's by their intervals (docs/llm-load.md).",
     )
     p.add_argument(
         "b", metavar="B", help="the current results: a directory, history key or LLM sweep file."
@@ -90,7 +94,38 @@ def register(sub) -> None:
         action="store_true",
         help=f"exit {EXIT_REGRESSION} when the verdict is a regression.",
     )
+    g = p.add_argument_group(
+        "two LLM sweeps",
+        "Their levels on one Pareto front, per GPU when both give GPUs, else per replica, else "
+        "per unit of price, else in all (saved by kfp-bench llm --gpus, --replicas, "
+        "--cost-per-hour, or given here).",
+    )
+    for name in ("replicas", "gpus"):
+        g.add_argument(
+            f"--{name}", type=_pair, default=None, metavar="N|A,B",
+            help=f"the {name} that served A and B (one number for both): as kfp-bench llm "
+            f"--{name}, over what the files saved.",
+        )  # fmt: skip
+    g.add_argument(
+        "--out", default="", metavar="DIR",
+        help="also write the Pareto page there: report.html (the chart, both fronts marked) and "
+        "summary.md.",
+    )  # fmt: skip
     p.set_defaults(func=cmd_compare)
+
+
+def _pair(text: str) -> tuple[int, int]:
+    """An argparse type: ``N`` (A's and B's) or ``A,B``, whole numbers of 1 or more."""
+    parts = text.split(",")
+    try:
+        values = [int(v) for v in parts]
+    except ValueError:
+        values = []
+    if len(values) not in (1, 2) or min(values) < 1:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give a whole number of 1 or more for both, or A's and B's as A,B (e.g. 2,4)"
+        )
+    return (values[0], values[-1])
 
 
 def cmd_report(a: argparse.Namespace) -> int:
@@ -118,6 +153,7 @@ def cmd_report(a: argparse.Namespace) -> int:
             outcomes = rebuild_all(
                 a.results, sys.stdout, out_dir=a.out, results_uri=a.results_uri,
                 baseline=a.baseline, gates=gates, cost_per_hour=a.cost_per_hour,
+                scale={k: getattr(a, k) for k in SCALE_HELP if getattr(a, k)},
             )  # fmt: skip
     except OSError as exc:  # after the checks: a full disk, a folder removed meanwhile
         where = f"--out {a.out}" if a.out else "RESULTS_DIR/report"
@@ -202,32 +238,76 @@ def cmd_compare(a: argparse.Namespace) -> int:
 
     if Path(a.a).is_file() or Path(a.b).is_file():
         return _compare_sweeps(a)
+    if a.replicas or a.gpus or a.out:
+        from kfp_bench.errors import ConfigError
+
+        raise ConfigError(
+            "--replicas, --gpus and --out take two LLM sweep files (their Pareto page): drop "
+            "them to compare results directories"
+        )
     verdict = compare_dirs(a.a, a.b, sys.stdout, results_uri=a.results_uri)
     return EXIT_REGRESSION if verdict.regression and a.fail_on_regression else 0
 
 
-def _compare_sweeps(a: argparse.Namespace) -> int:
-    """``compare A.json B.json`` of two LLM sweeps: their levels on one Pareto front."""
+def _compare_repeats(a: argparse.Namespace, base, current) -> int:
+    """``compare A.json B.json`` of two ``kfp-bench llm --repeat K`` results: the verdict over
+    their intervals (``history.regress.compare_repeats``)."""
     from kfp_bench.errors import ConfigError
+    from kfp_bench.history.regress import compare_repeats
+    from kfp_bench.report.sweep import write_repeats_verdict
+
+    if a.results_uri or a.replicas or a.gpus or a.out:
+        raise ConfigError(
+            "two --repeat files get a verdict over their intervals: drop --results-uri, "
+            "--replicas, --gpus and --out"
+        )
+    verdict = compare_repeats(current.repeats, base.repeats, names=[a.a])
+    sys.stdout.write(f"\nA: {a.a} ({base.repeats['runs']} runs)\n"
+                     f"B: {a.b} ({current.repeats['runs']} runs)\n")  # fmt: skip
+    write_repeats_verdict(verdict, sys.stdout)
+    return EXIT_REGRESSION if verdict.regression and a.fail_on_regression else 0
+
+
+def _compare_sweeps(a: argparse.Namespace) -> int:
+    """``compare A.json B.json`` of two LLM sweeps: their levels on one Pareto front, each
+    sweep's own front marked too; with --out, the page of it (``report.llm_bundle``)."""
+    from kfp_bench.errors import ConfigError
+    from kfp_bench.report.llm_bundle import write_pareto_page
     from kfp_bench.report.sweep import write_pareto_text
     from kfp_bench.stats import store
+    from kfp_bench.stats.pareto import Scale
     from kfp_bench.stats.rate_sweep import LlmSweep
 
+    both = [store.load(p) if Path(p).is_file() else None for p in (a.a, a.b)]
+    if all(isinstance(s, LlmSweep) and s.repeats for s in both):
+        return _compare_repeats(a, *both)
     if a.fail_on_regression or a.results_uri:
         raise ConfigError(
-            "--fail-on-regression and --results-uri take results directories or history keys: "
-            "two LLM sweep files get their Pareto front, and no verdict"
+            "--fail-on-regression and --results-uri take results directories, history keys or "
+            "two kfp-bench llm --repeat files: two LLM sweep files get their Pareto front, and "
+            "no verdict"
         )
+    outs = Outputs()
+    outs.folder(a.out, "--out")
     sweeps = {}
-    for side, path in (("A", a.a), ("B", a.b)):
-        stats = store.load(path) if Path(path).is_file() else None
+    for i, (side, path, stats) in enumerate(zip("AB", (a.a, a.b), both, strict=True)):
         if not isinstance(stats, LlmSweep) or stats.search is not None or len(stats.levels) < 2:
             raise ConfigError(
                 f"{path}: compare takes two results directories (or history keys), or two LLM "
                 "sweep files of two levels or more (kfp-bench llm --sweep-rates or "
                 "--sweep-concurrency --json-out)"
             )
-        sweeps[side] = stats.rows()
+        saved = Scale.of(stats.steps[0].options)
+        scale = Scale(
+            a.replicas[i] if a.replicas else saved.replicas,
+            a.gpus[i] if a.gpus else saved.gpus,
+            saved.per_hour,
+        )
+        sweeps[side] = (stats.rows(), scale)
     sys.stdout.write(f"\nA: {a.a}\nB: {a.b}\n")
     write_pareto_text(sweeps, sys.stdout)
+    if a.out:
+        with outs.made():
+            files = write_pareto_page(sweeps, a.out, f"A: {a.a}; B: {a.b}")
+        print(f"\nThe Pareto page: {files['report.html']}")
     return 0

@@ -56,6 +56,7 @@ def check_params(
     llm_output_tokens: str,
     llm_slo: str,
     llm_warmup_sec: float,
+    llm_find_max: str,
     llm_workers: int,
     cost_per_hour: float,
     llm_tokenizer: str,

@@ -11,10 +11,12 @@ the HDR histogram at most ``LOAD_SAMPLES`` evenly spaced ranks (not the per-seco
 percentiles are no samples; requests of one attack are not independent, so 10^5 of them would
 make any wobble significant). A baseline is earlier results pooled; a metric with fewer than
 ``min_samples`` on a side is skipped, and with none testable ``compare`` raises
-``BaselineError``."""
+``BaselineError``. Results repeated K times (``kfp-bench llm --repeat K``) carry each headline
+figure's 95% interval instead of samples: ``compare_repeats`` judges those."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -59,6 +61,9 @@ class Test:
     p_value: float
     p_adjusted: float = 1.0
     regressed: bool = False
+    #: An "interval" test's 95% intervals (low, high) of the current and the baseline figure.
+    current_ci: tuple[float, float] | None = None
+    baseline_ci: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -86,12 +91,14 @@ class Verdict:
         return [t for t in self.tests if t.regressed]
 
     def metrics(self) -> dict[str, float]:
-        """The verdict's entries of metrics.json (see kfp_bench.report.metrics)."""
+        """The verdict's entries of metrics.json (see kfp_bench.report.metrics); an interval
+        test has no p-value, and a verdict of those alone no regression_min_p_value."""
+        tested = [t.p_adjusted for t in self.tests if t.test != INTERVAL]
         return {
             "regression": int(self.regression),
             "regression_tests": len(self.tests),
             "regression_failed_tests": len(self.regressed),
-            "regression_min_p_value": round(min(t.p_adjusted for t in self.tests), 6),
+            **({"regression_min_p_value": round(min(tested), 6)} if tested else {}),
             "baseline_results": len(self.baseline),
         }
 
@@ -105,6 +112,8 @@ class Verdict:
 
 
 def _change(t: Test) -> str:
+    if t.test == INTERVAL:
+        return f"{pct(t.change, 0, sign=True)} (mean {sig(t.baseline, 4)} -> {sig(t.current, 4)})"
     if t.test == "fisher":
         return f"{pct(t.baseline)} -> {pct(t.current)} failed"
     return f"{pct(t.change, 0, sign=True)} (median {sig(t.baseline, 4)} -> {sig(t.current, 4)})"
@@ -218,6 +227,60 @@ def compare(
         alpha=alpha,
         min_effect=min_effect,
     )
+
+
+#: The test of two repeated results' intervals (``compare_repeats``).
+INTERVAL = "interval"
+#: Each headline figure of a repeated LLM result (``stats.confidence.HEADLINE``) and the way it
+#: gets worse: 1, when it grows (a latency); -1, when it falls (a throughput, a good share).
+WORSE = {
+    "rps": -1, "output_tokens_per_s": -1, "ttft_p50_ms": 1, "ttft_p99_ms": 1, "itl_p50_ms": 1,
+    "itl_p99_ms": 1, "tpot_p50_ms": 1, "e2e_p99_ms": 1, "goodput_rps": -1, "good_ratio": -1,
+}  # fmt: skip
+
+
+def compare_repeats(
+    current: dict, baseline: dict, *, names: list[str], min_effect: float = MIN_EFFECT
+) -> Verdict:
+    """The verdict of a repeated result against another (``LlmSweep.repeats`` of each: every
+    headline figure's mean and 95% Student t interval over its K runs).
+
+    A figure regresses when the current interval lies wholly on the worse side of the
+    baseline's (they do not overlap) *and* its mean moved by ``min_effect`` or more. Two 95%
+    intervals that do not overlap mean a difference significant at about p < 0.006 for equal
+    widths (Schenker & Gentleman 2001, "On judging the significance of differences by examining
+    the overlap between confidence intervals", The American Statistician 55(3); Cumming & Finch
+    2005, "Inference by eye"): a conservative rule, which with K of 3 to 10 runs a side, and
+    ten figures at once, keeps a night's noise from being called a regression; overlapping
+    intervals are no regression, whatever the means. The runs' figures, not their requests, are
+    the samples: requests of one run are not independent.
+
+    Raises:
+        BaselineError: no figure has an interval on both sides.
+    """
+    tests, skipped = [], {}
+    for metric, worse in WORSE.items():
+        a, b = current["intervals"].get(metric), baseline["intervals"].get(metric)
+        if a is None or b is None:
+            skipped[metric] = "no interval on both sides (fewer than 2 runs with the figure)"
+            continue
+        ma, mb = a["mean"], b["mean"]
+        change = (ma - mb) / abs(mb) if mb else (math.inf if ma != mb else 0.0)
+        apart = a["low"] > b["high"] if worse > 0 else a["high"] < b["low"]
+        regressed = apart and worse * change >= min_effect
+        ci_a, ci_b = (a["low"], a["high"]), (b["low"], b["high"])
+        tests.append(Test(metric, INTERVAL, a["n"], b["n"], ma, mb, change, math.nan, math.nan,
+                          regressed, ci_a, ci_b))  # fmt: skip
+    if not tests:
+        raise BaselineError(
+            f"no figure has an interval in both {names[0]} and the current result; no verdict "
+            "made: give two kfp-bench llm --repeat K (K of 2 or more) results"
+        )
+    tests.sort(key=lambda t: (not t.regressed, t.metric))
+    return Verdict(
+        regression=any(t.regressed for t in tests), baseline=tuple(names), tests=tuple(tests),
+        skipped=skipped, alpha=0.05, min_effect=min_effect,
+    )  # fmt: skip
 
 
 def _pool(parts: list[dict]) -> dict[str, np.ndarray]:

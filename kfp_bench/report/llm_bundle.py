@@ -21,7 +21,7 @@ from kfp_bench.report.folder import metrics_json, summary_bytes, write_folder
 from kfp_bench.report.hey import error_lines
 from kfp_bench.report.llm_text import OPEN_LOOP_ONLY, ROWS
 from kfp_bench.stats.llm import LlmStats, LlmSummary, metric_values
-from kfp_bench.stats.pareto import pareto_rows
+from kfp_bench.stats.pareto import PER_USER, SHORT, UNSCALED, Scale, fronts
 from kfp_bench.stats.token_series import COUNTS
 
 FILES = ("report.html", "summary.md", "metrics.json", "llm_latency.csv", "llm_series.csv")
@@ -48,6 +48,7 @@ def write_llm_bundle(
     gates=(),
     sweep_by: str | None = None,
     server=None,
+    search: dict | None = None,
 ) -> dict[str, Path]:
     """Write the bundle of ``stats`` into ``out_dir`` (created when missing).
 
@@ -62,6 +63,8 @@ def write_llm_bundle(
         sweep_by: what the sweep stepped, "rate" or "concurrency" (its chart's x axis).
         server: the server's series of the load (``kfp_bench.metrics.series``), or None: a
             section of its own (``report.server_plots``).
+        search: a --find-max search (``LlmSweep.search``): its boundary and probes, a section
+            after the summary; ``stats`` is then its last passing probe.
 
     Returns:
         Each file's name (``FILES``) mapped to its path in ``out_dir``.
@@ -71,10 +74,12 @@ def write_llm_bundle(
     verdicts = evaluate(gates, metrics)
     if gates:
         metrics.update(counts(verdicts))
-    per_hour = stats.options.get(cost.KEY) or 0.0
-    parts = [*sections(s, sweep, per_hour), *(Section(**c) for c in cost.llm_section(stats))]
+    scale = Scale.of(stats.options)  # --replicas, --gpus, --cost-per-hour
+    parts = [*sections(s, sweep, scale), *(Section(**c) for c in cost.llm_section(stats))]
+    if search:
+        parts.insert(1, search_section(search))
     head = header(s, stats, source)
-    figures = llm_plots.render(stats, sweep, sweep_by)
+    figures = llm_plots.render(stats, sweep, sweep_by, scale)
     if server is not None:
         from kfp_bench.report.server_plots import llm_section
 
@@ -115,11 +120,9 @@ def header(s: LlmSummary, stats: LlmStats, source: str) -> str:
 
 
 # -- the tables --------------------------------------------------------------------------------
-def sections(
-    s: LlmSummary, sweep: list[dict] | None = None, per_hour: float = 0.0
-) -> list[Section]:
-    """The report's parts, in order, as plain-text tables (``per_hour``: the price the sweep
-    was given, for its tokens per unit of price)."""
+def sections(s: LlmSummary, sweep: list[dict] | None = None, scale=UNSCALED) -> list[Section]:
+    """The report's parts, in order, as plain-text tables (``scale``: the replicas, GPUs and
+    price the sweep was given, for its Pareto front)."""
     out = [
         Section("Summary", tables=[(["summary", "value"], _summary_rows(s))]),
         Section(
@@ -145,7 +148,7 @@ def sections(
         body = [[_cell(p.get(k)) for k in keys] for p in sweep]
         out.append(Section("Goodput against load", figures=("llm_sweep",), tables=[(keys, body)]))
         if len(sweep) > 1:
-            out.append(_pareto(sweep, per_hour))
+            out.append(pareto_section({"": (sweep, scale)}))
     out.append(_failures(s))
     out.append(_usage(s))
     notes = _notes(s)
@@ -154,23 +157,72 @@ def sections(
     return out
 
 
-def _pareto(sweep: list[dict], per_hour: float) -> Section:
-    """What one user gets against what the server serves, level by level, the front marked
-    (``stats.pareto``)."""
-    points = pareto_rows(sweep, per_hour)
-    head = ["level", "output tok/s per user (1000 / TPOT p50)", "output tok/s"]
-    head += ["output tokens per unit of price"] if per_hour else []
+def search_section(search: dict) -> Section:
+    """A --find-max search: the boundary between the last passing and first failing level, and
+    every probe in the order it ran (``load.llm_find``)."""
+    by, ok, bad = search["by"], search["passing"], search["failing"]
+    if ok is not None and bad is not None:
+        where = f"between {num(ok)} (passes) and {num(bad)} (fails)"
+    else:
+        where = f"at least {num(ok)}" if ok is not None else f"below {num(bad)}"
+    intro = (
+        f"The highest {by} at which the SLO {search['slo']} holds for {pct(search['share'])} of "
+        f"the requests: {where}, {search['reason']}. Probes of {num(search['probe_s'])} s "
+        f"(warm-up {num(search['warmup_s'])} s); the report's figures are the last passing "
+        "probe's (the lowest probe's when none passed)."
+    )
+    body = [[str(pr["probe"]), num(pr["level"]), pct(pr["good_ratio"]),
+             "passes" if pr["passed"] else "fails"] for pr in search["probes"]]  # fmt: skip
+    return Section("SLO search", intro, tables=[(["probe", by, "good", "verdict"], body)])
+
+
+def pareto_section(sweeps: dict) -> Section:
+    """What one user gets against what the server serves, level by level, each sweep's front
+    and the front over all marked (``stats.pareto.fronts``; ``sweeps``: name -> (rows, scale),
+    one sweep named "")."""
+    y, label, pts = fronts(sweeps)
+    several = len(sweeps) > 1
+    shown = [k for k in LABELS if any(p[k] is not None for p in pts) or k == y]
+    head = [*(["sweep"] if several else []), "level", PER_USER, *(LABELS[k] for k in shown)]
+    head += [*(["its own front"] if several else []), "Pareto front"]
     body = [
-        [num(p["level"]), _or_unknown(p["per_user"]), _or_unknown(p["output_tokens_per_s"]),
-         *([_or_unknown(p["tokens_per_price"])] if per_hour else []),
-         "on the front" if p["front"] else DASH]
-        for p in points
+        [*([p["sweep"]] if several else []), num(p["level"]), _or_unknown(p["per_user"]),
+         *(_or_unknown(p[k]) for k in shown),
+         *([_on(p["own"])] if several else []), _on(p["front"])]
+        for p in pts
     ]  # fmt: skip
     intro = (
-        "A level is on the front when no other level gives both more output tokens/s per user "
-        "and more in all (docs/llm-metrics.md); a level with either unknown is on none."
+        f"A level is on the front when no other level gives both more output tokens/s per user "
+        f"and more {label.removeprefix('output ')}{' (of any sweep)' if several else ''} "
+        "(docs/llm-metrics.md); a level with either unknown is on none."
     )
-    return Section("Per user against in all", intro, tables=[([*head, "Pareto front"], body)])
+    return Section(f"Per user against {SHORT[y]}", intro, ("llm_pareto",), [(head, body)])
+
+
+#: The server side's columns of the Pareto table, in order, by their points' keys.
+LABELS = {
+    "output_tokens_per_s": "output tok/s", "per_replica": "output tok/s per replica",
+    "per_gpu": "output tok/s per GPU", "tokens_per_price": "output tokens per unit of price",
+}  # fmt: skip
+
+
+def write_pareto_page(sweeps: dict, out_dir: str | os.PathLike, head: str) -> dict[str, Path]:
+    """``kfp-bench compare --out``: report.html (the chart, each sweep's front and the front
+    over all) and summary.md of ``sweeps`` (name -> (rows, ``stats.pareto.Scale``))."""
+    parts = [pareto_section(sweeps)]
+    figures = llm_plots.render_pareto(sweeps)
+    title = "kfp-bench LLM sweeps compared"
+    files = {
+        "report.html": html.page(title, head, parts, figures),
+        "summary.md": summary_bytes(
+            markdown.page(title, head, parts, footer="Chart: report.html.\n")
+        ),
+    }
+    return write_folder(out_dir, files, None)
+
+
+def _on(front: bool) -> str:
+    return "on the front" if front else DASH
 
 
 def _or_unknown(v) -> str:

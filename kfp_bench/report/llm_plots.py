@@ -5,6 +5,8 @@
 - the load over time from the per-second series: output tokens/s and requests/s, failures, and
   the mean number of streams in flight;
 - an LLM sweep's goodput and requests/s against load, TTFT p99 beside them, the knee marked;
+- one or more sweeps' levels as output tokens/s per user against the server side's (in all, per
+  replica, GPU or unit of price), the Pareto front marked (``pareto``);
 - a multi-turn load's TTFT p50 and p99 against the turn, its mean input tokens beside them.
 
 Same sizes, rc settings and PNG metadata as ``kfp_bench.report.plots``, so the same results give
@@ -21,6 +23,7 @@ from matplotlib.ticker import MaxNLocator
 from kfp_bench.figures import count, sig
 from kfp_bench.report.plots import RC, Figure, new_figure, to_png
 from kfp_bench.stats.llm import TOKENS_UNKNOWN, LlmStats
+from kfp_bench.stats.pareto import PER_USER, SHORT, UNSCALED, fronts
 
 #: Histogram name -> (chart name, title, what a sample is).
 DISTRIBUTIONS = {
@@ -38,9 +41,11 @@ LEVEL_AXIS = {
 }
 
 
-def render(stats: LlmStats, sweep: list[dict] | None = None, by: str | None = None) -> list[Figure]:
+def render(
+    stats: LlmStats, sweep: list[dict] | None = None, by: str | None = None, scale=UNSCALED
+) -> list[Figure]:
     """Every chart the data allows, in report order (``sweep``: an LLM sweep's rows, ``by``:
-    what it stepped, "rate" or "concurrency")."""
+    what it stepped, "rate" or "concurrency", ``scale``: its replicas, GPUs and price)."""
     out = []
     with plt.rc_context(RC), sns.axes_style("whitegrid"):
         for fig in (
@@ -48,6 +53,7 @@ def render(stats: LlmStats, sweep: list[dict] | None = None, by: str | None = No
             distribution(stats, "itl"),
             timeline(stats),
             against_load(sweep or [], by),
+            pareto(*fronts({"": (sweep or [], scale)})) if len(sweep or []) > 1 else None,
             by_turn(stats.summary().turns if stats.turns is not None else []),
         ):
             if fig is not None:
@@ -158,6 +164,56 @@ def against_load(rows: list[dict], by: str | None = None) -> Figure | None:
         f"One point per step of the sweep, at its {axis}: requests and good requests (within "
         "the SLO) per second, and the TTFT p99 (right axis); the first step past the knee is "
         "marked.",
+        to_png(fig),
+    )
+
+
+def render_pareto(sweeps: dict) -> list[Figure]:
+    """The Pareto chart of ``sweeps`` (name -> (rows, ``stats.pareto.Scale``)), as ``render``
+    draws charts; none when fewer than two levels are known."""
+    with plt.rc_context(RC), sns.axes_style("whitegrid"):
+        fig = pareto(*fronts(sweeps))
+    return [fig] if fig is not None else []
+
+
+#: The front's colour, used by no other chart (the screenshot test looks for it).
+FRONT = "#e65100"
+#: Each sweep's colour, in order.
+SWEEP_COLOURS = ("#1565c0", "#6a1b9a", "#2e7d32", "#37474f")
+
+
+def pareto(y: str, label: str, pts: list[dict]) -> Figure | None:
+    """Levels as output tokens/s per user against ``y`` (``stats.pareto.fronts``): each sweep's
+    levels in its colour, its own front dashed when there are several, the front over all of
+    them drawn and ringed."""
+    known = [p for p in pts if p["per_user"] is not None and p[y] is not None]
+    if len(known) < 2:
+        return None
+    fig, ax = new_figure(3.6)
+    names = list(dict.fromkeys(p["sweep"] for p in known))
+    for name, colour in zip(names, SWEEP_COLOURS, strict=False):
+        mine = [p for p in known if p["sweep"] == name]
+        ax.plot([p["per_user"] for p in mine], [p[y] for p in mine], "o", color=colour,
+                label=name or "a level of the sweep")  # fmt: skip
+        for p in mine:
+            ax.annotate(f"{p['level']:g}", (p["per_user"], p[y]), textcoords="offset points",
+                        xytext=(4, 4), fontsize=8, color=colour)  # fmt: skip
+        own = sorted((p for p in mine if p["own"]), key=lambda p: p["per_user"])
+        if len(names) > 1 and own:
+            ax.plot([p["per_user"] for p in own], [p[y] for p in own], "--", color=colour,
+                    linewidth=1, label=f"{name}'s front")  # fmt: skip
+    best = sorted((p for p in known if p["front"]), key=lambda p: p["per_user"])
+    ax.plot([p["per_user"] for p in best], [p[y] for p in best], "-", color=FRONT, linewidth=2.5,
+            zorder=1, label="Pareto front")  # fmt: skip
+    ax.plot([p["per_user"] for p in best], [p[y] for p in best], "o", markersize=12,
+            markerfacecolor="none", markeredgecolor=FRONT, markeredgewidth=2)  # fmt: skip
+    ax.set(xlabel=PER_USER, ylabel=label, title=f"Per user against {SHORT[y]}")
+    ax.legend(loc="best", frameon=True)
+    return Figure(
+        "llm_pareto",
+        "Pareto front",
+        f"One point per level (its label), {PER_USER} against {label}; the thick line joins "
+        "the levels no other beats on both (the Pareto front): up and to the right is better.",
         to_png(fig),
     )
 

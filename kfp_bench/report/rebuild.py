@@ -140,13 +140,15 @@ def rebuild_all(
     baseline: str = "",
     gates=(),
     cost_per_hour: float = 0.0,
+    scale: dict | None = None,
 ) -> list[Outcome]:
     """``kfp-bench report``: a load result file is printed in hey's layout; an LLM result file
     is printed and gets its bundle (``report.llm_bundle``); each results directory gets its
     bundle (oldest first, so a batch builds the history in order). With ``results_uri`` every
     input is archived there (``history.archive_file`` for a result file). Every input is read,
     and each of ``gates`` refused unless every input measures its figure, before anything is
-    written; each input's verdicts are printed first."""
+    written; each input's verdicts are printed first. ``scale``: --replicas and --gpus, set on
+    every LLM result's options over what it saved (``stats.pareto.Scale``)."""
     from kfp_bench.report import hey
     from kfp_bench.stats import store
     from kfp_bench.stats.llm import LlmStats
@@ -164,6 +166,10 @@ def rebuild_all(
             "benchmark directories only; report it without --baseline"
         )
     cost.price(files, dirs, cost_per_hour)  # --cost-per-hour (report/cost.py)
+    for _, stats in files:
+        if isinstance(stats, LlmStats | LlmSweep):
+            for one in getattr(stats, "steps", None) or [stats]:
+                one.options.update(scale or {})
     fix = "drop the gate, or give results that measure it"
     for p, stats in files:
         what = "llm" if isinstance(stats, LlmStats | LlmSweep) else "load"
@@ -272,17 +278,17 @@ def _llm_report(path: str, stats, out: TextIO, out_dir: str, several: bool, gate
     if gates:
         from kfp_bench.stats.llm import metric_values
 
-        step = stats.sustained()[1] if isinstance(stats, LlmSweep) else stats
+        step = stats.reported()[1] if isinstance(stats, LlmSweep) else stats
         priced = {**metric_values(step.summary()), **cost.llm_stats_metrics(step)}
         o.gates = gate.evaluate(gates, priced)
         _said(o, out, f"{p}: ")
     if isinstance(stats, LlmSweep):
-        level, sweep = stats.sustained()[0], stats
+        (level, reported), sweep = stats.reported(), stats
         sweep_text.write_llm_text(sweep.rows(), sweep.knee.as_dict(), sweep.by, out)
         for lv, step in sweep.zipped():
             out.write(f"\nStep at {sweep.by} {lv:g}:\n")
             llm_text.write_text(step.summary(), out, step.options.get(cost.KEY))
-        stats = stats.sustained()[1]
+        stats = reported
         out.write(f"The report's figures are the step at {sweep.by} {level:g}.\n")
     else:
         llm_text.write_text(stats.summary(), out, stats.options.get(cost.KEY))
@@ -291,7 +297,7 @@ def _llm_report(path: str, stats, out: TextIO, out_dir: str, several: bool, gate
     llm_text.write_prefix_cache(server, out, stats.summary().cached)
     o.files = write_llm_bundle(
         stats, target, source=p.name, sweep=sweep and sweep.rows(), gates=gates,
-        sweep_by=sweep and sweep.by, server=server,
+        sweep_by=sweep and sweep.by, server=server, search=sweep and sweep.search,
     )  # fmt: skip
     out.write(f"{p}: wrote {', '.join(o.files)} in {target}\n")
     return o

@@ -11,6 +11,7 @@ from typing import TextIO
 
 from kfp_bench.figures import HDR_MS, fixed, pct, sig
 from kfp_bench.stats.load import CPU_BOUND
+from kfp_bench.stats.pareto import SHORT, fronts
 
 #: The rate sweep table's columns: (row key, header, the cell of a value).
 _COLUMNS = (
@@ -121,19 +122,39 @@ def write_repeats_text(repeats: dict, out: TextIO) -> None:
             w(f"  {key}\t{sig(ci['mean'], 4)}\t[{sig(ci['low'], 4)}, {sig(ci['high'], 4)}]\n")
 
 
-def write_pareto_text(sweeps: dict[str, list[dict]], out: TextIO) -> None:
-    """Two or more LLM sweeps' levels (their rows, by name) as output tokens/s per user against
-    output tokens/s in all, the front over all of them marked (``stats.pareto``)."""
-    from kfp_bench.stats.pareto import pareto_rows
-
-    names = [name for name, rows in sweeps.items() for _ in rows]
-    points = pareto_rows([r for rows in sweeps.values() for r in rows])  # one front over all
+def write_repeats_verdict(v, out: TextIO) -> None:
+    """The verdict of one ``--repeat`` result against another (``history.regress.
+    compare_repeats``): each figure's mean and 95% interval in A and B, its change, a ``!`` when
+    it regressed."""
     w = out.write
-    w("\nOutput tokens/s per user (1000 / TPOT p50) against output tokens/s in all:\n")
-    w("  sweep\tlevel\tper user\tin all\tPareto front\n")
-    for name, p in zip(names, points, strict=True):
-        cells = f"{sig(p['per_user'], 4)}\t{sig(p['output_tokens_per_s'], 4)}"
-        w(f"  {name}\t{p['level']:g}\t{cells}\t{'on the front' if p['front'] else '-'}\n")
+    w(f"\nVerdict: {v.headline()}\n")
+    w(f"  (a figure regresses when B's 95% interval is wholly worse than A's and its mean moved "
+      f"{v.min_effect:.0%} or more)\n")  # fmt: skip
+    w("  metric\tA mean [95% interval]\tB mean [95% interval]\tchange\n")
+    for t in v.tests:
+        a, b = (_ci(t.baseline, t.baseline_ci), _ci(t.current, t.current_ci))
+        w(f"{'!' if t.regressed else ' '} {t.metric}\t{a}\t{b}\t{t.change:+.1%}\n")
+
+
+def _ci(mean: float, ci: tuple[float, float]) -> str:
+    return f"{sig(mean, 4)} [{sig(ci[0], 4)}, {sig(ci[1], 4)}]"
+
+
+def write_pareto_text(sweeps: dict, out: TextIO) -> None:
+    """Two or more LLM sweeps' levels (by name: their rows and ``stats.pareto.Scale``) as
+    output tokens/s per user against the server side's axis (``stats.pareto.axis``), each
+    sweep's own front and the front over all of them marked (``stats.pareto.fronts``)."""
+    y, label, points = fronts(sweeps)
+    w = out.write
+    w(f"\nOutput tokens/s per user (1000 / TPOT p50) against {label}:\n")
+    w(f"  sweep\tlevel\tper user\t{SHORT[y]}\tits own front\tPareto front\n")
+    for p in points:
+        cells = f"{sig(p['per_user'], 4)}\t{sig(p[y], 4)}\t{_on(p['own'])}"
+        w(f"  {p['sweep']}\t{p['level']:g}\t{cells}\t{_on(p['front'])}\n")
+
+
+def _on(front: bool) -> str:
+    return "on the front" if front else "-"
 
 
 def _llm_cell(v) -> str:

@@ -180,6 +180,14 @@ class LlmSweep(_Steps):
         ]
         return before[-1] if before else (self.levels[0], self.steps[0])
 
+    def reported(self) -> tuple[float, LlmStats]:
+        """The step whose figures a report gives: a search's last passing probe (its lowest
+        when none passed), else ``sustained``."""
+        if self.search is None:
+            return self.sustained()
+        at = self.search["passing"]
+        return (at, self.steps[self.levels.index(at)]) if at is not None else next(self.zipped())
+
     def to_dict(self) -> dict:
         return {
             "format": LLM_FORMAT,

@@ -97,6 +97,7 @@ def check_llm(p) -> None:
     check_tokenizer(p.llm_tokenizer)
     llm_slo(p)
     llm_multi_turn(p)
+    check_find_max(p)
     # What each worker runs (the largest share), checked as the engine will check it.
     opts = llm_options(p, url=p.llm_url or "http://isvc.example/openai", model=p.llm_model or "-")
     translated(lambda: opts.share(0, p.llm_workers).validate())
@@ -158,6 +159,28 @@ def llm_slo(p) -> Slo:
     """The goodput bounds of llm_slo, parsed (``Slo.parse``), a bad one named as the pipeline's
     parameter: the first step's check and each LLM load worker read it here."""
     return Slo.parse(p.llm_slo, name="pipeline parameter llm_slo")
+
+
+#: llm_find_max's axes (``kfp_bench.load.llm_find.AXES``: its module needs the load extra).
+FIND_AXES = ("rate", "concurrency")
+
+
+def check_find_max(p) -> None:
+    """llm_find_max beside the parameters a search needs or sets itself, each named."""
+    name, value = "llm_find_max", p.llm_find_max
+    if not value:
+        return
+    if value not in FIND_AXES:
+        raise bad(name, value, "give rate or concurrency, or leave it empty for one load")
+    if not p.llm_slo:
+        raise bad(name, value, "a search needs the bounds a good request meets: give llm_slo, "
+                  "e.g. ttft=500ms")  # fmt: skip
+    if p.llm_workers != 1:
+        raise bad(name, value, "each probe's level follows the last one's result, which one "
+                  "pod decides: set llm_workers to 1")  # fmt: skip
+    if p.llm_rate or p.llm_stages:
+        raise bad(name, value, "the search picks each probe's level: leave llm_rate at 0 and "
+                  "llm_stages empty")  # fmt: skip
 
 
 def llm_stages(p) -> tuple:

@@ -54,7 +54,7 @@ def llm_load(p: BenchParams, worker: int, out: str) -> None:
 
     if worker_started(out, worker, f"LLM worker {worker}: ", p, "llm-worker"):
         return
-    error, stats = "", None
+    error, stats, search = "", None, None
     with (
         server_metrics.window(p, worker, f"LLM worker {worker}: ") as server,
         tempfile.TemporaryDirectory(prefix="kfpb-tokenizer-") as folder,
@@ -65,11 +65,16 @@ def llm_load(p: BenchParams, worker: int, out: str) -> None:
             opts = llm_options(p, tokenizer=tokenizer).share(worker, p.llm_workers).validate()
             prompts = llm_prompts(p, worker)
             opts = preflight(opts, prompts, model_given=True, flag="llm_model").opts
-            stats = run_llm(opts, prompts, slo=llm_slo(p), warmup_s=p.llm_warmup_sec)
+            if p.llm_find_max:
+                stats, search = _find_max(p, opts, prompts, f"LLM worker {worker}: ")
+            else:
+                stats = run_llm(opts, prompts, slo=llm_slo(p), warmup_s=p.llm_warmup_sec)
         except (BenchError, OSError) as exc:
             stats = getattr(exc, "stats", None)  # an EngineError's: what was measured before it
             error = failed("llm_load", exc, f"LLM worker {worker}: ")
     doc = {**(stats.to_dict() if stats is not None else {}), "worker": worker, **server.doc}
+    if search is not None:
+        doc["search"] = search  # beside the figures: report_llm's section of the search
     write_json_atomic({**doc, "error": error} if error else doc, out)
     if stats is not None:
         s = stats.summary()
@@ -77,6 +82,39 @@ def llm_load(p: BenchParams, worker: int, out: str) -> None:
         print(f"LLM worker {worker}: {s.requests} requests, {rate} output "
               f"tokens/s, flags {stats.flags or 'none'}")  # fmt: skip
     fail_point("llm_load")
+
+
+def _find_max(p: BenchParams, opts, prompts: list, said: str) -> tuple:
+    """llm_find_max: the search (``load.llm_find``) as kfp-bench llm --find-max runs it, each
+    probe llm_duration_sec; the last passing probe's stats (``LlmSweep.reported``) and the
+    search."""
+    from kfp_bench.load.llm_find import find_max
+
+    def on_probe(level: float, stats, passed: bool) -> None:
+        s = stats.summary()
+        print(f"{said}probe {p.llm_find_max} {level:g}: good {s.good_ratio:.1%} of "
+              f"{s.requests}: {'passes' if passed else 'fails'}")  # fmt: skip
+
+    sweep = find_max(
+        opts, prompts, by=p.llm_find_max, slo=llm_slo(p), step_s=p.llm_duration_sec,
+        warmup_s=p.llm_warmup_sec, on_probe=on_probe,
+    )  # fmt: skip
+    return sweep.reported()[1], sweep.search
+
+
+def _search_of(loads: list[str]) -> dict | None:
+    """The llm_find_max search a worker saved beside its figures (None: one load)."""
+    from kfp_bench.stats.store import by_worker
+
+    for path in by_worker(loads).values():
+        try:
+            with open(path) as f:
+                found = json.load(f).get("search")
+        except (OSError, ValueError, AttributeError):
+            continue  # unreadable: merge_workers names it
+        if found is not None:
+            return found
+    return None
 
 
 def report_llm(p: BenchParams, loads: list[str], out: str, html: str, summary: str) -> dict:
@@ -111,21 +149,27 @@ def report_llm(p: BenchParams, loads: list[str], out: str, html: str, summary: s
         if p.cost_per_hour:  # the LLM report's price of its window (report/cost.py)
             merged.options["cost_per_hour"] = p.cost_per_hour
         server = server_metrics.merge(loads, os.path.join(out, LLM_RESULT))
-        metrics = _bundle(merged, flags, out, html, summary, p.gates({"llm"}), server)
+        search = _search_of(loads)
+        metrics = _bundle(merged, flags, out, html, summary, p.gates({"llm"}), server, search)
         doc.update(flags=merged.flags, llm=merged.summary().as_dict())
+        doc.update({"search": search} if search is not None else {})
     write_json(os.path.join(out, "summary.json"), doc)
     print(f"LLM results: {sorted(os.listdir(out))}" + (f"; flags {flags}" if flags else ""))
     fail_point("report_llm")
     return metrics
 
 
-def _bundle(merged, flags: list[str], out: str, html: str, summary: str, gates, server) -> dict:
+def _bundle(
+    merged, flags: list[str], out: str, html: str, summary: str, gates, server, search=None
+) -> dict:
     from kfp_bench.report.llm_bundle import write_llm_bundle
     from kfp_bench.stats import store
 
     merged.flag(*flags)  # the report shows what the pipeline found missing
     store.save(merged, os.path.join(out, LLM_RESULT))
-    files = write_llm_bundle(merged, out, source=LLM_RESULT, gates=gates, server=server)
+    files = write_llm_bundle(
+        merged, out, source=LLM_RESULT, gates=gates, server=server, search=search
+    )
     shutil.copyfile(files["report.html"], html)
     shutil.copyfile(files["summary.md"], summary)  # the bundle keeps it under the UI's limit
     metrics = json.loads(files["metrics.json"].read_text())

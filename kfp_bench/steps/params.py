@@ -125,6 +125,11 @@ class BenchParams:
         llm_slo: goodput bounds, e.g. ttft=500ms,itl=50ms,tpot=30ms,e2e=10s; empty: every
             completed request is good.
         llm_warmup_sec: requests sent in this first part of the LLM load count in no figure.
+        llm_find_max: rate or concurrency: instead of one load, search for the highest level at
+            which llm_slo holds for 90% of the requests (kfp-bench llm --find-max), probes of
+            llm_duration_sec each from 1 req/s or 1 stream; needs llm_slo and one LLM load
+            worker. The report gives the last passing and first failing level and every probe;
+            its figures are the last passing probe's. Empty: one load.
         llm_workers: pods streaming the LLM load in parallel; their histograms are merged.
         cost_per_hour: the serving nodes' or GPUs' price per hour, in your currency: the
             reports and Metrics add the cost of each load's measured window per 1000
@@ -226,6 +231,7 @@ class BenchParams:
     llm_output_tokens: str = "fixed:64"
     llm_slo: str = ""
     llm_warmup_sec: float = 0.0
+    llm_find_max: str = ""
     llm_workers: int = 1
     cost_per_hour: float = 0.0
     llm_tokenizer: str = ""

@@ -6,10 +6,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from kfp_bench.cli import main
 from kfp_bench.errors import BaselineError
 from kfp_bench.history import regress
 from kfp_bench.results import read_results
+from kfp_bench.stats import store
 from kfp_bench.stats.hdr import Histogram
+from kfp_bench.stats.llm import LlmStats
+from kfp_bench.stats.rate_sweep import LlmSweep, find_llm_knee
+from tests.stats.streams import batch, stream
 from tests.synthetic import make_results
 
 
@@ -72,3 +77,60 @@ def test_hdr_samples_follow_the_histogram():
     small = Histogram()
     small.record_many(np.array([100, 200, 300]))
     assert sorted(regress.hdr_samples(small, 2000)) == pytest.approx([100, 200, 300], rel=0.01)
+
+
+# -- repeated results: the verdict over their intervals -----------------------------------------
+def _repeats(**figures) -> dict:
+    """A --repeat result's ``repeats``: each figure as (mean, low, high) over 3 runs."""
+    return {"runs": 3, "confidence": 0.95, "method": "Student t over the runs' values",
+            "intervals": {k: {"mean": m, "low": lo, "high": hi, "n": 3}
+                          for k, (m, lo, hi) in figures.items()}}  # fmt: skip
+
+
+def test_repeats_regress_only_when_the_new_interval_is_wholly_worse():
+    base = _repeats(ttft_p99_ms=(100, 95, 105), output_tokens_per_s=(1000, 980, 1020),
+                    itl_p99_ms=(20, 19, 21), rps=(10, 9.8, 10.2))  # fmt: skip
+    worse = _repeats(ttft_p99_ms=(130, 120, 140), output_tokens_per_s=(850, 800, 900),
+                     itl_p99_ms=(24, 18, 30), rps=(10.1, 9.9, 10.3))  # fmt: skip
+    v = regress.compare_repeats(worse, base, names=["a.json"])
+    assert v.regression
+    got = {t.metric: t.regressed for t in v.tests}
+    # TTFT up 30% and throughput down 15%, intervals apart: regressions; ITL's mean is 20% worse
+    # but its wide interval overlaps the baseline's: not one; rps did not get worse
+    assert got == {"ttft_p99_ms": True, "output_tokens_per_s": True, "itl_p99_ms": False,
+                   "rps": False}, v.tests  # fmt: skip
+    assert "good_ratio" in v.skipped and "regression_min_p_value" not in v.metrics()
+    ttft = next(t for t in v.tests if t.metric == "ttft_p99_ms")
+    assert ttft.current_ci == (120, 140) and ttft.baseline_ci == (95, 105)
+
+
+def test_repeats_apart_but_better_or_by_less_than_the_minimum_effect_are_no_regression():
+    base = _repeats(ttft_p99_ms=(100, 99, 101), output_tokens_per_s=(1000, 990, 1010))
+    better = _repeats(ttft_p99_ms=(80, 78, 82), output_tokens_per_s=(1200, 1150, 1250))
+    assert not regress.compare_repeats(better, base, names=["a"]).regression
+    slight = _repeats(ttft_p99_ms=(105, 104, 106), output_tokens_per_s=(950, 945, 955))
+    v = regress.compare_repeats(slight, base, names=["a"])  # apart, but 5% moves
+    assert not v.regression and len(v.tests) == 2
+    with pytest.raises(BaselineError, match="no figure has an interval in both a"):
+        regress.compare_repeats(_repeats(), base, names=["a"])
+
+
+def test_compare_of_two_repeat_files_gives_the_interval_verdict(tmp_path, capsys):
+    def run() -> LlmStats:  # one run's stats: three streams (the verdict reads the intervals)
+        s = LlmStats()
+        s.add_batch(batch(*[stream(k, [k + 0.1, k + 0.2], k + 0.3) for k in range(3)]))
+        return s.close(3.0)
+
+    def saved(name, repeats):
+        steps = [run() for _ in range(3)]
+        sweep = LlmSweep("concurrency", [1.0] * 3, steps, find_llm_knee([1.0] * 3, steps),
+                         repeats=repeats)  # fmt: skip
+        return str(store.save(sweep, tmp_path / name))
+
+    a = saved("a.json", _repeats(ttft_p99_ms=(100, 95, 105)))
+    b = saved("b.json", _repeats(ttft_p99_ms=(130, 120, 140)))
+    assert main(["compare", a, b]) == 0  # a verdict, no gate
+    out = capsys.readouterr().out
+    assert "REGRESSION" in out and "! ttft_p99_ms\t100 [95, 105]\t130 [120, 140]\t+30.0%" in out
+    assert main(["compare", a, b, "--fail-on-regression"]) == 3
+    assert main(["compare", b, a, "--fail-on-regression"]) == 0  # faster: no regression

@@ -85,3 +85,51 @@ def test_llm_report_renders_in_chromium(llm_bundle, tmp_path):
     page = llm_bundle["report.html"].read_text()
     assert len(re.findall(r"<img ", page)) == 3
     _check(screenshot(llm_bundle["report.html"].as_uri(), tmp_path / "llm.png"))
+
+
+@pytest.fixture(scope="module")
+def sweep_file(tmp_path_factory):
+    """A real small LLM sweep (two levels of 0.5 s) against the local LLM server, served by
+    "two replicas", as ``kfp-bench llm --json-out`` saves it."""
+    from kfp_bench.cli import main
+    from kfp_bench.sandbox.llm_server import start_llm_server
+
+    path = tmp_path_factory.mktemp("llm-sweep") / "sweep.json"
+    with start_llm_server(first_token_ms=20, token_gap_ms=5, max_tokens=6) as llm:
+        argv = ["llm", llm.url + "/openai", "--sweep-concurrency", "1,3", "-z", "0.5s",
+                "--replicas", "2", "--json-out", str(path)]  # fmt: skip
+        assert main(argv) == 0
+    return path
+
+
+def _front_pixels(img: Image.Image) -> int:
+    """The pixels in the Pareto front's colour, which no other chart uses (``report.llm_plots``)."""
+    from kfp_bench.report.llm_plots import FRONT
+
+    a = np.asarray(img, dtype=np.int16)
+    rgb = np.array([int(FRONT[i : i + 2], 16) for i in (1, 3, 5)])
+    return int((np.abs(a - rgb).max(axis=2) < 40).sum())
+
+
+def test_the_pareto_chart_of_a_real_sweep_is_drawn(sweep_file, tmp_path, capsys):
+    """``kfp-bench report`` of the sweep and ``compare`` of it against itself on one replica:
+    both pages hold the Pareto chart, and Chromium draws its front."""
+    from kfp_bench.cli import main
+
+    assert main(["report", str(sweep_file), "--out", str(tmp_path / "r")]) == 0
+    md = (tmp_path / "r" / "summary.md").read_text()
+    assert "## Per user against per replica" in md and "| on the front |" in md, md
+    page = tmp_path / "r" / "report.html"
+    assert '<figure id="fig-llm_pareto">' in page.read_text()
+    img = screenshot(page.as_uri(), tmp_path / "report.png", "900,6000")
+    assert _front_pixels(img) > 50, "no Pareto front drawn in report.html"
+    argv = ["compare", str(sweep_file), str(sweep_file), "--replicas", "2,1", "--out",
+            str(tmp_path / "c")]  # fmt: skip
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    # B is A on one replica: per replica its every level beats A's, so only B's are on the front
+    a_rows = [x for x in out.splitlines() if x.startswith("  A\t")]
+    assert len(a_rows) == 2 and all(x.endswith("\t-") for x in a_rows), out
+    assert any(x.startswith("  B\t") and x.endswith("on the front") for x in out.splitlines())
+    img = screenshot((tmp_path / "c" / "report.html").as_uri(), tmp_path / "c.png", "900,1400")
+    assert _front_pixels(img) > 50, "no Pareto front drawn in compare's page"

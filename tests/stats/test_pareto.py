@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kfp_bench.stats.pareto import front, pareto_rows, per_user
+from kfp_bench.stats.pareto import Scale, axis, front, fronts, pareto_rows, per_user
 
 
 def test_a_level_beaten_on_both_axes_is_off_the_front():
@@ -41,3 +41,28 @@ def test_the_rows_carry_the_front_and_tokens_per_unit_of_price():
     assert [p["per_user"] for p in got] == [100.0, 80.0, 40.0]
     assert got[1]["tokens_per_price"] == 300.0 * 3600 / 2.0
     assert all(p["tokens_per_price"] is None for p in pareto_rows(rows))
+
+
+def test_replicas_and_gpus_divide_the_total_and_gpus_come_first_on_the_axis():
+    rows = [{"level": 1.0, "tpot_p50_ms": 10.0, "output_tokens_per_s": 400.0}]
+    (p,) = pareto_rows(rows, replicas=2, gpus=8)
+    assert (p["per_replica"], p["per_gpu"], p["tokens_per_price"]) == (200.0, 50.0, None)
+    assert axis(Scale(replicas=2, gpus=8))[0] == "per_gpu"
+    assert axis(Scale(replicas=2), Scale(replicas=1, gpus=4))[0] == "per_replica"
+    assert axis(Scale(per_hour=3.0), Scale(gpus=4))[0] == "output_tokens_per_s"
+
+
+def test_two_sweeps_on_one_front_per_replica_not_in_all():
+    """A serves more in all with four replicas, B more per replica with one: per replica, B's
+    busiest level beats A's, and each sweep keeps its own front."""
+    a = [{"level": 1.0, "tpot_p50_ms": 10.0, "output_tokens_per_s": 100.0},
+         {"level": 8.0, "tpot_p50_ms": 20.0, "output_tokens_per_s": 800.0}]  # fmt: skip
+    b = [{"level": 1.0, "tpot_p50_ms": 10.0, "output_tokens_per_s": 100.0},
+         {"level": 4.0, "tpot_p50_ms": 20.0, "output_tokens_per_s": 300.0}]  # fmt: skip
+    y, label, pts = fronts({"A": (a, Scale(replicas=4)), "B": (b, Scale(replicas=1))})
+    assert (y, label) == ("per_replica", "output tok/s per replica")
+    assert [(p["sweep"], p["own"], p["front"]) for p in pts] == [
+        ("A", True, False), ("A", True, False), ("B", True, True), ("B", True, True),
+    ]  # fmt: skip
+    _, _, in_all = fronts({"A": (a, Scale()), "B": (b, Scale(replicas=1))})
+    assert [p["front"] for p in in_all] == [True, True, True, False]
