@@ -95,7 +95,7 @@ def result(figures: dict, names: list[str], runs: int, started: str, commit: str
     def med(xs, i):
         return round(statistics.median(x[i] for x in xs), 3)
 
-    columns = ["command", *(f"CPU s, {n}" for n in names)]
+    columns = ["command", *names]
     rows = [[f"kfp-bench {c}", *(med(figures[c][n], 0) for n in names)] for c in COMMANDS]
     runs_rows = [
         [f"kfp-bench {c}", n, med(figures[c][n], 1), " ".join(f"{x[0]:.3f}" for x in figures[c][n])]
@@ -104,7 +104,7 @@ def result(figures: dict, names: list[str], runs: int, started: str, commit: str
     ]
     return result_files.Result(
         benchmark="cli-startup",
-        title=f"CLI start-up: CPU of one command (user+sys, median of {runs} runs)",
+        title=f"CLI start-up: user+sys CPU s, median of {runs} runs",
         command=result_files.command(),
         started=started,
         commit=commit,
