@@ -71,13 +71,11 @@ def summary(results: list[Result]) -> list[str]:
 
 
 def machine(r: Result) -> str:
-    """Where it ran: the cores, the CPU, the kernel, Python, the load, the versions."""
+    """Where it ran: the cores, the CPU, the load, the versions (the kernel and Python stay in
+    the results file: BENCHMARKS.md is kept under 25 kB)."""
     m, parts = r.machine, []
     if "nproc" in m:
         parts.append(f"{m['nproc']} cores" + (f" ({m['cpu']})" if m.get("cpu") else ""))
-    parts += [
-        f"{name} {m[key]}" for key, name in (("kernel", "kernel"), ("python", "Python")) if key in m
-    ]
     load = m.get("loadavg_1m")
     if isinstance(load, int | float):
         parts.append(f"load average {load:.2f} at the start")

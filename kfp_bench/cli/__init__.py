@@ -1,16 +1,14 @@
 """The ``kfp-bench`` command: parse, build options, call the engine, hand results to reporters.
 
-One subcommand per job (vegeta's subcommand map), one module per group: ``load`` (load, merge,
-llm-server), ``llm`` (the streaming LLM load), ``runs`` (runs, cleanup, kfp-server),
-``pipeline`` (compile, submit, schedule, demo), ``report`` (report, compare) and ``kserve``
-(sweep). Bad input prints one line naming the input and the fix,
-and exits 2 with no traceback: a ``ConfigError`` (flags, files, parameters; argparse's own errors
-become one too, without the usage lines) or a ``ResultsError`` (a saved result given to report,
-compare or merge that is missing or is not one). Other errors exit 1, 4 when something the
-benchmark created is left behind, a regression verdict 3; a result that could not be written
-where asked, once the work is done, exits 5 and says where it is instead (``cli.outputs``);
-``kfp_bench.outcome`` has them all. The first Ctrl-C stops a benchmark cleanly and still prints
-what was measured, however SIGINT was inherited (``take_ctrl_c``); the exit code is then 130.
+One subcommand per job (vegeta's subcommand map), one module per group (``cli.commands`` lists
+them), and a start imports only the module of the command given. Bad input prints one line naming
+the input and the fix, and exits 2 with no traceback: a ``ConfigError`` (flags, files, parameters;
+argparse's own errors become one too, without the usage lines) or a ``ResultsError`` (a saved result
+given to report, compare or merge that is missing or is not one). Other errors exit 1, 4 when
+something the benchmark created is left behind, a regression verdict 3; a result that could not be
+written where asked, once the work is done, exits 5 and says where it is instead (``cli.outputs``);
+``kfp_bench.outcome`` has them all. The first Ctrl-C stops a benchmark cleanly and still prints what
+was measured, however SIGINT was inherited (``take_ctrl_c``); the exit code is then 130.
 """
 
 from __future__ import annotations
@@ -21,20 +19,59 @@ import sys
 
 from kfp_bench import __version__
 from kfp_bench.cli.checks import before_work
+from kfp_bench.cli.commands import GROUP, GROUPS
 from kfp_bench.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Parser
 from kfp_bench.errors import BenchError, ConfigError, ResultsError
 from kfp_bench.load.cpu import one_blas_thread
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from kfp_bench.cli import kserve, llm, load, pipeline, report, runs
+    """The parser of every command (the docs' reference, the tests)."""
+    return _parser(set(GROUPS))
 
+
+def parser_for(argv: list[str]) -> argparse.ArgumentParser:
+    """The parser of ``kfp-bench ARGV``: the module of the command named there builds its
+    commands, and every other command stands as its name and one line, as ``--help`` lists it.
+    The command is the first argument that is not a flag (the top level's flags take no value);
+    without one, no module is imported."""
+    command = next((arg for arg in argv if not arg.startswith("-")), "")
+    return _parser({GROUP[command]} if command in GROUP else set())
+
+
+def _parser(groups: set[str]) -> argparse.ArgumentParser:
+    """The parser, with the commands of the modules ``groups`` built in full."""
     parser = Parser(prog="kfp-bench", description="Benchmarks for Kubeflow Pipelines and KServe.")
     parser.add_argument("--version", action="version", version=f"kfp-bench {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    for group in (load, llm, runs, pipeline, report, kserve):
-        group.register(sub)
+    for group, commands in GROUPS.items():
+        if group in groups:
+            _register(group, sub)
+        else:
+            for name, line in commands.items():
+                sub.add_parser(name, help=line)
     return parser
+
+
+def _register(group: str, sub) -> None:
+    """Add the commands of the module ``group`` to ``sub``."""
+    # Imported here, only the one needed: the six modules cost ~0.35 s of CPU at each start
+    # (bench/cli_startup.py), and the tests start the command about a thousand times.
+    if group == "load":
+        from kfp_bench.cli import load as module
+    elif group == "llm":
+        from kfp_bench.cli import llm as module
+    elif group == "runs":
+        from kfp_bench.cli import runs as module
+    elif group == "pipeline":
+        from kfp_bench.cli import pipeline as module
+    elif group == "report":
+        from kfp_bench.cli import report as module
+    elif group == "kserve":
+        from kfp_bench.cli import kserve as module
+    else:
+        raise ValueError(f"{group!r}: not a module of commands")
+    module.register(sub)
 
 
 def take_ctrl_c() -> None:
@@ -50,7 +87,8 @@ def main(argv: list[str] | None = None) -> int:
     take_ctrl_c()  # before any work, so that no command can start with Ctrl-C lost
     one_blas_thread()  # before a subcommand's module imports numpy; its workers inherit it
     try:
-        parser = build_parser()
+        argv = sys.argv[1:] if argv is None else argv
+        parser = parser_for(argv)
         args = parser.parse_args(argv)
         before_work(args, parser)  # the flags' own checks, before the command does anything
         return args.func(args)

@@ -7,6 +7,7 @@ import sys
 
 from kfp_bench._doc import field_help
 from kfp_bench.atomic import write_json
+from kfp_bench.cli.commands import HELP
 from kfp_bench.cli.common import (
     add_hey_flags,
     add_open_loop_flags,
@@ -32,7 +33,7 @@ def register(sub) -> None:
     """sweep."""
     p = sub.add_parser(
         "sweep",
-        help="Open-loop rate sweep: QPS x (mean, p50, p95, p99, success) and the knee.",
+        help=HELP["sweep"],
         description="Load URL open-loop at each rate of --rates for -z each, print KServe's "
         "benchmark table and the saturation knee: the first rate whose p99 exceeds "
         "--knee-factor x the first rate's p99, or whose success falls below --knee-success.",

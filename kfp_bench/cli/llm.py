@@ -8,6 +8,7 @@ import sys
 
 from kfp_bench._doc import field_help
 from kfp_bench.cli import metrics_flags
+from kfp_bench.cli.commands import HELP
 from kfp_bench.cli.common import (
     Progress,
     add_cost_flag,
@@ -55,7 +56,7 @@ DEFAULT_PROMPTS = 256
 def register(sub) -> None:
     p = sub.add_parser(
         "llm",
-        help="Streaming load on an OpenAI-compatible server: TTFT, ITL, tokens/s, goodput.",
+        help=HELP["llm"],
         description=(
             "Stream completions or chat completions from an OpenAI-compatible server (KServe's "
             "/openai routes, vLLM, ...) and measure time to first token, inter-token latency, "

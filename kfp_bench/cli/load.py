@@ -10,6 +10,7 @@ from pathlib import Path
 
 from kfp_bench._doc import field_help
 from kfp_bench.cli import metrics_flags
+from kfp_bench.cli.commands import HELP
 from kfp_bench.cli.common import (
     EXIT_NOT_SAVED,
     Progress,
@@ -39,14 +40,14 @@ from kfp_bench.stats.llm import LlmStats
 def register(sub) -> None:
     p = sub.add_parser(
         "load",
-        help="HTTP load with hey's flags, or open-loop at --rate.",
+        help=HELP["load"],
         description="Load an HTTP endpoint. hey's flags keep hey's meaning.",
         allow_abbrev=False,
     )
     _add_load_flags(p)
     metrics_flags.wrap(p, cmd_load)
 
-    p = sub.add_parser("merge", help="Merge load or LLM results of several processes or pods.")
+    p = sub.add_parser("merge", help=HELP["merge"])
     p.add_argument("results", nargs="+", metavar="RESULT.json")
     p.add_argument("-o", "--out", required=True, metavar="FILE", help="Where to write the merge.")
     p.set_defaults(func=cmd_merge)
@@ -55,7 +56,7 @@ def register(sub) -> None:
 
     p = sub.add_parser(
         "llm-server",
-        help="Serve a local OpenAI-compatible streaming LLM whose token timing is known.",
+        help=HELP["llm-server"],
         description=llm_server.__doc__.split("\n\n")[0],
         allow_abbrev=False,
     )

@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from kfp_bench._doc import field_help
+from kfp_bench.cli.commands import HELP
 from kfp_bench.cli.common import duration, positive_int, writable
 from kfp_bench.errors import ConfigError
 from kfp_bench.figures import fixed
@@ -162,7 +163,7 @@ def _add_pipeline_commands(sub) -> None:
 
     p = sub.add_parser(
         "compile",
-        help="Compile the kfp_bench pipeline and the child pipelines to YAML (compiled/).",
+        help=HELP["compile"],
         allow_abbrev=False,
     )
     p.add_argument("--out", default="compiled", metavar="DIR", help="Where to write the YAML.")
@@ -200,7 +201,7 @@ def _add_pipeline_commands(sub) -> None:
 
     p = sub.add_parser(
         "install",
-        help="Put kfp-bench's wheel into a namespace, where the pipeline's steps install it.",
+        help=HELP["install"],
         description="Build kfp-bench's wheel (reproducibly: the sha256 that compiled/"
         "kfp_bench.yaml pins) and write it into the ConfigMap kfp-bench-<sha256 prefix> of "
         "NAMESPACE, which every step of the pipeline mounts and installs from, checking the "
@@ -227,7 +228,7 @@ def _add_pipeline_commands(sub) -> None:
     for name, what in (("submit", "Start one run"), ("schedule", "Create a recurring run")):
         p = sub.add_parser(
             name,
-            help=f"{what} of the kfp_bench pipeline on a KFP server.",
+            help=HELP[name],
             description=f"{what} of the kfp_bench pipeline. Parameters: {params} "
             "(see kfp_bench.steps.params.BenchParams).",
             allow_abbrev=False,
@@ -269,9 +270,7 @@ def _add_pipeline_commands(sub) -> None:
 
     p = sub.add_parser(
         "demo",
-        help="Run compiled/kfp_bench.yaml with kfp.local, each step in a fresh Python "
-        "environment as a pod runs it, against a local KServe model server and a local KFP API "
-        "(the embedded default).",
+        help=HELP["demo"],
         allow_abbrev=False,
     )
     p.add_argument("--out", default="results/demo", help="Directory for the results.")

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from kfp_bench._doc import field_help
+from kfp_bench.cli.commands import HELP
 from kfp_bench.cli.common import (
     EXIT_NOT_SAVED,
     EXIT_REGRESSION,
@@ -24,7 +25,7 @@ def register(sub) -> None:
 
     p = sub.add_parser(
         "report",
-        help="Rebuild the reports of saved results (no cluster needed).",
+        help=HELP["report"],
         description="For each results directory: report.html, summary.md, metrics.json and "
         "CSV files, with the trend and a regression verdict from --results-uri. A load "
         "result FILE.json is printed again in hey's layout; an LLM result FILE.json (kfp-bench "
@@ -70,7 +71,7 @@ def register(sub) -> None:
 
     p = sub.add_parser(
         "compare",
-        help="Print how results B differ from results A, with the regression verdict.",
+        help=HELP["compare"],
         allow_abbrev=False,
     )
     p.add_argument(

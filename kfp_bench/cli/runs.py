@@ -8,6 +8,7 @@ import time
 
 from kfp_bench._doc import field_help
 from kfp_bench.cli import metrics_flags
+from kfp_bench.cli.commands import HELP
 from kfp_bench.cli.common import (
     EXIT_LEFT_BEHIND,
     add_threshold_flag,
@@ -22,7 +23,7 @@ from kfp_bench.cli.common import (
 def register(sub) -> None:
     p = sub.add_parser(
         "runs",
-        help="Benchmark KFP: upload a pipeline, spawn N runs, poll them, clean up.",
+        help=HELP["runs"],
         description="Upload a pipeline, create N runs at bounded concurrency, poll them with "
         "paged LIST calls, and report run and API-call latencies.",
         allow_abbrev=False,
@@ -34,7 +35,7 @@ def register(sub) -> None:
 
     p = sub.add_parser(
         "cleanup",
-        help="Delete what kfp-bench runs left on a KFP server (by benchmark id or age).",
+        help=HELP["cleanup"],
         allow_abbrev=False,
     )
     _add_kfp_flags(p, CleanupOptions)
@@ -56,7 +57,7 @@ def register(sub) -> None:
 
     p = sub.add_parser(
         "kfp-server",
-        help="Serve a local KFP API (v2beta1) that runs or simulates pipelines.",
+        help=HELP["kfp-server"],
         description=kfp_server.__doc__.split("\n\n")[0],
         allow_abbrev=False,
     )

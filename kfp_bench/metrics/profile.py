@@ -21,8 +21,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from kfp_bench.errors import ConfigError, yaml_error
 
 #: The client figures a server histogram can be set beside (``compare``).
@@ -87,6 +85,8 @@ class Profile:
 def load(spec: str) -> Profile:
     """The profile ``spec`` names: a built-in name (``BUILTIN``) or a YAML file's path.
     ``ConfigError`` naming the file, the entry and the fix when it is not a valid profile."""
+    import yaml  # ~14 ms, only with a profile: not at each start of load, llm and runs
+
     if spec in BUILTIN:
         path, source = _HERE / BUILTIN[spec], f"builtin:{spec}"
     else:
@@ -112,6 +112,8 @@ _FIX = "fix the YAML: a list of '- query: ...' entries with 'metricName: ...'"
 def from_text(text: str, where: str) -> Profile:
     """A built-in name or a profile's YAML text itself (the pipeline's metrics_profile: a pod
     has no local file); ``where`` names the input in the messages."""
+    import yaml  # deferred, as in load
+
     text = text.strip()
     if text in BUILTIN:
         return load(text)

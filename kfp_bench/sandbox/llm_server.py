@@ -47,7 +47,6 @@ import os
 import signal
 import sys
 import time
-import urllib.request
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -115,8 +114,10 @@ class LlmServerHandle(ServerHandle):
     truth_path: Path | None = None
 
     def models(self, timeout: float = 5.0) -> dict:
-        opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-        with opener.open(self.url + "/v1/models", timeout=timeout) as resp:
+        # urllib.request (~20 ms): kfp-bench load imports this module for llm-server's flags
+        from urllib.request import ProxyHandler, build_opener
+
+        with build_opener(ProxyHandler({})).open(self.url + "/v1/models", timeout=timeout) as resp:
             return json.load(resp)
 
     def truth(self, wait_for: tuple[str, ...] = (), timeout: float = 2.0) -> Truth:

@@ -23,6 +23,7 @@ import atexit
 import contextlib
 import errno
 import fcntl
+import functools
 import os
 import signal
 import socket
@@ -32,7 +33,6 @@ import tempfile
 import threading
 import time
 import urllib.error
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -46,8 +46,14 @@ PARENT_ENV = "KFP_BENCH_PARENT_PID"
 _PORT_RETRIES = 2  # when a port we picked is taken before the child binds it
 _TAIL_BYTES = 8192
 
-# Proxy variables must not route loopback health checks through a proxy.
-_opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+@functools.cache
+def _opener():
+    """Proxy variables must not route loopback health checks through a proxy."""
+    # urllib.request (~20 ms) when a server starts: kfp-bench load imports this module
+    from urllib.request import ProxyHandler, build_opener
+
+    return build_opener(ProxyHandler({}))
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,7 +276,7 @@ def _wait_healthy(handle: ServerHandle) -> None:
                 _start_message(handle, f"exited with code {code} before it was ready")
             )
         try:
-            with _opener.open(handle.health_url, timeout=1.0) as resp:
+            with _opener().open(handle.health_url, timeout=1.0) as resp:
                 if resp.status == 200:
                     return
                 last_error = f"HTTP {resp.status}"
