@@ -72,7 +72,7 @@ def main() -> None:
     ]  # fmt: skip
     machine = {**machine, "loadavg_1m_end": round(os.getloadavg()[0], 2)}
     result = result_files.Result(
-        benchmark="llm_find_max",
+        benchmark="llm-find-max",
         title="The SLO search against a server of known capacity",
         command=result_files.command(),
         started=started,

@@ -135,6 +135,17 @@ class LlmServerHandle(ServerHandle):
                 return truth
             time.sleep(0.005)
 
+    def arrived_since(self, since: float, count: int, timeout: float = 30.0) -> list[dict]:
+        """The logged requests that arrived at or after ``since`` (``time.perf_counter()``, the
+        log's clock), once ``count`` of them are logged, or all there are after ``timeout``
+        seconds (a deadline, not a measurement: the caller asserts the count)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            got = [r for r in self.truth().requests.values() if r["arrived"] >= since]
+            if len(got) >= count or time.monotonic() > deadline:
+                return got
+            time.sleep(0.01)
+
 
 def start_llm_server(
     port: int = 0, *, truth_log: str | Path = "", start_timeout: float = 15.0, **options

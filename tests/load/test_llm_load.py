@@ -130,7 +130,7 @@ def test_two_worker_processes_merge_to_the_truths_totals(llm):
     since = time.perf_counter()  # the truth log's clock: this run's requests arrived after it
     stats = run_llm(_opts(llm, workers=2, requests=12), _prompts(), slo=Slo.parse("ttft=1s"))
     s = stats.summary()
-    mine = [r for r in llm.truth().requests.values() if r["arrived"] >= since]
+    mine = llm.arrived_since(since, 12)
     assert s.requests == s.completed == 12 == len(mine)
     assert len({r["id"].rsplit("-", 1)[0] for r in mine}) == 2  # two processes sent them
     assert s.latency_ms["itl"]["count"] == sum(len(r["tokens"]) - 1 for r in mine)
@@ -200,7 +200,7 @@ def test_without_usage_a_tokenizer_counts_what_the_server_did(llm, endpoint, tmp
     since = time.perf_counter()
     opts = replace(opts, tokenizer=_word_tokenizer(tmp_path))
     s = run_llm(opts, _prompts()).summary()
-    mine = [r for r in llm.truth().requests.values() if r["arrived"] >= since]
+    mine = llm.arrived_since(since, 4)
     assert s.completed == len(mine) == 4
     assert s.output_tokens == sum(r["completion_tokens"] for r in mine) == 4 * TOKENS
     assert s.input_tokens == sum(r["prompt_tokens"] for r in mine)
@@ -213,7 +213,7 @@ def test_open_loop_requests_arrive_on_schedule_and_their_lag_is_measured(llm):
     since = time.perf_counter()
     stats = run_llm(_opts(llm, rate=20.0, duration=1.0, concurrency=2), _prompts())
     s = stats.summary()
-    arrived = sorted(r["arrived"] for r in llm.truth().requests.values() if r["arrived"] >= since)
+    arrived = sorted(r["arrived"] for r in llm.arrived_since(since, 20))
     assert s.requests == len(arrived) == 20 and s.corrected
     # one arrival every 50 ms, not every 25 or 100 (how evenly: the bench's, BENCHMARKS.md)
     assert abs(np.median(np.diff(arrived)) - 0.05) < 0.025

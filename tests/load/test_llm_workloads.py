@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from collections import Counter
 
 import numpy as np
@@ -48,18 +47,6 @@ def _trace_file(tmp_path, offsets) -> tuple:
     return path, read_trace(path)
 
 
-def _since(llm, since: float, n: int) -> list[dict]:
-    """The truth log's requests that arrived after ``since``, once ``n`` of them are logged: the
-    server writes a request's line just after its last bytes, so a client can see the end of
-    its run before the last lines are there (a deadline, not a measurement)."""
-    deadline = time.monotonic() + 30
-    while True:
-        got = [r for r in llm.truth().requests.values() if r["arrived"] >= since]
-        if len(got) >= n or time.monotonic() > deadline:
-            return got
-        time.sleep(0.01)
-
-
 def test_trace_requests_arrive_in_order_at_their_offsets(llm, tmp_path):
     offsets = [0.0, 0.2, 0.4, 0.8, 1.0, 1.4]
     path, (parsed, prompts) = _trace_file(tmp_path, offsets)
@@ -89,7 +76,7 @@ def test_a_trace_split_over_two_workers_keeps_each_lines_prompt(llm, tmp_path):
     _, (parsed, prompts) = _trace_file(tmp_path, offsets)
     stats = run_llm(_opts(llm, trace=parsed, requests=7, workers=2), prompts)
     assert stats.counts["completed"] == 7
-    got = sorted((r["arrived"], r["prompt_sha256"]) for r in _since(llm, since, 7))
+    got = sorted((r["arrived"], r["prompt_sha256"]) for r in llm.arrived_since(since, 7))
     assert Counter(h for _, h in got) == Counter(_sha(p.text) for p in prompts)
 
 
@@ -104,7 +91,7 @@ def test_stages_arrive_per_stage_as_scheduled(llm):
     assert [r["requests"] for r in rows] == want == [r["ok"] for r in rows]
     assert rows[0]["ttft"]["p50"] >= 20.0 and rows[2]["ttft"] is None
     assert rows[0]["tokens"] == 6 * 4
-    arrived = np.array(sorted(r["arrived"] for r in _since(llm, since, sum(want))))
+    arrived = np.array(sorted(r["arrived"] for r in llm.arrived_since(since, sum(want))))
     assert len(arrived) == sum(want)
     t = arrived - arrived[0]  # loose: the server's clock, from the first arrival
     per_stage = [np.count_nonzero((t >= r["start_s"]) & (t < r["end_s"])) for r in rows]
@@ -126,7 +113,7 @@ def test_shared_prefix_prompts_arrive_with_their_prefix(llm):
     since = __import__("time").perf_counter()
     stats = run_llm(_opts(llm, requests=12, concurrency=3, endpoint="chat"), prompts)
     assert stats.counts["completed"] == 12
-    got = _since(llm, since, 12)
+    got = llm.arrived_since(since, 12)
     assert Counter(r["prompt_sha256"] for r in got) == Counter(_sha(p.text) for p in prompts)
     # the first 64 characters are the system prompt's: one head per group, U requests each
     heads = Counter(r["prompt_head"] for r in got)
