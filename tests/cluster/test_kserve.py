@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 import time
-import urllib.request
 
 import pytest
 from kubernetes import client
 
+from kfp_bench.kfp.promscrape import scrape
 from kfp_bench.kserve.deploy import DELETED, delete, deploy
 from kfp_bench.kserve.kube import selector
 from kfp_bench.kserve.phases import PHASES, new_pod_start, summary
@@ -191,11 +191,10 @@ def predicted(kube, spec: IsvcSpec) -> float:
     pods = client.CoreV1Api(kube).list_namespaced_pod(
         spec.namespace, label_selector=selector(spec.name, "predictor")
     )
+    key = ("request_predict_seconds_count", (("model_name", spec.name),))
     total = 0.0
     for pod in pods.items:
-        url = f"http://{pod.status.pod_ip}:8080/metrics"
-        with urllib.request.urlopen(url, timeout=10) as resp:
-            for line in resp.read().decode().splitlines():
-                if line.startswith(f'request_predict_seconds_count{{model_name="{spec.name}"}}'):
-                    total += float(line.rsplit(" ", 1)[1])
+        page = scrape(f"http://{pod.status.pod_ip}:8080/metrics")
+        assert "error" not in page, page["error"]
+        total += page["samples"].get(key, 0.0)
     return total
