@@ -15,15 +15,13 @@ from collections.abc import Callable
 from kfp_bench.errors import EngineError
 from kfp_bench.load.openai import LlmOptions
 from kfp_bench.load.stages import bounds
-from kfp_bench.load.workers import note_late, run_stream
-from kfp_bench.records import AttackRecord
+from kfp_bench.load.workers import check_engine, merge_reported, run_stream
 from kfp_bench.stats.llm import LlmStats
 from kfp_bench.stats.load import warm_up
 from kfp_bench.stats.slo import Slo
 from kfp_bench.stats.stages import LLM_METRICS, LLM_SUMS, StageStats
 from kfp_bench.stats.turns import TurnStats
 
-WORKERS_LOST = "workers-lost"
 NONE_COMPLETED = "none-completed"
 
 
@@ -98,45 +96,11 @@ def run_llm(
     try:
         out = run_stream(opts, prompts, new_sink, on_progress)
     except EngineError as exc:
-        stats = _merged(opts, exc.stats)
-        raise EngineError(
-            "the load engine failed mid-stream: a bug in kfp-bench, not a fault of the server "
-            "(its traceback is above). The figures cover the requests before it; please report "
-            "the traceback with the command line",
-            stats,
-        ) from None
-    return _merged(opts, out)
-
-
-def _merged(opts: LlmOptions, out: list) -> LlmStats:
-    merged = None
-    for index, sink, record in out:
-        stats = _apply(sink.stats, record, index)
-        if merged is None:
-            merged = stats
-        else:
-            merged.merge(stats)
-    if merged is None:  # no worker reported
-        merged = LlmStats(corrected=opts.open_loop)
-        merged.workers = {"expected": 0, "reported": 0, "missing": []}
-    missing = sorted(set(range(opts.workers)) - {index for index, _, _ in out})
-    merged.workers["expected"] += len(missing)
-    merged.workers["missing"] = sorted(merged.workers["missing"] + missing)
-    if missing:
-        merged.flag(WORKERS_LOST)
-    if not merged.counts["completed"]:  # every stream failed, or none was measured
-        merged.flag(NONE_COMPLETED)
-    merged.options = opts.redacted()
+        out = exc.stats
+    stats = merge_reported(opts, out, lambda: LlmStats(corrected=opts.open_loop))
+    if not stats.counts["completed"]:  # every stream failed, or none was measured
+        stats.flag(NONE_COMPLETED)
     if opts.insecure:
-        merged.flag("insecure")
-    return merged
-
-
-def _apply(stats: LlmStats, record: AttackRecord, index: int) -> LlmStats:
-    """Finish one process's stats with what its attack said of itself."""
-    stats.counts["not_sent"] += record.not_sent
-    stats.started_at = record.started_at
-    stats.close(record.duration_s)
-    stats.client_cpu = record.client_cpu
-    note_late(stats, record, index)
+        stats.flag("insecure")
+    check_engine(stats, "mid-stream")
     return stats

@@ -238,6 +238,15 @@ class LlmStats(Shared):
         self.duration_s = duration_s
         return self
 
+    @property
+    def not_sent(self) -> int:
+        """Requests the schedule made due that never went out."""
+        return self.counts["not_sent"]
+
+    @not_sent.setter
+    def not_sent(self, n: int) -> None:
+        self.counts["not_sent"] = n
+
     # -- merging -----------------------------------------------------------------------------
     def merge(self, other: LlmStats) -> None:
         """Add another process's or pod's stats of the same load; the duration spans both."""

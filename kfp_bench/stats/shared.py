@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 
 from kfp_bench.stats.stages import StageStats
 
+#: The flag of a load some of whose workers' results are missing (``kfp_bench.outcome``).
+WORKERS_LOST = "workers-lost"
+
 
 @dataclass
 class Shared:
@@ -58,6 +61,13 @@ class Shared:
         self.workers = merge_workers(self.workers, other.workers)
         self.flag(*other.flags)
         self.client_cpu = merge_client_cpu(self.client_cpu, other.client_cpu)
+
+    def note_missing(self, missing: list[int]) -> None:
+        """Name the workers whose results are missing, flagged ``workers-lost`` (a failure)."""
+        if missing:
+            self.workers["expected"] += len(missing)
+            self.workers["missing"] += missing
+            self.flag(WORKERS_LOST)
 
     def shared_dict(self) -> dict:
         """The shared fields as the JSON results document has them."""

@@ -131,10 +131,8 @@ def merge_workers(paths: list[str], expected: int) -> tuple[LoadStats | None, li
             merged = part
         else:
             merged.merge(part)
-    if merged is not None and missing:
-        merged.workers["expected"] += len(missing)
-        merged.workers["missing"] += missing
-        merged.flag("workers-lost")
+    if merged is not None:
+        merged.note_missing(missing)
     if missing:
         notes.append(f"load workers missing from the result: {missing}")
     return merged, missing, notes
