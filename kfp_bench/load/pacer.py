@@ -20,6 +20,7 @@ import math
 import os
 import random
 import sys
+import time
 
 from kfp_bench.load.stages import StageSchedule
 
@@ -127,7 +128,7 @@ class Timer:
                 self._handle.cancel()
             # loop.time() and perf_counter() differ by a constant on each platform.
             self._handle = self._loop.call_at(
-                when - _perf_counter() + self._loop.time(), self._callback
+                when - time.perf_counter() + self._loop.time(), self._callback
             )
             return
         when = max(when, 1e-9)
@@ -149,12 +150,6 @@ class Timer:
             self._loop.remove_reader(self._fd)
             os.close(self._fd)
             self._fd = None
-
-
-def _perf_counter() -> float:
-    import time
-
-    return time.perf_counter()
 
 
 _LIBC = None
