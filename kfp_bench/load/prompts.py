@@ -164,7 +164,7 @@ def from_file(
     if fmt not in FORMATS:
         raise ConfigError(f"prompts format {fmt!r}: use one of {', '.join(FORMATS)}")
     path = Path(path)
-    text = _read(path)
+    text = read_text(path, "prompts file", "a JSONL or ShareGPT JSON file")
     if fmt == "auto":
         fmt = "sharegpt" if text.lstrip().startswith("[") else "jsonl"
     rows = _sharegpt(path, text) if fmt == "sharegpt" else _jsonl(path, text)
@@ -182,21 +182,24 @@ def from_file(
     return prompts
 
 
-def _read(path: Path) -> str:
+def read_text(path: Path, what: str, kind: str) -> str:
+    """The UTF-8 text of ``path``; a ``ConfigError`` naming ``what`` (e.g. "prompts file") and
+    the ``kind`` of file to give otherwise."""
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ConfigError(
-            f"prompts file {path}: not found; give the path of a JSONL or ShareGPT JSON file"
-        ) from None
+        raise ConfigError(f"{what} {path}: not found; give the path of {kind}") from None
     except UnicodeDecodeError as e:
-        raise ConfigError(
-            f"prompts file {path}: not UTF-8 text ({e.reason}); save it as UTF-8"
-        ) from None
+        raise ConfigError(f"{what} {path}: not UTF-8 text ({e.reason}); save it as UTF-8") from None
     except OSError as e:
         raise ConfigError(
-            f"prompts file {path}: cannot be read ({e.strerror}); give a readable file"
+            f"{what} {path}: cannot be read ({e.strerror}); give a readable file"
         ) from None
+
+
+def draw_words(rng: np.random.Generator):
+    """``draw(k)``: the next ``k`` words of ``VOCAB`` from ``rng``."""
+    return lambda k: [VOCAB[i] for i in rng.integers(0, len(VOCAB), size=k).tolist()]
 
 
 _JSONL_FIX = 'each line must be a JSON object such as {"prompt": "Hello", "output_tokens": 128}'
