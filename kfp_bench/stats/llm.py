@@ -334,12 +334,7 @@ class LlmStats(Shared):
             return None if v is None else v / dur if dur > 0 else 0.0
 
         def ms(name: str) -> dict:
-            h = self.hists[name]
-            p = h.percentiles_us(SUMMARY_PCTS)
-            out = {"count": h.count}
-            out.update({f"p{k:g}".replace(".", "_"): v / 1000 for k, v in p.items()})
-            out.update(min=h.min_us / 1000, max=h.max_us / 1000, mean=h.mean_us / 1000)
-            return out
+            return {"count": self.hists[name].count, **self.hists[name].summary_ms(SUMMARY_PCTS)}
 
         return LlmSummary(
             requests=c["requests"],
