@@ -14,9 +14,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-#: The stable Metrics names (``kfp_bench.report.metrics``, ``kfp_bench.gates``).
-LLM_METRICS = ("cost_per_million_output_tokens", "cost_per_thousand_requests")
-LOAD_METRICS = ("load_cost_per_thousand_requests",)
 #: Where a result keeps the price it was given: LoadStats/LlmStats ``options``, summary.json.
 KEY = "cost_per_hour"
 
