@@ -15,9 +15,8 @@ from collections.abc import Callable
 from kfp_bench.errors import EngineError
 from kfp_bench.load.openai import LlmOptions
 from kfp_bench.load.stages import bounds
-from kfp_bench.load.workers import check_engine, merge_reported, run_stream
+from kfp_bench.load.workers import StatsSink, check_engine, merge_reported, run_stream
 from kfp_bench.stats.llm import LlmStats
-from kfp_bench.stats.load import warm_up
 from kfp_bench.stats.slo import Slo
 from kfp_bench.stats.stages import LLM_METRICS, LLM_SUMS, StageStats
 from kfp_bench.stats.turns import TurnStats
@@ -25,27 +24,19 @@ from kfp_bench.stats.turns import TurnStats
 NONE_COMPLETED = "none-completed"
 
 
-class LlmSink:
-    """The sink (``connection.Sink``) of one process's streaming attack: its batches go into an
-    ``LlmStats``, then to ``on_batch`` (the per-request log). It pickles as its results document,
-    to cross from a worker process. With ``keep`` it also keeps every batch (``batches``), for a
-    caller in this process that pairs the rows with a server's log."""
+class LlmSink(StatsSink):
+    """The ``StatsSink`` of a streaming attack, into an ``LlmStats``. With ``keep`` it also keeps
+    every batch (``batches``), for a caller in this process that pairs the rows with a server's
+    log."""
 
     def __init__(self, stats: LlmStats, keep: bool = False, on_batch=None):
-        self.stats = stats
+        super().__init__(stats, on_batch, corrected=stats.corrected)
         self.batches: list | None = [] if keep else None
-        self.on_batch = on_batch
-        warm_up()  # numpy's first calls, before the attack's clock starts
-
-    def begin(self, started_at: float) -> None:
-        self.stats.started_at = started_at
 
     def add_batch(self, batch) -> None:
-        self.stats.add_batch(batch)
+        super().add_batch(batch)
         if self.batches is not None:
             self.batches.append(batch)
-        if self.on_batch is not None:  # once a flush, never per request
-            self.on_batch(batch)
 
     def note_inflight(self, now_sec: int, inflight: int) -> None:
         """Nothing: the per-second series counts in-flight requests from the rows' times."""
@@ -54,17 +45,6 @@ class LlmSink:
         """(requests, failed) so far, warm-up included."""
         c = self.stats.counts
         return c["requests"] + c["warmup"], c["requests"] - c["completed"]
-
-    def __reduce__(self):
-        return _sink_from_doc, (self.stats.to_dict(summary=False),)
-
-
-def _sink_from_doc(doc: dict) -> LlmSink:
-    sink = LlmSink.__new__(LlmSink)
-    sink.stats = LlmStats.from_dict(doc, "a worker's LLM results")
-    sink.batches = None
-    sink.on_batch = None
-    return sink
 
 
 def run_llm(

@@ -117,8 +117,8 @@ def _new_stats(opts: LoadOptions) -> LoadStats:
 
 
 class StatsSink:
-    """The sink (``connection.Sink``) of a plain load attack: its ``ResultBatch``es go into a
-    ``LoadStats``, then to ``on_batch`` (CSV output, the flush log). It pickles as its results
+    """The sink (``connection.Sink``) of a load attack: its batches go into ``stats``, then to
+    ``on_batch`` (CSV output, the flush log, the per-request log). It pickles as its results
     document, to cross from a worker process."""
 
     def __init__(self, stats: LoadStats, on_batch=None, corrected=False):
@@ -144,12 +144,13 @@ class StatsSink:
         return self.stats.requests, self.stats.requests - self.stats.ok
 
     def __reduce__(self):
-        return _sink_from_doc, (self.stats.to_dict(summary=False),)
+        return _sink_from_doc, (type(self), type(self.stats), self.stats.to_dict(summary=False))
 
 
-def _sink_from_doc(doc: dict) -> StatsSink:
-    sink = StatsSink.__new__(StatsSink)
-    sink.stats, sink.on_batch = LoadStats.from_dict(doc, "a worker's load results"), None
+def _sink_from_doc(cls, stats_type, doc: dict) -> StatsSink:
+    sink = cls.__new__(cls)
+    sink.stats = stats_type.from_dict(doc, "a worker's results")
+    sink.on_batch = sink.batches = None
     return sink
 
 
