@@ -26,15 +26,9 @@ from kfp_bench.load.stages import StageSchedule
 
 
 class Schedule:
-    """Intended send times (``perf_counter`` seconds) of an open-loop attack in one process.
-
-    Args:
-        start: the ``perf_counter`` reading at which request 0 of the whole attack is due.
-        rate: this process's rate in requests/s.
-        arrival: "constant" or "poisson".
-        phase: offset of this process's first request, so that P processes at rate R/P interleave
-            into one constant schedule at rate R.
-        seed: seed of the Poisson gaps.
+    """Intended send times (``perf_counter`` seconds) of an open-loop attack in one process, at
+    its ``rate`` from ``start``, when request 0 of the whole attack is due. ``phase`` offsets its
+    first request, so that P processes at rate R/P interleave into one constant schedule at R.
     """
 
     def __init__(

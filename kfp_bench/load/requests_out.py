@@ -39,13 +39,9 @@ def _ms(seconds: float) -> float:
 class RequestsOut:
     """The per-request log of one load: ``start`` empties the file, ``factory(index)`` gives
     worker ``index`` its ``on_batch`` (in that worker's process), ``close`` closes this
-    process's writers and ``discard`` removes a log of a load that never ran.
-
-    Args:
-        path: the JSON-lines file.
-        stages: the load's ``--stages`` (each line then names its stage), or none.
-        warmup_s: requests sent before this are marked ``"warmup": true`` (LLM load).
-        ids: the requests carried kfp-bench's ``X-Request-Id`` (LLM load: each line names it).
+    process's writers and ``discard`` removes a log of a load that never ran. With ``stages``
+    each line names its stage; the LLM load's lines say ``"warmup": true`` when sent before
+    ``warmup_s`` and name their request's id when they carried kfp-bench's (``ids``).
     """
 
     def __init__(self, path: str | os.PathLike, *, stages=(), warmup_s=0.0, ids=False):

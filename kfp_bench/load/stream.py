@@ -275,16 +275,9 @@ def _int(v) -> int:
 
 
 class StreamAttack(Attack):
-    """One process's share of a streaming LLM load.
-
-    Args:
-        opts: validated options (this process's share).
-        prompts: objects with ``.text`` and ``.output_tokens``; requests cycle through them.
-        sink: where the ``StreamBatch``es go (``connection.Sink``).
-        start_at, phase: as ``Attack``'s.
-        source: the request id prefix; ``openai.request_source()`` (the first four groups of
-            a UUID, the pid first) when not given.
-    """
+    """One process's share of a streaming LLM load: ``Attack``'s, its requests cycling through
+    ``prompts`` (objects with ``.text`` and ``.output_tokens``), their ids prefixed by
+    ``source`` (``openai.request_source()`` when not given)."""
 
     ncols = NCOLS
 

@@ -53,13 +53,10 @@ def run_load(
     on_progress: Callable[[int, int], None] | None = None,
     on_batch_factory: Callable[[int], Callable] | None = None,
 ) -> LoadStats:
-    """Run the attack described by ``opts`` and return its merged stats.
-
-    Args:
-        opts: the options; validated here, before anything is sent.
-        on_progress: called about every 0.2 s with (requests, failed) so far, in this process.
-        on_batch_factory: given a worker index, returns a callable that receives that worker's
-            ``ResultBatch``es (in the worker's process), e.g. a CSV writer.
+    """Run the attack described by ``opts`` (validated here, before anything is sent) and
+    return its merged stats. ``on_progress`` hears (requests, failed) so far about every 0.2 s,
+    in this process; ``on_batch_factory(index)`` gives worker ``index`` a callable that receives
+    its ``ResultBatch``es in its process (e.g. a CSV writer).
 
     Raises:
         EngineError: a bug in the engine ended the attack (in this process or a worker); its

@@ -21,14 +21,9 @@ KNEE_FACTOR = 3.0
 
 @dataclass(frozen=True, slots=True)
 class Point:
-    """One step of a sweep as the knee sees it.
-
-    Attributes:
-        level: the step's rate or concurrency.
-        latency_ms: the latency compared with the first step's; None when not measured.
-        ratio: the share of requests that count as served (success, or good).
-        answered: some request of the step got a response.
-    """
+    """One step of a sweep as the knee sees it: its rate or concurrency, the latency compared
+    with the first step's (None: not measured), the share of requests served (success, or
+    good), and whether any request got a response."""
 
     level: float
     latency_ms: float | None

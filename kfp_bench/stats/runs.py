@@ -113,16 +113,9 @@ class _Op:
 
 @dataclass
 class RunsStats:
-    """The aggregate of a runs benchmark.
-
-    Attributes:
-        requested: runs the benchmark asked for.
-        benchmark_id: the id in the names of everything it created.
-        host: the KFP API it measured.
-        started_at: wall-clock start (epoch seconds).
-        wall_s: the whole benchmark, upload to cleanup (s); set by ``close``.
-        cpu_s: CPU seconds the driver's process used over the benchmark; set by ``close``.
-    """
+    """The aggregate of a runs benchmark: the runs asked for, the id in the names of everything
+    it created, the KFP API it measured; ``close`` sets the whole benchmark's wall time (upload
+    to cleanup) and the CPU seconds the driver's process used over it."""
 
     requested: int = 0
     benchmark_id: str = ""
