@@ -1,11 +1,9 @@
 """The streaming LLM load end to end: options and prompts in, one merged ``LlmStats`` out.
 
 ``run_llm`` is to ``workers.run_stream`` what ``workers.run_load`` is to the plain attack: each
-worker process aggregates its own ``StreamBatch``es into an ``LlmStats`` (``LlmSink``), the
-attack's own record (duration, requests not sent, CPU, late start, flags) is applied to it, and
-the processes' stats are merged. A worker that died is named in ``workers.missing`` and flagged
-``workers-lost``; a load in which no measured stream completed is flagged ``none-completed``
-(its errors are the measurement, but no token timing stands): ``kfp_bench.outcome``, exit 1.
+worker process aggregates its own ``StreamBatch``es (``LlmSink``) and ``workers.merge_reported``
+merges them. A load in which no measured stream completed is flagged ``none-completed`` (its
+errors are the measurement, but no token timing stands): ``kfp_bench.outcome``, exit 1.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """The saturation knee of a sweep, for the predict load and the LLM load alike.
 
-A sweep is a list of ``Point``s, one per step: its level (rate or concurrency), a latency (p99,
-or the LLM's TTFT p99) and a ratio (success, or good share). ``find_knee`` names the first point
-whose latency exceeds ``factor`` times the first point's, or whose ratio falls below
-``min_ratio``. A point that got no response at all is neither the knee nor its baseline: a
-closed port is not a saturated server. What a point's figures are is the caller's
-(``load.sweep``, ``stats.rate_sweep``); ``Words`` names them in the reason.
+A point that got no response at all is neither the knee nor its baseline: a closed port is not
+a saturated server. What a point's figures are is the caller's (``load.sweep``: p99 and success;
+``stats.rate_sweep``: TTFT p99 and good share); ``Words`` names them in the reason.
 """
 
 from __future__ import annotations
