@@ -59,16 +59,9 @@ def _us(seconds: np.ndarray) -> np.ndarray:
 
 @dataclass
 class LlmStats(Shared):
-    """The aggregate of a streaming load: ``Shared``'s fields, then its own.
-
-    Attributes:
-        warmup_s: requests sent earlier than this after the start are left out (counted in
-            ``warmup``).
-        slo: the bounds of a good request (goodput).
-        counts: the integer counts (``_COUNTS``); ``hists`` the token-timing histograms (µs).
-        turns: per-turn figures of a --multi-turn load (``stats.turns``).
-        cached: the usage's cached prompt tokens (``stats.cached``).
-    """
+    """The aggregate of a streaming load: ``Shared``'s fields, then its own. Requests sent
+    earlier than ``warmup_s`` after the start are left out (counted in ``warmup``); ``slo``
+    bounds a good request (goodput); ``hists`` are the token-timing histograms (µs)."""
 
     warmup_s: float = 0.0
     slo: Slo = field(default_factory=Slo)
