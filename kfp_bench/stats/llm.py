@@ -51,6 +51,14 @@ _COUNTS = (
     "usage_fewer", "usage_more", "not_sent", *TOKEN_COUNTS, "no_done",
 )  # fmt: skip
 _COL = {name: i for i, name in enumerate(STREAM_COLUMNS)}
+#: Each flag, and the counts any of which raises it.
+_FLAGGED_BY = {
+    USAGE_MISMATCH: ("chunk_counted", "usage_fewer"),
+    MULTI_TOKEN_CHUNKS: ("usage_more",),
+    TOKENS_FROM_TOKENIZER: ("tokenized_output", "tokenized_input"),
+    TOKENS_UNKNOWN: ("chunk_counted", "input_unknown"),
+    NO_DONE_MARKER: ("no_done",),
+}
 
 
 def _us(seconds: np.ndarray) -> np.ndarray:
@@ -200,17 +208,7 @@ class LlmStats(Shared):
         c["no_done"] += int(np.count_nonzero(marks & MARK_NO_DONE))
 
     def _flag_counts(self) -> None:
-        c = self.counts
-        if c["chunk_counted"] or c["usage_fewer"]:
-            self.flag(USAGE_MISMATCH)
-        if c["usage_more"]:
-            self.flag(MULTI_TOKEN_CHUNKS)
-        if c["tokenized_output"] or c["tokenized_input"]:
-            self.flag(TOKENS_FROM_TOKENIZER)
-        if c["chunk_counted"] or c["input_unknown"]:
-            self.flag(TOKENS_UNKNOWN)
-        if c["no_done"]:
-            self.flag(NO_DONE_MARKER)
+        self.flag(*(f for f, keys in _FLAGGED_BY.items() if any(self.counts[k] for k in keys)))
 
     def _meets_slo(self, has, ttft_us, max_gap_us, tpot_us, e2e_us) -> np.ndarray:
         """Which requests meet every bound of ``slo`` (see ``kfp_bench.stats.slo``)."""
