@@ -52,14 +52,13 @@ def load(path: str | os.PathLike) -> LoadStats | LlmStats:
     return LoadStats.from_dict(doc, str(p))
 
 
-def kind(stats: LoadStats | LlmStats | LlmSweep) -> str:
-    """What a result is, in words for messages: "an LLM result", "an LLM sweep" or "a load
-    result"."""
-    if isinstance(stats, LlmSweep):
-        return "an LLM sweep"
-    if isinstance(stats, RateSweep):
-        return "a rate sweep"
-    return "an LLM result" if isinstance(stats, LlmStats) else "a load result"
+#: What a result is, in words for messages (``kind``).
+_WORDS = {LlmSweep: "an LLM sweep", RateSweep: "a rate sweep", LlmStats: "an LLM result"}
+
+
+def kind(stats: LoadStats | LlmStats | LlmSweep | RateSweep) -> str:
+    """What a result is, in words for messages: ``_WORDS``' or "a load result"."""
+    return _WORDS.get(type(stats), "a load result")
 
 
 def load_same_kind(paths: list[str]) -> list[LoadStats | LlmStats]:
