@@ -1,4 +1,4 @@
-"""Run an attack in one process or across several, and merge what they measured.
+"""Run an attack, predict or LLM, in one process or across several; merge what they measured.
 
 With ``workers == 1`` the attack runs in this process. With more, each worker process runs its
 share (``LoadOptions.share``) from a common start time on the system-wide monotonic clock, so their
@@ -8,11 +8,11 @@ rather than silently left out. A worker that starts after the common start time 
 was slow to start) starts at once, its share of the schedule shifted: it is flagged
 ``late-start`` (a note) and ``workers.late`` holds ``[index, seconds late]``, for the report.
 
-So that a worker killed mid-run (SIGKILL, the OOM killer) loses nothing it measured, each worker
-also appends the stats of every flush (the requests finished in the last 0.2 s, percentiles left
-out) as one JSON line to its own file in a temporary folder. When a worker sends no document, its
-stats are rebuilt from that file, a torn last line ignored, and merged; it is still named in
-``workers.missing``, and also in ``workers.partial``: its figures run up to about the kill.
+So that a worker killed mid-run (SIGKILL, the OOM killer) loses nothing it measured, each worker of
+the predict load also appends the stats of every flush (the requests finished in the last 0.2 s,
+percentiles left out) as one JSON line to its own file in a temporary folder. When a worker sends no
+document, its stats are rebuilt from that file, a torn last line ignored, and merged; it is still
+named in ``workers.missing``, and also in ``workers.partial``: its figures run up to about the kill.
 """
 
 from __future__ import annotations
