@@ -21,13 +21,9 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class CgroupCpu:
-    """A reading of the cgroup's CPU bandwidth counters.
-
-    Attributes:
-        limit: the CPU limit in cores (quota / period), None when unlimited.
-        throttled_s: time its tasks were held back by the limit, seconds, since the cgroup began.
-        throttled_periods: periods in which the limit held them back, since the cgroup began.
-    """
+    """A reading of the cgroup's CPU bandwidth counters: its limit in cores (quota / period;
+    None: unlimited), and the seconds and periods in which the limit held its tasks back since
+    the cgroup began."""
 
     limit: float | None
     throttled_s: float

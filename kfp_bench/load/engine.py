@@ -42,15 +42,10 @@ _FIRST_ROWS = 4096  # the buffer's first size; it doubles when a flush interval 
 
 
 class Attack:
-    """One process's share of a load attack.
-
-    Args:
-        opts: validated options (this process's share).
-        sink: where batches go (``Sink``).
-        start_at: ``perf_counter`` time at which request 0 is due (aligns worker processes);
-            when the attack starts after it, it starts at once and ``late_s`` says how late.
-        phase: this process's offset within a constant-rate schedule.
-    """
+    """One process's share of a load attack (``opts``, validated), its batches handed to
+    ``sink``. ``start_at``: the ``perf_counter`` time at which request 0 is due (aligns worker
+    processes); when the attack starts after it, it starts at once and ``late_s`` says how late.
+    ``phase``: this process's offset within a constant-rate schedule."""
 
     ncols = NCOLS  # doubles per row (a subclass writes other rows: stream.py)
 

@@ -1,11 +1,9 @@
 """The streaming LLM load end to end: options and prompts in, one merged ``LlmStats`` out.
 
 ``run_llm`` is to ``workers.run_stream`` what ``workers.run_load`` is to the plain attack: each
-worker process aggregates its own ``StreamBatch``es into an ``LlmStats`` (``LlmSink``), the
-attack's own record (duration, requests not sent, CPU, late start, flags) is applied to it, and
-the processes' stats are merged. A worker that died is named in ``workers.missing`` and flagged
-``workers-lost``; a load in which no measured stream completed is flagged ``none-completed``
-(its errors are the measurement, but no token timing stands): ``kfp_bench.outcome``, exit 1.
+worker process aggregates its own ``StreamBatch``es (``LlmSink``) and ``workers.merge_reported``
+merges them. A load in which no measured stream completed is flagged ``none-completed`` (its
+errors are the measurement, but no token timing stands): ``kfp_bench.outcome``, exit 1.
 """
 
 from __future__ import annotations
@@ -15,39 +13,28 @@ from collections.abc import Callable
 from kfp_bench.errors import EngineError
 from kfp_bench.load.openai import LlmOptions
 from kfp_bench.load.stages import bounds
-from kfp_bench.load.workers import note_late, run_stream
-from kfp_bench.records import AttackRecord
+from kfp_bench.load.workers import StatsSink, check_engine, merge_reported, run_stream
 from kfp_bench.stats.llm import LlmStats
-from kfp_bench.stats.load import warm_up
 from kfp_bench.stats.slo import Slo
 from kfp_bench.stats.stages import LLM_METRICS, LLM_SUMS, StageStats
 from kfp_bench.stats.turns import TurnStats
 
-WORKERS_LOST = "workers-lost"
 NONE_COMPLETED = "none-completed"
 
 
-class LlmSink:
-    """The sink (``connection.Sink``) of one process's streaming attack: its batches go into an
-    ``LlmStats``, then to ``on_batch`` (the per-request log). It pickles as its results document,
-    to cross from a worker process. With ``keep`` it also keeps every batch (``batches``), for a
-    caller in this process that pairs the rows with a server's log."""
+class LlmSink(StatsSink):
+    """The ``StatsSink`` of a streaming attack, into an ``LlmStats``. With ``keep`` it also keeps
+    every batch (``batches``), for a caller in this process that pairs the rows with a server's
+    log."""
 
     def __init__(self, stats: LlmStats, keep: bool = False, on_batch=None):
-        self.stats = stats
+        super().__init__(stats, on_batch, corrected=stats.corrected)
         self.batches: list | None = [] if keep else None
-        self.on_batch = on_batch
-        warm_up()  # numpy's first calls, before the attack's clock starts
-
-    def begin(self, started_at: float) -> None:
-        self.stats.started_at = started_at
 
     def add_batch(self, batch) -> None:
-        self.stats.add_batch(batch)
+        super().add_batch(batch)
         if self.batches is not None:
             self.batches.append(batch)
-        if self.on_batch is not None:  # once a flush, never per request
-            self.on_batch(batch)
 
     def note_inflight(self, now_sec: int, inflight: int) -> None:
         """Nothing: the per-second series counts in-flight requests from the rows' times."""
@@ -56,17 +43,6 @@ class LlmSink:
         """(requests, failed) so far, warm-up included."""
         c = self.stats.counts
         return c["requests"] + c["warmup"], c["requests"] - c["completed"]
-
-    def __reduce__(self):
-        return _sink_from_doc, (self.stats.to_dict(summary=False),)
-
-
-def _sink_from_doc(doc: dict) -> LlmSink:
-    sink = LlmSink.__new__(LlmSink)
-    sink.stats = LlmStats.from_dict(doc, "a worker's LLM results")
-    sink.batches = None
-    sink.on_batch = None
-    return sink
 
 
 def run_llm(
@@ -98,45 +74,11 @@ def run_llm(
     try:
         out = run_stream(opts, prompts, new_sink, on_progress)
     except EngineError as exc:
-        stats = _merged(opts, exc.stats)
-        raise EngineError(
-            "the load engine failed mid-stream: a bug in kfp-bench, not a fault of the server "
-            "(its traceback is above). The figures cover the requests before it; please report "
-            "the traceback with the command line",
-            stats,
-        ) from None
-    return _merged(opts, out)
-
-
-def _merged(opts: LlmOptions, out: list) -> LlmStats:
-    merged = None
-    for index, sink, record in out:
-        stats = _apply(sink.stats, record, index)
-        if merged is None:
-            merged = stats
-        else:
-            merged.merge(stats)
-    if merged is None:  # no worker reported
-        merged = LlmStats(corrected=opts.open_loop)
-        merged.workers = {"expected": 0, "reported": 0, "missing": []}
-    missing = sorted(set(range(opts.workers)) - {index for index, _, _ in out})
-    merged.workers["expected"] += len(missing)
-    merged.workers["missing"] = sorted(merged.workers["missing"] + missing)
-    if missing:
-        merged.flag(WORKERS_LOST)
-    if not merged.counts["completed"]:  # every stream failed, or none was measured
-        merged.flag(NONE_COMPLETED)
-    merged.options = opts.redacted()
+        out = exc.stats
+    stats = merge_reported(opts, out, lambda: LlmStats(corrected=opts.open_loop))
+    if not stats.counts["completed"]:  # every stream failed, or none was measured
+        stats.flag(NONE_COMPLETED)
     if opts.insecure:
-        merged.flag("insecure")
-    return merged
-
-
-def _apply(stats: LlmStats, record: AttackRecord, index: int) -> LlmStats:
-    """Finish one process's stats with what its attack said of itself."""
-    stats.counts["not_sent"] += record.not_sent
-    stats.started_at = record.started_at
-    stats.close(record.duration_s)
-    stats.client_cpu = record.client_cpu
-    note_late(stats, record, index)
+        stats.flag("insecure")
+    check_engine(stats, "mid-stream")
     return stats

@@ -40,7 +40,10 @@ def run_llm_sweep(
         ConfigError: bad levels, step length or knee settings, before anything is sent.
         EngineError: a bug in the engine ended a step; its ``partial`` holds the steps before.
     """
-    plans = _plans(base, rates, concurrencies, step_s, warmup_s, factor, min_good)
+    plans = check_llm_sweep(
+        base, rates=rates, concurrencies=concurrencies, step_s=step_s, warmup_s=warmup_s,
+        factor=factor, min_good=min_good,
+    )  # fmt: skip
     by = "rate" if rates else "concurrency"
     levels, steps = [], []
 
@@ -112,13 +115,10 @@ def check_llm_sweep(
     warmup_s: float = 0.0,
     factor: float = KNEE_FACTOR,
     min_good: float = KNEE_MIN_GOOD,
-) -> None:
-    """``run_llm_sweep``'s checks alone (``ConfigError``), for a caller that reads the server
-    (``load.models.preflight``) only once its own input is known good."""
-    _plans(base, rates, concurrencies, step_s, warmup_s, factor, min_good)
-
-
-def _plans(base, rates, concurrencies, step_s, warmup_s, factor, min_good) -> list:
+) -> list:
+    """``run_llm_sweep``'s checks (``ConfigError``), and its (level, options) steps: a caller
+    that reads the server (``load.models.preflight``) runs them first, once its own input is
+    known good."""
     if bool(rates) == bool(concurrencies):
         raise ConfigError(
             "sweep: give one of --sweep-rates (open loop) and --sweep-concurrency (closed loop)"

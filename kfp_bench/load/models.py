@@ -46,15 +46,10 @@ class Preflight:
 def preflight(
     opts: LlmOptions, prompts, *, model_given: bool, check: bool = True, flag: str = "--model"
 ) -> Preflight:
-    """Check ``opts`` against the server's model list before any request is sent.
-
-    Args:
-        opts: the load's options; their ``model`` is the name asked for when ``model_given``.
-        prompts: the prompts the load sends (``.input_tokens``, ``.output_tokens``).
-        model_given: the user named the model; else the one model listed is taken.
-        check: False skips the list when a model is given (a server without a models route);
-            the result's note says the model went unchecked.
-        flag: how the user names the model, in messages ("--model", "llm_model").
+    """Check ``opts`` and the ``prompts`` they send against the server's model list before any
+    request is sent: the model asked for when ``model_given``, else the one listed. ``check``
+    False skips the list when a model is given (a server without a models route; the note says
+    so); ``flag`` names the model's input in messages ("--model", "llm_model").
 
     Raises:
         ConfigError: the list cannot be read, does not hold the model (or holds several and

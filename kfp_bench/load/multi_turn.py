@@ -15,7 +15,7 @@ from collections import deque
 from dataclasses import dataclass, field, replace
 
 from kfp_bench.load.connection import Connection, clock
-from kfp_bench.load.openai import SEQ_FORMAT, LlmOptions, render
+from kfp_bench.load.openai import LlmOptions, render
 from kfp_bench.load.stream import StreamAttack, StreamConn, chunk_text
 
 
@@ -41,29 +41,6 @@ class Turn:
     history: tuple = ()
 
 
-class TurnConn(StreamConn):
-    """A stream connection whose request is built when it is sent: its session's next turn.
-    Every content chunk is kept (``texts``): they make the answer the next turn carries."""
-
-    def _reset(self) -> None:
-        super()._reset()
-        self.texts = []
-
-    def send(self, seq: int, intended: float | None) -> None:
-        self.busy = True
-        self.seq = seq
-        self._reset()
-        a = self.a
-        session = a.sessions[seq]
-        head, tail = render(a.opts, [a.turn_prompt(session)], a.source)[0]
-        data = head + SEQ_FORMAT % seq + tail if a.ids else head + tail
-        self.nout = len(data)
-        self.sent = self.last = t = clock()
-        self.intended = t if intended is None else intended
-        self.write(data)
-        self.written = clock()
-
-
 class MultiTurnAttack(StreamAttack):
     """A ``StreamAttack`` whose requests are sessions' turns.
 
@@ -78,7 +55,7 @@ class MultiTurnAttack(StreamAttack):
     def __init__(self, opts: LlmOptions, prompts, sink, **kw):
         super().__init__(opts, prompts, sink, **kw)
         self.prompts = list(prompts)
-        self.conn_class = TurnConn
+        self.keep_texts = True  # every content chunk: they make the answer the next turn carries
         self.lane_index, self.lanes = opts.lane
         self.started = 0  # sessions started by this process
         self.sessions: dict[int, Session] = {}  # by the seq of the turn in flight
@@ -93,6 +70,10 @@ class MultiTurnAttack(StreamAttack):
         so the prompts are the same however many there are."""
         p = self.prompts[(s.number * self.opts.turns + s.turn - 1) % len(self.prompts)]
         return Turn(p.text, p.output_tokens, tuple(s.history))
+
+    def parts_of(self, seq: int) -> tuple[bytes, bytes]:
+        """Request ``seq``, built as it is sent: its session's next turn."""
+        return render(self.opts, [self.turn_prompt(self.sessions[seq])], self.source)[0]
 
     def _new_session(self) -> Session:
         number = self.started * self.lanes + self.lane_index
@@ -188,11 +169,6 @@ class MultiTurnAttack(StreamAttack):
         session.turn += 1
         session.due = done + self.opts.think_time  # from the stream's end as received
         self._next = session
-
-    def _row_error(self, seq, intended, sent, written, done, error, connect=0.0) -> None:
-        c = TurnConn(self)  # an empty request: nothing came back
-        c.seq, c.intended, c.sent, c.written, c.connect = seq, intended, sent, written, connect
-        self.row(c, done, error)
 
     def _take_batch(self):
         batch = replace(super()._take_batch(), turns=self.turns)

@@ -133,16 +133,6 @@ class LlmOptions(LoadOptions):
             raise ConfigError(f"{flag} beside --tokenizer: a turn's prompt tokens (its history) "
                               "come from the server's usage only; drop --tokenizer")  # fmt: skip
 
-    def _endpoint_options(self, body: bytes) -> LoadOptions:
-        base = self.url.rstrip("/")
-        return replace(
-            self,
-            url=base + ENDPOINTS[self.endpoint],
-            body=body,
-            accept="text/event-stream",
-            disable_compression=True,
-        )
-
 
 MULTI_TURN_FORM = "TURNS[,THINK_S] (e.g. 5,2: five turns, 2 s between them)"
 
@@ -213,10 +203,12 @@ def render(opts: LlmOptions, prompts, source: str) -> list[tuple[bytes, bytes]]:
         raise ConfigError("prompts: none given; give at least one prompt")
     out = []
     ours = sends_id(opts)
+    url = opts.url.rstrip("/") + ENDPOINTS[opts.endpoint]
+    sse = replace(opts, url=url, accept="text/event-stream", disable_compression=True)
     for prompt in prompts:
         if not getattr(prompt, "text", ""):
             raise ConfigError("prompts: a prompt with no text; give every prompt some text")
-        request = opts._endpoint_options(request_body(opts, prompt)).target().request
+        request = replace(sse, body=request_body(opts, prompt)).target().request
         head, sep, body = request.partition(b"\r\n\r\n")
         if ours:
             head += b"\r\nX-Request-Id: " + source.encode() + b"-"

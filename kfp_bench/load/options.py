@@ -253,22 +253,20 @@ class LoadOptions:
         return Target.build(self)
 
     def ssl_context(self) -> ssl.SSLContext | None:
-        return _ssl_context(self) if urlsplit(self.url).scheme == "https" else None
-
-
-def _ssl_context(opts: LoadOptions) -> ssl.SSLContext:
-    ctx = ssl.create_default_context()
-    if opts.cacert:
-        try:
-            ctx.load_verify_locations(cafile=opts.cacert)
-        except (OSError, ssl.SSLError) as exc:
-            raise ConfigError(
-                f"--cacert {opts.cacert}: cannot load CA certificates ({exc}); give a PEM file"
-            ) from None
-    if opts.insecure:
-        ctx.check_hostname = False
-        ctx.verify_mode = ssl.CERT_NONE
-    return ctx
+        if urlsplit(self.url).scheme != "https":
+            return None
+        ctx = ssl.create_default_context()
+        if self.cacert:
+            try:
+                ctx.load_verify_locations(cafile=self.cacert)
+            except (OSError, ssl.SSLError) as exc:
+                raise ConfigError(
+                    f"--cacert {self.cacert}: cannot load CA certificates ({exc}); give a PEM file"
+                ) from None
+        if self.insecure:
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+        return ctx
 
 
 @dataclass(frozen=True)

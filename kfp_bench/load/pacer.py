@@ -20,20 +20,15 @@ import math
 import os
 import random
 import sys
+import time
 
 from kfp_bench.load.stages import StageSchedule
 
 
 class Schedule:
-    """Intended send times (``perf_counter`` seconds) of an open-loop attack in one process.
-
-    Args:
-        start: the ``perf_counter`` reading at which request 0 of the whole attack is due.
-        rate: this process's rate in requests/s.
-        arrival: "constant" or "poisson".
-        phase: offset of this process's first request, so that P processes at rate R/P interleave
-            into one constant schedule at rate R.
-        seed: seed of the Poisson gaps.
+    """Intended send times (``perf_counter`` seconds) of an open-loop attack in one process, at
+    its ``rate`` from ``start``, when request 0 of the whole attack is due. ``phase`` offsets its
+    first request, so that P processes at rate R/P interleave into one constant schedule at R.
     """
 
     def __init__(
@@ -127,7 +122,7 @@ class Timer:
                 self._handle.cancel()
             # loop.time() and perf_counter() differ by a constant on each platform.
             self._handle = self._loop.call_at(
-                when - _perf_counter() + self._loop.time(), self._callback
+                when - time.perf_counter() + self._loop.time(), self._callback
             )
             return
         when = max(when, 1e-9)
@@ -149,12 +144,6 @@ class Timer:
             self._loop.remove_reader(self._fd)
             os.close(self._fd)
             self._fd = None
-
-
-def _perf_counter() -> float:
-    import time
-
-    return time.perf_counter()
 
 
 _LIBC = None

@@ -13,19 +13,12 @@ from pathlib import Path
 
 from kfp_bench.errors import PayloadError
 
+_INTS = ("UINT8", "UINT16", "UINT32", "UINT64", "INT8", "INT16", "INT32", "INT64")
+#: The Open Inference Protocol's datatypes, by the kind of value drawn for each.
 V2_DATATYPES = {
     "BOOL": "bool",
-    "UINT8": "int",
-    "UINT16": "int",
-    "UINT32": "int",
-    "UINT64": "int",
-    "INT8": "int",
-    "INT16": "int",
-    "INT32": "int",
-    "INT64": "int",
-    "FP16": "float",
-    "FP32": "float",
-    "FP64": "float",
+    **dict.fromkeys(_INTS, "int"),
+    **dict.fromkeys(("FP16", "FP32", "FP64"), "float"),
     "BYTES": "bytes",
 }
 

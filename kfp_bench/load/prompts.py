@@ -1,6 +1,6 @@
 """Prompts for the LLM load, without a model hub: ``Prompt``, length distributions (``Dist``),
-synthetic prompts (``synthetic``), prompt files (``from_file``: JSONL or ShareGPT JSON), an
-optional local ``tokenizer.json`` to count input tokens, and the chat form (``messages``).
+synthetic prompts (``synthetic``), prompt files (``from_file``: JSONL or ShareGPT JSON), and an
+optional local ``tokenizer.json`` to count input tokens.
 
 Every bad input is one ``ConfigError`` naming the text or the file (and its line) and the fix,
 raised before anything is sent.
@@ -9,14 +9,13 @@ raised before anything is sent.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from kfp_bench.errors import ConfigError
-from kfp_bench.load.tokenizer import count_tokens, load_tokenizer
+from kfp_bench.load.tokenizer import counter
 
 #: The max_tokens of a JSONL prompt that gives none: vLLM's default for its custom (JSONL)
 #: dataset, --custom-output-len 256 (vllm-project/vllm at f2e97dda, vllm/benchmarks/datasets.py).
@@ -134,7 +133,7 @@ def synthetic(
     rng = np.random.default_rng(seed)
     ins, outs = input.draw(rng, n), output.draw(rng, n)
     words = rng.integers(0, len(VOCAB), size=int(ins.sum()))
-    count = _counter(tokenizer)
+    count = counter(tokenizer)
     prompts, at = [], 0
     for k, m in zip(ins.tolist(), outs.tolist(), strict=True):
         text = " ".join(_VOCAB[words[at : at + k]])
@@ -165,11 +164,11 @@ def from_file(
     if fmt not in FORMATS:
         raise ConfigError(f"prompts format {fmt!r}: use one of {', '.join(FORMATS)}")
     path = Path(path)
-    text = _read(path)
+    text = read_text(path, "prompts file", "a JSONL or ShareGPT JSON file")
     if fmt == "auto":
         fmt = "sharegpt" if text.lstrip().startswith("[") else "jsonl"
     rows = _sharegpt(path, text) if fmt == "sharegpt" else _jsonl(path, text)
-    count = _counter(tokenizer)
+    count = counter(tokenizer)
     prompts = []
     for where, prompt, out in rows:
         if not prompt.strip():
@@ -183,26 +182,24 @@ def from_file(
     return prompts
 
 
-def messages(prompt: Prompt) -> list[dict]:
-    """The prompt as the messages of a chat completion request: one user turn."""
-    return [{"role": "user", "content": prompt.text}]
-
-
-def _read(path: Path) -> str:
+def read_text(path: Path, what: str, kind: str) -> str:
+    """The UTF-8 text of ``path``; a ``ConfigError`` naming ``what`` (e.g. "prompts file") and
+    the ``kind`` of file to give otherwise."""
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise ConfigError(
-            f"prompts file {path}: not found; give the path of a JSONL or ShareGPT JSON file"
-        ) from None
+        raise ConfigError(f"{what} {path}: not found; give the path of {kind}") from None
     except UnicodeDecodeError as e:
-        raise ConfigError(
-            f"prompts file {path}: not UTF-8 text ({e.reason}); save it as UTF-8"
-        ) from None
+        raise ConfigError(f"{what} {path}: not UTF-8 text ({e.reason}); save it as UTF-8") from None
     except OSError as e:
         raise ConfigError(
-            f"prompts file {path}: cannot be read ({e.strerror}); give a readable file"
+            f"{what} {path}: cannot be read ({e.strerror}); give a readable file"
         ) from None
+
+
+def draw_words(rng: np.random.Generator):
+    """``draw(k)``: the next ``k`` words of ``VOCAB`` from ``rng``."""
+    return lambda k: [VOCAB[i] for i in rng.integers(0, len(VOCAB), size=k).tolist()]
 
 
 _JSONL_FIX = 'each line must be a JSON object such as {"prompt": "Hello", "output_tokens": 128}'
@@ -277,14 +274,6 @@ def _conversation(path: Path, where: str, entry) -> tuple[str, str, int] | None:
                 return where, turn["value"], words
             return None
     return None
-
-
-def _counter(tokenizer: str) -> Callable[[str], int]:
-    """Counts a text's input tokens: whitespace words, or a local tokenizer.json's tokens."""
-    if not tokenizer:
-        return lambda text: len(text.split())
-    tok = load_tokenizer(tokenizer)
-    return lambda text: count_tokens(tok, text, True)
 
 
 def _number(text: str) -> float | None:

@@ -1,13 +1,13 @@
 """``--requests-out FILE.jsonl``: one JSON line per request, written as the load runs.
 
 Each worker process appends its rows at each flush (every 0.2 s, ``engine.FLUSH_EVERY_S``) on the
-path its flush log takes (``workers.StatsSink.on_batch``, ``llm.LlmSink.on_batch``): one
-``write(2)`` per batch on a file opened for appending (``JsonlWriter.write_many``), so the lines
-of several processes never cut into each other, and a crash loses at most the last 0.2 s of a
-process. The lines are built from the batch the engine hands over anyway: a load without the
-flag runs no code of this module. The line formats are the ``load-request`` and ``llm-request``
-schemas (``kfp_bench.schemas``); times are seconds from the attack's start (``intended_s``,
-``sent_s``) and the send's wall-clock time (``sent_at``, epoch s); latencies are milliseconds.
+path its flush log takes (``workers.StatsSink.on_batch``): one ``write(2)`` per batch on a file
+opened for appending (``JsonlWriter.write_many``), so the lines of several processes never cut into
+each other, and a crash loses at most the last 0.2 s of a process. The lines are built from the
+batch the engine hands over anyway: a load without the flag runs no code of this module. The line
+formats are the ``load-request`` and ``llm-request`` schemas (``kfp_bench.schemas``); times are
+seconds from the attack's start (``intended_s``, ``sent_s``) and the send's wall-clock time
+(``sent_at``, epoch s); latencies are milliseconds.
 """
 
 from __future__ import annotations
@@ -39,13 +39,9 @@ def _ms(seconds: float) -> float:
 class RequestsOut:
     """The per-request log of one load: ``start`` empties the file, ``factory(index)`` gives
     worker ``index`` its ``on_batch`` (in that worker's process), ``close`` closes this
-    process's writers and ``discard`` removes a log of a load that never ran.
-
-    Args:
-        path: the JSON-lines file.
-        stages: the load's ``--stages`` (each line then names its stage), or none.
-        warmup_s: requests sent before this are marked ``"warmup": true`` (LLM load).
-        ids: the requests carried kfp-bench's ``X-Request-Id`` (LLM load: each line names it).
+    process's writers and ``discard`` removes a log of a load that never ran. With ``stages``
+    each line names its stage; the LLM load's lines say ``"warmup": true`` when sent before
+    ``warmup_s`` and name their request's id when they carried kfp-bench's (``ids``).
     """
 
     def __init__(self, path: str | os.PathLike, *, stages=(), warmup_s=0.0, ids=False):

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kfp_bench.errors import ConfigError
-from kfp_bench.load.prompts import VOCAB, Dist, Prompt
+from kfp_bench.load.prompts import VOCAB, Dist, Prompt, draw_words
 from kfp_bench.load.tokenizer import counter, words_of_tokens
 
 FORM = "S,U,PREFIX_LEN,QUESTION_LEN (e.g. 4,16,500,50)"
@@ -72,13 +72,10 @@ class SharedPrefix:
         )
 
 
-def _draw(rng: np.random.Generator):
-    return lambda n: [VOCAB[i] for i in rng.integers(0, len(VOCAB), size=n).tolist()]
-
-
 def _text(rng: np.random.Generator, n: int, count=None) -> str:
     """``n`` words, or with ``count`` (a tokenizer's) the fewest words of ``n`` tokens."""
-    return words_of_tokens(n, _draw(rng), count) if count else " ".join(_draw(rng)(n))
+    draw = draw_words(rng)
+    return words_of_tokens(n, draw, count) if count else " ".join(draw(n))
 
 
 def system_prompts(spec: SharedPrefix, seed: int = 0, tokenizer: str = "") -> list[str]:

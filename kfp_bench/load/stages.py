@@ -135,15 +135,9 @@ def bounds(stages) -> list[dict]:
 
 
 class StageSchedule:
-    """Intended send times (``perf_counter`` seconds) of a staged attack in one process: the
-    ``peek``/``pop`` of ``pacer.Schedule``.
-
-    Args:
-        start: the ``perf_counter`` reading at which the first stage begins.
-        stages: the parsed stages.
-        arrival: "constant" (request i due when N(t) = i) or "poisson".
-        lane: (index, of): this process takes requests index, index + of, ...
-        seed: seed of the Poisson draws.
+    """Intended send times (``perf_counter`` seconds) of a staged attack in one process, the
+    first stage beginning at ``start``: the ``peek``/``pop`` of ``pacer.Schedule``. ``lane``
+    (index, of): this process takes requests index, index + of, ...
     """
 
     def __init__(self, start: float, stages, arrival="constant", lane=(0, 1), seed=None):

@@ -245,9 +245,6 @@ class StampedTransport:
         self._closing = True
         self._close_now(None)
 
-    def is_closing(self) -> bool:
-        return self._closing
-
     def _fail(self, exc: BaseException) -> None:
         self._closing = True
         self._close_now(exc)

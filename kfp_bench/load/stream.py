@@ -67,13 +67,13 @@ class StreamConn(Connection):
         self.error = ""
         self.err_body = None
         self.finished = self.done_seen = self.framed = False
-        self.texts = [] if self.a.tokenizer is not None else None
+        self.texts = [] if self.a.keep_texts else None
 
     def send(self, seq: int, intended: float | None) -> None:
         self.busy = True
         self.seq = seq
         self._reset()
-        head, tail = self.a.parts[seq % len(self.a.parts)]
+        head, tail = self.a.parts_of(seq)
         data = head + SEQ_FORMAT % seq + tail if self.a.ids else head + tail
         self.nout = len(data)
         self.sent = self.last = t = clock()
@@ -275,16 +275,9 @@ def _int(v) -> int:
 
 
 class StreamAttack(Attack):
-    """One process's share of a streaming LLM load.
-
-    Args:
-        opts: validated options (this process's share).
-        prompts: objects with ``.text`` and ``.output_tokens``; requests cycle through them.
-        sink: where the ``StreamBatch``es go (``connection.Sink``).
-        start_at, phase: as ``Attack``'s.
-        source: the request id prefix; ``openai.request_source()`` (the first four groups of
-            a UUID, the pid first) when not given.
-    """
+    """One process's share of a streaming LLM load: ``Attack``'s, its requests cycling through
+    ``prompts`` (objects with ``.text`` and ``.output_tokens``), their ids prefixed by
+    ``source`` (``openai.request_source()`` when not given)."""
 
     ncols = NCOLS
 
@@ -309,6 +302,7 @@ class StreamAttack(Attack):
         self.prompt_tokens = prompt_counts(tok, opts.tokenizer, self.chat, prompts) if tok else []
         self.content = _CONTENT[opts.endpoint]
         self.conn_class = StreamConn
+        self.keep_texts = self.tokenizer is not None  # a stream's texts, counted if no usage
         self.fast = False  # the burst path of send_batch writes one shared request
         self.times = array("d")
         self.request_bytes = array("q")
@@ -326,6 +320,10 @@ class StreamAttack(Attack):
             ssl_context=self.ssl,
             server_hostname=self.target.server_hostname if self.ssl else None,
         )
+
+    def parts_of(self, seq: int) -> tuple[bytes, bytes]:
+        """Request ``seq`` as ``render`` gives it: its prompt's (head, tail)."""
+        return self.parts[seq % len(self.parts)]
 
     def _finish(self):
         if self.rx_counts[1]:
@@ -395,7 +393,7 @@ class StreamAttack(Attack):
         self.row(conn, clock(), conn.error or error)
 
     def _row_error(self, seq, intended, sent, written, done, error, connect=0.0) -> None:
-        c = StreamConn(self)  # an empty request: nothing came back
+        c = self.conn_class(self)  # an empty request: nothing came back
         c.seq, c.intended, c.sent, c.written, c.connect = seq, intended, sent, written, connect
         self.row(c, done, error)
 

@@ -28,35 +28,23 @@ from kfp_bench.stats.knee import KNEE_FACTOR
 #: The knee's floor of success: a step under 99% success is past it (p99: ``KNEE_FACTOR``).
 KNEE_MIN_SUCCESS = 0.99
 #: The reason's words: "p99 ... ms > 3x the low-load p99 ... ms", "success 98.00% < 99%".
-WORDS = kn.Words(latency="p99", baseline="the low-load p99", ratio="success", decimals=2)
+WORDS = kn.Words(
+    latency="p99", baseline="the low-load p99", ratio="success", decimals=2,
+    names=("rate", "baseline_p99_ms", "min_success"),
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
 class SweepStep:
     """One step of the sweep: a rate held for a while, and what it measured.
 
-    Attributes:
-        rate: the open-loop rate asked for, requests/s.
-        rps: the rate achieved: requests answered or failed per second.
-        requests: requests sent in the step.
-        mean_ms: mean latency (from the intended send time) of the responses, ms; this and the
-            percentiles are None when no request got a response.
-        p50_ms: median latency, ms.
-        p95_ms: 95th percentile latency, ms.
-        p99_ms: 99th percentile latency, ms.
-        no_response: requests that got no response (not in the latency figures).
-        success_ratio: responses with a 1xx-3xx status over requests.
-        started_at: the step's start, epoch seconds.
-        duration_s: the step's length, seconds.
-        max_replicas: the most ready replicas seen during the step; None when not watched.
-        interrupted: the step was cut short by Ctrl-C.
-        failures: the failure flags of the step's load (``kfp_bench.outcome``), e.g.
-            "workers-lost"; in the row only when there are some.
-        warnings: its other flags but settings (``outcome.step_warnings``), e.g. "late-start";
-            in the row only when there are some.
-        client_busiest: the busiest load process's share of one core during the step (its
-            ``client_cpu``); at ``CPU_BOUND`` or more, the step's rate may be the load
-            generator's limit rather than the server's. None when not measured.
+    The latencies (ms) are from the intended send time, over the responses: None when no
+    request got one (``no_response`` counts those). ``rps`` counts the requests answered or
+    failed per second; ``success_ratio`` those with a 1xx-3xx status. ``max_replicas``: the most
+    ready replicas seen (None: not watched). ``failures`` and ``warnings``: the load's flags
+    (``kfp_bench.outcome``; ``outcome.step_warnings``), in the row only when there are some.
+    ``client_busiest``: the busiest load process's share of a core; at ``CPU_BOUND`` or more
+    the rate may be the load generator's limit rather than the server's (None: not measured).
     """
 
     rate: float
@@ -110,46 +98,17 @@ def _round(ms: float | None) -> float | None:
 
 
 @dataclass(frozen=True, slots=True)
-class Knee:
-    """Where the sweep saturates.
-
-    Attributes:
-        rate: the first rate past the knee; None when no step saturated.
-        reason: why that step is past the knee ("p99 ... > 3x ..." or "success ..."), or why
-            there is none.
-        baseline_p99_ms: the low-load p99 (the first step's) the others are compared with.
-        factor: k, the p99 multiple that marks saturation.
-        min_success: the success ratio under which a step is saturated.
-    """
-
-    rate: float | None
-    reason: str
-    baseline_p99_ms: float
-    factor: float
-    min_success: float
-
-    def as_dict(self) -> dict:
-        return {
-            "rate": self.rate,
-            "reason": self.reason,
-            "baseline_p99_ms": round(self.baseline_p99_ms, 3),
-            "factor": self.factor,
-            "min_success": self.min_success,
-        }
-
-
-@dataclass(frozen=True, slots=True)
 class SweepResult:
     """Every step of a sweep and its knee; ``loads`` each step's load stats, in order (empty for
     a result made of rows only)."""
 
     steps: tuple[SweepStep, ...]
-    knee: Knee
+    knee: kn.Knee
     loads: tuple = ()
 
     def rows(self) -> list[dict]:
         """summary.json's ``sweep`` rows, the knee's step flagged ``knee: true``."""
-        return [s.row(knee=s.rate == self.knee.rate) for s in self.steps]
+        return [s.row(knee=s.rate == self.knee.level) for s in self.steps]
 
     def as_dict(self) -> dict:
         """``{"sweep": rows, "sweep_knee": knee}``: the keys a results summary takes."""
@@ -165,14 +124,13 @@ def find_knee(
     steps: Sequence[SweepStep],
     factor: float = KNEE_FACTOR,
     min_success: float = KNEE_MIN_SUCCESS,
-) -> Knee:
+) -> kn.Knee:
     """The first step whose p99 exceeds ``factor`` x the first step's p99, or whose success ratio
     is below ``min_success``. The first step is the baseline but is itself past the knee when its
     success ratio is already too low. Steps without a response are left out: they have no p99,
     and the refusals of a server that is not there say nothing of where it saturates."""
     points = [kn.Point(s.rate, s.p99_ms, s.success_ratio, s.answered) for s in steps]
-    at = kn.find_knee(points, factor, min_success, WORDS)
-    return Knee(at.level, at.reason, at.baseline_ms, factor, min_success)
+    return kn.find_knee(points, factor, min_success, WORDS)
 
 
 def run_sweep(
@@ -186,18 +144,13 @@ def run_sweep(
     max_replicas: Callable[[float, float], int | None] | None = None,
     on_step: Callable[[SweepStep], None] | None = None,
 ) -> SweepResult:
-    """Run one open-loop step of ``step_s`` seconds per rate; return the steps and the knee.
+    """Run one open-loop step of ``step_s`` seconds per rate (``base``'s rate and duration
+    replaced); return the steps and the knee.
 
     Args:
-        base: the request and connection options; its rate, duration and requests are replaced.
-        rates: requests/s of each step, increasing.
-        step_s: seconds of each step.
-        factor: k of the knee (p99 over k x the low-load p99).
-        min_success: the success ratio under which a step is past the knee.
         pause_s: seconds of rest between steps, so one step's backlog does not spill into the next.
         max_replicas: ``(t0, t1) -> ready replicas at most`` over a step's window (epoch
             seconds), e.g. from a replica watcher; None when replicas are not watched.
-        on_step: called with each finished step.
 
     Raises:
         ConfigError: bad rates, step length or knee settings, before anything is sent.
@@ -244,15 +197,9 @@ def step_through(
     partial: Callable[[], Any],
     pause_s: float = 0.0,
 ) -> None:
-    """The driver of a sweep, predict or LLM: ``run`` each step's options in order and ``keep``
-    (options, stats); stop after a step flagged ``interrupted``.
-
-    Args:
-        plans: (label, options) of each step; the label names the step in an error message.
-        run: runs one step's options and returns its stats (with ``flags``).
-        keep: takes a finished step's options and stats.
-        partial: the sweep's result from the steps kept so far.
-        pause_s: seconds of rest between steps.
+    """The driver of a sweep, predict or LLM: ``run`` each step's options (``plans``: (label,
+    options), the label naming the step in errors) in order and ``keep`` (options, stats); stop
+    after a step flagged ``interrupted``.
 
     Raises:
         EngineError: a bug of the engine ended a step; its ``partial`` is ``partial()`` (the cut

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from kfp_bench.errors import ConfigError
-from kfp_bench.load.prompts import DEFAULT_OUTPUT_TOKENS, VOCAB, Prompt, json_lines
+from kfp_bench.load.prompts import DEFAULT_OUTPUT_TOKENS, Prompt, draw_words, json_lines, read_text
 from kfp_bench.load.tokenizer import counter, words_of_tokens
 
 _FIX = (
@@ -47,7 +47,7 @@ def read_trace(
     Without ``prompts`` (the plain load) only ``offset`` is read.
     """
     path = Path(path)
-    text = _read(path)
+    text = read_text(path, "trace file", "a JSONL trace")
     rng = np.random.default_rng(seed)
     count = counter(tokenizer) if prompts and tokenizer else None
     offsets: list[float] = []
@@ -84,14 +84,9 @@ def _prompt(where: str, doc: dict, output_tokens: int, rng: np.random.Generator,
         raise ConfigError(f"{where}: output_tokens={out!r}; give a whole number of 1 or more, "
                           "or leave it out")  # fmt: skip
     if text is None:
-        draw = _drawer(rng)
+        draw = draw_words(rng)
         text = words_of_tokens(n, draw, count) if count else " ".join(draw(n))
     return Prompt(text, count(text) if count else len(text.split()), output_tokens or out)
-
-
-def _drawer(rng: np.random.Generator):
-    """``draw(k)``: the next ``k`` words of ``VOCAB`` from ``rng``."""
-    return lambda k: [VOCAB[i] for i in rng.integers(0, len(VOCAB), size=k).tolist()]
 
 
 def _number(x) -> bool:
@@ -100,18 +95,3 @@ def _number(x) -> bool:
 
 def _count(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool) and x >= 1
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"trace file {path}: not found; give the path of a JSONL trace") from None
-    except UnicodeDecodeError as e:
-        raise ConfigError(
-            f"trace file {path}: not UTF-8 text ({e.reason}); save it as UTF-8"
-        ) from None
-    except OSError as e:
-        raise ConfigError(
-            f"trace file {path}: cannot be read ({e.strerror}); give a readable file"
-        ) from None

@@ -14,9 +14,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-#: The stable Metrics names (``kfp_bench.report.metrics``, ``kfp_bench.gates``).
-LLM_METRICS = ("cost_per_million_output_tokens", "cost_per_thousand_requests")
-LOAD_METRICS = ("load_cost_per_thousand_requests",)
 #: Where a result keeps the price it was given: LoadStats/LlmStats ``options``, summary.json.
 KEY = "cost_per_hour"
 
@@ -32,14 +29,8 @@ def is_price(value) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Cost:
-    """The price of ``window_s`` seconds of serving at ``per_hour``, and what it bought.
-
-    Attributes:
-        per_hour: the serving capacity's price per hour.
-        window_s: the measured window, in seconds.
-        requests: successful requests in the window.
-        output_tokens: output tokens served in the window; None when unknown or not an LLM load.
-    """
+    """The price of ``window_s`` seconds of serving at ``per_hour``, and what it bought: the
+    successful ``requests`` and the ``output_tokens`` (None: unknown, or not an LLM load)."""
 
     per_hour: float
     window_s: float

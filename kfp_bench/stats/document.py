@@ -7,16 +7,9 @@ from kfp_bench.errors import ResultsError
 
 
 def check(doc, source: str, *, fmt: str, version: int, what: str, written_by: str, kind=None):
-    """Raise ResultsError naming ``source`` unless ``doc`` is a ``what`` of ``version``.
-
-    Args:
-        doc: the parsed JSON document.
-        source: its name in the message (a path, "a worker's LLM results").
-        fmt, kind: the ``format`` (and ``kind``, when given) it must carry.
-        version: the ``format_version`` this kfp-bench reads.
-        what: what it is, e.g. "load result".
-        written_by: the command that writes one, e.g. "kfp-bench load --json-out".
-    """
+    """Raise ResultsError naming ``source`` (a path, "a worker's LLM results") unless ``doc``
+    carries ``fmt`` (and ``kind``, when given) and ``version``; the message names it a ``what``
+    ("load result") and the command that writes one (``written_by``)."""
     if (
         not isinstance(doc, dict)
         or doc.get("format") != fmt

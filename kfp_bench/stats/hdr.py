@@ -130,6 +130,13 @@ class Histogram:
             out[pct] = int(edge(value))
         return out
 
+    def summary_ms(self, pcts) -> dict:
+        """The values at ``pcts`` (``p50``, ``p99_9`` ...), then min, max and mean, in ms."""
+        p = self.percentiles_us(pcts)
+        out = {f"p{k:g}".replace(".", "_"): v / 1000 for k, v in p.items()}
+        out.update(min=self.min_us / 1000, max=self.max_us / 1000, mean=self.mean_us / 1000)
+        return out
+
     def buckets(self, lo_us: int, hi_us: int, n: int) -> list[tuple[float, int]]:
         """``n + 1`` marks evenly spaced from lo to hi with the count of values up to each mark
         (and above the previous one), as hey's response time histogram lays them out."""

@@ -51,6 +51,14 @@ _COUNTS = (
     "usage_fewer", "usage_more", "not_sent", *TOKEN_COUNTS, "no_done",
 )  # fmt: skip
 _COL = {name: i for i, name in enumerate(STREAM_COLUMNS)}
+#: Each flag, and the counts any of which raises it.
+_FLAGGED_BY = {
+    USAGE_MISMATCH: ("chunk_counted", "usage_fewer"),
+    MULTI_TOKEN_CHUNKS: ("usage_more",),
+    TOKENS_FROM_TOKENIZER: ("tokenized_output", "tokenized_input"),
+    TOKENS_UNKNOWN: ("chunk_counted", "input_unknown"),
+    NO_DONE_MARKER: ("no_done",),
+}
 
 
 def _us(seconds: np.ndarray) -> np.ndarray:
@@ -59,16 +67,9 @@ def _us(seconds: np.ndarray) -> np.ndarray:
 
 @dataclass
 class LlmStats(Shared):
-    """The aggregate of a streaming load: ``Shared``'s fields, then its own.
-
-    Attributes:
-        warmup_s: requests sent earlier than this after the start are left out (counted in
-            ``warmup``).
-        slo: the bounds of a good request (goodput).
-        counts: the integer counts (``_COUNTS``); ``hists`` the token-timing histograms (µs).
-        turns: per-turn figures of a --multi-turn load (``stats.turns``).
-        cached: the usage's cached prompt tokens (``stats.cached``).
-    """
+    """The aggregate of a streaming load: ``Shared``'s fields, then its own. Requests sent
+    earlier than ``warmup_s`` after the start are left out (counted in ``warmup``); ``slo``
+    bounds a good request (goodput); ``hists`` are the token-timing histograms (µs)."""
 
     warmup_s: float = 0.0
     slo: Slo = field(default_factory=Slo)
@@ -207,17 +208,7 @@ class LlmStats(Shared):
         c["no_done"] += int(np.count_nonzero(marks & MARK_NO_DONE))
 
     def _flag_counts(self) -> None:
-        c = self.counts
-        if c["chunk_counted"] or c["usage_fewer"]:
-            self.flag(USAGE_MISMATCH)
-        if c["usage_more"]:
-            self.flag(MULTI_TOKEN_CHUNKS)
-        if c["tokenized_output"] or c["tokenized_input"]:
-            self.flag(TOKENS_FROM_TOKENIZER)
-        if c["chunk_counted"] or c["input_unknown"]:
-            self.flag(TOKENS_UNKNOWN)
-        if c["no_done"]:
-            self.flag(NO_DONE_MARKER)
+        self.flag(*(f for f, keys in _FLAGGED_BY.items() if any(self.counts[k] for k in keys)))
 
     def _meets_slo(self, has, ttft_us, max_gap_us, tpot_us, e2e_us) -> np.ndarray:
         """Which requests meet every bound of ``slo`` (see ``kfp_bench.stats.slo``)."""
@@ -237,6 +228,15 @@ class LlmStats(Shared):
         """Finish: ``duration_s`` is from the start (``t0``) to the end of the load."""
         self.duration_s = duration_s
         return self
+
+    @property
+    def not_sent(self) -> int:
+        """Requests the schedule made due that never went out."""
+        return self.counts["not_sent"]
+
+    @not_sent.setter
+    def not_sent(self, n: int) -> None:
+        self.counts["not_sent"] = n
 
     # -- merging -----------------------------------------------------------------------------
     def merge(self, other: LlmStats) -> None:
@@ -325,12 +325,7 @@ class LlmStats(Shared):
             return None if v is None else v / dur if dur > 0 else 0.0
 
         def ms(name: str) -> dict:
-            h = self.hists[name]
-            p = h.percentiles_us(SUMMARY_PCTS)
-            out = {"count": h.count}
-            out.update({f"p{k:g}".replace(".", "_"): v / 1000 for k, v in p.items()})
-            out.update(min=h.min_us / 1000, max=h.max_us / 1000, mean=h.mean_us / 1000)
-            return out
+            return {"count": self.hists[name].count, **self.hists[name].summary_ms(SUMMARY_PCTS)}
 
         return LlmSummary(
             requests=c["requests"],

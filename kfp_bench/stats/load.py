@@ -269,10 +269,7 @@ class LoadStats(Shared):
     # -- summary -----------------------------------------------------------------------------
     def summary(self) -> LoadSummary:
         def ms(h: Histogram) -> dict:
-            p = h.percentiles_us(SUMMARY_PCTS)
-            out = {f"p{k:g}".replace(".", "_"): v / 1000 for k, v in p.items()}
-            out.update(min=h.min_us / 1000, max=h.max_us / 1000, mean=h.mean_us / 1000)
-            return out
+            return h.summary_ms(SUMMARY_PCTS)
 
         dur = self.duration_s
         answered = self.responses > 0  # else no latency figure stands: None, not zeros

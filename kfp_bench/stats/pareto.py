@@ -100,18 +100,6 @@ def points(rows: Sequence[dict], scale: Scale = UNSCALED) -> list[dict]:
     return out
 
 
-def pareto_rows(
-    rows: Sequence[dict], per_hour: float = 0.0, *, replicas: int = 0, gpus: int = 0
-) -> list[dict]:
-    """``points`` of one sweep, each with ``front``: on the front of per user against the
-    server side's ``axis``."""
-    scale = Scale(replicas, gpus, per_hour)
-    out = points(rows, scale)
-    y, _ = axis(scale)
-    marks = front([(p["per_user"], p[y]) for p in out])
-    return [{**p, "front": on} for p, on in zip(out, marks, strict=True)]
-
-
 def fronts(sweeps: dict[str, tuple[Sequence[dict], Scale]]) -> tuple[str, str, list[dict]]:
     """Sweeps by name (their rows and scale) on one axis (``axis`` of their scales): that axis's
     key and label, and every level as a point with ``sweep``, ``own`` (on its sweep's front)

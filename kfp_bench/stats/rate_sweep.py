@@ -93,8 +93,9 @@ class RateSweep(_Steps):
 KNEE_MIN_GOOD = 0.9
 #: The reason's words: "TTFT p99 ... ms > 3x the first step's ... ms", "good 83.3% < 90%".
 WORDS = kn.Words(
-    latency="TTFT p99", baseline="the first step's", ratio="good", decimals=1, floor_of=" good"
-)
+    latency="TTFT p99", baseline="the first step's", ratio="good", decimals=1, floor_of=" good",
+    names=("level", "baseline_ttft_p99_ms", "min_good"),
+)  # fmt: skip
 #: The row of a step: the figures of goodput against load.
 ROW_KEYS = (
     "level", "rps", "output_tokens_per_s", "ttft_p50_ms", "ttft_p99_ms", "itl_p50_ms",
@@ -133,26 +134,6 @@ def row(level: float, stats: LlmStats) -> dict:
     return out
 
 
-@dataclass(frozen=True, slots=True)
-class LlmKnee:
-    """Where the sweep saturates: ``level`` the first one past the knee (None: none did)."""
-
-    level: float | None
-    reason: str
-    baseline_ttft_p99_ms: float
-    factor: float
-    min_good: float
-
-    def as_dict(self) -> dict:
-        return {
-            "level": self.level,
-            "reason": self.reason,
-            "baseline_ttft_p99_ms": round(self.baseline_ttft_p99_ms, 3),
-            "factor": self.factor,
-            "min_good": self.min_good,
-        }
-
-
 @dataclass
 class LlmSweep(_Steps):
     """Every step of an LLM sweep: ``by`` "rate" or "concurrency", the levels, each step's
@@ -161,7 +142,7 @@ class LlmSweep(_Steps):
     by: str
     levels: list
     steps: list
-    knee: LlmKnee
+    knee: kn.Knee
     #: ``--find-max``'s search (``load.llm_find``): the boundary and every probe; None: a sweep.
     search: dict | None = None
     #: ``--repeat K`` of one level: each headline figure's 95% interval (``stats.confidence``).
@@ -205,9 +186,8 @@ class LlmSweep(_Steps):
     def from_dict(cls, doc: dict, source: str = "results") -> LlmSweep:
         def build(steps: list) -> LlmSweep:
             k = doc["knee"]
-            knee = LlmKnee(
-                k["level"], k["reason"], k["baseline_ttft_p99_ms"], k["factor"], k["min_good"]
-            )
+            level, base, floor = WORDS.names
+            knee = kn.Knee(k[level], k["reason"], k[base], k["factor"], k[floor], WORDS.names)
             levels = [r["level"] for r in doc["rows"]]
             return cls(str(doc["by"]), levels, steps, knee, doc.get("search"), doc.get("repeats"))
 
@@ -222,13 +202,12 @@ def find_llm_knee(
     steps: Sequence[LlmStats],
     factor: float = KNEE_FACTOR,
     min_good: float = KNEE_MIN_GOOD,
-) -> LlmKnee:
+) -> kn.Knee:
     """The first level whose TTFT p99 exceeds ``factor`` x the first level's, or whose good
     share (completed, or within the SLO when one is given) is below ``min_good``. A step in which
     no request got a response (no status, no token) is left out, as in the predict sweep."""
     points = [_point(lv, st) for lv, st in zip(levels, steps, strict=True)]
-    at = kn.find_knee(points, factor, min_good, WORDS)
-    return LlmKnee(at.level, at.reason, at.baseline_ms, factor, min_good)
+    return kn.find_knee(points, factor, min_good, WORDS)
 
 
 def _point(level: float, stats: LlmStats) -> kn.Point:

@@ -113,16 +113,9 @@ class _Op:
 
 @dataclass
 class RunsStats:
-    """The aggregate of a runs benchmark.
-
-    Attributes:
-        requested: runs the benchmark asked for.
-        benchmark_id: the id in the names of everything it created.
-        host: the KFP API it measured.
-        started_at: wall-clock start (epoch seconds).
-        wall_s: the whole benchmark, upload to cleanup (s); set by ``close``.
-        cpu_s: CPU seconds the driver's process used over the benchmark; set by ``close``.
-    """
+    """The aggregate of a runs benchmark: the runs asked for, the id in the names of everything
+    it created, the KFP API it measured; ``close`` sets the whole benchmark's wall time (upload
+    to cleanup) and the CPU seconds the driver's process used over it."""
 
     requested: int = 0
     benchmark_id: str = ""
@@ -134,10 +127,8 @@ class RunsStats:
     ops: dict = field(default_factory=dict)
     rounds: Counter = field(default_factory=Counter)
     by_state: Counter = field(default_factory=Counter)
-    durations: array = field(default_factory=lambda: array("d"))
-    queue_delays: array = field(default_factory=lambda: array("d"))
-    executions: array = field(default_factory=lambda: array("d"))
-    #: per figure (FIGURES): the runs' lower and upper bounds, in the order of the values
+    #: per figure (FIGURES): the runs' values, and their lower and upper bounds in that order
+    values: dict = field(default_factory=lambda: {f: array("d") for f in FIGURES})
     los: dict = field(default_factory=lambda: {f: array("d") for f in FIGURES})
     his: dict = field(default_factory=lambda: {f: array("d") for f in FIGURES})
     narrowed: Counter = field(default_factory=Counter)
@@ -177,18 +168,12 @@ class RunsStats:
 
     def _add_run(self, r: RunRecord) -> None:
         self.by_state[r.state] += 1
-        for arr, v in (
-            (self.durations, r.duration),
-            (self.queue_delays, r.queue_delay),
-            (self.executions, r.execution),
-        ):
-            if v is not None:
-                arr.append(v)
         for f in FIGURES:
-            lo, hi = getattr(r, f"{f}_lo"), getattr(r, f"{f}_hi")
-            if getattr(r, f) is not None:  # records without bounds stand for themselves
-                self.los[f].append(lo if lo is not None else getattr(r, f))
-                self.his[f].append(hi if hi is not None else getattr(r, f))
+            v, lo, hi = getattr(r, f), getattr(r, f"{f}_lo"), getattr(r, f"{f}_hi")
+            if v is not None:  # records without bounds stand for themselves
+                self.values[f].append(v)
+                self.los[f].append(lo if lo is not None else v)
+                self.his[f].append(hi if hi is not None else v)
         self.narrowed.update(r.polled)
         if r.resolution is None:
             self.unknown_resolution += 1
@@ -226,13 +211,8 @@ class RunsStats:
         base = max(self.rounds, default=0)
         self.rounds.update({base + r: n for r, n in other.rounds.items()})
         self.by_state.update(other.by_state)
-        for mine, theirs in (
-            (self.durations, other.durations),
-            (self.queue_delays, other.queue_delays),
-            (self.executions, other.executions),
-        ):
-            mine.extend(theirs)
         for f in FIGURES:
+            self.values[f].extend(other.values[f])
             self.los[f].extend(other.los[f])
             self.his[f].extend(other.his[f])
         self.narrowed.update(other.narrowed)
@@ -270,14 +250,10 @@ class RunsStats:
             "resolution_s": self.resolution,
             **{
                 f"{f}_s": figure(
-                    values, self.los[f], self.his[f], self.resolution, self.narrowed[f]
+                    self.values[f], self.los[f], self.his[f], self.resolution, self.narrowed[f]
                 )
-                for f, values in (
-                    ("duration", self.durations),
-                    ("queue_delay", self.queue_delays),
-                    ("execution", self.executions),
-                )
-            },  # fmt: skip
+                for f in FIGURES
+            },
             "simulated": self.simulated,
             "gave_up": self.gave_up,
             "tasks_s": {

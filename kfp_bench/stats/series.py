@@ -14,14 +14,20 @@ import numpy as np
 from kfp_bench.stats.hdr import Histogram
 
 PCTS = (50.0, 90.0, 99.0)
+#: A second's counts, in its row's order.
+COUNTS = ("requests", "errors", "no_response", "bytes_in", "inflight")
 
 
 def _ms(us: int | None) -> float | None:
     return None if us is None else us / 1000
 
 
+def _count(row: dict, name: str) -> int:
+    return row.get(name, 0) if name == "no_response" else row[name]  # (absent from older results)
+
+
 class _Open:
-    __slots__ = ("requests", "errors", "no_response", "bytes_in", "inflight", "hist")
+    __slots__ = (*COUNTS, "hist")
 
     def __init__(self):
         self.requests = self.errors = self.no_response = self.bytes_in = self.inflight = 0
@@ -74,14 +80,8 @@ class Series:
             pct = b.hist.percentiles_us(PCTS) if b.hist.count else dict.fromkeys(PCTS)
             self._closed[s] = {
                 "t": s,
-                "requests": b.requests,
-                "errors": b.errors,
-                "no_response": b.no_response,
-                "bytes_in": b.bytes_in,
-                "inflight": b.inflight,
-                "p50_ms": _ms(pct[50.0]),
-                "p90_ms": _ms(pct[90.0]),
-                "p99_ms": _ms(pct[99.0]),
+                **{k: getattr(b, k) for k in COUNTS},
+                **{f"p{p:g}_ms": _ms(pct[p]) for p in PCTS},
                 "hist": b.hist.encode() if b.hist.count else "",
             }
 
@@ -95,9 +95,8 @@ class Series:
 
     def _reopen(self, sec: int, b: _Open) -> None:
         old = self._closed.pop(sec)
-        b.requests, b.errors = old["requests"], old["errors"]
-        b.no_response = old.get("no_response", 0)
-        b.bytes_in, b.inflight = old["bytes_in"], old["inflight"]
+        for k in COUNTS:
+            setattr(b, k, _count(old, k))
         if old["hist"]:
             b.hist.merge(Histogram.decode(old["hist"]))
 
@@ -108,11 +107,8 @@ class Series:
         self.close_before(2**62)
         for s, row in other._closed.items():
             b = self._bucket(s)
-            b.requests += row["requests"]
-            b.errors += row["errors"]
-            b.no_response += row.get("no_response", 0)  # (absent from older results)
-            b.bytes_in += row["bytes_in"]
-            b.inflight += row["inflight"]
+            for k in COUNTS:
+                setattr(b, k, getattr(b, k) + _count(row, k))
             if row["hist"]:
                 b.hist.merge(Histogram.decode(row["hist"]))
         self.close_before(2**62)

@@ -14,20 +14,16 @@ from dataclasses import dataclass, field
 
 from kfp_bench.stats.stages import StageStats
 
+#: The flag of a load some of whose workers' results are missing (``kfp_bench.outcome``).
+WORKERS_LOST = "workers-lost"
+
 
 @dataclass
 class Shared:
-    """The fields of every load's aggregate.
-
-    Attributes:
-        corrected: True in open loop, where latency is measured from the intended send time.
-        started_at: wall-clock start (epoch seconds).
-        duration_s: from the start to the end of the load; set by ``close()``.
-        options: the load's options (credentials redacted; the price per hour when given).
-        client_cpu: the load generator's own CPU time while it sent
-            (``kfp_bench.load.cpu.client_cpu``), merged over its processes; empty for results
-            that did not measure it.
-        stages: per-stage figures of a --stages load (``stats.stages``).
+    """The fields of every load's aggregate. ``corrected``: open loop, latency measured from the
+    intended send time; ``options`` are redacted (the price per hour among them); ``client_cpu``
+    is the load generator's own CPU while it sent (``load.cpu.client_cpu``), merged over its
+    processes ({}: not measured); ``stages`` the figures of a --stages load (``stats.stages``).
     """
 
     corrected: bool = False
@@ -58,6 +54,13 @@ class Shared:
         self.workers = merge_workers(self.workers, other.workers)
         self.flag(*other.flags)
         self.client_cpu = merge_client_cpu(self.client_cpu, other.client_cpu)
+
+    def note_missing(self, missing: list[int]) -> None:
+        """Name the workers whose results are missing, flagged ``workers-lost`` (a failure)."""
+        if missing:
+            self.workers["expected"] += len(missing)
+            self.workers["missing"] += missing
+            self.flag(WORKERS_LOST)
 
     def shared_dict(self) -> dict:
         """The shared fields as the JSON results document has them."""

@@ -52,14 +52,13 @@ def load(path: str | os.PathLike) -> LoadStats | LlmStats:
     return LoadStats.from_dict(doc, str(p))
 
 
-def kind(stats: LoadStats | LlmStats | LlmSweep) -> str:
-    """What a result is, in words for messages: "an LLM result", "an LLM sweep" or "a load
-    result"."""
-    if isinstance(stats, LlmSweep):
-        return "an LLM sweep"
-    if isinstance(stats, RateSweep):
-        return "a rate sweep"
-    return "an LLM result" if isinstance(stats, LlmStats) else "a load result"
+#: What a result is, in words for messages (``kind``).
+_WORDS = {LlmSweep: "an LLM sweep", RateSweep: "a rate sweep", LlmStats: "an LLM result"}
+
+
+def kind(stats: LoadStats | LlmStats | LlmSweep | RateSweep) -> str:
+    """What a result is, in words for messages: ``_WORDS``' or "a load result"."""
+    return _WORDS.get(type(stats), "a load result")
 
 
 def load_same_kind(paths: list[str]) -> list[LoadStats | LlmStats]:
@@ -131,10 +130,8 @@ def merge_workers(paths: list[str], expected: int) -> tuple[LoadStats | None, li
             merged = part
         else:
             merged.merge(part)
-    if merged is not None and missing:
-        merged.workers["expected"] += len(missing)
-        merged.workers["missing"] += missing
-        merged.flag("workers-lost")
+    if merged is not None:
+        merged.note_missing(missing)
     if missing:
         notes.append(f"load workers missing from the result: {missing}")
     return merged, missing, notes

@@ -1,11 +1,8 @@
 """Figures per turn of a multi-turn load (``llm --multi-turn``): mergeable, as the run's are.
 
 A row belongs to the turn its session was at (1 to ``turns``, ``records.StreamBatch.turns``).
-``TurnStats`` keeps per turn the requests, those that completed, the input tokens the server
-counted (usage's ``prompt_tokens``: the whole history, so they grow with the turn) and the rows
-that had a count, the output tokens, the prompt tokens the usage said were cached and those
-it counted (``stats.cached``), and HDR histograms (µs) of TTFT (``first - sent``) and e2e
-(``done - sent``). Integer counts and histograms only, so a merge over processes is exact.
+The input tokens are the server's count (usage's ``prompt_tokens``: the whole history, so they
+grow with the turn). Integer counts and histograms only, so a merge over processes is exact.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ def rate_sweep(p: BenchParams, out: str) -> None:
         on_step=_said_step,
     )
     write_json(out, result.as_dict())
-    print(f"knee: {result.knee.rate} ({result.knee.reason})")
+    print(f"knee: {result.knee.level} ({result.knee.reason})")
     fail_point("rate_sweep")
 
 

@@ -143,7 +143,7 @@ def test_a_sweep_step_without_a_response_is_flagged_and_never_the_knee():
     for step in result.steps:
         assert "no-response" in step.failures and step.p99_ms is None, step
         assert step.no_response == step.requests > 0
-    assert result.knee.rate is None, result.knee
+    assert result.knee.level is None, result.knee
     row = result.rows()[0]
     assert row["p99_ms"] is None and row["failures"] == ["no-response"] and not row["knee"]
     # the pipeline's check_outcome and Metrics read the steps' failures from summary.json

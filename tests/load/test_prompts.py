@@ -14,13 +14,13 @@ from tokenizers.models import WordLevel
 from tokenizers.pre_tokenizers import Whitespace
 
 from kfp_bench.errors import ConfigError
+from kfp_bench.load.openai import chat_messages
 from kfp_bench.load.prompts import (
     DEFAULT_OUTPUT_TOKENS,
     VOCAB,
     Dist,
     Prompt,
     from_file,
-    messages,
     synthetic,
 )
 
@@ -90,7 +90,7 @@ def test_synthetic_prompts_have_exact_word_counts_and_differ():
 
 
 def test_messages_is_one_user_turn():
-    assert messages(Prompt("Hi there", 2, 5)) == [{"role": "user", "content": "Hi there"}]
+    assert chat_messages(Prompt("Hi there", 2, 5)) == [{"role": "user", "content": "Hi there"}]
 
 
 def _write(tmp_path, name, text):

@@ -41,7 +41,7 @@ def test_a_sweep_against_the_model_server_gives_kserves_table_and_finds_the_knee
     assert low.success_ratio == 1.0 and low.requests >= 14
     assert low.p50_ms <= low.p95_ms <= low.p99_ms
     assert high.p99_ms > 3 * low.p99_ms
-    assert result.knee.rate == 1500 and "p99" in result.knee.reason
+    assert result.knee.level == 1500 and "p99" in result.knee.reason
     rows = result.rows()
     assert all(SWEEP_KEYS <= set(r) for r in rows)
     assert [r["knee"] for r in rows] == [False, True]
@@ -52,15 +52,15 @@ def test_a_sweep_against_the_model_server_gives_kserves_table_and_finds_the_knee
 def test_failing_responses_put_the_knee_at_the_first_rate(fault_server):
     result = run_sweep(_post(fault_server.url + "/?status=503"), [5, 10], 0.5)
     assert result.steps[0].success_ratio == 0.0
-    assert result.knee.rate == 5 and "success" in result.knee.reason
+    assert result.knee.level == 5 and "success" in result.knee.reason
 
 
 def test_the_knee_rule():
-    assert find_knee([_step(5, 10), _step(50, 29), _step(500, 31)]).rate == 500
-    assert find_knee([_step(5, 10), _step(50, 12, success=0.98)]).rate == 50
-    assert find_knee([_step(5, 10), _step(50, 25)], factor=2).rate == 50
+    assert find_knee([_step(5, 10), _step(50, 29), _step(500, 31)]).level == 500
+    assert find_knee([_step(5, 10), _step(50, 12, success=0.98)]).level == 50
+    assert find_knee([_step(5, 10), _step(50, 25)], factor=2).level == 50
     none = find_knee([_step(5, 10), _step(50, 11)])
-    assert none.rate is None and none.baseline_p99_ms == 10
+    assert none.level is None and none.baseline_ms == 10
 
 
 def test_the_table_names_the_step_where_the_load_generator_was_cpu_bound():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kfp_bench.stats.pareto import Scale, axis, front, fronts, pareto_rows, per_user
+from kfp_bench.stats.pareto import Scale, axis, front, fronts, per_user
 
 
 def test_a_level_beaten_on_both_axes_is_off_the_front():
@@ -36,16 +36,16 @@ def test_the_rows_carry_the_front_and_tokens_per_unit_of_price():
         {"level": 4.0, "tpot_p50_ms": 12.5, "output_tokens_per_s": 300.0},
         {"level": 8.0, "tpot_p50_ms": 25.0, "output_tokens_per_s": 280.0},
     ]
-    got = pareto_rows(rows, per_hour=2.0)
+    _, _, got = fronts({"sweep": (rows, Scale(per_hour=2.0))})
     assert [p["front"] for p in got] == [True, True, False]
     assert [p["per_user"] for p in got] == [100.0, 80.0, 40.0]
     assert got[1]["tokens_per_price"] == 300.0 * 3600 / 2.0
-    assert all(p["tokens_per_price"] is None for p in pareto_rows(rows))
+    assert all(p["tokens_per_price"] is None for p in fronts({"sweep": (rows, Scale())})[2])
 
 
 def test_replicas_and_gpus_divide_the_total_and_gpus_come_first_on_the_axis():
     rows = [{"level": 1.0, "tpot_p50_ms": 10.0, "output_tokens_per_s": 400.0}]
-    (p,) = pareto_rows(rows, replicas=2, gpus=8)
+    (p,) = fronts({"sweep": (rows, Scale(replicas=2, gpus=8))})[2]
     assert (p["per_replica"], p["per_gpu"], p["tokens_per_price"]) == (200.0, 50.0, None)
     assert axis(Scale(replicas=2, gpus=8))[0] == "per_gpu"
     assert axis(Scale(replicas=2), Scale(replicas=1, gpus=4))[0] == "per_replica"
