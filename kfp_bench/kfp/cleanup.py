@@ -14,7 +14,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from kfp_bench.kfp import convert
-from kfp_bench.kfp.api import Backoff, KfpApi
+from kfp_bench.kfp.api import KfpApi
 from kfp_bench.kfp.options import NAME_PREFIX, CleanupOptions
 from kfp_bench.kfp.start_mark import KINDS as MARK_KINDS
 from kfp_bench.records import ApiCall
@@ -31,14 +31,7 @@ def sweep(opts: CleanupOptions, *, on_call: Callable[[ApiCall], None] | None = N
     every API call also goes to ``on_call``.
     """
     opts.validate()
-    api = KfpApi(
-        opts.host,
-        auth=opts.auth,
-        pool_size=opts.concurrency + 2,
-        timeout=opts.request_timeout,
-        on_call=on_call,
-        retry=Backoff.of(opts),
-    )
+    api = KfpApi.of(opts, opts.concurrency + 2, on_call)
     try:
         api.preflight()
         return _Sweep(opts, api).run()
@@ -124,19 +117,10 @@ class _Sweep:
                 self._versions_in(pipe)
         return self.report
 
-    def _pages(self, list_call, key: str, *args):
+    def _pages(self, list_call, key: str):
         """Every item of a LIST, page by page; a page that fails ends it, recorded in
         ``failed``."""
-        token = ""
-        while True:
-            r = list_call(*args, token) if args else list_call(token)
-            if not r.ok:
-                self.report["failed"].append(f"{r.call.operation}: {r.call.error}")
-                return
-            yield from r.body.get(key) or ()
-            token = r.body.get("next_page_token") or ""
-            if not token:
-                return
+        return self.api.pages(list_call, key, self.report["failed"])
 
     def _recurring_runs(self) -> None:
         listed = self._pages(
@@ -200,7 +184,8 @@ class _Sweep:
         self.report["pipelines"].append(name)
         if self.o.dry_run:
             return
-        versions = list(self._pages(self.api.list_pipeline_versions, "pipeline_versions", pid))
+        listed = self._pages(lambda t: self.api.list_pipeline_versions(pid, t), "pipeline_versions")
+        versions = list(listed)
         kept = []
         for v in versions:
             r = self.api.delete_pipeline_version(pid, v.get("pipeline_version_id"))
