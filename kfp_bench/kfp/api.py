@@ -113,6 +113,14 @@ class Backoff:
 
 #: A lookup's answer: (whether it could tell, the resource found or None).
 Found = tuple[bool, dict | None]
+#: How a create is looked up before its retry: the LIST it is found in, and the key that filters
+#: it by name ("name" filters pipelines by name on every KFP 2.x; display_name not on all).
+LOOKUPS = {
+    "upload_pipeline": ("pipeline_service_list_pipelines", "name"),
+    "upload_pipeline_version": ("pipeline_service_list_pipeline_versions", "name"),
+    "create_experiment": ("experiment_service_list_experiments", "display_name"),
+    "create_run": ("run_service_list_runs", "display_name"),
+}
 
 
 class KfpApi:
@@ -175,6 +183,15 @@ class KfpApi:
 
     def resume_retrying(self) -> None:
         self._stopping.clear()
+
+    def drain(self, pool) -> None:
+        """After a Ctrl-C: the calls ``pool`` (an executor) already sent finish (within the
+        request timeout), those waiting to retry give up, and those not started never start."""
+        self.stop_retrying()
+        try:
+            pool.shutdown(wait=True, cancel_futures=True)
+        finally:
+            self.resume_retrying()
 
     # -- the timed call ------------------------------------------------------------------------
     def call(
@@ -248,12 +265,15 @@ class KfpApi:
         )
         return Reply(call, body if not error else None, retry_after=retry_after)
 
-    def _finder(self, operation: str, call: str, items: str, key: str, name: str, *args, **kw):
-        """The lookup of a create: one LIST ``call`` filtered to ``key`` EQUALS ``name``,
-        recorded as ``operation``. Known absent only when the page holds every match (a server
-        that ignores the filter and pages on cannot tell)."""
+    def _finder(self, create: str, name: str, *args, operation: str = "", **kw):
+        """The lookup of ``create`` (``LOOKUPS``): one LIST filtered to its key EQUALS ``name``,
+        recorded as ``operation`` (``FINDS[create]`` by default). Known absent only when the
+        page holds every match (a server that ignores the filter and pages on cannot tell)."""
+        call, key = LOOKUPS[create]
+        items = call.partition("_list_")[2]
         pred = {"key": key, "operation": "EQUALS", "string_value": name}
         query = json.dumps({"predicates": [pred]})
+        operation = operation or FINDS[create]
 
         def find() -> Found:
             r = self.call(operation, call, *args, filter=query, page_size=MAX_PAGE_SIZE, **kw)
@@ -268,15 +288,7 @@ class KfpApi:
 
     # -- the calls ------------------------------------------------------------------------------
     def upload_pipeline(self, path: str, name: str, description: str) -> Reply:
-        # "name" filters pipelines by name on every KFP 2.x; display_name not on all
-        find = self._finder(
-            FINDS["upload_pipeline"],
-            "pipeline_service_list_pipelines",
-            "pipelines",
-            "name",
-            name,
-            namespace=self.namespace,
-        )
+        find = self._finder("upload_pipeline", name, namespace=self.namespace)
         return self.call(
             "upload_pipeline",
             "upload_pipeline",
@@ -289,14 +301,7 @@ class KfpApi:
         )
 
     def upload_pipeline_version(self, path: str, pipeline_id: str, name: str, desc: str) -> Reply:
-        find = self._finder(
-            FINDS["upload_pipeline_version"],
-            "pipeline_service_list_pipeline_versions",
-            "pipeline_versions",
-            "name",
-            name,
-            pipeline_id,
-        )
+        find = self._finder("upload_pipeline_version", name, pipeline_id)
         return self.call(
             "upload_pipeline_version",
             "upload_pipeline_version",
@@ -339,14 +344,7 @@ class KfpApi:
         body = {"display_name": name, "description": description}
         if self.namespace:
             body["namespace"] = self.namespace
-        find = self._finder(
-            FINDS["create_experiment"],
-            "experiment_service_list_experiments",
-            "experiments",
-            "display_name",
-            name,
-            namespace=self.namespace,
-        )
+        find = self._finder("create_experiment", name, namespace=self.namespace)
         return self.call(
             "create_experiment", "experiment_service_create_experiment", body=body, find=find
         )
@@ -362,22 +360,15 @@ class KfpApi:
 
     def find_experiment(self, name: str) -> Found:
         """The namespace's experiment named ``name``: (whether the LIST could tell, it or None)."""
-        return self._finder(
-            "list_experiments",
-            "experiment_service_list_experiments",
-            "experiments",
-            "display_name",
-            name,
-            namespace=self.namespace,
-        )()
+        find = self._finder(
+            "create_experiment", name, operation="list_experiments", namespace=self.namespace
+        )
+        return find()
 
     def create_run(self, body: dict) -> Reply:
         """``body`` needs a ``display_name`` unique in its experiment: a retry looks it up."""
         find = self._finder(
-            FINDS["create_run"],
-            "run_service_list_runs",
-            "runs",
-            "display_name",
+            "create_run",
             body["display_name"],
             experiment_id=body.get("experiment_id") or None,
             namespace=None if body.get("experiment_id") else self.namespace,

@@ -199,14 +199,10 @@ class Driver:
             self.interrupted = True
             self.sinks.stats.flags.append("interrupted")
             if self.pool:
-                # Creates already sent finish (within --request-timeout): the runs they make
-                # must be known before the cleanup, or they would outlive the benchmark. Those
-                # waiting to retry give up now; finish() LISTs the runs they may have made.
-                self.api.stop_retrying()
-                try:
-                    self.pool.shutdown(wait=True, cancel_futures=True)
-                finally:
-                    self.api.resume_retrying()
+                # Creates already sent finish: the runs they make must be known before the
+                # cleanup, or they would outlive the benchmark. Those waiting to retry give up;
+                # finish() LISTs the runs they may have made.
+                self.api.drain(self.pool)
 
     def setup(self) -> None:
         """Upload the pipeline (or a version) and create the experiment; any failure here cleans

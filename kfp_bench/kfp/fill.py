@@ -173,12 +173,7 @@ class Filler:
                 self.on_progress("filling", k - len(pending), self.f.target)
         except KeyboardInterrupt:
             self.interrupted = True
-            # Creates already sent finish, so that the runs they make are known and swept.
-            self.api.stop_retrying()
-            try:
-                pool.shutdown(wait=True, cancel_futures=True)
-            finally:
-                self.api.resume_retrying()
+            self.api.drain(pool)  # creates already sent finish: their runs are known and swept
             k = start + sum(not f.cancelled() for f in futures)  # the creates sent
             raise
         finally:

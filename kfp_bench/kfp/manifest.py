@@ -119,10 +119,13 @@ def load_manifest(source: str, *, timeout: float = 30.0) -> Manifest:
     spec. Raises ``ConfigError`` naming the source and the fix."""
     scheme = urlsplit(source).scheme.lower()
     redirects: tuple[str, ...] = ()
-    if scheme in ("http", "https"):
-        data, redirects = _fetch_http(source, timeout)
-    elif scheme == "gs":
-        data = _fetch_gs(source, timeout)
+    if scheme in ("http", "https", "gs"):
+        if scheme == "gs":
+            data = _fetch_gs(source, timeout)
+        else:
+            data, redirects = _fetch_http(source, timeout)
+        if len(data) > MAX_BYTES:
+            raise ConfigError(f"{_flag(source)}: more than 32 MB, above KFP's upload limit")
     elif scheme in ("", "file") or len(scheme) == 1:  # a Windows drive letter is a path
         data = _read_file(source[7:] if scheme == "file" else source)
     else:
@@ -254,8 +257,6 @@ def _fetch_http(url: str, timeout: float) -> tuple[bytes, tuple[str, ...]]:
         raise ConfigError(
             f"{flag}: cannot reach it ({reason}); check the address and the network"
         ) from None
-    if len(data) > MAX_BYTES:
-        raise ConfigError(f"{flag}: more than 32 MB, above KFP's upload limit")
     return data, tuple(redirects.chain)
 
 
@@ -294,6 +295,4 @@ def _fetch_gs(url: str, timeout: float) -> bytes:
         raise ConfigError(
             f"{flag}: cannot reach Cloud Storage ({type(exc).__name__}: {exc})"
         ) from None
-    if len(data) > MAX_BYTES:
-        raise ConfigError(f"{flag}: more than 32 MB, above KFP's upload limit")
     return data
