@@ -14,11 +14,14 @@ from __future__ import annotations
 import os
 import urllib.error
 import urllib.request
+import warnings
 from collections.abc import Callable
 from urllib.parse import urlencode
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.kfp.auth import Auth, sa_token_path, token_hint
+from kfp_bench.kfp.backend import healthz
+from kfp_bench.kfp.options import check_host
 from kfp_bench.redact import public_url
 
 #: The variable that moves the pod's namespace file (tests simulate a pod with it).
@@ -43,8 +46,6 @@ def pod_namespace() -> str:
 
 def is_multi_user(host: str, timeout: float = 10.0) -> bool | None:
     """Whether ``host`` is multi-user KFP, by its healthz; None when healthz does not say."""
-    from kfp_bench.kfp.backend import healthz
-
     try:
         return healthz(host, timeout).get("multi_user") is True
     except (OSError, ValueError):  # unreachable or no JSON: the driver's preflight says which
@@ -102,8 +103,6 @@ def step_auth(
     """The driver's auth in a pipeline step: the namespace as ``resolve_namespace`` finds it
     (``namespace`` being the pipeline parameter), and the projected service-account token, or the
     Secret's at ``secret_file`` when there is no projected token or the API refuses it."""
-    from kfp_bench.kfp.options import check_host
-
     host = check_host(host)
     ns = resolve_namespace(host, namespace, "pipeline parameter namespace", log)
     projected = sa_token_path()
@@ -156,8 +155,6 @@ def kfp_client(
     Raises:
         ConfigError: an unreadable token file; multi-user KFP and no namespace (names ``param``).
     """
-    import warnings
-
     import kfp
 
     credentials = client_credentials(token_file)
