@@ -33,6 +33,7 @@ _GCS_HINT = (
     "storage.cloud.google.com addresses redirect to a Google sign-in page: use "
     "gs://BUCKET/OBJECT or https://storage.googleapis.com/BUCKET/OBJECT"
 )
+_COMPILE = "give a pipeline compiled with kfp.compiler.Compiler().compile(...)"
 #: parameterType of the pipeline spec -> the JSON types a value of it may have.
 _PARAM_TYPES = {
     "STRING": (str,),
@@ -148,15 +149,9 @@ def parse_manifest(data: bytes, source: str = "manifest", redirects=()) -> Manif
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         at = f" at line {where.line + 1}" if where else ""
-        raise ConfigError(
-            f"{flag}: not YAML{at}{hint}; give a pipeline compiled with "
-            "kfp.compiler.Compiler().compile(...)"
-        ) from None
+        raise ConfigError(f"{flag}: not YAML{at}{hint}; {_COMPILE}") from None
     if not docs or not isinstance(docs[0], dict):
-        raise ConfigError(
-            f"{flag}: not a pipeline spec (no YAML mapping){hint}; give a pipeline "
-            "compiled with kfp.compiler.Compiler().compile(...)"
-        )
+        raise ConfigError(f"{flag}: not a pipeline spec (no YAML mapping){hint}; {_COMPILE}")
     spec, type_names = _parse_spec(docs[0], source, hint)
     params = {
         name: Param(
@@ -178,10 +173,7 @@ def _parse_spec(doc: dict, source: str, hint: str):
     missing = [k for k in ("pipelineInfo", "root") if k not in doc]
     if missing:
         what = "a v1 component, not a pipeline" if "implementation" in doc else "not a pipeline"
-        raise ConfigError(
-            f"{flag}: {what} spec (no {' or '.join(missing)}){hint}; give a pipeline "
-            "compiled with kfp.compiler.Compiler().compile(...)"
-        )
+        raise ConfigError(f"{flag}: {what} spec (no {' or '.join(missing)}){hint}; {_COMPILE}")
     try:
         spec = json_format.ParseDict(doc, pipeline_spec_pb2.PipelineSpec())
     except json_format.ParseError as exc:
