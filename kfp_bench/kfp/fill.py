@@ -212,7 +212,8 @@ class Filler:
     def probe(self) -> None:
         """The UI's calls at the current fill, ``repeats`` times each, with the server's own
         figures (a /metrics scrape before and after) when there is an endpoint to scrape."""
-        before = self._scrape()
+        url, timeout = self.metrics_url, self.o.request_timeout
+        before = promscrape.scrape(url, timeout) if url else None
         k = self.server_total()
         time.sleep(self.quiet_s)
         start = time.time()
@@ -239,7 +240,8 @@ class Filler:
         time.sleep(self.quiet_s)
         self.windows.append({"k": k, "filled": self.filled, "start": start, "end": end,
                              "quiet": self.quiet_s})  # fmt: skip
-        self.probes.server(k, self.filled, self._server_view(before))
+        after = promscrape.scrape(url, timeout) if url else None
+        self.probes.server(k, self.filled, promscrape.deltas(before, after) if url else {})
 
     def collected(self, collector) -> None:
         """Stop ``collector`` (``kfp_bench.metrics.collect.Collector``) and read its profile
@@ -293,17 +295,6 @@ class Filler:
             "list_runs", "run_service_list_runs", namespace=self.api.namespace, page_size=1
         )
         return int(r.body.get("total_size") or 0) if r.ok else self.filled
-
-    def _scrape(self) -> dict | None:
-        if not self.metrics_url:
-            return None
-        return promscrape.scrape(self.metrics_url, self.o.request_timeout)
-
-    def _server_view(self, before: dict | None) -> dict:
-        if before is None:
-            return {}
-        after = self._scrape()
-        return promscrape.deltas(before, after or {})
 
     # -- the end --------------------------------------------------------------------------------
     def clean(self) -> dict:
