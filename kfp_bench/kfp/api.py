@@ -97,12 +97,6 @@ class Backoff:
     statuses: frozenset = RETRY_STATUSES
     rng: random.Random = field(default_factory=random.Random, compare=False, repr=False)
 
-    @classmethod
-    def of(cls, opts) -> Backoff:
-        """The policy of a ``RunsOptions`` or ``CleanupOptions`` (``retries``,
-        ``retry_max_wait``)."""
-        return cls(retries=opts.retries, cap=opts.retry_max_wait)
-
     def delay(
         self, operation: str, call: ApiCall, retry_after: float | None = None
     ) -> float | None:
@@ -119,6 +113,14 @@ class Backoff:
 
 #: A lookup's answer: (whether it could tell, the resource found or None).
 Found = tuple[bool, dict | None]
+#: How a create is looked up before its retry: the LIST it is found in, and the key that filters
+#: it by name ("name" filters pipelines by name on every KFP 2.x; display_name not on all).
+LOOKUPS = {
+    "upload_pipeline": ("pipeline_service_list_pipelines", "name"),
+    "upload_pipeline_version": ("pipeline_service_list_pipeline_versions", "name"),
+    "create_experiment": ("experiment_service_list_experiments", "display_name"),
+    "create_run": ("run_service_list_runs", "display_name"),
+}
 
 
 class KfpApi:
@@ -157,11 +159,20 @@ class KfpApi:
         self.sleep = sleep or self._stopping.wait
         transport = self.auth.configure(self.base)
         self.client = rest.Rest(self.base, transport, pool_size=pool_size, timeout=timeout)
-        self.runs = rest.RunService(self.client)
-        self.pipelines = rest.PipelineService(self.client)
-        self.uploads = rest.PipelineUploadService(self.client)
-        self.experiments = rest.ExperimentService(self.client)
-        self.recurring = rest.RecurringRunService(self.client)
+
+    @classmethod
+    def of(cls, opts, pool_size: int = 8, on_call=None) -> KfpApi:
+        """The client of a ``RunsOptions`` or ``CleanupOptions``: its host, auth, request
+        timeout and retry policy (``retries``, ``retry_max_wait``)."""
+        retry = Backoff(retries=opts.retries, cap=opts.retry_max_wait)
+        return cls(
+            opts.host,
+            auth=opts.auth,
+            pool_size=pool_size,
+            timeout=opts.request_timeout,
+            on_call=on_call,
+            retry=retry,
+        )
 
     def close(self) -> None:
         self.client.close()
@@ -173,11 +184,21 @@ class KfpApi:
     def resume_retrying(self) -> None:
         self._stopping.clear()
 
+    def drain(self, pool) -> None:
+        """After a Ctrl-C: the calls ``pool`` (an executor) already sent finish (within the
+        request timeout), those waiting to retry give up, and those not started never start."""
+        self.stop_retrying()
+        try:
+            pool.shutdown(wait=True, cancel_futures=True)
+        finally:
+            self.resume_retrying()
+
     # -- the timed call ------------------------------------------------------------------------
     def call(
         self,
         operation: str,
-        fn,
+        endpoint: str,
+        /,
         *args,
         poll_round: int = 0,
         find: Callable[[], Found] | None = None,
@@ -185,14 +206,14 @@ class KfpApi:
         settle: Callable[[Reply], Reply] | None = None,
         **kwargs,
     ) -> Reply:
-        """Call ``fn`` (a method of ``self.runs``, ``pipelines``, ``uploads`` or ``experiments``:
-        one request, its urllib3 response), timed to the last byte of the body, and retry it as
-        the policy (``retry``, else the client's) says; a create needs ``find``, its lookup.
-        ``settle`` may turn an attempt's answer into another before it is recorded."""
+        """Call ``endpoint`` (one of ``rest.CALLS``: one request), timed to the last byte of the
+        body, and retry it as the policy (``retry``, else the client's) says; a create needs
+        ``find``, its lookup. ``settle`` may turn an attempt's answer into another before it is
+        recorded."""
         policy = retry or self.retry
         attempt = 1
         while True:
-            reply = self._once(operation, fn, args, kwargs, attempt, poll_round)
+            reply = self._once(operation, endpoint, args, kwargs, attempt, poll_round)
             if policy.retries and reply.call.status == 404 and operation.startswith("delete_"):
                 reply = _gone(reply)
             if settle is not None:
@@ -214,12 +235,12 @@ class KfpApi:
                     return Reply(reply.call, item, adopted=True)
             attempt += 1
 
-    def _once(self, operation, fn, args, kwargs, attempt, poll_round) -> Reply:
+    def _once(self, operation, endpoint, args, kwargs, attempt, poll_round) -> Reply:
         start = time.time()
         t0 = time.perf_counter()
         status, body, error, retry_after = 0, None, "", None
         try:
-            resp = fn(*args, **kwargs)
+            resp = self.client.call(endpoint, *args, **kwargs)
             status = resp.status
             if 200 <= status <= 299:
                 body = json.loads(resp.data) if resp.data else {}
@@ -244,15 +265,18 @@ class KfpApi:
         )
         return Reply(call, body if not error else None, retry_after=retry_after)
 
-    def _finder(self, operation: str, fn, items: str, key: str, name: str, *args, **kw):
-        """The lookup of a create: one LIST of ``fn`` filtered to ``key`` EQUALS ``name``,
-        recorded as ``operation``. Known absent only when the page holds every match (a server
-        that ignores the filter and pages on cannot tell)."""
+    def _finder(self, create: str, name: str, *args, operation: str = "", **kw):
+        """The lookup of ``create`` (``LOOKUPS``): one LIST filtered to its key EQUALS ``name``,
+        recorded as ``operation`` (``FINDS[create]`` by default). Known absent only when the
+        page holds every match (a server that ignores the filter and pages on cannot tell)."""
+        call, key = LOOKUPS[create]
+        items = call.partition("_list_")[2]
         pred = {"key": key, "operation": "EQUALS", "string_value": name}
         query = json.dumps({"predicates": [pred]})
+        operation = operation or FINDS[create]
 
         def find() -> Found:
-            r = self.call(operation, fn, *args, filter=query, page_size=MAX_PAGE_SIZE, **kw)
+            r = self.call(operation, call, *args, filter=query, page_size=MAX_PAGE_SIZE, **kw)
             if not r.ok:
                 return False, None
             for item in r.body.get(items) or ():
@@ -264,18 +288,11 @@ class KfpApi:
 
     # -- the calls ------------------------------------------------------------------------------
     def upload_pipeline(self, path: str, name: str, description: str) -> Reply:
-        find = self._finder(
-            FINDS["upload_pipeline"],
-            self.pipelines.pipeline_service_list_pipelines,
-            "pipelines",
-            "name",  # "name" filters pipelines by name on every KFP 2.x; display_name not on all
-            name,
-            namespace=self.namespace,
-        )
+        find = self._finder("upload_pipeline", name, namespace=self.namespace)
         return self.call(
             "upload_pipeline",
-            self.uploads.upload_pipeline,
-            path,
+            "upload_pipeline",
+            upload=path,
             name=name,
             display_name=name,
             description=description,
@@ -284,18 +301,11 @@ class KfpApi:
         )
 
     def upload_pipeline_version(self, path: str, pipeline_id: str, name: str, desc: str) -> Reply:
-        find = self._finder(
-            FINDS["upload_pipeline_version"],
-            self.pipelines.pipeline_service_list_pipeline_versions,
-            "pipeline_versions",
-            "name",
-            name,
-            pipeline_id,
-        )
+        find = self._finder("upload_pipeline_version", name, pipeline_id)
         return self.call(
             "upload_pipeline_version",
-            self.uploads.upload_pipeline_version,
-            path,
+            "upload_pipeline_version",
+            upload=path,
             name=name,
             display_name=name,
             pipelineid=pipeline_id,
@@ -303,137 +313,122 @@ class KfpApi:
             find=find,
         )
 
+    def _list(self, operation: str, call: str, *ids, page_token: str = "", **query) -> Reply:
+        """One page of a LIST: ``MAX_PAGE_SIZE`` items unless ``query`` says otherwise."""
+        query.setdefault("page_size", MAX_PAGE_SIZE)
+        return self.call(operation, call, *ids, page_token=page_token or None, **query)
+
     def list_pipeline_versions(
         self, pipeline_id: str, page_token: str = "", filter: str | None = None
     ) -> Reply:
         """``filter``: a v2beta1 Filter as JSON text, e.g. to list only kfp-bench's versions."""
-        return self.call(
+        return self._list(
             "list_pipeline_versions",
-            self.pipelines.pipeline_service_list_pipeline_versions,
+            "pipeline_service_list_pipeline_versions",
             pipeline_id,
-            page_size=MAX_PAGE_SIZE,
-            page_token=page_token or None,
+            page_token=page_token,
             filter=filter,
         )
 
     def list_pipelines(self, page_token: str = "", shared: bool = False) -> Reply:
         """The namespace's pipelines; ``shared``: those of no namespace (multi-user KFP's shared
         pipelines) instead."""
-        return self.call(
+        return self._list(
             "list_pipelines",
-            self.pipelines.pipeline_service_list_pipelines,
+            "pipeline_service_list_pipelines",
+            page_token=page_token,
             namespace=None if shared else self.namespace,
-            page_size=MAX_PAGE_SIZE,
-            page_token=page_token or None,
         )
 
     def create_experiment(self, name: str, description: str) -> Reply:
         body = {"display_name": name, "description": description}
         if self.namespace:
             body["namespace"] = self.namespace
-        find = self._finder(
-            FINDS["create_experiment"],
-            self.experiments.experiment_service_list_experiments,
-            "experiments",
-            "display_name",
-            name,
-            namespace=self.namespace,
-        )
+        find = self._finder("create_experiment", name, namespace=self.namespace)
         return self.call(
-            "create_experiment",
-            self.experiments.experiment_service_create_experiment,
-            body,
-            find=find,
+            "create_experiment", "experiment_service_create_experiment", body=body, find=find
         )
 
     def list_experiments(self, page_token: str = "", page_size: int = MAX_PAGE_SIZE) -> Reply:
-        return self.call(
+        return self._list(
             "list_experiments",
-            self.experiments.experiment_service_list_experiments,
-            namespace=self.namespace,
+            "experiment_service_list_experiments",
+            page_token=page_token,
             page_size=page_size,
-            page_token=page_token or None,
+            namespace=self.namespace,
         )
 
     def find_experiment(self, name: str) -> Found:
         """The namespace's experiment named ``name``: (whether the LIST could tell, it or None)."""
-        return self._finder(
-            "list_experiments",
-            self.experiments.experiment_service_list_experiments,
-            "experiments",
-            "display_name",
-            name,
-            namespace=self.namespace,
-        )()
+        find = self._finder(
+            "create_experiment", name, operation="list_experiments", namespace=self.namespace
+        )
+        return find()
 
     def create_run(self, body: dict) -> Reply:
         """``body`` needs a ``display_name`` unique in its experiment: a retry looks it up."""
         find = self._finder(
-            FINDS["create_run"],
-            self.runs.run_service_list_runs,
-            "runs",
-            "display_name",
+            "create_run",
             body["display_name"],
             experiment_id=body.get("experiment_id") or None,
             namespace=None if body.get("experiment_id") else self.namespace,
         )
-        return self.call("create_run", self.runs.run_service_create_run, body, find=find)
+        return self.call("create_run", "run_service_create_run", body=body, find=find)
 
     def list_runs(self, experiment_id: str, page_token: str = "", poll_round: int = 0) -> Reply:
-        return self.call(
+        return self._list(
             "list_runs",
-            self.runs.run_service_list_runs,
+            "run_service_list_runs",
             experiment_id=experiment_id,
-            page_size=MAX_PAGE_SIZE,
-            page_token=page_token or None,
+            page_token=page_token,
             poll_round=poll_round,
         )
 
     def experiment_runs(self, experiment_id: str) -> list[dict] | None:
         """Every run in experiment ``experiment_id`` (anyone's), page by page; None if a page
         could not be read: whether the experiment is empty, and may be deleted, is then unknown."""
-        runs, token = [], ""
+        failed: list[str] = []
+        runs = list(self.pages(lambda token: self.list_runs(experiment_id, token), "runs", failed))
+        return None if failed else runs
+
+    @staticmethod
+    def pages(list_call: Callable[[str], Reply], key: str, failed: list[str]):
+        """Every item ``key`` of a LIST (``list_call(page_token)``), page by page; a page that
+        fails ends it, its operation and error appended to ``failed``."""
+        token = ""
         while True:
-            r = self.list_runs(experiment_id, token)
+            r = list_call(token)
             if not r.ok:
-                return None
-            runs += r.body.get("runs") or []
+                failed.append(f"{r.call.operation}: {r.call.error}")
+                return
+            yield from r.body.get(key) or ()
             token = r.body.get("next_page_token") or ""
             if not token:
-                return runs
+                return
 
     def list_runs_named(self, name_part: str, page_token: str = "") -> Reply:
         """LIST the namespace's runs (every experiment's) whose name holds ``name_part``: how a
         cleanup finds runs by benchmark id, even those whose experiment is gone."""
-        return self.call(
+        return self._list(
             "list_runs",
-            self.runs.run_service_list_runs,
+            "run_service_list_runs",
+            page_token=page_token,
             namespace=self.namespace,
-            page_size=MAX_PAGE_SIZE,
-            page_token=page_token or None,
             filter=_name_holds(name_part),
         )
 
     def list_recurring_runs(self, name_part: str, page_token: str = "") -> Reply:
         """LIST the namespace's recurring runs whose name holds ``name_part``."""
-        return self.call(
+        return self._list(
             "list_recurring_runs",
-            self.recurring.recurring_run_service_list_recurring_runs,
+            "recurring_run_service_list_recurring_runs",
+            page_token=page_token,
             namespace=self.namespace,
-            page_size=MAX_PAGE_SIZE,
-            page_token=page_token or None,
             filter=_name_holds(name_part),
         )
 
-    def delete_recurring_run(self, recurring_run_id: str) -> Reply:
-        rr = self.recurring
-        return self._delete(
-            "delete_recurring_run", rr.recurring_run_service_delete_recurring_run,
-            ("get_recurring_run", rr.recurring_run_service_get_recurring_run), recurring_run_id,
-        )  # fmt: skip
-
     def get_run(self, run_id: str, poll_round: int = 0) -> Reply:
-        return self.call("get_run", self.runs.run_service_get_run, run_id, poll_round=poll_round)
+        return self.call("get_run", "run_service_get_run", run_id, poll_round=poll_round)
 
     def terminate_run(self, run_id: str) -> Reply:
         """Terminate a run. KFP refuses (400) a run no longer PAUSED, PENDING or RUNNING
@@ -442,7 +437,7 @@ class KfpApi:
         a GET (``FINDS["terminate_run"]``) shows the run running."""
 
         def check() -> Found:
-            r = self.call(FINDS["terminate_run"], self.runs.run_service_get_run, run_id)
+            r = self.call(FINDS["terminate_run"], "run_service_get_run", run_id)
             if not r.ok:
                 return False, None
             return True, None if r.body.get("state") in TERMINABLE else r.body
@@ -456,49 +451,37 @@ class KfpApi:
             call = dataclasses.replace(reply.call, outcome="ok", error="")
             return Reply(call, got.body, finished=True)
 
-        rs = self.runs
         return self.call(
-            "terminate_run", rs.run_service_terminate_run, run_id, find=check, settle=settle
+            "terminate_run", "run_service_terminate_run", run_id, find=check, settle=settle
         )
+
+    def delete_recurring_run(self, recurring_run_id: str) -> Reply:
+        return self._delete("recurring_run", recurring_run_id)
 
     def delete_run(self, run_id: str) -> Reply:
-        rs = self.runs
-        return self._delete(
-            "delete_run", rs.run_service_delete_run, ("get_run", rs.run_service_get_run), run_id
-        )
+        return self._delete("run", run_id)
 
     def delete_pipeline_version(self, pipeline_id: str, version_id: str) -> Reply:
-        ps = self.pipelines
-        return self._delete(
-            "delete_pipeline_version", ps.pipeline_service_delete_pipeline_version,
-            ("get_pipeline_version", ps.pipeline_service_get_pipeline_version),
-            pipeline_id, version_id,
-        )  # fmt: skip
+        return self._delete("pipeline_version", pipeline_id, version_id, service="pipeline")
 
     def delete_pipeline(self, pipeline_id: str) -> Reply:
         # cascade: KFP refuses to delete a pipeline that still has versions; a server that
         # predates the flag ignores it, and the driver deletes its version first anyway.
-        ps = self.pipelines
-        return self._delete(
-            "delete_pipeline", ps.pipeline_service_delete_pipeline,
-            ("get_pipeline", ps.pipeline_service_get_pipeline), pipeline_id, cascade=True,
-        )  # fmt: skip
+        return self._delete("pipeline", pipeline_id, cascade=True)
 
     def delete_experiment(self, experiment_id: str) -> Reply:
-        es = self.experiments
-        return self._delete(
-            "delete_experiment", es.experiment_service_delete_experiment,
-            ("get_experiment", es.experiment_service_get_experiment), experiment_id,
-        )  # fmt: skip
+        return self._delete("experiment", experiment_id)
 
-    def _delete(self, operation: str, fn, get: tuple, *ids: str, **kwargs) -> Reply:
-        """A delete; when it still failed after its retries (with retries on), a GET of the same
-        resource: a 404 there means it is gone (the server deleted it and its answer was lost),
-        and the delete counts as done (``Reply.gone``). The GET is a record of its own."""
-        reply = self.call(operation, fn, *ids, **kwargs)
+    def _delete(self, kind: str, *ids: str, service: str = "", **kwargs) -> Reply:
+        """Delete the ``kind`` of ``ids`` (``<service>_service_delete_<kind>``); when it still
+        failed after its retries (with retries on), a GET of the same resource: a 404 there
+        means it is gone (the server deleted it and its answer was lost), and the delete counts
+        as done (``Reply.gone``). The GET is a record of its own."""
+        prefix = f"{service or kind}_service_"
+        reply = self.call(f"delete_{kind}", f"{prefix}delete_{kind}", *ids, **kwargs)
         if reply.ok or not self.retry.retries:  # no retries: a 404 stays an error, unchecked
             return reply
-        check = self.call(get[0], get[1], *ids)
+        check = self.call(f"get_{kind}", f"{prefix}get_{kind}", *ids)
         if check.call.status == 404:
             return Reply(reply.call, {}, gone=True)
         return reply
@@ -512,7 +495,7 @@ class KfpApi:
         retry = dataclasses.replace(self.retry, statuses=self.retry.statuses - {0})
         reply = self.call(
             "list_experiments",
-            self.experiments.experiment_service_list_experiments,
+            "experiment_service_list_experiments",
             namespace=self.namespace,
             page_size=1,
             retry=retry,

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from kfp_bench.kfp import convert
-from kfp_bench.kfp.api import Backoff, KfpApi
+from kfp_bench.kfp.api import KfpApi
 from kfp_bench.kfp.options import NAME_PREFIX, CleanupOptions
 from kfp_bench.kfp.start_mark import KINDS as MARK_KINDS
 from kfp_bench.records import ApiCall
@@ -31,14 +31,7 @@ def sweep(opts: CleanupOptions, *, on_call: Callable[[ApiCall], None] | None = N
     every API call also goes to ``on_call``.
     """
     opts.validate()
-    api = KfpApi(
-        opts.host,
-        auth=opts.auth,
-        pool_size=opts.concurrency + 2,
-        timeout=opts.request_timeout,
-        on_call=on_call,
-        retry=Backoff.of(opts),
-    )
+    api = KfpApi.of(opts, opts.concurrency + 2, on_call)
     try:
         api.preflight()
         return _Sweep(opts, api).run()
@@ -56,13 +49,9 @@ class _Sweep:
             "pipelines": [],
             "pipeline_versions": [],  # kfp-bench's versions in pipelines not its own
             "runs": 0,
-            "deleted": {
-                "recurring_runs": 0,
-                "runs": 0,
-                "experiments": 0,
-                "pipeline_versions": 0,
-                "pipelines": 0,
-            },
+            "deleted": dict.fromkeys(
+                ("recurring_runs", "runs", "experiments", "pipeline_versions", "pipelines"), 0
+            ),
             "failed": [],
             "dry_run": opts.dry_run,
         }
@@ -72,13 +61,8 @@ class _Sweep:
 
     def selected(self, item: dict, name_key: str = "display_name") -> bool:
         name = item.get(name_key) or item.get("display_name") or ""
-        if not name.startswith(NAME_PREFIX) or not (item.get("description") or "").startswith(
-            _OWN_DESC
-        ):
-            return False
-        if self.o.benchmark_id and not self._own_name(name):
-            return False
-        return self._old_enough(item)
+        own = name.startswith(NAME_PREFIX) and self._described(item, _OWN_DESC)
+        return own and (not self.o.benchmark_id or self._own_name(name))
 
     def _own_name(self, name: str) -> bool:
         """``kfp-bench-<id>``, or a worker's start mark ``kfp-bench-<id>-<kind>-<n>``
@@ -89,7 +73,10 @@ class _Sweep:
         head, _, number = name.rpartition("-")
         return number.isdigit() and head in (f"{own}-{kind}" for kind in MARK_KINDS)
 
-    def _old_enough(self, item: dict) -> bool:
+    def _described(self, item: dict, prefix: str) -> bool:
+        """Described as kfp-bench describes what it creates, and old enough to sweep."""
+        if not (item.get("description") or "").startswith(prefix):
+            return False
         if self.cutoff is None:
             return True
         created = convert.timestamp(item.get("created_at"))
@@ -103,7 +90,7 @@ class _Sweep:
             return False
         if self.o.benchmark_id and head != NAME_PREFIX + self.o.benchmark_id:
             return False
-        return (run.get("description") or "").startswith(_RUN_DESC) and self._old_enough(run)
+        return self._described(run, _RUN_DESC)
 
     def run(self) -> dict:
         # Recurring runs first (they would make more runs), then runs wherever they are (an
@@ -124,19 +111,10 @@ class _Sweep:
                 self._versions_in(pipe)
         return self.report
 
-    def _pages(self, list_call, key: str, *args):
+    def _pages(self, list_call, key: str):
         """Every item of a LIST, page by page; a page that fails ends it, recorded in
         ``failed``."""
-        token = ""
-        while True:
-            r = list_call(*args, token) if args else list_call(token)
-            if not r.ok:
-                self.report["failed"].append(f"{r.call.operation}: {r.call.error}")
-                return
-            yield from r.body.get(key) or ()
-            token = r.body.get("next_page_token") or ""
-            if not token:
-                return
+        return self.api.pages(list_call, key, self.report["failed"])
 
     def _recurring_runs(self) -> None:
         listed = self._pages(
@@ -155,7 +133,7 @@ class _Sweep:
         name = job.get("display_name") or ""
         if not (name + "-").startswith(self.name_part):
             return False
-        return (job.get("description") or "").startswith(_OWN_DESC) and self._old_enough(job)
+        return self._described(job, _OWN_DESC)
 
     def _runs_by_name(self) -> None:
         listed = self._pages(lambda t: self.api.list_runs_named(self.name_part, t), "runs")
@@ -200,7 +178,8 @@ class _Sweep:
         self.report["pipelines"].append(name)
         if self.o.dry_run:
             return
-        versions = list(self._pages(self.api.list_pipeline_versions, "pipeline_versions", pid))
+        listed = self._pages(lambda t: self.api.list_pipeline_versions(pid, t), "pipeline_versions")
+        versions = list(listed)
         kept = []
         for v in versions:
             r = self.api.delete_pipeline_version(pid, v.get("pipeline_version_id"))

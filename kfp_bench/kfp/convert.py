@@ -171,6 +171,8 @@ def run_record(
     run_error = run.get("error") or {}
     if isinstance(run_error, dict):
         run_error = run_error.get("message") or ""
+    resolution = resolution_of(run)
+    figures = {"queue_delay": queue, "execution": execution, "duration": duration}
     return RunRecord(
         run_id=run.get("run_id") or "",
         name=run.get("display_name") or "",
@@ -184,11 +186,7 @@ def run_record(
         tasks=tasks_of(run),
         simulated=is_simulated(run),
         error=error or str(run_error),
-        resolution=resolution_of(run),
+        resolution=resolution,
         at_timeout=at_timeout,
-        **_bounded(
-            {"queue_delay": queue, "execution": execution, "duration": duration},
-            resolution_of(run),
-            seen,
-        ),
+        **_bounded(figures, resolution, seen),
     )

@@ -26,7 +26,7 @@ from pathlib import Path
 from kfp_bench.errors import KfpApiError
 from kfp_bench.jsonl import JsonlWriter
 from kfp_bench.kfp import convert, promscrape
-from kfp_bench.kfp.api import Backoff, KfpApi
+from kfp_bench.kfp.api import KfpApi
 from kfp_bench.kfp.caching import caching_off, describe
 from kfp_bench.kfp.manifest import Manifest, load_manifest
 from kfp_bench.kfp.options import NAME_PREFIX, RunsOptions, new_benchmark_id
@@ -58,24 +58,10 @@ def run_benchmark(
     manifest = manifest or load_manifest(opts.pipeline)
     params = manifest.check_params(opts.params)
     bid = opts.benchmark_id or new_benchmark_id()
-    stats = RunsStats(
-        requested=opts.num_runs,
-        benchmark_id=bid,
-        host=public_url(opts.host),
-        options=opts.redacted(),
-    )
-    stats.options["benchmark_id"] = bid
-    stats.flags += opts.flags()
+    stats = new_stats(opts, bid)
     wall0, cpu0 = time.perf_counter(), time.process_time()
     sinks = Sinks(stats, out_dir, defer=True)
-    api = KfpApi(
-        opts.host,
-        auth=opts.auth,
-        pool_size=opts.create_concurrency + opts.get_sample + 4,
-        timeout=opts.request_timeout,
-        on_call=sinks.call,
-        retry=Backoff.of(opts),
-    )
+    api = KfpApi.of(opts, opts.create_concurrency + opts.get_sample + 4, sinks.call)
     metrics_url = metrics_url_of(opts, api)
     try:
         api.preflight()  # ConfigError for an unreachable host, 401, 403: nothing created yet
@@ -98,6 +84,14 @@ def run_benchmark(
         sinks.close()
         api.close()
         stats.close(time.perf_counter() - wall0, time.process_time() - cpu0)
+    return stats
+
+
+def new_stats(opts: RunsOptions, bid: str) -> RunsStats:
+    """The stats of the benchmark ``bid`` before its first record: its options and flags."""
+    options = {**opts.redacted(), "benchmark_id": bid}
+    stats = RunsStats(opts.num_runs, bid, public_url(opts.host), options=options)
+    stats.flags += opts.flags()
     return stats
 
 
@@ -200,19 +194,15 @@ class Driver:
     def run(self) -> None:
         try:
             self.setup()
-            self.spawn_and_poll()
+            self.poll_until(time.monotonic() + self.o.timeout, self.start_creates())
         except KeyboardInterrupt:
             self.interrupted = True
             self.sinks.stats.flags.append("interrupted")
             if self.pool:
-                # Creates already sent finish (within --request-timeout): the runs they make
-                # must be known before the cleanup, or they would outlive the benchmark. Those
-                # waiting to retry give up now; finish() LISTs the runs they may have made.
-                self.api.stop_retrying()
-                try:
-                    self.pool.shutdown(wait=True, cancel_futures=True)
-                finally:
-                    self.api.resume_retrying()
+                # Creates already sent finish: the runs they make must be known before the
+                # cleanup, or they would outlive the benchmark. Those waiting to retry give up;
+                # finish() LISTs the runs they may have made.
+                self.api.drain(self.pool)
 
     def setup(self) -> None:
         """Upload the pipeline (or a version) and create the experiment; any failure here cleans
@@ -254,10 +244,6 @@ class Driver:
         """Take the ids of what an earlier ``setup`` (another process's) created."""
         self.pipeline_id, self.version_id = handle.pipeline_id, handle.version_id
         self.new_pipeline, self.experiment_id = handle.new_pipeline, handle.experiment_id
-
-    def spawn_and_poll(self) -> None:
-        deadline = time.monotonic() + self.o.timeout
-        self.poll_until(deadline, self.start_creates())
 
     def start_creates(self) -> list:
         """Submit the ``num_runs`` creates to ``create_concurrency`` threads; their futures."""
@@ -338,7 +324,7 @@ class Driver:
     def list_ours(self, poll_round: int = 0) -> bool:
         """LIST the experiment's runs and take in this benchmark's, by name: runs whose create
         failed but which the server made are found here. False if a page could not be read."""
-        token, ours = "", self.name + "-"
+        token = ""
         whole = self.creates_done.is_set()  # this LIST began after every create returned
         while True:
             r = self.api.list_runs(self.experiment_id, token, poll_round=poll_round)
@@ -346,9 +332,9 @@ class Driver:
                 return False
             start, end = r.call.start, r.call.start + r.call.duration
             for run in r.body.get("runs") or ():
-                rid = run.get("run_id")
-                if not rid or not (run.get("display_name") or "").startswith(ours):
+                if not self._ours(run):
                     continue
+                rid = run["run_id"]
                 with self.lock:
                     self.last[rid] = run
                     done = rid in self.final
@@ -428,7 +414,14 @@ class Driver:
         note = "interrupted before it finished" if self.interrupted else "not final at the end"
         for rid in open_ids:
             self._finalize(self.last[rid], error=self.note or note)
-        self.flag_runs()
+        flags = self.sinks.stats.flags
+        # Fewer runs than asked (kfp_bench.outcome); not after a Ctrl-C (flagged "interrupted")
+        # nor before any create (a KfpApiError)
+        if not self.interrupted and self.experiment_id:
+            if not self.last:
+                flags.append("no-runs")
+            elif len(self.last) < self.o.num_runs and self.create_errors:
+                flags.append("create-failed")
         if self.o.keep:
             self.cleanup = {"kept": True}
         elif not clean:
@@ -436,16 +429,6 @@ class Driver:
         else:
             self.clean()
         self.sinks.stats.cleanup = self.cleanup
-
-    def flag_runs(self) -> None:
-        """Flag a benchmark that made fewer runs than asked (``kfp_bench.outcome``)."""
-        if self.interrupted or not self.experiment_id:
-            return  # flagged "interrupted", or stopped before any create (a KfpApiError)
-        flags = self.sinks.stats.flags
-        if not self.last:
-            flags.append("no-runs")
-        elif len(self.last) < self.o.num_runs and self.create_errors:
-            flags.append("create-failed")
 
     def clean(self) -> None:
         """Delete the runs, then, once a LIST shows the experiment empty, the pipeline version,
@@ -456,8 +439,8 @@ class Driver:
             todo = [rid for rid in self.last if rid not in self.left]
         deleted, failed = self._delete_runs(todo)
         remaining = self._experiment_runs()
-        gone = self.left | failed  # known, and still there
-        late = [r for r in remaining or () if self._ours(r) and r["run_id"] not in gone]
+        known = self.left | failed  # known, and still there
+        late = [r for r in remaining or () if self._ours(r) and r["run_id"] not in known]
         if late:  # made after the last LIST (a create answered late): measured, then deleted
             for run in late:
                 with self.lock:
@@ -478,8 +461,7 @@ class Driver:
             self.sinks.stats.flags.append("list-failed")
             left.append("runs made by failed creates, if any (the LIST failed)")
         elif remaining:
-            gone = self.left | failed
-            others = [r for r in remaining if r.get("run_id") not in gone]
+            others = [r for r in remaining if r.get("run_id") not in self.left | failed]
             if others:
                 left.append(f"{len(others)} other runs in the experiment")
         if failed:

@@ -28,10 +28,10 @@ from dataclasses import dataclass
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.kfp import cleanup, promscrape
-from kfp_bench.kfp.api import Backoff, KfpApi
-from kfp_bench.kfp.driver import Driver, Sinks
-from kfp_bench.kfp.manifest import Manifest
-from kfp_bench.kfp.options import CleanupOptions, RunsOptions
+from kfp_bench.kfp.api import KfpApi
+from kfp_bench.kfp.driver import Driver, Sinks, metrics_url_of, run_benchmark
+from kfp_bench.kfp.manifest import Manifest, load_manifest
+from kfp_bench.kfp.options import CleanupOptions, RunsOptions, new_benchmark_id
 from kfp_bench.stats.runs import FillProbe, RunsStats
 
 MODES = ("terminate", "finish")
@@ -128,14 +128,8 @@ class Filler:
         self.fid = fill_id(opts.benchmark_id)
         self.on_progress = on_progress or (lambda *a: None)
         self.calls = RunsStats(benchmark_id=self.fid)  # the fill's own calls, apart
-        self.api = KfpApi(
-            opts.host,
-            auth=opts.auth,
-            pool_size=opts.create_concurrency + BROWSER_CONNECTIONS + 4,
-            timeout=opts.request_timeout,
-            on_call=self.calls.add,
-            retry=Backoff.of(opts),
-        )
+        pool = opts.create_concurrency + BROWSER_CONNECTIONS + 4
+        self.api = KfpApi.of(opts, pool, self.calls.add)
         fill_opts = dataclasses.replace(opts, benchmark_id=self.fid, num_runs=fopts.target)
         sinks = Sinks(self.calls, None)
         self.driver = Driver(fill_opts, self.api, manifest, params, self.fid, sinks, None)
@@ -158,8 +152,7 @@ class Filler:
         """Upload the pipeline under the fill's id and create its experiment."""
         self.api.preflight()
         self.driver.setup()
-        if self.o.metrics_url != "none":
-            self.metrics_url = self.o.metrics_url or self.api.base + "/metrics"
+        self.metrics_url = metrics_url_of(self.o, self.api)
 
     def to(self, k: int) -> None:
         """Create runs until ``k`` were sent, ``create_concurrency`` at a time; each is
@@ -180,12 +173,7 @@ class Filler:
                 self.on_progress("filling", k - len(pending), self.f.target)
         except KeyboardInterrupt:
             self.interrupted = True
-            # Creates already sent finish, so that the runs they make are known and swept.
-            self.api.stop_retrying()
-            try:
-                pool.shutdown(wait=True, cancel_futures=True)
-            finally:
-                self.api.resume_retrying()
+            self.api.drain(pool)  # creates already sent finish: their runs are known and swept
             k = start + sum(not f.cancelled() for f in futures)  # the creates sent
             raise
         finally:
@@ -207,7 +195,7 @@ class Filler:
         query = json.dumps({"predicates": [pred]})
         while True:
             r = self.api.call(
-                "list_runs", self.api.runs.run_service_list_runs,
+                "list_runs", "run_service_list_runs",
                 experiment_id=self.driver.experiment_id, page_size=1, filter=query,
             )  # fmt: skip
             left = int(r.body.get("total_size") or 0) if r.ok else -1
@@ -224,7 +212,8 @@ class Filler:
     def probe(self) -> None:
         """The UI's calls at the current fill, ``repeats`` times each, with the server's own
         figures (a /metrics scrape before and after) when there is an endpoint to scrape."""
-        before = self._scrape()
+        url, timeout = self.metrics_url, self.o.request_timeout
+        before = promscrape.scrape(url, timeout) if url else None
         k = self.server_total()
         time.sleep(self.quiet_s)
         start = time.time()
@@ -251,7 +240,8 @@ class Filler:
         time.sleep(self.quiet_s)
         self.windows.append({"k": k, "filled": self.filled, "start": start, "end": end,
                              "quiet": self.quiet_s})  # fmt: skip
-        self.probes.server(k, self.filled, self._server_view(before))
+        after = promscrape.scrape(url, timeout) if url else None
+        self.probes.server(k, self.filled, promscrape.deltas(before, after) if url else {})
 
     def collected(self, collector) -> None:
         """Stop ``collector`` (``kfp_bench.metrics.collect.Collector``) and read its profile
@@ -271,7 +261,7 @@ class Filler:
 
     def _list(self, kind: str, k: int, **query):
         r = self.api.call(
-            "list_runs", self.api.runs.run_service_list_runs,
+            "list_runs", "run_service_list_runs",
             namespace=self.api.namespace, sort_by=UI_SORT, **query,
         )  # fmt: skip
         self.probes.add(k, kind, r.call.duration, r.ok)
@@ -293,9 +283,8 @@ class Filler:
         self.probes.add(k, "page_load_p20", time.perf_counter() - t0, ok)
 
     def _get_version(self, ref: dict):
-        ps = self.api.pipelines
         return self.api.call(
-            "get_pipeline_version", ps.pipeline_service_get_pipeline_version,
+            "get_pipeline_version", "pipeline_service_get_pipeline_version",
             ref["pipeline_id"], ref["pipeline_version_id"],
         )  # fmt: skip
 
@@ -303,21 +292,9 @@ class Filler:
         """Runs the server holds, every experiment's (what the Runs page counts); the fill's
         count when the LIST fails."""
         r = self.api.call(
-            "list_runs", self.api.runs.run_service_list_runs,
-            namespace=self.api.namespace, page_size=1,
-        )  # fmt: skip
+            "list_runs", "run_service_list_runs", namespace=self.api.namespace, page_size=1
+        )
         return int(r.body.get("total_size") or 0) if r.ok else self.filled
-
-    def _scrape(self) -> dict | None:
-        if not self.metrics_url:
-            return None
-        return promscrape.scrape(self.metrics_url, self.o.request_timeout)
-
-    def _server_view(self, before: dict | None) -> dict:
-        if before is None:
-            return {}
-        after = self._scrape()
-        return promscrape.deltas(before, after or {})
 
     # -- the end --------------------------------------------------------------------------------
     def clean(self) -> dict:
@@ -416,11 +393,6 @@ def run_with_fill(
     benchmark on the full server, then sweep the fill; (the benchmark's stats, the ``fill``
     section). A Ctrl-C during the fill skips the benchmark; the fill is swept whatever
     happened."""
-    from kfp_bench.errors import KfpApiError
-    from kfp_bench.kfp.driver import run_benchmark
-    from kfp_bench.kfp.manifest import load_manifest
-    from kfp_bench.kfp.options import new_benchmark_id
-
     opts.validate()
     fopts.validate(opts.max_runs)
     if not opts.benchmark_id:
@@ -434,7 +406,7 @@ def run_with_fill(
             fill_and_probe(filler, collector)
         except KeyboardInterrupt:
             filler.interrupted = True
-        except (KfpApiError, Exception):  # whatever stopped the fill, its runs are swept
+        except Exception:  # whatever stopped the fill (a KfpApiError...), its runs are swept
             filler.clean()
             raise
         if not filler.interrupted:

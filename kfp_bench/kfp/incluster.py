@@ -11,14 +11,18 @@ given one. No token is ever printed."""
 
 from __future__ import annotations
 
+import json
 import os
 import urllib.error
 import urllib.request
+import warnings
 from collections.abc import Callable
 from urllib.parse import urlencode
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.kfp.auth import Auth, sa_token_path, token_hint
+from kfp_bench.kfp.backend import healthz
+from kfp_bench.kfp.options import check_host
 from kfp_bench.redact import public_url
 
 #: The variable that moves the pod's namespace file (tests simulate a pod with it).
@@ -43,8 +47,6 @@ def pod_namespace() -> str:
 
 def is_multi_user(host: str, timeout: float = 10.0) -> bool | None:
     """Whether ``host`` is multi-user KFP, by its healthz; None when healthz does not say."""
-    from kfp_bench.kfp.backend import healthz
-
     try:
         return healthz(host, timeout).get("multi_user") is True
     except (OSError, ValueError):  # unreachable or no JSON: the driver's preflight says which
@@ -74,26 +76,35 @@ def resolve_namespace(host: str, namespace: str, param: str, log: Log) -> str:
     )
 
 
-def refused(host: str, token_path: str, namespace: str, timeout: float = 10.0) -> bool:
-    """True when the KFP API answers 401 to one authenticated read with the token in
-    ``token_path`` (the driver's preflight call: ListExperiments, page size 1)."""
-    try:
-        with open(token_path) as f:
-            token = f.read().strip()
-    except OSError:
-        return True
-    query = urlencode({"page_size": 1, **({"namespace": namespace} if namespace else {})})
-    req = urllib.request.Request(f"{host}/apis/v2beta1/experiments?{query}")
-    req.add_header("Authorization", f"Bearer {token}")
+def send(host: str, auth: Auth, method: str, path: str, body=None, timeout: float = 30.0):
+    """One request to the KFP API over plain urllib, with ``auth``'s token and no proxy from the
+    environment: (HTTP status, 0 for no answer; the body or the error, redacted)."""
+    data = json.dumps(body).encode() if body is not None else None
+    req = urllib.request.Request(host.rstrip("/") + path, data=data, method=method)
+    req.add_header("Content-Type", "application/json")
+    header = auth.configure(host).authorization
+    if header is not None and (value := header()):
+        req.add_header("Authorization", value)
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
         with opener.open(req, timeout=timeout) as resp:
-            resp.read()
+            return resp.status, resp.read().decode(errors="replace")
     except urllib.error.HTTPError as exc:
-        return exc.code == 401
-    except OSError:  # unreachable: not a refusal; the driver reports it
-        return False
-    return False
+        return exc.code, auth.redact(exc.read().decode(errors="replace"))[:300]
+    except OSError as exc:  # unreachable
+        return 0, auth.redact(str(exc))[:300]
+
+
+def refused(host: str, token_path: str, namespace: str, timeout: float = 10.0) -> bool:
+    """True when the KFP API answers 401 to one authenticated read with the token in
+    ``token_path`` (the driver's preflight call: ListExperiments, page size 1)."""
+    query = urlencode({"page_size": 1, **({"namespace": namespace} if namespace else {})})
+    try:
+        auth = Auth("token-file", token_path)
+        status, _ = send(host, auth, "GET", f"/apis/v2beta1/experiments?{query}", None, timeout)
+    except ConfigError:  # no token to send
+        return True
+    return status == 401  # no answer (0) is not a refusal: the driver reports it
 
 
 def step_auth(
@@ -102,8 +113,6 @@ def step_auth(
     """The driver's auth in a pipeline step: the namespace as ``resolve_namespace`` finds it
     (``namespace`` being the pipeline parameter), and the projected service-account token, or the
     Secret's at ``secret_file`` when there is no projected token or the API refuses it."""
-    from kfp_bench.kfp.options import check_host
-
     host = check_host(host)
     ns = resolve_namespace(host, namespace, "pipeline parameter namespace", log)
     projected = sa_token_path()
@@ -156,8 +165,6 @@ def kfp_client(
     Raises:
         ConfigError: an unreadable token file; multi-user KFP and no namespace (names ``param``).
     """
-    import warnings
-
     import kfp
 
     credentials = client_credentials(token_file)

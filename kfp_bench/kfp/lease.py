@@ -67,13 +67,13 @@ class Lease:
         name, text = exp.get("display_name") or "", exp.get("description") or ""
         try:
             doc = json.loads(text[len(_DESC) :]) if text.startswith(_DESC) else None
-            lease = cls(name, str(doc["holder"]), str(doc.get("run_id", "")), float(doc["expires"]))
+            holder, run_id, expires = str(doc["holder"]), str(doc.get("run_id", "")), doc["expires"]
+            return cls(name, holder, run_id, float(expires), exp.get("experiment_id"))
         except (ValueError, TypeError, KeyError):
             raise LeaseError(
                 f"experiment {name!r} ({exp.get('experiment_id')}) is not a kfp-bench lease "
                 f"(its description is {text[:80]!r}); delete it or give another benchmark_id"
             ) from None
-        return cls(lease.name, lease.holder, lease.run_id, lease.expires, exp.get("experiment_id"))
 
     def expired(self, now: float) -> bool:
         return self.expires <= now

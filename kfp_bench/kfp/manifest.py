@@ -33,6 +33,7 @@ _GCS_HINT = (
     "storage.cloud.google.com addresses redirect to a Google sign-in page: use "
     "gs://BUCKET/OBJECT or https://storage.googleapis.com/BUCKET/OBJECT"
 )
+_COMPILE = "give a pipeline compiled with kfp.compiler.Compiler().compile(...)"
 #: parameterType of the pipeline spec -> the JSON types a value of it may have.
 _PARAM_TYPES = {
     "STRING": (str,),
@@ -119,10 +120,13 @@ def load_manifest(source: str, *, timeout: float = 30.0) -> Manifest:
     spec. Raises ``ConfigError`` naming the source and the fix."""
     scheme = urlsplit(source).scheme.lower()
     redirects: tuple[str, ...] = ()
-    if scheme in ("http", "https"):
-        data, redirects = _fetch_http(source, timeout)
-    elif scheme == "gs":
-        data = _fetch_gs(source, timeout)
+    if scheme in ("http", "https", "gs"):
+        if scheme == "gs":
+            data = _fetch_gs(source, timeout)
+        else:
+            data, redirects = _fetch_http(source, timeout)
+        if len(data) > MAX_BYTES:
+            raise ConfigError(f"{_flag(source)}: more than 32 MB, above KFP's upload limit")
     elif scheme in ("", "file") or len(scheme) == 1:  # a Windows drive letter is a path
         data = _read_file(source[7:] if scheme == "file" else source)
     else:
@@ -145,15 +149,9 @@ def parse_manifest(data: bytes, source: str = "manifest", redirects=()) -> Manif
     except yaml.YAMLError as exc:
         where = getattr(exc, "problem_mark", None)
         at = f" at line {where.line + 1}" if where else ""
-        raise ConfigError(
-            f"{flag}: not YAML{at}{hint}; give a pipeline compiled with "
-            "kfp.compiler.Compiler().compile(...)"
-        ) from None
+        raise ConfigError(f"{flag}: not YAML{at}{hint}; {_COMPILE}") from None
     if not docs or not isinstance(docs[0], dict):
-        raise ConfigError(
-            f"{flag}: not a pipeline spec (no YAML mapping){hint}; give a pipeline "
-            "compiled with kfp.compiler.Compiler().compile(...)"
-        )
+        raise ConfigError(f"{flag}: not a pipeline spec (no YAML mapping){hint}; {_COMPILE}")
     spec, type_names = _parse_spec(docs[0], source, hint)
     params = {
         name: Param(
@@ -175,10 +173,7 @@ def _parse_spec(doc: dict, source: str, hint: str):
     missing = [k for k in ("pipelineInfo", "root") if k not in doc]
     if missing:
         what = "a v1 component, not a pipeline" if "implementation" in doc else "not a pipeline"
-        raise ConfigError(
-            f"{flag}: {what} spec (no {' or '.join(missing)}){hint}; give a pipeline "
-            "compiled with kfp.compiler.Compiler().compile(...)"
-        )
+        raise ConfigError(f"{flag}: {what} spec (no {' or '.join(missing)}){hint}; {_COMPILE}")
     try:
         spec = json_format.ParseDict(doc, pipeline_spec_pb2.PipelineSpec())
     except json_format.ParseError as exc:
@@ -254,8 +249,6 @@ def _fetch_http(url: str, timeout: float) -> tuple[bytes, tuple[str, ...]]:
         raise ConfigError(
             f"{flag}: cannot reach it ({reason}); check the address and the network"
         ) from None
-    if len(data) > MAX_BYTES:
-        raise ConfigError(f"{flag}: more than 32 MB, above KFP's upload limit")
     return data, tuple(redirects.chain)
 
 
@@ -294,6 +287,4 @@ def _fetch_gs(url: str, timeout: float) -> bytes:
         raise ConfigError(
             f"{flag}: cannot reach Cloud Storage ({type(exc).__name__}: {exc})"
         ) from None
-    if len(data) > MAX_BYTES:
-        raise ConfigError(f"{flag}: more than 32 MB, above KFP's upload limit")
     return data

@@ -12,6 +12,7 @@ import json
 import secrets
 import time
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.kfp.auth import Auth
@@ -230,15 +231,13 @@ def check_host(host: str) -> str:
     """The base URL without a trailing slash; ``ConfigError`` unless it is http(s)://HOST[:PORT].
     Here, not in ``api``, so that a step without urllib3 (a load worker checking its start mark,
     ``kfp_bench.kfp.start_mark``) can check a host."""
-    from urllib.parse import urlsplit
-
     try:
         parts = urlsplit(host)
         parts.port  # noqa: B018 - raises ValueError for a bad port
     except ValueError as exc:
-        shown = public_url(host)
-        raise ConfigError(f"--host {shown!r}: {exc}; give e.g. http://127.0.0.1:8888") from None
+        raise ConfigError(
+            f"--host {public_url(host)!r}: {exc}; give e.g. http://127.0.0.1:8888"
+        ) from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        shown = public_url(host)
-        raise ConfigError(f"--host {shown!r}: give a URL such as http://127.0.0.1:8888")
+        raise ConfigError(f"--host {public_url(host)!r}: give a URL such as http://127.0.0.1:8888")
     return host.rstrip("/")

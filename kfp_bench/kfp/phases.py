@@ -20,8 +20,8 @@ from pathlib import Path
 from kfp_bench import jsonl
 from kfp_bench.errors import ConfigError, KfpApiError
 from kfp_bench.kfp import promscrape
-from kfp_bench.kfp.api import Backoff, KfpApi
-from kfp_bench.kfp.driver import Driver, Sinks, metrics_url_of
+from kfp_bench.kfp.api import KfpApi
+from kfp_bench.kfp.driver import Driver, Sinks, metrics_url_of, new_stats
 from kfp_bench.kfp.manifest import Manifest, load_manifest
 from kfp_bench.kfp.options import RunsOptions, new_benchmark_id
 from kfp_bench.records import ApiCall, RunRecord
@@ -200,16 +200,9 @@ class _Phase:
         self.state = {"started_at": time.time(), "cpu_s": 0.0, "flags": []}
         if not first and self.dir is not None and (self.dir / STATE).exists():
             self.state.update(json.loads((self.dir / STATE).read_text()))
-        stats = RunsStats(
-            requested=opts.num_runs,
-            benchmark_id=bid,
-            host=public_url(opts.host),
-            options=opts.redacted(),
-        )
-        stats.options["benchmark_id"] = bid
+        stats = new_stats(opts, bid)
         if self.state.get("caching"):  # what the upload phase did to the child's caching
             stats.options["caching"] = self.state["caching"]
-        stats.flags += opts.flags()
         stats.started_at = self.state["started_at"]
         self.earlier_runs: list[RunRecord] = []
         if not first and self.dir is not None:
@@ -220,14 +213,7 @@ class _Phase:
                 stats.add(record)
         self.stats = stats
         self.sinks = Sinks(stats, self.dir, append=not first)
-        self.api = KfpApi(
-            opts.host,
-            auth=opts.auth,
-            pool_size=opts.create_concurrency + opts.get_sample + 4,
-            timeout=opts.request_timeout,
-            on_call=self.sinks.call,
-            retry=Backoff.of(opts),
-        )
+        self.api = KfpApi.of(opts, opts.create_concurrency + opts.get_sample + 4, self.sinks.call)
         self.cpu0 = time.process_time()
 
     def _earlier(self, name: str, cls: type) -> list:

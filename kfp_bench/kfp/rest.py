@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import mimetypes
 import os
+import re
 import ssl
 from urllib.parse import quote, urlencode
 
@@ -26,9 +27,6 @@ JSON = "application/json"
 #: kfp_server_api's RESTClientObject default: connection pools kept, one per host.
 NUM_POOLS = 4
 
-#: (name, value) pairs; a None value is dropped.
-Query = list[tuple[str, object]]
-
 
 def _default_ca() -> str | None:
     """certifi's bundle, as kfp_server_api's rest.py uses; without certifi, the system's."""
@@ -39,12 +37,73 @@ def _default_ca() -> str | None:
     return certifi.where()
 
 
-def _path(template: str, **params: str) -> str:
-    """``template`` with each ``{name}`` replaced by its value, every character quoted
-    (api_client.py: ``quote(str(v), safe=config.safe_chars_for_path_param)``, which is '')."""
-    for name, value in params.items():
-        template = template.replace(f"{{{name}}}", quote(str(value), safe=""))
-    return API + template
+#: Each call of the generated ``*_service_api.py`` (named as there): its method, its path under
+#: /apis/v2beta1 (each ``{name}`` a positional argument, in order), and its query parameters in
+#: the order the generated method adds them.
+CALLS: dict[str, tuple[str, str, str]] = {
+    # run_service_api.py
+    "run_service_create_run": ("POST", "/runs", "experiment_id"),
+    "run_service_list_runs": (
+        "GET",
+        "/runs",
+        "namespace experiment_id page_token page_size sort_by filter",
+    ),
+    "run_service_get_run": ("GET", "/runs/{run_id}", "experiment_id"),
+    "run_service_terminate_run": ("POST", "/runs/{run_id}:terminate", "experiment_id"),
+    "run_service_delete_run": ("DELETE", "/runs/{run_id}", "experiment_id"),
+    # recurring_run_service_api.py
+    "recurring_run_service_list_recurring_runs": (
+        "GET",
+        "/recurringruns",
+        "page_token page_size sort_by namespace filter experiment_id",
+    ),
+    "recurring_run_service_get_recurring_run": ("GET", "/recurringruns/{recurring_run_id}", ""),
+    "recurring_run_service_delete_recurring_run": (
+        "DELETE",
+        "/recurringruns/{recurring_run_id}",
+        "",
+    ),
+    # pipeline_service_api.py
+    "pipeline_service_list_pipelines": (
+        "GET",
+        "/pipelines",
+        "namespace page_token page_size sort_by filter",
+    ),
+    "pipeline_service_list_pipeline_versions": (
+        "GET",
+        "/pipelines/{pipeline_id}/versions",
+        "page_token page_size sort_by filter",
+    ),
+    "pipeline_service_get_pipeline": ("GET", "/pipelines/{pipeline_id}", ""),
+    "pipeline_service_get_pipeline_version": (
+        "GET",
+        "/pipelines/{pipeline_id}/versions/{pipeline_version_id}",
+        "",
+    ),
+    "pipeline_service_delete_pipeline": ("DELETE", "/pipelines/{pipeline_id}", "cascade"),
+    "pipeline_service_delete_pipeline_version": (
+        "DELETE",
+        "/pipelines/{pipeline_id}/versions/{pipeline_version_id}",
+        "",
+    ),
+    # pipeline_upload_service_api.py: multipart/form-data
+    "upload_pipeline": ("POST", "/pipelines/upload", "name display_name description namespace"),
+    "upload_pipeline_version": (
+        "POST",
+        "/pipelines/upload_version",
+        "name display_name pipelineid description",
+    ),
+    # experiment_service_api.py
+    "experiment_service_create_experiment": ("POST", "/experiments", ""),
+    "experiment_service_list_experiments": (
+        "GET",
+        "/experiments",
+        "page_token page_size sort_by filter namespace",
+    ),
+    "experiment_service_get_experiment": ("GET", "/experiments/{experiment_id}", ""),
+    "experiment_service_delete_experiment": ("DELETE", "/experiments/{experiment_id}", ""),
+}
+_PARAM = re.compile(r"\{(\w+)\}")
 
 
 class Rest:
@@ -78,19 +137,22 @@ class Rest:
     def close(self) -> None:
         self.pool.clear()
 
-    def request(
-        self,
-        method: str,
-        path: str,
-        query: Query = (),
-        *,
-        body: object = None,
-        upload: str | None = None,
+    def call(
+        self, endpoint: str, /, *ids: str, body: object = None, upload: str | None = None, **query
     ) -> urllib3.BaseHTTPResponse:
-        """One request: ``body`` sent as JSON, or the file ``upload`` as the form field
-        ``uploadfile``; the response whatever its status, its body read."""
-        url = self.host + path
-        pairs = [(k, v) for k, v in query if v is not None]
+        """The generated method ``endpoint`` (``CALLS``) for the path parameters ``ids``, ``body``
+        sent as JSON, or the file ``upload`` as the form field ``uploadfile``; the response
+        whatever its status, its body read."""
+        method, template, params = CALLS[endpoint]
+        params = params.split()
+        unknown = set(query) - set(params)
+        if unknown:
+            raise TypeError(f"{endpoint}() got unexpected query parameters {sorted(unknown)}")
+        # api_client.py: ``quote(str(v), safe=config.safe_chars_for_path_param)``, which is ''
+        values = iter(ids)
+        path = _PARAM.sub(lambda m: quote(str(next(values)), safe=""), template)
+        url = self.host + API + path
+        pairs = [(k, query[k]) for k in params if query.get(k) is not None]
         if pairs:
             url += "?" + urlencode(pairs)
         # The generated header order: Accept, the declared Content-Type, the default headers,
@@ -116,153 +178,3 @@ def _file_field(path: str) -> tuple[str, tuple[str, bytes, str]]:
         data = f.read()
     name = os.path.basename(path)
     return "uploadfile", (name, data, mimetypes.guess_type(name)[0] or "application/octet-stream")
-
-
-class RunService:
-    """run_service_api.py: /apis/v2beta1/runs, /runs/{run_id}, /runs/{run_id}:terminate."""
-
-    def __init__(self, rest: Rest):
-        self.rest = rest
-
-    def run_service_create_run(self, run: dict, experiment_id: str | None = None):
-        return self.rest.request("POST", _path("/runs"), [("experiment_id", experiment_id)],
-                                 body=run)  # fmt: skip
-
-    def run_service_list_runs(
-        self, namespace=None, experiment_id=None, page_token=None, page_size=None, sort_by=None,
-        filter=None,
-    ):  # fmt: skip
-        query = [("namespace", namespace), ("experiment_id", experiment_id),
-                 ("page_token", page_token), ("page_size", page_size), ("sort_by", sort_by),
-                 ("filter", filter)]  # fmt: skip
-        return self.rest.request("GET", _path("/runs"), query)
-
-    def run_service_get_run(self, run_id: str, experiment_id: str | None = None):
-        path = _path("/runs/{run_id}", run_id=run_id)
-        return self.rest.request("GET", path, [("experiment_id", experiment_id)])
-
-    def run_service_terminate_run(self, run_id: str, experiment_id: str | None = None):
-        path = _path("/runs/{run_id}:terminate", run_id=run_id)
-        return self.rest.request("POST", path, [("experiment_id", experiment_id)])
-
-    def run_service_delete_run(self, run_id: str, experiment_id: str | None = None):
-        path = _path("/runs/{run_id}", run_id=run_id)
-        return self.rest.request("DELETE", path, [("experiment_id", experiment_id)])
-
-
-class RecurringRunService:
-    """recurring_run_service_api.py: /apis/v2beta1/recurringruns, /recurringruns/{id}."""
-
-    def __init__(self, rest: Rest):
-        self.rest = rest
-
-    def recurring_run_service_list_recurring_runs(
-        self, page_token=None, page_size=None, sort_by=None, namespace=None, filter=None,
-        experiment_id=None,
-    ):  # fmt: skip
-        query = [("page_token", page_token), ("page_size", page_size), ("sort_by", sort_by),
-                 ("namespace", namespace), ("filter", filter),
-                 ("experiment_id", experiment_id)]  # fmt: skip
-        return self.rest.request("GET", _path("/recurringruns"), query)
-
-    def recurring_run_service_get_recurring_run(self, recurring_run_id: str):
-        path = _path("/recurringruns/{recurring_run_id}", recurring_run_id=recurring_run_id)
-        return self.rest.request("GET", path)
-
-    def recurring_run_service_delete_recurring_run(self, recurring_run_id: str):
-        path = _path("/recurringruns/{recurring_run_id}", recurring_run_id=recurring_run_id)
-        return self.rest.request("DELETE", path)
-
-
-class PipelineService:
-    """pipeline_service_api.py: /apis/v2beta1/pipelines, /pipelines/{pipeline_id},
-    /pipelines/{pipeline_id}/versions, /pipelines/{pipeline_id}/versions/{pipeline_version_id}."""
-
-    def __init__(self, rest: Rest):
-        self.rest = rest
-
-    def pipeline_service_list_pipelines(
-        self, namespace=None, page_token=None, page_size=None, sort_by=None, filter=None
-    ):
-        query = [("namespace", namespace), ("page_token", page_token),
-                 ("page_size", page_size), ("sort_by", sort_by), ("filter", filter)]  # fmt: skip
-        return self.rest.request("GET", _path("/pipelines"), query)
-
-    def pipeline_service_list_pipeline_versions(
-        self, pipeline_id: str, page_token=None, page_size=None, sort_by=None, filter=None
-    ):
-        path = _path("/pipelines/{pipeline_id}/versions", pipeline_id=pipeline_id)
-        query = [("page_token", page_token), ("page_size", page_size), ("sort_by", sort_by),
-                 ("filter", filter)]  # fmt: skip
-        return self.rest.request("GET", path, query)
-
-    def pipeline_service_get_pipeline(self, pipeline_id: str):
-        return self.rest.request("GET", _path("/pipelines/{pipeline_id}", pipeline_id=pipeline_id))
-
-    def pipeline_service_get_pipeline_version(self, pipeline_id: str, pipeline_version_id: str):
-        path = _path(
-            "/pipelines/{pipeline_id}/versions/{pipeline_version_id}",
-            pipeline_id=pipeline_id,
-            pipeline_version_id=pipeline_version_id,
-        )
-        return self.rest.request("GET", path)
-
-    def pipeline_service_delete_pipeline(self, pipeline_id: str, cascade: bool | None = None):
-        path = _path("/pipelines/{pipeline_id}", pipeline_id=pipeline_id)
-        return self.rest.request("DELETE", path, [("cascade", cascade)])
-
-    def pipeline_service_delete_pipeline_version(self, pipeline_id: str, pipeline_version_id: str):
-        path = _path(
-            "/pipelines/{pipeline_id}/versions/{pipeline_version_id}",
-            pipeline_id=pipeline_id,
-            pipeline_version_id=pipeline_version_id,
-        )
-        return self.rest.request("DELETE", path)
-
-
-class PipelineUploadService:
-    """pipeline_upload_service_api.py: POST /apis/v2beta1/pipelines/upload and
-    /pipelines/upload_version, multipart/form-data."""
-
-    def __init__(self, rest: Rest):
-        self.rest = rest
-
-    def upload_pipeline(
-        self, uploadfile: str, name=None, display_name=None, description=None, namespace=None
-    ):
-        query = [("name", name), ("display_name", display_name), ("description", description),
-                 ("namespace", namespace)]  # fmt: skip
-        return self.rest.request("POST", _path("/pipelines/upload"), query, upload=uploadfile)
-
-    def upload_pipeline_version(
-        self, uploadfile: str, name=None, display_name=None, pipelineid=None, description=None
-    ):
-        query = [("name", name), ("display_name", display_name), ("pipelineid", pipelineid),
-                 ("description", description)]  # fmt: skip
-        path = _path("/pipelines/upload_version")
-        return self.rest.request("POST", path, query, upload=uploadfile)
-
-
-class ExperimentService:
-    """experiment_service_api.py: /apis/v2beta1/experiments, /experiments/{experiment_id}."""
-
-    def __init__(self, rest: Rest):
-        self.rest = rest
-
-    def experiment_service_create_experiment(self, experiment: dict):
-        return self.rest.request("POST", _path("/experiments"), body=experiment)
-
-    def experiment_service_list_experiments(
-        self, page_token=None, page_size=None, sort_by=None, filter=None, namespace=None
-    ):
-        query = [("page_token", page_token), ("page_size", page_size), ("sort_by", sort_by),
-                 ("filter", filter), ("namespace", namespace)]  # fmt: skip
-        return self.rest.request("GET", _path("/experiments"), query)
-
-    def experiment_service_get_experiment(self, experiment_id: str):
-        path = _path("/experiments/{experiment_id}", experiment_id=experiment_id)
-        return self.rest.request("GET", path)
-
-    def experiment_service_delete_experiment(self, experiment_id: str):
-        path = _path("/experiments/{experiment_id}", experiment_id=experiment_id)
-        return self.rest.request("DELETE", path)

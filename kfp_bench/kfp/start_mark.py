@@ -21,12 +21,11 @@ from __future__ import annotations
 import json
 import secrets
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from urllib.parse import urlencode
 
 from kfp_bench.kfp.auth import Auth
+from kfp_bench.kfp.incluster import send
 from kfp_bench.kfp.options import NAME_PREFIX
 
 #: What a mark's description starts with: the cleanup sweep's own-description prefix.
@@ -67,7 +66,7 @@ def claim(
     for attempt in range(tries):
         if attempt:
             sleep(float(attempt))
-        status, text = _send(host, auth, "POST", "/apis/v2beta1/experiments", body, timeout)
+        status, text = send(host, auth, "POST", "/apis/v2beta1/experiments", body, timeout)
         if status not in _AGAIN:
             break
     if 200 <= status <= 299:
@@ -87,7 +86,7 @@ def _made_by(host: str, auth: Auth, name: str, token: str, timeout: float) -> tu
     query = {"filter": json.dumps({"predicates": [pred]}), "page_size": 10}
     if auth.namespace:
         query["namespace"] = auth.namespace
-    status, text = _send(host, auth, "GET", f"/apis/v2beta1/experiments?{urlencode(query)}")
+    status, text = send(host, auth, "GET", f"/apis/v2beta1/experiments?{urlencode(query)}")
     if status != 200:
         return False, ""
     try:
@@ -98,24 +97,6 @@ def _made_by(host: str, auth: Auth, name: str, token: str, timeout: float) -> tu
     if not found:
         return False, ""
     return token in (found[0].get("description") or ""), found[0].get("created_at") or ""
-
-
-def _send(host: str, auth: Auth, method: str, path: str, body=None, timeout: float = 30.0):
-    """One request: (HTTP status, 0 for no answer; the body or the error, redacted)."""
-    data = json.dumps(body).encode() if body is not None else None
-    req = urllib.request.Request(host.rstrip("/") + path, data=data, method=method)
-    req.add_header("Content-Type", "application/json")
-    header = auth.configure(host).authorization
-    if header is not None and (value := header()):
-        req.add_header("Authorization", value)
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    try:
-        with opener.open(req, timeout=timeout) as resp:
-            return resp.status, resp.read().decode(errors="replace")
-    except urllib.error.HTTPError as exc:
-        return exc.code, auth.redact(exc.read().decode(errors="replace"))[:300]
-    except OSError as exc:
-        return 0, auth.redact(str(exc))[:300]
 
 
 def _what(status: int, text: str) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import http.client
 import socket
 import time
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 
 from kfp_bench.errors import NotReadyError
 from kfp_bench.kserve.kube import Kube, selector
@@ -44,15 +44,9 @@ class ColdStart:
     warm_p99_ms: float
 
     def as_dict(self) -> dict:
-        return {
-            "zero_wait_s": round(self.zero_wait_s, 3),
-            "first_success_s": round(self.first_success_s, 3),
-            "attempts": self.attempts,
-            "errors": list(self.errors),
-            "warm_requests": self.warm_requests,
-            "warm_p50_ms": round(self.warm_p50_ms, 3),
-            "warm_p99_ms": round(self.warm_p99_ms, 3),
-        }
+        """The fields as JSON values, the seconds and milliseconds to 3 decimals."""
+        doc = {**asdict(self), "errors": list(self.errors)}
+        return {k: round(v, 3) if k.endswith(("_s", "_ms")) else v for k, v in doc.items()}
 
 
 def wait_for_zero(kube: Kube, name: str, *, component: str = "predictor",

@@ -140,7 +140,8 @@ def wait_ready(kube: Kube, name: str, *, timeout_s: float, poll_s: float = 2.0) 
     doc = None
     while True:
         doc = kube.get_isvc(name)
-        if doc is not None and _condition(doc, "Ready").get("status") == "True":
+        conditions = ((doc or {}).get("status") or {}).get("conditions") or []
+        if any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions):
             return doc
         if time.monotonic() >= deadline:
             raise NotReadyError(
@@ -237,10 +238,3 @@ def _wait_gone(kube: Kube, name: str, uid: str, wait_s: float, poll_s: float) ->
         if doc is None or (doc.get("metadata") or {}).get("uid") != uid:
             return
         time.sleep(poll_s)
-
-
-def _condition(doc: dict, kind: str) -> dict:
-    for c in (doc.get("status") or {}).get("conditions") or []:
-        if c.get("type") == kind:
-            return c
-    return {}

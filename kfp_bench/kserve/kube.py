@@ -9,6 +9,8 @@ object and the API's reason. ``kube_namespace`` alone picks the namespace of eve
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import dataclass
 
 from kfp_bench.errors import KubeError
@@ -230,15 +232,7 @@ class Kube:
             PA_GROUP, PA_VERSION, self.namespace, PA_PLURAL,
             label_selector=label_selector,
         )  # fmt: skip
-        out = []
-        for pa in (found or {}).get("items", []):
-            status = pa.get("status") or {}
-            out.append(
-                ScaleState(
-                    pa["metadata"]["name"], status.get("desiredScale"), status.get("actualScale")
-                )  # fmt: skip
-            )
-        return out
+        return [_pa(pa) for pa in (found or {}).get("items", [])]
 
     def hpas(self, label_selector: str) -> list[ScaleState]:
         """The HorizontalPodAutoscalers (autoscaling/v2) matching ``label_selector``: in
@@ -278,18 +272,6 @@ class Kube:
         )  # fmt: skip
         return [_scaled_object(so) for so in (found or {}).get("items", [])]
 
-    def config_map(self, name: str, namespace: str) -> dict | None:
-        """The data of the ConfigMap ``name`` in ``namespace``, or None when there is none; a
-        refusal (a Role that may not read it: 403) raises ``KubeError``."""
-        found = self._call(
-            f"read ConfigMap {name}",
-            self.core.read_namespaced_config_map,
-            name,
-            namespace,
-            namespace=namespace,
-        )
-        return None if found is None else dict(found.data or {})
-
     def create_config_map(self, body: dict) -> dict | None:
         """Create the ConfigMap ``body`` in this namespace; return the object created, or None
         when one of that name exists (409 AlreadyExists: nothing was changed)."""
@@ -302,19 +284,23 @@ class Kube:
         )
         return None if found is None else self.api.sanitize_for_serialization(found)
 
-    def get_config_map(self, name: str) -> dict | None:
-        """The ConfigMap ``name`` of this namespace as JSON (binaryData base64, as the API
-        sends it), or None when there is none."""
+    def get_config_map(self, name: str, namespace: str = "") -> dict | None:
+        """The ConfigMap ``name`` of ``namespace`` (else this one) as JSON (binaryData base64, as
+        the API sends it), or None when there is none; a refusal (a Role that may not read it:
+        403) raises ``KubeError``."""
+        namespace = namespace or self.namespace
         found = self._call(
-            f"read ConfigMap {name}", self.core.read_namespaced_config_map, name, self.namespace
+            f"read ConfigMap {name}",
+            self.core.read_namespaced_config_map,
+            name,
+            namespace,
+            namespace=namespace,
         )
         return None if found is None else self.api.sanitize_for_serialization(found)
 
 
 def _in_pod() -> bool:
     """Whether a service account is mounted, as kserve's ``utils.is_running_in_k8s``."""
-    import os
-
     return os.path.isdir("/var/run/secrets/kubernetes.io/")
 
 
@@ -344,6 +330,11 @@ def _pod(p) -> PodState:
     phase = status.phase if status is not None else None
     live = p.metadata.deletion_timestamp is None and phase not in ("Succeeded", "Failed")
     return PodState(p.metadata.name, ready and live, live)
+
+
+def _pa(pa: dict) -> ScaleState:
+    status = pa.get("status") or {}
+    return ScaleState(pa["metadata"]["name"], status.get("desiredScale"), status.get("actualScale"))
 
 
 def _hpa(hpa) -> ScaleState:
@@ -379,8 +370,6 @@ def _scaled_object(so: dict) -> ScaledObjectState:
 
 
 def _message(body) -> str:
-    import json
-
     try:
         msg = json.loads(body).get("message", "")
     except (TypeError, ValueError, AttributeError):

@@ -109,12 +109,12 @@ def cluster_default(kube: Kube, namespace: str = "") -> Mode:
     refused = []
     for ns in (namespace,) if namespace else KSERVE_NAMESPACES:
         try:
-            data = kube.config_map(CONFIG_MAP, ns)
+            found = kube.get_config_map(CONFIG_MAP, ns)
         except KubeError as exc:  # a Role for the benchmark's namespace only: 403
             refused.append(str(exc))
             continue
-        if data is not None:
-            return _default_in(data, f"ConfigMap {ns}/{CONFIG_MAP}")
+        if found is not None:
+            return _default_in(found.get("data") or {}, f"ConfigMap {ns}/{CONFIG_MAP}")
     if refused:
         return Mode("", unread=f"the cluster's default is not readable here: {'; '.join(refused)}")
     where = f"namespaces {' or '.join(KSERVE_NAMESPACES)}"

@@ -164,14 +164,6 @@ class ScaleSpec:
                 "request: give 1 to 100"
             )
 
-    def keda_metrics(self) -> dict:
-        """The autoScaling of a component KEDA scales: one Resource metric, the utilization
-        scale_target of scale_metric (component.go:135-215; KServe makes it a ScaledObject's
-        trigger in reconcilers/keda/keda_reconciler.go:79-107)."""
-        target = {"type": "Utilization", "averageUtilization": self.scale_target}
-        resource = {"name": self.scale_metric, "target": target}
-        return {"metrics": [{"type": "Resource", "resource": resource}]}
-
     def component_fields(self, old_schema: bool, keda: bool = False) -> dict:
         """The scale fields of a V1beta1 predictor or transformer spec (camelCase, as sent);
         ``keda``: the autoScaling metrics KEDA reads instead of scaleMetric and scaleTarget."""
@@ -180,8 +172,12 @@ class ScaleSpec:
             out["maxReplicas"] = self.max_replicas
         if self.container_concurrency:
             out["containerConcurrency"] = self.container_concurrency
-        if keda:
-            out["autoScaling"] = self.keda_metrics()
+        if keda:  # one Resource metric, the utilization scale_target of scale_metric
+            # (component.go:135-215; KServe makes it a ScaledObject's trigger in
+            # reconcilers/keda/keda_reconciler.go:79-107)
+            target = {"type": "Utilization", "averageUtilization": self.scale_target}
+            resource = {"name": self.scale_metric, "target": target}
+            out["autoScaling"] = {"metrics": [{"type": "Resource", "resource": resource}]}
         elif not old_schema:
             out["scaleMetric"] = self.scale_metric
             if self.scale_target:  # else none: KServe writes no target annotation then

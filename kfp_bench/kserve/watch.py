@@ -25,9 +25,6 @@ UTILIZATION = 0.7
 KPA, HPA, KEDA, NONE = "kpa", "hpa", "keda", ""
 #: config-autoscaler's container-concurrency-target-default and requests-per-second-target-default
 CONCURRENCY_TARGET_DEFAULT, RPS_TARGET_DEFAULT = 100.0, 200.0
-STABLE_WINDOW_S = 60.0
-PANIC_WINDOW_PERCENT = 10.0
-PANIC_THRESHOLD = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +80,6 @@ class ReplicaWatcher:
         self.error: Exception | None = None
 
     def sample(self) -> ReplicaSample:
-        """One sample, now."""
         t = time.time()
         pods = self.kube.pods(self.selector)
         desired = actual = None

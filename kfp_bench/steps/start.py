@@ -50,10 +50,10 @@ def check_params(p: BenchParams, job_id: str) -> dict:
 
 def kfp_api(p: BenchParams, bid: str):
     """A KFP API client of benchmark ``bid``, its host and token checked (``preflight``)."""
-    from kfp_bench.kfp.api import Backoff, KfpApi
+    from kfp_bench.kfp.api import KfpApi
 
     opts = runs_options(p, bid)
-    api = KfpApi(opts.host, auth=opts.auth, retry=Backoff.of(opts), timeout=opts.request_timeout)
+    api = KfpApi.of(opts)
     api.preflight()  # an unreachable host or refused token: a ConfigError, nothing created
     return api
 
