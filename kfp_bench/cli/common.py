@@ -10,10 +10,13 @@ import time
 from pathlib import Path
 
 from kfp_bench import gates as gate_rules
+from kfp_bench._doc import field_help
+from kfp_bench.cli.commands import HELP
 from kfp_bench.cli.workload import schedule_options
 from kfp_bench.errors import ConfigError
 from kfp_bench.figures import fixed
 from kfp_bench.load.options import LoadOptions, parse_duration
+from kfp_bench.load.payload import parse_shape, read_body, v1_payload, v2_payload
 from kfp_bench.outcome import (  # noqa: F401  (the codes' one home; re-exported here)
     EXIT_BAD_INPUT,
     EXIT_FAILED,
@@ -33,6 +36,21 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message):
         raise ConfigError(f"{scrub(message)} (see {self.prog} --help)")
+
+
+def command(sub, name: str, func=None, description: str | None = None, abbrev: bool = False):
+    """The parser of the command ``name``: its line from ``cli.commands``, ``func`` to run it,
+    and no abbreviated flags unless ``abbrev``."""
+    p = sub.add_parser(name, help=HELP[name], description=description, allow_abbrev=abbrev)
+    if func is not None:
+        p.set_defaults(func=func)
+    return p
+
+
+def server_command(sub, name: str, module) -> None:
+    """The command ``name`` that runs ``module``'s local server: its flags, its ``main``, and
+    its docstring's first paragraph as the description."""
+    module.add_arguments(command(sub, name, module.main, module.__doc__.split("\n\n")[0]))
 
 
 def duration(text: str) -> float:
@@ -171,6 +189,52 @@ def add_hey_flags(
     )
     p.add_argument("-t", type=float, default=timeout, dest="timeout", help=h("timeout"))
     p.add_argument("-host", "--host", default="", dest="host", help=h("host"))
+
+
+def load_help(name: str) -> str:
+    """The help of the ``LoadOptions`` field ``name``, for its flag."""
+    return field_help(LoadOptions, name)
+
+
+def add_body_flags(p, *, method: str, content_type: str) -> None:
+    """hey's flags of the request, shared by ``load`` and ``sweep`` with their own defaults of
+    -m and -T: -m, -d, -D and -T (``request_body`` reads them)."""
+    p.add_argument("-m", default=method, dest="method", help=load_help("method"))
+    p.add_argument("-d", dest="data", help="HTTP request body.")
+    p.add_argument("-D", dest="data_file", metavar="FILE", help="HTTP request body from a file.")
+    t_help = f"Content-Type of the body ({content_type})."
+    if content_type == LoadOptions.content_type:  # the field's help names hey's
+        t_help = load_help("content_type")
+    p.add_argument("-T", default=content_type, dest="content_type", help=t_help)
+
+
+def add_shape_flags(g) -> None:
+    """kfp-bench's model bodies, shared by ``load`` and ``sweep``: --v1-shape, --v2-shape and
+    --v2-datatype (``request_body`` reads them)."""
+    g.add_argument(
+        "--v1-shape",
+        metavar="SHAPE",
+        help='Send a KServe V1 body {"instances": ...} of this shape, e.g. 1,4.',
+    )
+    g.add_argument(
+        "--v2-shape",
+        metavar="SHAPE",
+        help="Send an Open Inference Protocol (V2) "
+        "body with one input tensor of this shape, e.g. 1,4.",
+    )
+    g.add_argument("--v2-datatype", default="FP32", help="Datatype of the V2 input tensor.")
+
+
+def request_body(a: argparse.Namespace) -> tuple[bytes, str]:
+    """The body and Content-Type from -d, -D, --v1-shape or --v2-shape (one of them at most)."""
+    if sum(x is not None for x in (a.data, a.data_file, a.v1_shape, a.v2_shape)) > 1:
+        raise ConfigError("give one body: -d, -D, --v1-shape or --v2-shape")
+    if a.v1_shape:
+        return v1_payload(parse_shape(a.v1_shape, "--v1-shape")), "application/json"
+    if a.v2_shape:
+        shape = parse_shape(a.v2_shape, "--v2-shape")
+        return v2_payload(shape, a.v2_datatype), "application/json"
+    return read_body(a.data, a.data_file, a.content_type), a.content_type
 
 
 def add_open_loop_flags(g, h, *, rate: bool = True) -> None:

@@ -8,7 +8,6 @@ import sys
 
 from kfp_bench._doc import field_help
 from kfp_bench.cli import metrics_flags
-from kfp_bench.cli.commands import HELP
 from kfp_bench.cli.common import (
     Progress,
     add_cost_flag,
@@ -18,6 +17,7 @@ from kfp_bench.cli.common import (
     add_scale_flags,
     add_threshold_flag,
     add_tls_flags,
+    command,
     duration,
     gates_of,
     priced,
@@ -54,17 +54,13 @@ DEFAULT_PROMPTS = 256
 
 
 def register(sub) -> None:
-    p = sub.add_parser(
-        "llm",
-        help=HELP["llm"],
-        description=(
-            "Stream completions or chat completions from an OpenAI-compatible server (KServe's "
-            "/openai routes, vLLM, ...) and measure time to first token, inter-token latency, "
-            "TPOT, tokens/s and goodput. hey's flags keep hey's meaning. URL is the base, "
-            "without /v1: http://host/openai for KServe."
-        ),
-        allow_abbrev=False,
-    )
+    p = command(
+        sub, "llm",
+        description="Stream completions or chat completions from an OpenAI-compatible server "
+        "(KServe's /openai routes, vLLM, ...) and measure time to first token, inter-token "
+        "latency, TPOT, tokens/s and goodput. hey's flags keep hey's meaning. URL is the base, "
+        "without /v1: http://host/openai for KServe.",
+    )  # fmt: skip
     _add_flags(p)
     metrics_flags.wrap(p, cmd_llm)
 

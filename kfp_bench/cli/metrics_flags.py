@@ -60,17 +60,19 @@ def add_prometheus_flags(g, example: str) -> None:
 
 
 def collector(a: argparse.Namespace) -> Collector | None:
-    """The collector the flags ask for, or None when they ask for none."""
-    if not (a.metrics_profile or a.scrape):  # the flags that need them: cli/checks.py
+    """The collector the flags ask for, or None when they ask for none (``runs --fill`` has
+    no --scrape)."""
+    scrapes = tuple(getattr(a, "scrape", ()))
+    if not (a.metrics_profile or scrapes):  # the flags that need them: cli/checks.py
         return None
     profile = profiles.load(a.metrics_profile) if a.metrics_profile else None
     return Collector(
         profile=profile,
         prometheus_url=a.prometheus_url,
-        scrapes=tuple(a.scrape),
+        scrapes=scrapes,
         step_s=a.metrics_step,
         variables=profiles.parse_vars(a.metrics_var),
-        headers=scrape_headers(a.scrape_header),
+        headers=scrape_headers(getattr(a, "scrape_header", [])),
     )
 
 
