@@ -258,34 +258,20 @@ def add_tls_flags(g, h) -> None:
     g.add_argument("--i-know", action="store_true", help=h("i_know"))
 
 
-#: The ``LoadOptions`` fields of the pacing flags a sweep has not (``add_hey_flags`` with
-#: ``concurrency=None``, ``add_open_loop_flags`` with ``rate=False``).
-PACING = ("requests", "concurrency", "qps", "rate")
+#: The ``LoadOptions`` fields of the flags ``add_hey_flags``, ``add_open_loop_flags`` and
+#: ``add_tls_flags`` add, by their dests; a sweep has not the first four (``add_hey_flags``
+#: with ``concurrency=None``, ``add_open_loop_flags`` with ``rate=False``).
+SHARED = ("requests", "concurrency", "qps", "rate", "url", "host", "duration", "timeout")
+SHARED += ("arrival", "max_inflight", "workers", "insecure", "cacert", "i_know", "seed")
 
 
 def shared_options(a: argparse.Namespace) -> dict:
-    """The ``LoadOptions`` fields of the flags ``add_hey_flags``, ``add_open_loop_flags`` and
-    ``add_tls_flags`` added, from their parsed values, and those of
-    ``workload.schedule_options`` (--stages, --trace)."""
-    pacing = {k: getattr(a, k) for k in PACING if k in a}
-    if pacing.get("requests", 0) is None:
-        pacing["requests"] = LoadOptions.requests
-    opts = dict(
-        pacing,
-        url=a.url,
-        headers=tuple(a.headers),
-        host=a.host,
-        duration=a.duration,
-        timeout=a.timeout,
-        arrival=a.arrival,
-        max_inflight=a.max_inflight,
-        workers=a.workers,
-        insecure=a.insecure,
-        cacert=a.cacert,
-        i_know=a.i_know,
-        seed=a.seed,
-    )
-    return {**opts, **schedule_options(a)}
+    """The ``LoadOptions`` fields of the ``SHARED`` flags, from their parsed values, and those
+    of ``workload.schedule_options`` (--stages, --trace)."""
+    opts = {k: getattr(a, k) for k in SHARED if k in a}
+    if opts.get("requests", 0) is None:
+        opts["requests"] = LoadOptions.requests
+    return {**opts, "headers": tuple(a.headers), **schedule_options(a)}
 
 
 THRESHOLD_HELP = (

@@ -366,17 +366,13 @@ def _sweep(a, opts: LlmOptions, prompts: list, slo: Slo, measurement, gates) -> 
             found.append(NONE_COMPLETED)
         return found
 
-    return measurement.run(
+    return _steps(
+        a, prompts, measurement, gates,
         lambda: run_llm_sweep(
             opts, prompts, rates=rates, concurrencies=streams, step_s=a.duration, slo=slo,
             warmup_s=a.warmup, **knee, on_step=on_step,
         ),
-        gates=gates, finish=_steps_described(a, prompts), flags=flags, write=store.save,
-        partial=lambda exc: exc.partial,
-        metrics=lambda sweep: metric_values(sweep.sustained()[1].summary()),
-        report=lambda sweep: sweep_text.write_llm_text(
-            sweep.rows(), sweep.knee.as_dict(), sweep.by, sys.stdout
-        ),
+        gated=lambda sweep: sweep.sustained()[1], flags=flags,
     )  # fmt: skip
 
 
@@ -389,17 +385,12 @@ def _repeat(a, opts: LlmOptions, prompts: list, slo: Slo, measurement, gates) ->
         s = stats.summary()
         print(f"  run: {s.completed}/{s.requests} completed", file=sys.stderr)
 
-    def report(sweep) -> None:
-        sweep_text.write_llm_text(sweep.rows(), sweep.knee.as_dict(), sweep.by, sys.stdout)
-        sweep_text.write_repeats_text(sweep.repeats, sys.stdout)
-
-    return measurement.run(
-        lambda: run_llm_repeats(
-            opts, prompts, a.repeat, slo=slo, warmup_s=a.warmup, on_step=on_step
-        ),
-        gates=gates, finish=_steps_described(a, prompts), write=store.save,
-        partial=lambda exc: exc.partial,
-        metrics=lambda sweep: metric_values(sweep.steps[-1].summary()), report=report,
+    return _steps(
+        a, prompts, measurement, gates,
+        lambda: run_llm_repeats(opts, prompts, a.repeat, slo=slo, warmup_s=a.warmup,
+                                on_step=on_step),
+        gated=lambda sweep: sweep.steps[-1],
+        more=lambda sweep: sweep_text.write_repeats_text(sweep.repeats, sys.stdout),
     )  # fmt: skip
 
 
@@ -425,25 +416,23 @@ def _find(a, opts: LlmOptions, prompts: list, slo: Slo, measurement, gates) -> i
             file=sys.stderr,
         )
 
-    def report(sweep) -> None:
-        sweep_text.write_llm_text(sweep.rows(), sweep.knee.as_dict(), sweep.by, sys.stdout)
-        sweep_text.write_search_text(sweep.search, sys.stdout)
-
-    return measurement.run(
+    return _steps(
+        a, prompts, measurement, gates,
         lambda: llm_find.find_max(
             opts, prompts, by=a.find_max, slo=slo, step_s=a.duration, warmup_s=a.warmup,
             share=a.slo_share, start=a.find_start, limit=a.find_limit,
             precision=a.find_precision, on_probe=on_probe,
         ),
-        gates=gates, finish=_steps_described(a, prompts), write=store.save,
-        partial=lambda exc: None,
-        metrics=lambda sweep: metric_values(sweep.reported()[1].summary()), report=report,
+        gated=lambda sweep: sweep.reported()[1], partial=lambda exc: None,
+        more=lambda sweep: sweep_text.write_search_text(sweep.search, sys.stdout),
     )  # fmt: skip
 
 
-def _steps_described(a: argparse.Namespace, prompts: list):
-    """A sweep's ``finish``: each step's saved options say what its prompts were, and carry
-    --cost-per-hour, --replicas and --gpus (its Pareto front's axes)."""
+def _steps(a, prompts: list, measurement, gates, work, *, gated, more=None, **kw) -> int:
+    """``work()``, a sweep, --repeat or --find-max: the steps' table, then what ``more``
+    writes; the gates checked against the step ``gated(sweep)``. Each step's saved options
+    say what its prompts were, and carry --cost-per-hour, --replicas and --gpus (its Pareto
+    front's axes)."""
 
     def finish(sweep) -> None:
         for st in sweep.steps:
@@ -451,7 +440,16 @@ def _steps_described(a: argparse.Namespace, prompts: list):
             priced(st, a)
         scaled(sweep.steps, a)
 
-    return finish
+    def report(sweep) -> None:
+        sweep_text.write_llm_text(sweep.rows(), sweep.knee.as_dict(), sweep.by, sys.stdout)
+        if more is not None:
+            more(sweep)
+
+    return measurement.run(
+        work, gates=gates, finish=finish, report=report, write=store.save,
+        metrics=lambda sweep: metric_values(gated(sweep).summary()),
+        **{"partial": lambda exc: exc.partial, **kw},
+    )  # fmt: skip
 
 
 def _described(a: argparse.Namespace, prompts: list) -> dict:
