@@ -154,7 +154,6 @@ def _read(path: str | os.PathLike, make, what: str) -> Records:
     return out
 
 
-def write_json_atomic(doc, path: str | os.PathLike) -> Path:
-    """Write ``doc`` as JSON; a crash mid-write never leaves a half file at ``path``, and a good
-    file there is only ever replaced whole (``kfp_bench.atomic.write_json``)."""
-    return write_json(doc, path)
+#: Write a document as JSON; a crash mid-write never leaves a half file, and a good file there
+#: is only ever replaced whole.
+write_json_atomic = write_json

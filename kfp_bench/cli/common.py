@@ -123,15 +123,26 @@ def _try_folder(q: Path, flag: str, path: str) -> None:
     os.unlink(probe)
 
 
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number of 1 or more."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number of 1 or more")
-    return value
+def _number(parse, ok, fix: str):
+    """An argparse type: ``parse(text)`` when ``ok`` of it; else an error that says ``fix``."""
+
+    def number(text: str):
+        try:
+            value = parse(text)
+        except ValueError:
+            value = None
+        if value is None or not ok(value):
+            raise argparse.ArgumentTypeError(f"{text!r}: {fix}")
+        return value
+
+    return number
+
+
+#: A whole number of 1 or more.
+positive_int = _number(int, lambda v: v >= 1, "give a whole number of 1 or more")
+#: A whole number of 0 (not given) or more.
+_count = _number(int, lambda v: v >= 0, "give a whole number, e.g. 2 (0: not given)")
+_price = _number(float, is_price, FIX)
 
 
 class Progress:
@@ -328,16 +339,6 @@ COST_HELP = (
 )
 
 
-def _price(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = None
-    if not is_price(value):
-        raise argparse.ArgumentTypeError(f"{text!r}: {FIX}")
-    return value
-
-
 def add_cost_flag(g) -> None:
     """--cost-per-hour, on ``load``, ``llm`` and ``report`` (``kfp_bench.stats.cost``)."""
     g.add_argument("--cost-per-hour", type=_price, default=0.0, metavar="PRICE", help=COST_HELP)
@@ -352,30 +353,10 @@ SCALE_HELP = {
 }
 
 
-def _count(text: str) -> int:
-    """An argparse type: a whole number of 0 (not given) or more."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number, e.g. 2 (0: not given)")
-    return value
-
-
 def add_scale_flags(g) -> None:
     """--replicas and --gpus, on ``llm`` and ``report`` (``kfp_bench.stats.pareto.Scale``)."""
     for name, help_ in SCALE_HELP.items():
         g.add_argument(f"--{name}", type=_count, default=0, metavar="N", help=help_)
-
-
-def scaled(steps, a: argparse.Namespace) -> None:
-    """Each of ``steps`` (LLM results) with --replicas and --gpus in its options, when given,
-    saved with it and read by the reports (``stats.pareto.Scale.of``)."""
-    for st in steps:
-        for name in SCALE_HELP:
-            if getattr(a, name, 0):
-                st.options[name] = getattr(a, name)
 
 
 def priced(stats, a: argparse.Namespace):

@@ -9,6 +9,7 @@ import sys
 from kfp_bench._doc import field_help
 from kfp_bench.cli import metrics_flags
 from kfp_bench.cli.common import (
+    SCALE_HELP,
     Progress,
     add_cost_flag,
     add_hey_flags,
@@ -21,11 +22,10 @@ from kfp_bench.cli.common import (
     duration,
     gates_of,
     priced,
-    scaled,
     shared_options,
 )
 from kfp_bench.cli.measure import Measurement, logged, lost_workers
-from kfp_bench.cli.workload import add_workload_flags, described, workload_prompts
+from kfp_bench.cli.workload import add_workload_flags, trace_of
 from kfp_bench.errors import ConfigError
 from kfp_bench.figures import HDR_MS, fixed
 from kfp_bench.load import llm_find
@@ -221,31 +221,42 @@ def _add_flags(p: argparse.ArgumentParser) -> None:
     add_scale_flags(g)  # --replicas, --gpus
 
 
+#: The ``LlmOptions`` fields of the flags of the same dests (beside ``shared_options``').
+LLM_FLAGS = ("endpoint", "max_tokens", "ignore_eos", "stall_timeout", "tokenizer", "request_id")
+
+
 def _options(a: argparse.Namespace) -> LlmOptions:
     return LlmOptions(
         **shared_options(a),
-        endpoint=a.endpoint,
+        **{k: getattr(a, k) for k in LLM_FLAGS},
         # none given: a stand-in through the checks, then the server's own (``_checked``)
         model=a.model or UNSET,
-        max_tokens=a.max_tokens,
-        ignore_eos=a.ignore_eos,
-        stall_timeout=a.stall_timeout,
-        tokenizer=a.tokenizer,
-        request_id=a.request_id,
     ).validate()
 
 
 def _prompts(a: argparse.Namespace) -> list:
-    if (special := workload_prompts(a)) is not None:  # --trace, --shared-prefix
-        return special
+    """The prompts of --trace, --shared-prefix or --prompts-file, or synthetic ones."""
+    if a.trace and a.shared_prefix:
+        raise ConfigError("--trace and --shared-prefix both given: a trace has its own prompts")
+    if (a.trace or a.shared_prefix) and a.prompts_file:
+        raise ConfigError("--prompts-file beside --trace or --shared-prefix: give one source")
+    if a.trace:
+        return trace_of(a)[1]
+    if a.shared_prefix:
+        from kfp_bench.load.shared_prefix import SharedPrefix, shared_prefix_prompts
+
+        spec, out = SharedPrefix.parse(a.shared_prefix), prompt_source.Dist.parse(a.output_tokens)
+        return shared_prefix_prompts(spec, out, _seed(a), a.tokenizer)
     if a.prompts_file:
         return prompt_source.from_file(
             a.prompts_file, a.prompts_format, output_tokens=a.max_tokens, tokenizer=a.tokenizer
         )
-    inp = prompt_source.Dist.parse(a.input_tokens)
-    out = prompt_source.Dist.parse(a.output_tokens)
-    seed = a.seed if a.seed is not None else 0
-    return prompt_source.synthetic(a.num_prompts, inp, out, seed, tokenizer=a.tokenizer)
+    inp, out = prompt_source.Dist.parse(a.input_tokens), prompt_source.Dist.parse(a.output_tokens)
+    return prompt_source.synthetic(a.num_prompts, inp, out, _seed(a), tokenizer=a.tokenizer)
+
+
+def _seed(a: argparse.Namespace) -> int:
+    return a.seed if a.seed is not None else 0
 
 
 def _checked(a: argparse.Namespace, opts: LlmOptions, prompts: list) -> LlmOptions:
@@ -294,9 +305,7 @@ def cmd_llm(a: argparse.Namespace) -> int:
 
     def finish(stats) -> None:
         progress.done()
-        stats.options["prompts"] = _described(a, prompts)
-        priced(stats, a)  # --cost-per-hour, saved with the result
-        scaled([stats], a)
+        _noted(a, prompts, [stats])
 
     def report(stats) -> None:
         summary = stats.summary()
@@ -430,15 +439,7 @@ def _find(a, opts: LlmOptions, prompts: list, slo: Slo, measurement, gates) -> i
 
 def _steps(a, prompts: list, measurement, gates, work, *, gated, more=None, **kw) -> int:
     """``work()``, a sweep, --repeat or --find-max: the steps' table, then what ``more``
-    writes; the gates checked against the step ``gated(sweep)``. Each step's saved options
-    say what its prompts were, and carry --cost-per-hour, --replicas and --gpus (its Pareto
-    front's axes)."""
-
-    def finish(sweep) -> None:
-        for st in sweep.steps:
-            st.options["prompts"] = _described(a, prompts)
-            priced(st, a)
-        scaled(sweep.steps, a)
+    writes; the gates checked against the step ``gated(sweep)``."""
 
     def report(sweep) -> None:
         sweep_text.write_llm_text(sweep.rows(), sweep.knee.as_dict(), sweep.by, sys.stdout)
@@ -446,21 +447,31 @@ def _steps(a, prompts: list, measurement, gates, work, *, gated, more=None, **kw
             more(sweep)
 
     return measurement.run(
-        work, gates=gates, finish=finish, report=report, write=store.save,
+        work, gates=gates, finish=lambda sweep: _noted(a, prompts, sweep.steps), report=report,
+        write=store.save,
         metrics=lambda sweep: metric_values(gated(sweep).summary()),
         **{"partial": lambda exc: exc.partial, **kw},
     )  # fmt: skip
 
 
+def _noted(a: argparse.Namespace, prompts: list, results: list) -> None:
+    """Each of ``results`` (LLM results, a sweep's steps) with what its prompts were, and
+    --cost-per-hour, --replicas and --gpus (a Pareto front's axes) when given, in its options:
+    saved with it and read by the reports (``stats.pareto.Scale.of``)."""
+    for st in results:
+        st.options["prompts"] = _described(a, prompts)
+        priced(st, a)
+        st.options.update({k: getattr(a, k) for k in SCALE_HELP if getattr(a, k)})
+
+
 def _described(a: argparse.Namespace, prompts: list) -> dict:
     """What the prompts were, for the saved options (never their text)."""
-    if (special := described(a, prompts)) is not None:
-        return special
+    if a.trace:
+        return {"trace": a.trace, "trace_speed": a.trace_speed, "count": len(prompts)}
+    if a.shared_prefix:
+        return {"shared_prefix": a.shared_prefix, "output_tokens": a.output_tokens,
+                "count": len(prompts), "seed": _seed(a)}  # fmt: skip
     if a.prompts_file:
         return {"file": a.prompts_file, "format": a.prompts_format, "count": len(prompts)}
-    return {
-        "input_tokens": a.input_tokens,
-        "output_tokens": a.output_tokens,
-        "count": len(prompts),
-        "seed": a.seed if a.seed is not None else 0,
-    }
+    return {"input_tokens": a.input_tokens, "output_tokens": a.output_tokens,
+            "count": len(prompts), "seed": _seed(a)}  # fmt: skip

@@ -97,6 +97,10 @@ def _add_load_flags(p: argparse.ArgumentParser) -> None:
     add_cost_flag(g)
 
 
+#: The ``LoadOptions`` fields of hey's flags that ``load`` alone has, by their dests.
+HEY_FLAGS = ("accept", "basic_auth", "user_agent", "disable_keepalive", "disable_compression")
+
+
 def _load_options(a: argparse.Namespace) -> LoadOptions:
     body, content_type = request_body(a)
     return LoadOptions(
@@ -104,11 +108,7 @@ def _load_options(a: argparse.Namespace) -> LoadOptions:
         method=a.method,
         body=body,
         content_type=content_type,
-        accept=a.accept,
-        basic_auth=a.basic_auth,
-        user_agent=a.user_agent,
-        disable_keepalive=a.disable_keepalive,
-        disable_compression=a.disable_compression,
+        **{k: getattr(a, k) for k in HEY_FLAGS},
     ).validate()
 
 
@@ -198,7 +198,7 @@ def _csv_writer_factory(directory: str):
 
 def cmd_merge(a: argparse.Namespace) -> int:
     outs = Outputs()
-    out = outs.file(a.out, "-o")
+    out = outs.add(a.out, "-o")
     merged, *rest = store.load_same_kind(a.results)
     for part in rest:
         merged.merge(part)

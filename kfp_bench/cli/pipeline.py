@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
+import time
 from pathlib import Path
 
 from kfp_bench._doc import field_help
@@ -123,8 +125,6 @@ def cron(text: str) -> str:
     """An argparse type: KFP's cron as robfig/cron v1 reads it (``kfp_bench.kfp.cron``), checked
     here so that a typo, a Unix 5-field cron or a date that never comes is refused before
     anything is created on the server."""
-    import time
-
     from kfp_bench.kfp.cron import check_user_cron
 
     try:
@@ -193,7 +193,7 @@ def register(sub) -> None:
         help="Print the ConfigMap as YAML (for kubectl apply -f -) and write nothing.",
     )
 
-    params = ", ".join(BenchParams.names())
+    params, h = ", ".join(BenchParams.names()), functools.partial(field_help, Target)
     for name, what in (("submit", "Start one run"), ("schedule", "Create a recurring run")):
         p = command(
             sub,
@@ -202,11 +202,9 @@ def register(sub) -> None:
             f"{what} of the kfp_bench pipeline. Parameters: {params} "
             "(see kfp_bench.steps.params.BenchParams).",
         )
-        p.add_argument("--host", required=True, metavar="URL", help=field_help(Target, "host"))
-        p.add_argument("--namespace", default="", help=field_help(Target, "namespace"))
-        p.add_argument(
-            "--token-file", default="", metavar="FILE", help=field_help(Target, "token_file")
-        )
+        p.add_argument("--host", required=True, metavar="URL", help=h("host"))
+        p.add_argument("--namespace", default="", help=h("namespace"))
+        p.add_argument("--token-file", default="", metavar="FILE", help=h("token_file"))
         p.add_argument(
             "--param",
             action="append",
@@ -214,10 +212,8 @@ def register(sub) -> None:
             metavar="NAME=VALUE",
             help="A pipeline parameter; repeat for more (JSON for object parameters).",
         )
-        p.add_argument("--package", default=Target.package, help=field_help(Target, "package"))
-        p.add_argument(
-            "--experiment", default=Target.experiment, help=field_help(Target, "experiment")
-        )
+        p.add_argument("--package", default=Target.package, help=h("package"))
+        p.add_argument("--experiment", default=Target.experiment, help=h("experiment"))
         if name == "submit":
             p.add_argument("--run-name", default="", help="The run's name (default: generated).")
         else:

@@ -141,7 +141,7 @@ def cmd_report(a: argparse.Namespace) -> int:
         gates += (gate.REGRESSION_GATE,)
     labels = _push_labels(a)
     outs = Outputs()
-    outs.folder(a.out, "--out")
+    outs.add(a.out, "--out", folder=True)
     if a.results_uri and (root := local_root(a.results_uri)) is not None:
         writable(str(root), "--results-uri", folder=True)  # the archive's folder, as --out's
     try:
@@ -261,7 +261,7 @@ def _compare_sweeps(a: argparse.Namespace) -> int:
             "no verdict"
         )
     outs = Outputs()
-    outs.folder(a.out, "--out")
+    outs.add(a.out, "--out", folder=True)
     sweeps = {}
     for i, (side, path, stats) in enumerate(zip("AB", (a.a, a.b), both, strict=True)):
         if not isinstance(stats, LlmSweep) or stats.search is not None or len(stats.levels) < 2:

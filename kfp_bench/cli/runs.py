@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import sys
 import time
 
@@ -46,54 +47,32 @@ def register(sub) -> None:
     )  # fmt: skip
     _add_runs_flags(p)
     p = command(sub, "cleanup", cmd_cleanup)
-    _add_kfp_flags(p, CleanupOptions)
-    p.add_argument("--benchmark-id", default="", help=field_help(CleanupOptions, "benchmark_id"))
-    p.add_argument(
-        "--older-than",
-        type=duration,
-        default=0.0,
-        metavar="AGE",
-        help=field_help(CleanupOptions, "older_than"),
-    )
-    p.add_argument("--dry-run", action="store_true", help=field_help(CleanupOptions, "dry_run"))
-    p.add_argument(
-        "--concurrency", type=int, default=8, help=field_help(CleanupOptions, "concurrency")
-    )
+    h = _add_kfp_flags(p, CleanupOptions)
+    p.add_argument("--benchmark-id", default="", help=h("benchmark_id"))
+    p.add_argument("--older-than", type=duration, default=0.0, metavar="AGE", help=h("older_than"))
+    p.add_argument("--dry-run", action="store_true", help=h("dry_run"))
+    p.add_argument("--concurrency", type=int, default=8, help=h("concurrency"))
     server_command(sub, "kfp-server", kfp_server)
 
 
-def _rh(name: str) -> str:
-    return field_help(RunsOptions, name)
-
-
-def _add_kfp_flags(p: argparse.ArgumentParser, owner) -> None:
-    """Host, credentials, timeout and retries, shared by runs and cleanup."""
-    p.add_argument("--host", required=True, metavar="URL", help=field_help(owner, "host"))
+def _add_kfp_flags(p: argparse.ArgumentParser, owner):
+    """Host, credentials, timeout and retries, shared by runs and cleanup; returns the help of
+    ``owner``'s (the options') fields."""
+    h = functools.partial(field_help, owner)
+    p.add_argument("--host", required=True, metavar="URL", help=h("host"))
     g = p.add_argument_group("auth")
     g.add_argument("--auth", default="auto", choices=AUTH_MODES, help=field_help(Auth, "mode"))
     g.add_argument("--token-file", default="", metavar="FILE", help=field_help(Auth, "token_file"))
     g.add_argument("--namespace", default="", help=field_help(Auth, "namespace"))
     p.add_argument(
-        "--request-timeout",
-        type=duration,
-        default=30.0,
-        metavar="S",
-        help=field_help(owner, "request_timeout"),
+        "--request-timeout", type=duration, default=30.0, metavar="S", help=h("request_timeout")
     )
+    p.add_argument("--retries", type=int, default=DEFAULT_RETRIES, metavar="N", help=h("retries"))
     p.add_argument(
-        "--retries",
-        type=int,
-        default=DEFAULT_RETRIES,
-        metavar="N",
-        help=field_help(owner, "retries"),
-    )
-    p.add_argument(
-        "--retry-max-wait",
-        type=duration,
-        default=DEFAULT_RETRY_MAX_WAIT,
-        metavar="S",
-        help=field_help(owner, "retry_max_wait"),
-    )
+        "--retry-max-wait", type=duration, default=DEFAULT_RETRY_MAX_WAIT, metavar="S",
+        help=h("retry_max_wait"),
+    )  # fmt: skip
+    return h
 
 
 def _kfp_options(cls, a: argparse.Namespace, **given):
@@ -105,7 +84,7 @@ def _kfp_options(cls, a: argparse.Namespace, **given):
 
 
 def _add_runs_flags(p: argparse.ArgumentParser) -> None:
-    _add_kfp_flags(p, RunsOptions)
+    _rh = _add_kfp_flags(p, RunsOptions)
     p.add_argument("--pipeline", required=True, metavar="FILE|URL", help=_rh("pipeline"))
     p.add_argument("--num-runs", type=int, required=True, metavar="N", help=_rh("num_runs"))
     p.add_argument(
