@@ -358,16 +358,10 @@ def _sweep(a, opts: LlmOptions, prompts: list, slo: Slo, measurement, gates) -> 
 
     def on_step(level: float, stats) -> None:
         s = stats.summary()
-        print(
-            f"  {by} {level:g}: {s.completed}/{s.requests} completed, TTFT p99 "
-            f"{fixed(s.latency_ms['ttft']['p99'], 1, HDR_MS)} ms, "
-            + (
-                "tokens unknown"
-                if s.output_tokens_per_s is None
-                else f"{fixed(s.output_tokens_per_s, 0)} tok/s"
-            ),
-            file=sys.stderr,
-        )
+        rate, ttft = s.output_tokens_per_s, fixed(s.latency_ms["ttft"]["p99"], 1, HDR_MS)
+        tokens = "tokens unknown" if rate is None else f"{fixed(rate, 0)} tok/s"
+        line = f"  {by} {level:g}: {s.completed}/{s.requests} completed, TTFT p99 {ttft} ms, "
+        print(line + tokens, file=sys.stderr)
 
     def flags(sweep) -> list[str]:
         found = [f for f in sweep.flags if f != NONE_COMPLETED]

@@ -177,16 +177,15 @@ def _push_labels(a: argparse.Namespace) -> dict[str, str]:
             f"{len(a.results)} inputs were given; report the run to push alone"
         )
     _pushable(a.results[0])
-    labels, given = {"benchmark": "kfp-bench"}, set()
+    labels = {}
     for item in a.push_label:
         key, sep, value = item.partition("=")
         if not sep or not value:
             raise ConfigError(f"--push-label {item!r}: give NAME=VALUE, e.g. benchmark=nightly")
-        if key in given:  # which one was meant, no rule can tell
+        if key in labels:  # which one was meant, no rule can tell
             raise ConfigError(f"--push-label {key}: given twice; give each label once")
         labels[key] = value
-        given.add(key)
-    return check_labels(labels)
+    return check_labels({"benchmark": "kfp-bench", **labels})
 
 
 def _pushable(path: str) -> None:
