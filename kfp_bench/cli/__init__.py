@@ -21,9 +21,10 @@ import sys
 from kfp_bench import __version__
 from kfp_bench.cli.checks import before_work
 from kfp_bench.cli.commands import GROUP, GROUPS
-from kfp_bench.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Parser
+from kfp_bench.cli.common import Parser
 from kfp_bench.errors import BenchError, ConfigError, ResultsError
 from kfp_bench.load.cpu import one_blas_thread
+from kfp_bench.outcome import EXIT_BAD_INPUT, EXIT_INTERRUPTED
 
 
 def build_parser() -> argparse.ArgumentParser:

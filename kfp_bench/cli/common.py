@@ -1,4 +1,4 @@
-"""What every subcommand shares: the parser class, exit codes, durations and progress."""
+"""What every subcommand shares: the parser class, its flags and types, and progress."""
 
 from __future__ import annotations
 
@@ -17,15 +17,6 @@ from kfp_bench.errors import ConfigError
 from kfp_bench.figures import fixed
 from kfp_bench.load.options import LoadOptions, parse_duration
 from kfp_bench.load.payload import parse_shape, read_body, v1_payload, v2_payload
-from kfp_bench.outcome import (  # noqa: F401  (the codes' one home; re-exported here)
-    EXIT_BAD_INPUT,
-    EXIT_FAILED,
-    EXIT_INTERRUPTED,
-    EXIT_LEFT_BEHIND,
-    EXIT_NOT_SAVED,
-    EXIT_REGRESSION,
-    exit_code,
-)
 from kfp_bench.redact import scrub
 from kfp_bench.stats.cost import FIX, KEY, is_price
 

@@ -10,7 +10,6 @@ from pathlib import Path
 
 from kfp_bench.cli import metrics_flags
 from kfp_bench.cli.common import (
-    EXIT_NOT_SAVED,
     Progress,
     add_body_flags,
     add_cost_flag,
@@ -34,6 +33,7 @@ from kfp_bench.cli.workload import add_workload_flags
 from kfp_bench.jsonl import whole_lines_end
 from kfp_bench.load.options import LoadOptions
 from kfp_bench.load.workers import run_load
+from kfp_bench.outcome import EXIT_NOT_SAVED
 from kfp_bench.report import hey, llm_text
 from kfp_bench.sandbox import llm_server
 from kfp_bench.stats import store

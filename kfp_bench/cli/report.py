@@ -10,8 +10,6 @@ from pathlib import Path
 from kfp_bench import gates as gate
 from kfp_bench._doc import field_help
 from kfp_bench.cli.common import (
-    EXIT_NOT_SAVED,
-    EXIT_REGRESSION,
     SCALE_HELP,
     add_cost_flag,
     add_scale_flags,
@@ -22,7 +20,7 @@ from kfp_bench.cli.common import (
 from kfp_bench.cli.outputs import Outputs
 from kfp_bench.errors import ConfigError
 from kfp_bench.history.uri import local_root
-from kfp_bench.outcome import gated
+from kfp_bench.outcome import EXIT_NOT_SAVED, EXIT_REGRESSION, gated
 from kfp_bench.push import check_labels, push
 from kfp_bench.report.rebuild import compare_dirs, rebuild, rebuild_all
 from kfp_bench.stats import store

@@ -11,7 +11,6 @@ import time
 from kfp_bench._doc import field_help
 from kfp_bench.cli import metrics_flags
 from kfp_bench.cli.common import (
-    EXIT_LEFT_BEHIND,
     add_threshold_flag,
     command,
     duration,
@@ -35,7 +34,7 @@ from kfp_bench.kfp.options import (
     parse_params,
 )
 from kfp_bench.metrics import series
-from kfp_bench.outcome import describe, exit_code, gated
+from kfp_bench.outcome import EXIT_LEFT_BEHIND, describe, exit_code, gated
 from kfp_bench.sandbox import kfp_server
 
 
@@ -124,9 +123,7 @@ def _add_runs_flags(p: argparse.ArgumentParser) -> None:
 
 
 def _add_fill_flags(p: argparse.ArgumentParser) -> None:
-    def fh(name: str) -> str:
-        return field_help(FillOptions, name)
-
+    fh = functools.partial(field_help, FillOptions)
     g = p.add_argument_group("full database (docs/full-database.md)")
     g.add_argument("--fill", type=int, default=0, metavar="K", help=fh("target"))
     g.add_argument("--fill-steps", type=int, default=5, metavar="N", help=fh("steps"))

@@ -1,6 +1,6 @@
 """The schedule and workload flags of ``load`` and ``llm``: --stages, --trace, --trace-speed and
-(``llm``) --shared-prefix and --multi-turn, their checks, the options and prompts they make, and
-the per-stage table after the text report."""
+(``llm``) --shared-prefix and --multi-turn, their checks and the options they make; --trace's
+requests read once (``trace_of``), whose prompts ``cli.llm`` sends."""
 
 from __future__ import annotations
 
