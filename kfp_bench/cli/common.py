@@ -137,7 +137,7 @@ _price = _number(float, is_price, FIX)
 
 
 class Progress:
-    """A one-line progress display on stderr."""
+    """A one-line progress display on stderr, redrawn at most every half second."""
 
     def __init__(self, enabled: bool):
         self.enabled = enabled
@@ -145,15 +145,17 @@ class Progress:
         self.last = 0.0
 
     def __call__(self, requests: int, failed: int) -> None:
+        """A load's: its time, requests, failures and rate."""
+        t = time.monotonic() - self.start
+        rate = fixed(requests / t if t else 0, 0)
+        self.say(f"{fixed(t, 1):>6}s  {requests} requests  {failed} failed  {rate} req/s")
+
+    def say(self, text: str) -> None:
         now = time.monotonic()
         if not self.enabled or now - self.last < 0.5:
             return
         self.last = now
-        t = now - self.start
-        sys.stderr.write(
-            f"\r  {fixed(t, 1):>6}s  {requests} requests  {failed} failed  "
-            f"{fixed(requests / t if t else 0, 0)} req/s "
-        )
+        sys.stderr.write(f"\r  {text} ")
         sys.stderr.flush()
 
     def done(self) -> None:

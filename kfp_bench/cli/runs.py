@@ -6,11 +6,11 @@ import argparse
 import dataclasses
 import functools
 import sys
-import time
 
 from kfp_bench._doc import field_help
 from kfp_bench.cli import metrics_flags
 from kfp_bench.cli.common import (
+    Progress,
     add_threshold_flag,
     command,
     duration,
@@ -182,14 +182,10 @@ def cmd_runs(a: argparse.Namespace) -> int:
     gates = gates_of(a, {"runs"}, "runs")
     collector = metrics_flags.collector(a)  # the fill's server metrics, or None
     opts = _kfp_options(RunsOptions, a, params=parse_params(a.params)).validate()
-    show = a.progress or sys.stderr.isatty()
-    last = [0.0]
+    shown = Progress(a.progress or sys.stderr.isatty())
 
     def progress(phase: str, created: int, final: int, requested: int) -> None:
-        if show and time.monotonic() - last[0] >= 0.5:
-            last[0] = time.monotonic()
-            sys.stderr.write(f"\r  {phase}: {created}/{requested} created, {final} finished ")
-            sys.stderr.flush()
+        shown.say(f"{phase}: {created}/{requested} created, {final} finished")
 
     fill = None
     if a.fill:
@@ -204,8 +200,7 @@ def cmd_runs(a: argparse.Namespace) -> int:
         )  # fmt: skip
     else:
         stats = run_benchmark(opts, out_dir=a.out, on_progress=progress)
-    if show and last[0]:
-        sys.stderr.write("\n")
+    shown.done()
     doc = stats.summary()
     if fill is not None:
         doc["fill"] = fill
