@@ -16,6 +16,8 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import io
+import re
+import sys
 import tomllib
 import zipfile
 from dataclasses import dataclass
@@ -283,16 +285,12 @@ def install(kube, art: Artifact, name: str) -> str:
 
 def pins(compiled_yaml: str | Path) -> set[str]:
     """The sha256 pins of kfp-bench's wheel in a compiled pipeline (none in image mode)."""
-    import re
-
     return set(re.findall(r"#sha256=([0-9a-f]{64})", Path(compiled_yaml).read_text()))
 
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m kfp_bench.artifact DIR``: write the steps' wheel into DIR and print its path
     and sha256 (the release workflow attaches it and compiles the YAML pinned to it)."""
-    import sys
-
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
         print("usage: python -m kfp_bench.artifact DIR", file=sys.stderr)

@@ -257,8 +257,8 @@ def lines(verdicts) -> list[str]:
     return [head, *(f"  {v.line()}" for v in verdicts)]
 
 
-def as_doc(verdicts) -> dict:
-    """The verdicts as ``gates.json`` keeps them (``read``)."""
+def write(folder, verdicts) -> None:
+    """Save the verdicts as ``GATES_FILE`` in ``folder`` (``_saved`` reads them)."""
     verdicts = list(verdicts)
     rows = [{"gate": v.gate.text, "metric": v.gate.metric, "op": v.gate.op,
              "bound": v.gate.bound, "value": v.value, "state": v.state, "broken": v.broken,
@@ -267,13 +267,8 @@ def as_doc(verdicts) -> dict:
     doc = {**counts(verdicts), "gates": rows}
     if regression:  # the push sends it apart from the thresholds (a "regressed" alert)
         doc["regression"] = regression[0].state
-    return doc
-
-
-def write(folder, verdicts) -> None:
-    """Save the verdicts as ``GATES_FILE`` in ``folder``."""
     with open(os.path.join(folder, GATES_FILE), "w") as f:
-        json.dump(as_doc(verdicts), f, indent=1)
+        json.dump(doc, f, indent=1)
 
 
 def _saved(folder) -> list[dict]:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from kfp_bench.atomic import write_json
 from kfp_bench.errors import ResultsError
-from kfp_bench.records import ApiCall, RunRecord, TaskRecord
+from kfp_bench.records import RunRecord, TaskRecord
 
 _CHUNK = 64 * 1024
 
@@ -115,35 +115,23 @@ def _drop_torn_tail(path: Path) -> int:
 def read(path: str | os.PathLike, cls: type) -> Records:
     """The records of type ``cls`` (``ApiCall`` or ``RunRecord``) in a JSON-lines file; a last
     line cut short by a crash is left out and counted in ``torn``."""
-    p = Path(path)
-    out = Records()
-    try:
-        lines = p.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise ResultsError(f"{p}: no such records file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ResultsError(f"{p}: cannot read it ({exc})") from None
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            d = json.loads(line)
-            if cls is RunRecord:
-                d["tasks"] = tuple(TaskRecord(**t) for t in d.get("tasks", ()))
-                d["polled"] = tuple(d.get("polled", ()))
-            out.append(cls(**d))
-        except (ValueError, TypeError) as exc:
-            # The last line of a crashed benchmark may be cut short: keep what came before it.
-            if n == len(lines):
-                out.torn = 1
-                break
-            raise ResultsError(f"{p}:{n}: not a {cls.__name__} record ({exc})") from None
-    return out
+
+    def record(d: dict):
+        if cls is RunRecord:
+            d["tasks"] = tuple(TaskRecord(**t) for t in d.get("tasks", ()))
+            d["polled"] = tuple(d.get("polled", ()))
+        return cls(**d)
+
+    return _read(path, record, f"a {cls.__name__} record")
 
 
 def read_dicts(path: str | os.PathLike) -> Records:
     """The JSON objects of a JSON-lines file; a last line cut short by a crash is left out and
     counted in ``torn``."""
+    return _read(path, lambda d: d, "a JSON object")
+
+
+def _read(path: str | os.PathLike, make, what: str) -> Records:
     p = Path(path)
     try:
         lines = p.read_text(encoding="utf-8").splitlines()
@@ -156,27 +144,16 @@ def read_dicts(path: str | os.PathLike) -> Records:
         if not line.strip():
             continue
         try:
-            out.append(json.loads(line))
-        except ValueError as exc:
+            out.append(make(json.loads(line)))
+        except (ValueError, TypeError) as exc:
+            # The last line of a crashed benchmark may be cut short: keep what came before it.
             if n == len(lines):
                 out.torn = 1
                 break
-            raise ResultsError(f"{p}:{n}: not a JSON object ({exc})") from None
+            raise ResultsError(f"{p}:{n}: not {what} ({exc})") from None
     return out
 
 
-def write_json_atomic(doc, path: str | os.PathLike) -> Path:
-    """Write ``doc`` as JSON; a crash mid-write never leaves a half file at ``path``, and a good
-    file there is only ever replaced whole (``kfp_bench.atomic.write_json``)."""
-    return write_json(doc, path)
-
-
-__all__ = [
-    "ApiCall",
-    "JsonlWriter",
-    "Records",
-    "RunRecord",
-    "read",
-    "read_dicts",
-    "write_json_atomic",
-]
+#: Write a document as JSON; a crash mid-write never leaves a half file, and a good file there
+#: is only ever replaced whole.
+write_json_atomic = write_json

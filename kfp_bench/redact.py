@@ -54,11 +54,6 @@ def scrub(text: str) -> str:
     return _USERINFO.sub(lambda m: m.group("scheme"), text)
 
 
-def secret_header(name: str) -> bool:
-    """Whether a header of this name carries a credential (its value is never shown)."""
-    return bool(_SECRET_HEADER.search(name))
-
-
 def header(text: str) -> str:
     """A header as given (``Name: value``) fit to show: a secret header's value is hidden; of a
     text that is not a header, only a leading word that reads as a name is shown. A text with
@@ -70,7 +65,7 @@ def header(text: str) -> str:
 def _one_header(text: str) -> str:
     name, colon, value = text.partition(":")
     if colon and _HEADER_NAME.fullmatch(name.strip()):
-        return f"{name}: {HIDDEN}" if value.strip() and secret_header(name) else text
+        return f"{name}: {HIDDEN}" if value.strip() and _SECRET_HEADER.search(name) else text
     word, _, rest = text.strip().partition(" ")
     if not _NAME_LIKE.fullmatch(word):
         return HIDDEN if text.strip() else text

@@ -24,9 +24,9 @@ from kfp_bench.stats.load import LoadStats
 
 FORMAT = "kfp-bench/results"
 FORMAT_VERSION = 1
-#: The load result's keys copied into summary.json (the rest stays in load.json).
 #: The fix every "not a results directory" message gives.
 _GIVE = "give a directory written by a kfp-bench benchmark (its --out)"
+#: The load result's keys copied into summary.json (the rest stays in load.json).
 LOAD_SUMMARY_KEYS = (
     "requests",
     "duration_s",

@@ -14,15 +14,17 @@ was measured, however SIGINT was inherited (``take_ctrl_c``); the exit code is t
 from __future__ import annotations
 
 import argparse
+import importlib
 import signal
 import sys
 
 from kfp_bench import __version__
 from kfp_bench.cli.checks import before_work
 from kfp_bench.cli.commands import GROUP, GROUPS
-from kfp_bench.cli.common import EXIT_BAD_INPUT, EXIT_INTERRUPTED, Parser
+from kfp_bench.cli.common import Parser
 from kfp_bench.errors import BenchError, ConfigError, ResultsError
 from kfp_bench.load.cpu import one_blas_thread
+from kfp_bench.outcome import EXIT_BAD_INPUT, EXIT_INTERRUPTED
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -45,33 +47,13 @@ def _parser(groups: set[str]) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"kfp-bench {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     for group, commands in GROUPS.items():
-        if group in groups:
-            _register(group, sub)
+        if group in groups:  # only the one needed: the six modules cost ~0.35 s of CPU at
+            # each start (bench/cli_startup.py), and the tests start the command ~1000 times
+            importlib.import_module(f"kfp_bench.cli.{group}").register(sub)
         else:
             for name, line in commands.items():
                 sub.add_parser(name, help=line)
     return parser
-
-
-def _register(group: str, sub) -> None:
-    """Add the commands of the module ``group`` to ``sub``."""
-    # Imported here, only the one needed: the six modules cost ~0.35 s of CPU at each start
-    # (bench/cli_startup.py), and the tests start the command about a thousand times.
-    if group == "load":
-        from kfp_bench.cli import load as module
-    elif group == "llm":
-        from kfp_bench.cli import llm as module
-    elif group == "runs":
-        from kfp_bench.cli import runs as module
-    elif group == "pipeline":
-        from kfp_bench.cli import pipeline as module
-    elif group == "report":
-        from kfp_bench.cli import report as module
-    elif group == "kserve":
-        from kfp_bench.cli import kserve as module
-    else:
-        raise ValueError(f"{group!r}: not a module of commands")
-    module.register(sub)
 
 
 def take_ctrl_c() -> None:

@@ -1,4 +1,4 @@
-"""What every subcommand shares: the parser class, exit codes, durations and progress."""
+"""What every subcommand shares: the parser class, its flags and types, and progress."""
 
 from __future__ import annotations
 
@@ -10,19 +10,13 @@ import time
 from pathlib import Path
 
 from kfp_bench import gates as gate_rules
+from kfp_bench._doc import field_help
+from kfp_bench.cli.commands import HELP
 from kfp_bench.cli.workload import schedule_options
 from kfp_bench.errors import ConfigError
 from kfp_bench.figures import fixed
 from kfp_bench.load.options import LoadOptions, parse_duration
-from kfp_bench.outcome import (  # noqa: F401  (the codes' one home; re-exported here)
-    EXIT_BAD_INPUT,
-    EXIT_FAILED,
-    EXIT_INTERRUPTED,
-    EXIT_LEFT_BEHIND,
-    EXIT_NOT_SAVED,
-    EXIT_REGRESSION,
-    exit_code,
-)
+from kfp_bench.load.payload import parse_shape, read_body, v1_payload, v2_payload
 from kfp_bench.redact import scrub
 from kfp_bench.stats.cost import FIX, KEY, is_price
 
@@ -33,6 +27,21 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message):
         raise ConfigError(f"{scrub(message)} (see {self.prog} --help)")
+
+
+def command(sub, name: str, func=None, description: str | None = None, abbrev: bool = False):
+    """The parser of the command ``name``: its line from ``cli.commands``, ``func`` to run it,
+    and no abbreviated flags unless ``abbrev``."""
+    p = sub.add_parser(name, help=HELP[name], description=description, allow_abbrev=abbrev)
+    if func is not None:
+        p.set_defaults(func=func)
+    return p
+
+
+def server_command(sub, name: str, module) -> None:
+    """The command ``name`` that runs ``module``'s local server: its flags, its ``main``, and
+    its docstring's first paragraph as the description."""
+    module.add_arguments(command(sub, name, module.main, module.__doc__.split("\n\n")[0]))
 
 
 def duration(text: str) -> float:
@@ -105,19 +114,30 @@ def _try_folder(q: Path, flag: str, path: str) -> None:
     os.unlink(probe)
 
 
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number of 1 or more."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number of 1 or more")
-    return value
+def _number(parse, ok, fix: str):
+    """An argparse type: ``parse(text)`` when ``ok`` of it; else an error that says ``fix``."""
+
+    def number(text: str):
+        try:
+            value = parse(text)
+        except ValueError:
+            value = None
+        if value is None or not ok(value):
+            raise argparse.ArgumentTypeError(f"{text!r}: {fix}")
+        return value
+
+    return number
+
+
+#: A whole number of 1 or more.
+positive_int = _number(int, lambda v: v >= 1, "give a whole number of 1 or more")
+#: A whole number of 0 (not given) or more.
+_count = _number(int, lambda v: v >= 0, "give a whole number, e.g. 2 (0: not given)")
+_price = _number(float, is_price, FIX)
 
 
 class Progress:
-    """A one-line progress display on stderr."""
+    """A one-line progress display on stderr, redrawn at most every half second."""
 
     def __init__(self, enabled: bool):
         self.enabled = enabled
@@ -125,15 +145,17 @@ class Progress:
         self.last = 0.0
 
     def __call__(self, requests: int, failed: int) -> None:
+        """A load's: its time, requests, failures and rate."""
+        t = time.monotonic() - self.start
+        rate = fixed(requests / t if t else 0, 0)
+        self.say(f"{fixed(t, 1):>6}s  {requests} requests  {failed} failed  {rate} req/s")
+
+    def say(self, text: str) -> None:
         now = time.monotonic()
         if not self.enabled or now - self.last < 0.5:
             return
         self.last = now
-        t = now - self.start
-        sys.stderr.write(
-            f"\r  {fixed(t, 1):>6}s  {requests} requests  {failed} failed  "
-            f"{fixed(requests / t if t else 0, 0)} req/s "
-        )
+        sys.stderr.write(f"\r  {text} ")
         sys.stderr.flush()
 
     def done(self) -> None:
@@ -173,6 +195,52 @@ def add_hey_flags(
     p.add_argument("-host", "--host", default="", dest="host", help=h("host"))
 
 
+def load_help(name: str) -> str:
+    """The help of the ``LoadOptions`` field ``name``, for its flag."""
+    return field_help(LoadOptions, name)
+
+
+def add_body_flags(p, *, method: str, content_type: str) -> None:
+    """hey's flags of the request, shared by ``load`` and ``sweep`` with their own defaults of
+    -m and -T: -m, -d, -D and -T (``request_body`` reads them)."""
+    p.add_argument("-m", default=method, dest="method", help=load_help("method"))
+    p.add_argument("-d", dest="data", help="HTTP request body.")
+    p.add_argument("-D", dest="data_file", metavar="FILE", help="HTTP request body from a file.")
+    t_help = f"Content-Type of the body ({content_type})."
+    if content_type == LoadOptions.content_type:  # the field's help names hey's
+        t_help = load_help("content_type")
+    p.add_argument("-T", default=content_type, dest="content_type", help=t_help)
+
+
+def add_shape_flags(g) -> None:
+    """kfp-bench's model bodies, shared by ``load`` and ``sweep``: --v1-shape, --v2-shape and
+    --v2-datatype (``request_body`` reads them)."""
+    g.add_argument(
+        "--v1-shape",
+        metavar="SHAPE",
+        help='Send a KServe V1 body {"instances": ...} of this shape, e.g. 1,4.',
+    )
+    g.add_argument(
+        "--v2-shape",
+        metavar="SHAPE",
+        help="Send an Open Inference Protocol (V2) "
+        "body with one input tensor of this shape, e.g. 1,4.",
+    )
+    g.add_argument("--v2-datatype", default="FP32", help="Datatype of the V2 input tensor.")
+
+
+def request_body(a: argparse.Namespace) -> tuple[bytes, str]:
+    """The body and Content-Type from -d, -D, --v1-shape or --v2-shape (one of them at most)."""
+    if sum(x is not None for x in (a.data, a.data_file, a.v1_shape, a.v2_shape)) > 1:
+        raise ConfigError("give one body: -d, -D, --v1-shape or --v2-shape")
+    if a.v1_shape:
+        return v1_payload(parse_shape(a.v1_shape, "--v1-shape")), "application/json"
+    if a.v2_shape:
+        shape = parse_shape(a.v2_shape, "--v2-shape")
+        return v2_payload(shape, a.v2_datatype), "application/json"
+    return read_body(a.data, a.data_file, a.content_type), a.content_type
+
+
 def add_open_loop_flags(g, h, *, rate: bool = True) -> None:
     """kfp-bench's own pacing and process flags, shared by ``load``, ``llm`` and ``sweep``:
     --rate (``rate=False``: not for a sweep, whose --rates it replaces), --arrival,
@@ -194,34 +262,20 @@ def add_tls_flags(g, h) -> None:
     g.add_argument("--i-know", action="store_true", help=h("i_know"))
 
 
-#: The ``LoadOptions`` fields of the pacing flags a sweep has not (``add_hey_flags`` with
-#: ``concurrency=None``, ``add_open_loop_flags`` with ``rate=False``).
-PACING = ("requests", "concurrency", "qps", "rate")
+#: The ``LoadOptions`` fields of the flags ``add_hey_flags``, ``add_open_loop_flags`` and
+#: ``add_tls_flags`` add, by their dests; a sweep has not the first four (``add_hey_flags``
+#: with ``concurrency=None``, ``add_open_loop_flags`` with ``rate=False``).
+SHARED = ("requests", "concurrency", "qps", "rate", "url", "host", "duration", "timeout")
+SHARED += ("arrival", "max_inflight", "workers", "insecure", "cacert", "i_know", "seed")
 
 
 def shared_options(a: argparse.Namespace) -> dict:
-    """The ``LoadOptions`` fields of the flags ``add_hey_flags``, ``add_open_loop_flags`` and
-    ``add_tls_flags`` added, from their parsed values, and those of
-    ``workload.schedule_options`` (--stages, --trace)."""
-    pacing = {k: getattr(a, k) for k in PACING if k in a}
-    if pacing.get("requests", 0) is None:
-        pacing["requests"] = LoadOptions.requests
-    opts = dict(
-        pacing,
-        url=a.url,
-        headers=tuple(a.headers),
-        host=a.host,
-        duration=a.duration,
-        timeout=a.timeout,
-        arrival=a.arrival,
-        max_inflight=a.max_inflight,
-        workers=a.workers,
-        insecure=a.insecure,
-        cacert=a.cacert,
-        i_know=a.i_know,
-        seed=a.seed,
-    )
-    return {**opts, **schedule_options(a)}
+    """The ``LoadOptions`` fields of the ``SHARED`` flags, from their parsed values, and those
+    of ``workload.schedule_options`` (--stages, --trace)."""
+    opts = {k: getattr(a, k) for k in SHARED if k in a}
+    if opts.get("requests", 0) is None:
+        opts["requests"] = LoadOptions.requests
+    return {**opts, "headers": tuple(a.headers), **schedule_options(a)}
 
 
 THRESHOLD_HELP = (
@@ -278,16 +332,6 @@ COST_HELP = (
 )
 
 
-def _price(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = None
-    if not is_price(value):
-        raise argparse.ArgumentTypeError(f"{text!r}: {FIX}")
-    return value
-
-
 def add_cost_flag(g) -> None:
     """--cost-per-hour, on ``load``, ``llm`` and ``report`` (``kfp_bench.stats.cost``)."""
     g.add_argument("--cost-per-hour", type=_price, default=0.0, metavar="PRICE", help=COST_HELP)
@@ -302,30 +346,10 @@ SCALE_HELP = {
 }
 
 
-def _count(text: str) -> int:
-    """An argparse type: a whole number of 0 (not given) or more."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number, e.g. 2 (0: not given)")
-    return value
-
-
 def add_scale_flags(g) -> None:
     """--replicas and --gpus, on ``llm`` and ``report`` (``kfp_bench.stats.pareto.Scale``)."""
     for name, help_ in SCALE_HELP.items():
         g.add_argument(f"--{name}", type=_count, default=0, metavar="N", help=help_)
-
-
-def scaled(steps, a: argparse.Namespace) -> None:
-    """Each of ``steps`` (LLM results) with --replicas and --gpus in its options, when given,
-    saved with it and read by the reports (``stats.pareto.Scale.of``)."""
-    for st in steps:
-        for name in SCALE_HELP:
-            if getattr(a, name, 0):
-                st.options[name] = getattr(a, name)
 
 
 def priced(stats, a: argparse.Namespace):

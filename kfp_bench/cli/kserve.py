@@ -5,19 +5,21 @@ from __future__ import annotations
 import argparse
 import sys
 
-from kfp_bench._doc import field_help
 from kfp_bench.atomic import write_json
-from kfp_bench.cli.commands import HELP
 from kfp_bench.cli.common import (
+    add_body_flags,
     add_hey_flags,
     add_open_loop_flags,
+    add_shape_flags,
     add_threshold_flag,
     add_tls_flags,
+    command,
     duration,
     gates_of,
+    request_body,
     shared_options,
 )
-from kfp_bench.cli.load import add_body_flags, add_shape_flags, request_body
+from kfp_bench.cli.common import load_help as _h
 from kfp_bench.cli.measure import Measurement
 from kfp_bench.figures import HDR_MS, fixed, pct
 from kfp_bench.load.options import LoadOptions, parse_rates
@@ -25,21 +27,14 @@ from kfp_bench.load.sweep import KNEE_FACTOR, KNEE_MIN_SUCCESS, run_sweep
 from kfp_bench.report import sweep as sweep_report
 
 
-def _h(name: str) -> str:
-    return field_help(LoadOptions, name)
-
-
 def register(sub) -> None:
-    """sweep."""
-    p = sub.add_parser(
-        "sweep",
-        help=HELP["sweep"],
-        description="Load URL open-loop at each rate of --rates for -z each, print KServe's "
-        "benchmark table and the saturation knee: the first rate whose p99 exceeds "
-        "--knee-factor x the first rate's p99, or whose success falls below --knee-success.",
-        allow_abbrev=False,
-    )
-    # hey's flags and kfp-bench's, defined once (cli/common.py, cli/load.py); a sweep's steps
+    p = command(
+        sub, "sweep", cmd_sweep,
+        "Load URL open-loop at each rate of --rates for -z each, print KServe's benchmark table "
+        "and the saturation knee: the first rate whose p99 exceeds --knee-factor x the first "
+        "rate's p99, or whose success falls below --knee-success.",
+    )  # fmt: skip
+    # hey's flags and kfp-bench's, defined once (cli/common.py); a sweep's steps
     # are paced by --rates, so it has no -n, -c, -q or --rate
     add_hey_flags(
         p, _h, concurrency=None, timeout=20.0, default_z=30.0, z_help="Length of each step."
@@ -75,7 +70,6 @@ def register(sub) -> None:
         "to FILE, for kfp-bench report.",
     )
     add_threshold_flag(p)
-    p.set_defaults(func=cmd_sweep)
 
 
 def _options(a: argparse.Namespace) -> LoadOptions:

@@ -8,8 +8,8 @@ import sys
 
 from kfp_bench._doc import field_help
 from kfp_bench.cli import metrics_flags
-from kfp_bench.cli.commands import HELP
 from kfp_bench.cli.common import (
+    SCALE_HELP,
     Progress,
     add_cost_flag,
     add_hey_flags,
@@ -18,14 +18,14 @@ from kfp_bench.cli.common import (
     add_scale_flags,
     add_threshold_flag,
     add_tls_flags,
+    command,
     duration,
     gates_of,
     priced,
-    scaled,
     shared_options,
 )
 from kfp_bench.cli.measure import Measurement, logged, lost_workers
-from kfp_bench.cli.workload import add_workload_flags, described, workload_prompts
+from kfp_bench.cli.workload import add_workload_flags, trace_of
 from kfp_bench.errors import ConfigError
 from kfp_bench.figures import HDR_MS, fixed
 from kfp_bench.load import llm_find
@@ -54,17 +54,13 @@ DEFAULT_PROMPTS = 256
 
 
 def register(sub) -> None:
-    p = sub.add_parser(
-        "llm",
-        help=HELP["llm"],
-        description=(
-            "Stream completions or chat completions from an OpenAI-compatible server (KServe's "
-            "/openai routes, vLLM, ...) and measure time to first token, inter-token latency, "
-            "TPOT, tokens/s and goodput. hey's flags keep hey's meaning. URL is the base, "
-            "without /v1: http://host/openai for KServe."
-        ),
-        allow_abbrev=False,
-    )
+    p = command(
+        sub, "llm",
+        description="Stream completions or chat completions from an OpenAI-compatible server "
+        "(KServe's /openai routes, vLLM, ...) and measure time to first token, inter-token "
+        "latency, TPOT, tokens/s and goodput. hey's flags keep hey's meaning. URL is the base, "
+        "without /v1: http://host/openai for KServe.",
+    )  # fmt: skip
     _add_flags(p)
     metrics_flags.wrap(p, cmd_llm)
 
@@ -225,31 +221,42 @@ def _add_flags(p: argparse.ArgumentParser) -> None:
     add_scale_flags(g)  # --replicas, --gpus
 
 
+#: The ``LlmOptions`` fields of the flags of the same dests (beside ``shared_options``').
+LLM_FLAGS = ("endpoint", "max_tokens", "ignore_eos", "stall_timeout", "tokenizer", "request_id")
+
+
 def _options(a: argparse.Namespace) -> LlmOptions:
     return LlmOptions(
         **shared_options(a),
-        endpoint=a.endpoint,
+        **{k: getattr(a, k) for k in LLM_FLAGS},
         # none given: a stand-in through the checks, then the server's own (``_checked``)
         model=a.model or UNSET,
-        max_tokens=a.max_tokens,
-        ignore_eos=a.ignore_eos,
-        stall_timeout=a.stall_timeout,
-        tokenizer=a.tokenizer,
-        request_id=a.request_id,
     ).validate()
 
 
 def _prompts(a: argparse.Namespace) -> list:
-    if (special := workload_prompts(a)) is not None:  # --trace, --shared-prefix
-        return special
+    """The prompts of --trace, --shared-prefix or --prompts-file, or synthetic ones."""
+    if a.trace and a.shared_prefix:
+        raise ConfigError("--trace and --shared-prefix both given: a trace has its own prompts")
+    if (a.trace or a.shared_prefix) and a.prompts_file:
+        raise ConfigError("--prompts-file beside --trace or --shared-prefix: give one source")
+    if a.trace:
+        return trace_of(a)[1]
+    if a.shared_prefix:
+        from kfp_bench.load.shared_prefix import SharedPrefix, shared_prefix_prompts
+
+        spec, out = SharedPrefix.parse(a.shared_prefix), prompt_source.Dist.parse(a.output_tokens)
+        return shared_prefix_prompts(spec, out, _seed(a), a.tokenizer)
     if a.prompts_file:
         return prompt_source.from_file(
             a.prompts_file, a.prompts_format, output_tokens=a.max_tokens, tokenizer=a.tokenizer
         )
-    inp = prompt_source.Dist.parse(a.input_tokens)
-    out = prompt_source.Dist.parse(a.output_tokens)
-    seed = a.seed if a.seed is not None else 0
-    return prompt_source.synthetic(a.num_prompts, inp, out, seed, tokenizer=a.tokenizer)
+    inp, out = prompt_source.Dist.parse(a.input_tokens), prompt_source.Dist.parse(a.output_tokens)
+    return prompt_source.synthetic(a.num_prompts, inp, out, _seed(a), tokenizer=a.tokenizer)
+
+
+def _seed(a: argparse.Namespace) -> int:
+    return a.seed if a.seed is not None else 0
 
 
 def _checked(a: argparse.Namespace, opts: LlmOptions, prompts: list) -> LlmOptions:
@@ -298,9 +305,7 @@ def cmd_llm(a: argparse.Namespace) -> int:
 
     def finish(stats) -> None:
         progress.done()
-        stats.options["prompts"] = _described(a, prompts)
-        priced(stats, a)  # --cost-per-hour, saved with the result
-        scaled([stats], a)
+        _noted(a, prompts, [stats])
 
     def report(stats) -> None:
         summary = stats.summary()
@@ -353,16 +358,10 @@ def _sweep(a, opts: LlmOptions, prompts: list, slo: Slo, measurement, gates) -> 
 
     def on_step(level: float, stats) -> None:
         s = stats.summary()
-        print(
-            f"  {by} {level:g}: {s.completed}/{s.requests} completed, TTFT p99 "
-            f"{fixed(s.latency_ms['ttft']['p99'], 1, HDR_MS)} ms, "
-            + (
-                "tokens unknown"
-                if s.output_tokens_per_s is None
-                else f"{fixed(s.output_tokens_per_s, 0)} tok/s"
-            ),
-            file=sys.stderr,
-        )
+        rate, ttft = s.output_tokens_per_s, fixed(s.latency_ms["ttft"]["p99"], 1, HDR_MS)
+        tokens = "tokens unknown" if rate is None else f"{fixed(rate, 0)} tok/s"
+        line = f"  {by} {level:g}: {s.completed}/{s.requests} completed, TTFT p99 {ttft} ms, "
+        print(line + tokens, file=sys.stderr)
 
     def flags(sweep) -> list[str]:
         found = [f for f in sweep.flags if f != NONE_COMPLETED]
@@ -370,17 +369,13 @@ def _sweep(a, opts: LlmOptions, prompts: list, slo: Slo, measurement, gates) -> 
             found.append(NONE_COMPLETED)
         return found
 
-    return measurement.run(
+    return _steps(
+        a, prompts, measurement, gates,
         lambda: run_llm_sweep(
             opts, prompts, rates=rates, concurrencies=streams, step_s=a.duration, slo=slo,
             warmup_s=a.warmup, **knee, on_step=on_step,
         ),
-        gates=gates, finish=_steps_described(a, prompts), flags=flags, write=store.save,
-        partial=lambda exc: exc.partial,
-        metrics=lambda sweep: metric_values(sweep.sustained()[1].summary()),
-        report=lambda sweep: sweep_text.write_llm_text(
-            sweep.rows(), sweep.knee.as_dict(), sweep.by, sys.stdout
-        ),
+        gated=lambda sweep: sweep.sustained()[1], flags=flags,
     )  # fmt: skip
 
 
@@ -393,17 +388,12 @@ def _repeat(a, opts: LlmOptions, prompts: list, slo: Slo, measurement, gates) ->
         s = stats.summary()
         print(f"  run: {s.completed}/{s.requests} completed", file=sys.stderr)
 
-    def report(sweep) -> None:
-        sweep_text.write_llm_text(sweep.rows(), sweep.knee.as_dict(), sweep.by, sys.stdout)
-        sweep_text.write_repeats_text(sweep.repeats, sys.stdout)
-
-    return measurement.run(
-        lambda: run_llm_repeats(
-            opts, prompts, a.repeat, slo=slo, warmup_s=a.warmup, on_step=on_step
-        ),
-        gates=gates, finish=_steps_described(a, prompts), write=store.save,
-        partial=lambda exc: exc.partial,
-        metrics=lambda sweep: metric_values(sweep.steps[-1].summary()), report=report,
+    return _steps(
+        a, prompts, measurement, gates,
+        lambda: run_llm_repeats(opts, prompts, a.repeat, slo=slo, warmup_s=a.warmup,
+                                on_step=on_step),
+        gated=lambda sweep: sweep.steps[-1],
+        more=lambda sweep: sweep_text.write_repeats_text(sweep.repeats, sys.stdout),
     )  # fmt: skip
 
 
@@ -429,44 +419,53 @@ def _find(a, opts: LlmOptions, prompts: list, slo: Slo, measurement, gates) -> i
             file=sys.stderr,
         )
 
-    def report(sweep) -> None:
-        sweep_text.write_llm_text(sweep.rows(), sweep.knee.as_dict(), sweep.by, sys.stdout)
-        sweep_text.write_search_text(sweep.search, sys.stdout)
-
-    return measurement.run(
+    return _steps(
+        a, prompts, measurement, gates,
         lambda: llm_find.find_max(
             opts, prompts, by=a.find_max, slo=slo, step_s=a.duration, warmup_s=a.warmup,
             share=a.slo_share, start=a.find_start, limit=a.find_limit,
             precision=a.find_precision, on_probe=on_probe,
         ),
-        gates=gates, finish=_steps_described(a, prompts), write=store.save,
-        partial=lambda exc: None,
-        metrics=lambda sweep: metric_values(sweep.reported()[1].summary()), report=report,
+        gated=lambda sweep: sweep.reported()[1], partial=lambda exc: None,
+        more=lambda sweep: sweep_text.write_search_text(sweep.search, sys.stdout),
     )  # fmt: skip
 
 
-def _steps_described(a: argparse.Namespace, prompts: list):
-    """A sweep's ``finish``: each step's saved options say what its prompts were, and carry
-    --cost-per-hour, --replicas and --gpus (its Pareto front's axes)."""
+def _steps(a, prompts: list, measurement, gates, work, *, gated, more=None, **kw) -> int:
+    """``work()``, a sweep, --repeat or --find-max: the steps' table, then what ``more``
+    writes; the gates checked against the step ``gated(sweep)``."""
 
-    def finish(sweep) -> None:
-        for st in sweep.steps:
-            st.options["prompts"] = _described(a, prompts)
-            priced(st, a)
-        scaled(sweep.steps, a)
+    def report(sweep) -> None:
+        sweep_text.write_llm_text(sweep.rows(), sweep.knee.as_dict(), sweep.by, sys.stdout)
+        if more is not None:
+            more(sweep)
 
-    return finish
+    return measurement.run(
+        work, gates=gates, finish=lambda sweep: _noted(a, prompts, sweep.steps), report=report,
+        write=store.save,
+        metrics=lambda sweep: metric_values(gated(sweep).summary()),
+        **{"partial": lambda exc: exc.partial, **kw},
+    )  # fmt: skip
+
+
+def _noted(a: argparse.Namespace, prompts: list, results: list) -> None:
+    """Each of ``results`` (LLM results, a sweep's steps) with what its prompts were, and
+    --cost-per-hour, --replicas and --gpus (a Pareto front's axes) when given, in its options:
+    saved with it and read by the reports (``stats.pareto.Scale.of``)."""
+    for st in results:
+        st.options["prompts"] = _described(a, prompts)
+        priced(st, a)
+        st.options.update({k: getattr(a, k) for k in SCALE_HELP if getattr(a, k)})
 
 
 def _described(a: argparse.Namespace, prompts: list) -> dict:
     """What the prompts were, for the saved options (never their text)."""
-    if (special := described(a, prompts)) is not None:
-        return special
+    if a.trace:
+        return {"trace": a.trace, "trace_speed": a.trace_speed, "count": len(prompts)}
+    if a.shared_prefix:
+        return {"shared_prefix": a.shared_prefix, "output_tokens": a.output_tokens,
+                "count": len(prompts), "seed": _seed(a)}  # fmt: skip
     if a.prompts_file:
         return {"file": a.prompts_file, "format": a.prompts_format, "count": len(prompts)}
-    return {
-        "input_tokens": a.input_tokens,
-        "output_tokens": a.output_tokens,
-        "count": len(prompts),
-        "seed": a.seed if a.seed is not None else 0,
-    }
+    return {"input_tokens": a.input_tokens, "output_tokens": a.output_tokens,
+            "count": len(prompts), "seed": _seed(a)}  # fmt: skip

@@ -8,64 +8,47 @@ import sys
 import tempfile
 from pathlib import Path
 
-from kfp_bench._doc import field_help
 from kfp_bench.cli import metrics_flags
-from kfp_bench.cli.commands import HELP
 from kfp_bench.cli.common import (
-    EXIT_NOT_SAVED,
     Progress,
+    add_body_flags,
     add_cost_flag,
     add_hey_flags,
     add_open_loop_flags,
     add_requests_out_flag,
+    add_shape_flags,
     add_threshold_flag,
     add_tls_flags,
+    command,
     gates_of,
     priced,
+    request_body,
+    server_command,
     shared_options,
 )
+from kfp_bench.cli.common import load_help as _h
 from kfp_bench.cli.measure import Measurement, logged, lost_workers
 from kfp_bench.cli.outputs import NOT_SAVED, Outputs, save
 from kfp_bench.cli.workload import add_workload_flags
-from kfp_bench.errors import ConfigError
 from kfp_bench.jsonl import whole_lines_end
 from kfp_bench.load.options import LoadOptions
-from kfp_bench.load.payload import parse_shape, read_body, v1_payload, v2_payload
 from kfp_bench.load.workers import run_load
+from kfp_bench.outcome import EXIT_NOT_SAVED
 from kfp_bench.report import hey, llm_text
+from kfp_bench.sandbox import llm_server
 from kfp_bench.stats import store
 from kfp_bench.stats.llm import LlmStats
 
 
 def register(sub) -> None:
-    p = sub.add_parser(
-        "load",
-        help=HELP["load"],
-        description="Load an HTTP endpoint. hey's flags keep hey's meaning.",
-        allow_abbrev=False,
-    )
+    p = command(sub, "load", description="Load an HTTP endpoint. hey's flags keep hey's meaning.")
     _add_load_flags(p)
     metrics_flags.wrap(p, cmd_load)
 
-    p = sub.add_parser("merge", help=HELP["merge"])
+    p = command(sub, "merge", cmd_merge, abbrev=True)
     p.add_argument("results", nargs="+", metavar="RESULT.json")
     p.add_argument("-o", "--out", required=True, metavar="FILE", help="Where to write the merge.")
-    p.set_defaults(func=cmd_merge)
-
-    from kfp_bench.sandbox import llm_server
-
-    p = sub.add_parser(
-        "llm-server",
-        help=HELP["llm-server"],
-        description=llm_server.__doc__.split("\n\n")[0],
-        allow_abbrev=False,
-    )
-    llm_server.add_arguments(p)
-    p.set_defaults(func=llm_server.main)
-
-
-def _h(name: str) -> str:
-    return field_help(LoadOptions, name)
+    server_command(sub, "llm-server", llm_server)
 
 
 def _add_load_flags(p: argparse.ArgumentParser) -> None:
@@ -114,44 +97,8 @@ def _add_load_flags(p: argparse.ArgumentParser) -> None:
     add_cost_flag(g)
 
 
-def add_body_flags(p, *, method: str, content_type: str) -> None:
-    """hey's flags of the request, shared by ``load`` and ``sweep`` with their own defaults of
-    -m and -T: -m, -d, -D and -T (``request_body`` reads them)."""
-    p.add_argument("-m", default=method, dest="method", help=_h("method"))
-    p.add_argument("-d", dest="data", help="HTTP request body.")
-    p.add_argument("-D", dest="data_file", metavar="FILE", help="HTTP request body from a file.")
-    hey_default = content_type == LoadOptions.content_type  # the field's help names hey's
-    t_help = _h("content_type") if hey_default else f"Content-Type of the body ({content_type})."
-    p.add_argument("-T", default=content_type, dest="content_type", help=t_help)
-
-
-def add_shape_flags(g) -> None:
-    """kfp-bench's model bodies, shared by ``load`` and ``sweep``: --v1-shape, --v2-shape and
-    --v2-datatype (``request_body`` reads them)."""
-    g.add_argument(
-        "--v1-shape",
-        metavar="SHAPE",
-        help='Send a KServe V1 body {"instances": ...} of this shape, e.g. 1,4.',
-    )
-    g.add_argument(
-        "--v2-shape",
-        metavar="SHAPE",
-        help="Send an Open Inference Protocol (V2) "
-        "body with one input tensor of this shape, e.g. 1,4.",
-    )
-    g.add_argument("--v2-datatype", default="FP32", help="Datatype of the V2 input tensor.")
-
-
-def request_body(a: argparse.Namespace) -> tuple[bytes, str]:
-    """The body and Content-Type from -d, -D, --v1-shape or --v2-shape (one of them at most)."""
-    if sum(x is not None for x in (a.data, a.data_file, a.v1_shape, a.v2_shape)) > 1:
-        raise ConfigError("give one body: -d, -D, --v1-shape or --v2-shape")
-    if a.v1_shape:
-        return v1_payload(parse_shape(a.v1_shape, "--v1-shape")), "application/json"
-    if a.v2_shape:
-        shape = parse_shape(a.v2_shape, "--v2-shape")
-        return v2_payload(shape, a.v2_datatype), "application/json"
-    return read_body(a.data, a.data_file, a.content_type), a.content_type
+#: The ``LoadOptions`` fields of hey's flags that ``load`` alone has, by their dests.
+HEY_FLAGS = ("accept", "basic_auth", "user_agent", "disable_keepalive", "disable_compression")
 
 
 def _load_options(a: argparse.Namespace) -> LoadOptions:
@@ -161,11 +108,7 @@ def _load_options(a: argparse.Namespace) -> LoadOptions:
         method=a.method,
         body=body,
         content_type=content_type,
-        accept=a.accept,
-        basic_auth=a.basic_auth,
-        user_agent=a.user_agent,
-        disable_keepalive=a.disable_keepalive,
-        disable_compression=a.disable_compression,
+        **{k: getattr(a, k) for k in HEY_FLAGS},
     ).validate()
 
 
@@ -255,7 +198,7 @@ def _csv_writer_factory(directory: str):
 
 def cmd_merge(a: argparse.Namespace) -> int:
     outs = Outputs()
-    out = outs.file(a.out, "-o")
+    out = outs.add(a.out, "-o")
     merged, *rest = store.load_same_kind(a.results)
     for part in rest:
         merged.merge(part)

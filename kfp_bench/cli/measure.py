@@ -26,7 +26,7 @@ class Measurement:
         self.command = command
         self.path = a.json_out
         self.outs = Outputs()
-        self.json_out: Path | None = self.outs.file(a.json_out, "--json-out")
+        self.json_out: Path | None = self.outs.add(a.json_out, "--json-out")
         self.collector = getattr(a, "collector", None)
         self._files = {"--json-out": self.json_out} if self.json_out else {}
         self._exports: list[tuple[Path, str, str, Callable[[object], dict]]] = []
@@ -34,7 +34,7 @@ class Measurement:
     def another_file(self, path: str | None, flag: str) -> Path | None:
         """Check one more output file of the command, as ``--json-out`` is: at once, and never
         the file another of its flags writes."""
-        p = self.outs.file(path, flag)
+        p = self.outs.add(path, flag)
         if p is None:
             return None
         for other, q in self._files.items():

@@ -23,7 +23,9 @@ from kfp_bench.metrics import series as store
 from kfp_bench.metrics.collect import Collector
 
 
-def add(p: argparse.ArgumentParser) -> None:
+def wrap(p: argparse.ArgumentParser, cmd: Callable[[argparse.Namespace], int]) -> None:
+    """Add the flags to ``p`` and make ``cmd``, run between the collector's start and stop,
+    its function."""
     g = p.add_argument_group("server metrics (docs/metrics-profiles.md)")
     g.add_argument(
         "--metrics-profile", default="", metavar="FILE|NAME",
@@ -44,6 +46,7 @@ def add(p: argparse.ArgumentParser) -> None:
         "--metrics-step", type=float, default=1.0, metavar="SECONDS",
         help="The scrapes' period and the range queries' step (default 1).",
     )  # fmt: skip
+    p.set_defaults(func=lambda a: run(a, cmd))
 
 
 def add_prometheus_flags(g, example: str) -> None:
@@ -60,17 +63,19 @@ def add_prometheus_flags(g, example: str) -> None:
 
 
 def collector(a: argparse.Namespace) -> Collector | None:
-    """The collector the flags ask for, or None when they ask for none."""
-    if not (a.metrics_profile or a.scrape):  # the flags that need them: cli/checks.py
+    """The collector the flags ask for, or None when they ask for none (``runs --fill`` has
+    no --scrape)."""
+    scrapes = tuple(getattr(a, "scrape", ()))
+    if not (a.metrics_profile or scrapes):  # the flags that need them: cli/checks.py
         return None
     profile = profiles.load(a.metrics_profile) if a.metrics_profile else None
     return Collector(
         profile=profile,
         prometheus_url=a.prometheus_url,
-        scrapes=tuple(a.scrape),
+        scrapes=scrapes,
         step_s=a.metrics_step,
         variables=profiles.parse_vars(a.metrics_var),
-        headers=scrape_headers(a.scrape_header),
+        headers=scrape_headers(getattr(a, "scrape_header", [])),
     )
 
 
@@ -90,13 +95,6 @@ def scrape_headers(items: list[str]) -> dict[str, str]:
             raise ConfigError(f"--scrape-header {name}: the value has a line break: remove it")
         out[name] = value
     return out
-
-
-def wrap(p: argparse.ArgumentParser, cmd: Callable[[argparse.Namespace], int]) -> None:
-    """Add the flags to ``p`` and make ``cmd``, run between the collector's start and stop,
-    its function."""
-    add(p)
-    p.set_defaults(func=lambda a: run(a, cmd))
 
 
 def run(a: argparse.Namespace, cmd: Callable[[argparse.Namespace], int]) -> int:

@@ -1,7 +1,7 @@
 """A command's outputs: their paths checked before the work, their folders made once the inputs
 are checked, and the results saved after the work, or kept when that fails.
 
-``Outputs`` collects a command's output paths (``file``, ``folder``); each is checked at once by
+``Outputs`` collects a command's output paths (``add``); each is checked at once by
 ``common.writable`` (a bad one is a ``ConfigError`` naming the flag, before anything is sent).
 ``made()`` then creates the missing folders, so that the save at the end finds them; if the work
 refuses an input after all (a check only the engine can make) or fails (a history out of
@@ -39,20 +39,13 @@ class Outputs:
         self._folders: list[tuple[Path, str, str]] = []  # (folder, flag, path as given)
         self._made: list[Path] = []
 
-    def file(self, path: str | None, flag: str) -> Path | None:
-        """Check the file ``path`` of ``flag`` (None when the flag was not given)."""
+    def add(self, path: str | None, flag: str, *, folder: bool = False) -> Path | None:
+        """Check the file (``folder``: the folder) ``path`` of ``flag``; None when the flag was
+        not given."""
         if not path:
             return None
-        p = writable(path, flag)
-        self._folders.append((p.parent, flag, path))
-        return p
-
-    def folder(self, path: str | None, flag: str) -> Path | None:
-        """Check the folder ``path`` of ``flag`` (None when the flag was not given)."""
-        if not path:
-            return None
-        p = writable(path, flag, folder=True)
-        self._folders.append((p, flag, path))
+        p = writable(path, flag, folder=folder)
+        self._folders.append((p if folder else p.parent, flag, path))
         return p
 
     def make(self) -> None:

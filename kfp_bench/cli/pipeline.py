@@ -4,26 +4,28 @@
 from __future__ import annotations
 
 import argparse
+import functools
+import sys
+import time
 from pathlib import Path
 
 from kfp_bench._doc import field_help
-from kfp_bench.cli.commands import HELP
-from kfp_bench.cli.common import duration, positive_int, writable
-from kfp_bench.errors import ConfigError
+from kfp_bench.cli.common import command, duration, positive_int, writable
+from kfp_bench.errors import ConfigError, yaml_error
 from kfp_bench.figures import fixed
+from kfp_bench.kserve.kube import Kube
+from kfp_bench.names import check_dns1123_label
+from kfp_bench.steps.bundled import compiled_file
+from kfp_bench.steps.checks import MAX_DURATION_S, MAX_LOAD_WORKERS, MAX_RUNS
+from kfp_bench.steps.params import BenchParams
+from kfp_bench.steps.submit import Target, ignored_note, parse_params, schedule, submit
 
 #: Connections of the demo's load, across its workers.
 DEMO_CONCURRENCY = 4
 
 
-def register(sub) -> None:
-    """compile, submit, schedule and demo."""
-    _add_pipeline_commands(sub)
-
-
 def cmd_demo(a: argparse.Namespace) -> int:
     from kfp_bench.sandbox.demo import run_demo
-    from kfp_bench.steps.checks import MAX_DURATION_S, MAX_LOAD_WORKERS, MAX_RUNS
 
     # The pipeline's first step would refuse these too, but only after the servers have started.
     if not 0 < a.duration <= MAX_DURATION_S:
@@ -61,8 +63,6 @@ def _check_kubeconfig(path: str) -> None:
     mapping, in one line (the client's own error is many lines, and blames no input)."""
     import yaml
 
-    from kfp_bench.errors import yaml_error
-
     if not path:
         return
     if not Path(path).is_file():
@@ -79,14 +79,10 @@ def _check_kubeconfig(path: str) -> None:
 
 
 def cmd_install(a: argparse.Namespace) -> int:
-    import sys
-
     import yaml
 
     from kfp_bench import artifact
     from kfp_bench.components._step import Delivery
-    from kfp_bench.names import check_dns1123_label
-    from kfp_bench.steps.bundled import compiled_file
 
     check_dns1123_label(a.namespace, "--namespace")
     if not a.dry_run:
@@ -96,8 +92,6 @@ def cmd_install(a: argparse.Namespace) -> int:
     if a.dry_run:
         yaml.safe_dump(artifact.config_map(art, a.namespace, name), sys.stdout, sort_keys=False)
         return 0
-    from kfp_bench.kserve.kube import Kube
-
     done = artifact.install(Kube(a.namespace, kubeconfig=a.kubeconfig or None), art, name)
     print(
         f"ConfigMap {name} in namespace {a.namespace}: {done}; it holds {art.filename}, "
@@ -113,30 +107,16 @@ def cmd_install(a: argparse.Namespace) -> int:
     return 0
 
 
-def _target(a: argparse.Namespace):
-    from kfp_bench.steps.submit import Target
-
-    return Target(a.host, a.namespace, a.package, a.experiment, a.token_file)
-
-
 def cmd_submit(a: argparse.Namespace) -> int:
-    from kfp_bench.steps.submit import ignored_note, parse_params, submit
-
+    """``submit`` and ``schedule``: one run, or a recurring run with ``a.cron``."""
     params = parse_params(a.param)  # unknown names refused before anything is sent
-    run_id = submit(_target(a), params, run_name=a.run_name)
-    print(f"Created run {run_id} on {a.host}")
+    target = Target(a.host, a.namespace, a.package, a.experiment, a.token_file)
+    if a.command == "submit":
+        print(f"Created run {submit(target, params, run_name=a.run_name)} on {a.host}")
+    else:
+        rid = schedule(target, params, cron=a.cron, max_concurrency=a.max_concurrency)
+        print(f"Created recurring run {rid} on {a.host} (cron {a.cron!r})")
     if note := ignored_note(params):  # parameters a part switched off leaves unread
-        print(note)
-    return 0
-
-
-def cmd_schedule(a: argparse.Namespace) -> int:
-    from kfp_bench.steps.submit import ignored_note, parse_params, schedule
-
-    params = parse_params(a.param)
-    rid = schedule(_target(a), params, cron=a.cron, max_concurrency=a.max_concurrency)
-    print(f"Created recurring run {rid} on {a.host} (cron {a.cron!r})")
-    if note := ignored_note(params):
         print(note)
     return 0
 
@@ -145,8 +125,6 @@ def cron(text: str) -> str:
     """An argparse type: KFP's cron as robfig/cron v1 reads it (``kfp_bench.kfp.cron``), checked
     here so that a typo, a Unix 5-field cron or a date that never comes is refused before
     anything is created on the server."""
-    import time
-
     from kfp_bench.kfp.cron import check_user_cron
 
     try:
@@ -156,16 +134,9 @@ def cron(text: str) -> str:
     return text
 
 
-def _add_pipeline_commands(sub) -> None:
-    """compile, submit, schedule and demo: the kfp_bench pipeline's own subcommands."""
-    from kfp_bench.steps.params import BenchParams
-    from kfp_bench.steps.submit import Target
-
-    p = sub.add_parser(
-        "compile",
-        help=HELP["compile"],
-        allow_abbrev=False,
-    )
+def register(sub) -> None:
+    """compile, install, submit, schedule and demo: the kfp_bench pipeline's own commands."""
+    p = command(sub, "compile", cmd_compile)
     p.add_argument("--out", default="compiled", metavar="DIR", help="Where to write the YAML.")
     p.add_argument(
         "--image",
@@ -197,18 +168,17 @@ def _add_pipeline_commands(sub) -> None:
         help="Package mode: install kfp-bench's dependencies and kfp from this index (a mirror "
         "of PyPI) instead of PyPI. kfp-bench itself never comes from an index.",
     )
-    p.set_defaults(func=cmd_compile)
 
-    p = sub.add_parser(
+    p = command(
+        sub,
         "install",
-        help=HELP["install"],
-        description="Build kfp-bench's wheel (reproducibly: the sha256 that compiled/"
+        cmd_install,
+        "Build kfp-bench's wheel (reproducibly: the sha256 that compiled/"
         "kfp_bench.yaml pins) and write it into the ConfigMap kfp-bench-<sha256 prefix> of "
         "NAMESPACE, which every step of the pipeline mounts and installs from, checking the "
         "pin. Run it once per namespace (your profile's) and kfp-bench version, from a laptop "
         "with a kubeconfig that may create ConfigMaps there. No release, index or registry is "
         "needed. The ConfigMap is immutable; a second run finds it and changes nothing.",
-        allow_abbrev=False,
     )
     p.add_argument("--namespace", required=True, help="The namespace the pipeline's runs run in.")
     p.add_argument(
@@ -222,22 +192,19 @@ def _add_pipeline_commands(sub) -> None:
         action="store_true",
         help="Print the ConfigMap as YAML (for kubectl apply -f -) and write nothing.",
     )
-    p.set_defaults(func=cmd_install)
 
-    params = ", ".join(BenchParams.names())
+    params, h = ", ".join(BenchParams.names()), functools.partial(field_help, Target)
     for name, what in (("submit", "Start one run"), ("schedule", "Create a recurring run")):
-        p = sub.add_parser(
+        p = command(
+            sub,
             name,
-            help=HELP[name],
-            description=f"{what} of the kfp_bench pipeline. Parameters: {params} "
+            cmd_submit,
+            f"{what} of the kfp_bench pipeline. Parameters: {params} "
             "(see kfp_bench.steps.params.BenchParams).",
-            allow_abbrev=False,
         )
-        p.add_argument("--host", required=True, metavar="URL", help=field_help(Target, "host"))
-        p.add_argument("--namespace", default="", help=field_help(Target, "namespace"))
-        p.add_argument(
-            "--token-file", default="", metavar="FILE", help=field_help(Target, "token_file")
-        )
+        p.add_argument("--host", required=True, metavar="URL", help=h("host"))
+        p.add_argument("--namespace", default="", help=h("namespace"))
+        p.add_argument("--token-file", default="", metavar="FILE", help=h("token_file"))
         p.add_argument(
             "--param",
             action="append",
@@ -245,13 +212,10 @@ def _add_pipeline_commands(sub) -> None:
             metavar="NAME=VALUE",
             help="A pipeline parameter; repeat for more (JSON for object parameters).",
         )
-        p.add_argument("--package", default=Target.package, help=field_help(Target, "package"))
-        p.add_argument(
-            "--experiment", default=Target.experiment, help=field_help(Target, "experiment")
-        )
+        p.add_argument("--package", default=Target.package, help=h("package"))
+        p.add_argument("--experiment", default=Target.experiment, help=h("experiment"))
         if name == "submit":
             p.add_argument("--run-name", default="", help="The run's name (default: generated).")
-            p.set_defaults(func=cmd_submit)
         else:
             p.add_argument(
                 "--cron",
@@ -266,13 +230,8 @@ def _add_pipeline_commands(sub) -> None:
                 default=1,
                 help="At most this many runs of the schedule at once (default 1).",
             )
-            p.set_defaults(func=cmd_schedule)
 
-    p = sub.add_parser(
-        "demo",
-        help=HELP["demo"],
-        allow_abbrev=False,
-    )
+    p = command(sub, "demo", cmd_demo)
     p.add_argument("--out", default="results/demo", help="Directory for the results.")
     p.add_argument(
         "--duration", type=duration, default=5.0, help="Seconds of load per worker (default 5s)."
@@ -281,4 +240,3 @@ def _add_pipeline_commands(sub) -> None:
         "--num-runs", type=positive_int, default=5, help="Child runs to spawn (default 5)."
     )
     p.add_argument("--load-workers", type=positive_int, default=2, help="Load workers (default 2).")
-    p.set_defaults(func=cmd_demo)

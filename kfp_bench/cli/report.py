@@ -3,37 +3,42 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
+from kfp_bench import gates as gate
 from kfp_bench._doc import field_help
-from kfp_bench.cli.commands import HELP
 from kfp_bench.cli.common import (
-    EXIT_NOT_SAVED,
-    EXIT_REGRESSION,
     SCALE_HELP,
     add_cost_flag,
     add_scale_flags,
     add_threshold_flag,
+    command,
     writable,
 )
 from kfp_bench.cli.outputs import Outputs
+from kfp_bench.errors import ConfigError
+from kfp_bench.history.uri import local_root
+from kfp_bench.outcome import EXIT_NOT_SAVED, EXIT_REGRESSION, gated
+from kfp_bench.push import check_labels, push
+from kfp_bench.report.rebuild import compare_dirs, rebuild, rebuild_all
+from kfp_bench.stats import store
+from kfp_bench.stats.llm import LlmStats
+from kfp_bench.stats.rate_sweep import LlmSweep, RateSweep
 
 
 def register(sub) -> None:
-    from kfp_bench.report.rebuild import rebuild
-
-    p = sub.add_parser(
+    p = command(
+        sub,
         "report",
-        help=HELP["report"],
-        description="For each results directory: report.html, summary.md, metrics.json and "
-        "CSV files, with the trend and a regression verdict from --results-uri. A load "
-        "result FILE.json is printed again in hey's layout; an LLM result FILE.json (kfp-bench "
-        "llm --json-out) is printed and gets its report in FILE-report/ (or --out); a sweep's "
-        "file (kfp-bench sweep, or llm --sweep-..., --json-out) prints its table and every "
-        "step. With "
+        cmd_report,
+        "For each results directory: report.html, summary.md, metrics.json and CSV files, with "
+        "the trend and a regression verdict from --results-uri. A load result FILE.json is "
+        "printed again in hey's layout; an LLM result FILE.json (kfp-bench llm --json-out) is "
+        "printed and gets its report in FILE-report/ (or --out); a sweep's file (kfp-bench "
+        "sweep, or llm --sweep-..., --json-out) prints its table and every step. With "
         "--results-uri every input is archived there.",
-        allow_abbrev=False,
     )
     p.add_argument("results", nargs="+", metavar="RESULTS_DIR|RESULT.json")
     p.add_argument("--out", default="", metavar="DIR", help=field_help(rebuild, "out_dir"))
@@ -67,13 +72,8 @@ def register(sub) -> None:
         help="a label of the pushed group, e.g. benchmark=nightly, target=my-model (repeat; "
         "benchmark defaults to kfp-bench).",
     )
-    p.set_defaults(func=cmd_report)
 
-    p = sub.add_parser(
-        "compare",
-        help=HELP["compare"],
-        allow_abbrev=False,
-    )
+    p = command(sub, "compare", cmd_compare)
     p.add_argument(
         "a",
         metavar="A",
@@ -112,7 +112,6 @@ def register(sub) -> None:
         help="also write the Pareto page there: report.html (the chart, both fronts marked) and "
         "summary.md.",
     )  # fmt: skip
-    p.set_defaults(func=cmd_compare)
 
 
 def _pair(text: str) -> tuple[int, int]:
@@ -130,12 +129,6 @@ def _pair(text: str) -> tuple[int, int]:
 
 
 def cmd_report(a: argparse.Namespace) -> int:
-    from kfp_bench import gates as gate
-    from kfp_bench.errors import ConfigError
-    from kfp_bench.history.uri import local_root
-    from kfp_bench.outcome import gated
-    from kfp_bench.report.rebuild import rebuild_all
-
     gates = gate.parse(a.threshold, "--threshold")
     if a.fail_on_regression:
         if not a.baseline:
@@ -146,7 +139,7 @@ def cmd_report(a: argparse.Namespace) -> int:
         gates += (gate.REGRESSION_GATE,)
     labels = _push_labels(a)
     outs = Outputs()
-    outs.folder(a.out, "--out")
+    outs.add(a.out, "--out", folder=True)
     if a.results_uri and (root := local_root(a.results_uri)) is not None:
         writable(str(root), "--results-uri", folder=True)  # the archive's folder, as --out's
     try:
@@ -174,9 +167,6 @@ def cmd_report(a: argparse.Namespace) -> int:
 
 def _push_labels(a: argparse.Namespace) -> dict[str, str]:
     """The pushed group's labels, checked before any work (bad input: exit 2)."""
-    from kfp_bench.errors import ConfigError
-    from kfp_bench.push import check_labels
-
     if not a.pushgateway_url:  # --push-label alone and the URL's form: cli/checks.py
         return {}
     if len(a.results) > 1:
@@ -185,28 +175,20 @@ def _push_labels(a: argparse.Namespace) -> dict[str, str]:
             f"{len(a.results)} inputs were given; report the run to push alone"
         )
     _pushable(a.results[0])
-    labels, given = {"benchmark": "kfp-bench"}, set()
+    labels = {}
     for item in a.push_label:
         key, sep, value = item.partition("=")
         if not sep or not value:
             raise ConfigError(f"--push-label {item!r}: give NAME=VALUE, e.g. benchmark=nightly")
-        if key in given:  # which one was meant, no rule can tell
+        if key in labels:  # which one was meant, no rule can tell
             raise ConfigError(f"--push-label {key}: given twice; give each label once")
         labels[key] = value
-        given.add(key)
-    return check_labels(labels)
+    return check_labels({"benchmark": "kfp-bench", **labels})
 
 
 def _pushable(path: str) -> None:
     """``ConfigError`` for an input whose report has no metrics to push, a load result file:
     refused before the report is written or archived."""
-    from pathlib import Path
-
-    from kfp_bench.errors import ConfigError
-    from kfp_bench.stats import store
-    from kfp_bench.stats.llm import LlmStats
-    from kfp_bench.stats.rate_sweep import LlmSweep, RateSweep
-
     if Path(path).is_file() and not isinstance(store.load(path), LlmStats | LlmSweep | RateSweep):
         raise ConfigError(
             f"--pushgateway-url: {path} is a load result file, which has no metrics to "
@@ -216,11 +198,6 @@ def _pushable(path: str) -> None:
 
 
 def _push(a: argparse.Namespace, outcome, labels: dict[str, str]) -> None:
-    import json
-
-    from kfp_bench.errors import ConfigError
-    from kfp_bench.push import push
-
     if "metrics.json" not in outcome.files:  # refused before the work (_pushable); kept
         raise ConfigError(
             f"--pushgateway-url: {a.results[0]} has no metrics to push; give a results "
@@ -235,13 +212,9 @@ def _push(a: argparse.Namespace, outcome, labels: dict[str, str]) -> None:
 
 
 def cmd_compare(a: argparse.Namespace) -> int:
-    from kfp_bench.report.rebuild import compare_dirs
-
     if Path(a.a).is_file() or Path(a.b).is_file():
         return _compare_sweeps(a)
     if a.replicas or a.gpus or a.out:
-        from kfp_bench.errors import ConfigError
-
         raise ConfigError(
             "--replicas, --gpus and --out take two LLM sweep files (their Pareto page): drop "
             "them to compare results directories"
@@ -253,7 +226,6 @@ def cmd_compare(a: argparse.Namespace) -> int:
 def _compare_repeats(a: argparse.Namespace, base, current) -> int:
     """``compare A.json B.json`` of two ``kfp-bench llm --repeat K`` results: the verdict over
     their intervals (``history.regress.compare_repeats``)."""
-    from kfp_bench.errors import ConfigError
     from kfp_bench.history.regress import compare_repeats
     from kfp_bench.report.sweep import write_repeats_verdict
 
@@ -272,12 +244,9 @@ def _compare_repeats(a: argparse.Namespace, base, current) -> int:
 def _compare_sweeps(a: argparse.Namespace) -> int:
     """``compare A.json B.json`` of two LLM sweeps: their levels on one Pareto front, each
     sweep's own front marked too; with --out, the page of it (``report.llm_bundle``)."""
-    from kfp_bench.errors import ConfigError
     from kfp_bench.report.llm_bundle import write_pareto_page
     from kfp_bench.report.sweep import write_pareto_text
-    from kfp_bench.stats import store
     from kfp_bench.stats.pareto import Scale
-    from kfp_bench.stats.rate_sweep import LlmSweep
 
     both = [store.load(p) if Path(p).is_file() else None for p in (a.a, a.b)]
     if all(isinstance(s, LlmSweep) and s.repeats for s in both):
@@ -289,7 +258,7 @@ def _compare_sweeps(a: argparse.Namespace) -> int:
             "no verdict"
         )
     outs = Outputs()
-    outs.folder(a.out, "--out")
+    outs.add(a.out, "--out", folder=True)
     sweeps = {}
     for i, (side, path, stats) in enumerate(zip("AB", (a.a, a.b), both, strict=True)):
         if not isinstance(stats, LlmSweep) or stats.search is not None or len(stats.levels) < 2:

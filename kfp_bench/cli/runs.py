@@ -3,111 +3,87 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import functools
 import sys
-import time
 
 from kfp_bench._doc import field_help
 from kfp_bench.cli import metrics_flags
-from kfp_bench.cli.commands import HELP
 from kfp_bench.cli.common import (
-    EXIT_LEFT_BEHIND,
+    Progress,
     add_threshold_flag,
+    command,
     duration,
-    exit_code,
     gates_of,
     said_gates,
+    server_command,
     writable,
 )
+from kfp_bench.kfp.auth import MODES as AUTH_MODES
+from kfp_bench.kfp.auth import Auth
+from kfp_bench.kfp.cleanup import sweep
+from kfp_bench.kfp.driver import run_benchmark
+from kfp_bench.kfp.fill import MODES as FILL_MODES
+from kfp_bench.kfp.fill import FillOptions, run_with_fill
+from kfp_bench.kfp.options import (
+    DEFAULT_MAX_RUNS,
+    DEFAULT_RETRIES,
+    DEFAULT_RETRY_MAX_WAIT,
+    CleanupOptions,
+    RunsOptions,
+    parse_params,
+)
+from kfp_bench.metrics import series
+from kfp_bench.outcome import EXIT_LEFT_BEHIND, describe, exit_code, gated
+from kfp_bench.sandbox import kfp_server
 
 
 def register(sub) -> None:
-    p = sub.add_parser(
-        "runs",
-        help=HELP["runs"],
-        description="Upload a pipeline, create N runs at bounded concurrency, poll them with "
-        "paged LIST calls, and report run and API-call latencies.",
-        allow_abbrev=False,
-    )
+    p = command(
+        sub, "runs", cmd_runs,
+        "Upload a pipeline, create N runs at bounded concurrency, poll them with paged LIST "
+        "calls, and report run and API-call latencies.",
+    )  # fmt: skip
     _add_runs_flags(p)
-    p.set_defaults(func=cmd_runs)
-
-    from kfp_bench.kfp.options import CleanupOptions
-
-    p = sub.add_parser(
-        "cleanup",
-        help=HELP["cleanup"],
-        allow_abbrev=False,
-    )
-    _add_kfp_flags(p, CleanupOptions)
-    p.add_argument("--benchmark-id", default="", help=field_help(CleanupOptions, "benchmark_id"))
-    p.add_argument(
-        "--older-than",
-        type=duration,
-        default=0.0,
-        metavar="AGE",
-        help=field_help(CleanupOptions, "older_than"),
-    )
-    p.add_argument("--dry-run", action="store_true", help=field_help(CleanupOptions, "dry_run"))
-    p.add_argument(
-        "--concurrency", type=int, default=8, help=field_help(CleanupOptions, "concurrency")
-    )
-    p.set_defaults(func=cmd_cleanup)
-
-    from kfp_bench.sandbox import kfp_server
-
-    p = sub.add_parser(
-        "kfp-server",
-        help=HELP["kfp-server"],
-        description=kfp_server.__doc__.split("\n\n")[0],
-        allow_abbrev=False,
-    )
-    kfp_server.add_arguments(p)
-    p.set_defaults(func=kfp_server.main)
+    p = command(sub, "cleanup", cmd_cleanup)
+    h = _add_kfp_flags(p, CleanupOptions)
+    p.add_argument("--benchmark-id", default="", help=h("benchmark_id"))
+    p.add_argument("--older-than", type=duration, default=0.0, metavar="AGE", help=h("older_than"))
+    p.add_argument("--dry-run", action="store_true", help=h("dry_run"))
+    p.add_argument("--concurrency", type=int, default=8, help=h("concurrency"))
+    server_command(sub, "kfp-server", kfp_server)
 
 
-def _rh(name: str) -> str:
-    from kfp_bench.kfp.options import RunsOptions
-
-    return field_help(RunsOptions, name)
-
-
-def _add_kfp_flags(p: argparse.ArgumentParser, owner) -> None:
-    """Host, credentials, timeout and retries, shared by runs and cleanup."""
-    from kfp_bench.kfp.auth import MODES, Auth
-    from kfp_bench.kfp.options import DEFAULT_RETRIES, DEFAULT_RETRY_MAX_WAIT
-
-    p.add_argument("--host", required=True, metavar="URL", help=field_help(owner, "host"))
+def _add_kfp_flags(p: argparse.ArgumentParser, owner):
+    """Host, credentials, timeout and retries, shared by runs and cleanup; returns the help of
+    ``owner``'s (the options') fields."""
+    h = functools.partial(field_help, owner)
+    p.add_argument("--host", required=True, metavar="URL", help=h("host"))
     g = p.add_argument_group("auth")
-    g.add_argument("--auth", default="auto", choices=MODES, help=field_help(Auth, "mode"))
+    g.add_argument("--auth", default="auto", choices=AUTH_MODES, help=field_help(Auth, "mode"))
     g.add_argument("--token-file", default="", metavar="FILE", help=field_help(Auth, "token_file"))
     g.add_argument("--namespace", default="", help=field_help(Auth, "namespace"))
     p.add_argument(
-        "--request-timeout",
-        type=duration,
-        default=30.0,
-        metavar="S",
-        help=field_help(owner, "request_timeout"),
+        "--request-timeout", type=duration, default=30.0, metavar="S", help=h("request_timeout")
     )
+    p.add_argument("--retries", type=int, default=DEFAULT_RETRIES, metavar="N", help=h("retries"))
     p.add_argument(
-        "--retries",
-        type=int,
-        default=DEFAULT_RETRIES,
-        metavar="N",
-        help=field_help(owner, "retries"),
-    )
-    p.add_argument(
-        "--retry-max-wait",
-        type=duration,
-        default=DEFAULT_RETRY_MAX_WAIT,
-        metavar="S",
-        help=field_help(owner, "retry_max_wait"),
-    )
+        "--retry-max-wait", type=duration, default=DEFAULT_RETRY_MAX_WAIT, metavar="S",
+        help=h("retry_max_wait"),
+    )  # fmt: skip
+    return h
+
+
+def _kfp_options(cls, a: argparse.Namespace, **given):
+    """``cls`` (``RunsOptions``, ``CleanupOptions``) of the flags named as its fields, and
+    ``given``."""
+    names = {f.name for f in dataclasses.fields(cls)} - {"auth", *given}
+    auth = Auth(a.auth, a.token_file, a.namespace)
+    return cls(**{n: getattr(a, n) for n in names}, auth=auth, **given)
 
 
 def _add_runs_flags(p: argparse.ArgumentParser) -> None:
-    from kfp_bench.kfp.options import DEFAULT_MAX_RUNS, RunsOptions
-
-    _add_kfp_flags(p, RunsOptions)
+    _rh = _add_kfp_flags(p, RunsOptions)
     p.add_argument("--pipeline", required=True, metavar="FILE|URL", help=_rh("pipeline"))
     p.add_argument("--num-runs", type=int, required=True, metavar="N", help=_rh("num_runs"))
     p.add_argument(
@@ -147,15 +123,11 @@ def _add_runs_flags(p: argparse.ArgumentParser) -> None:
 
 
 def _add_fill_flags(p: argparse.ArgumentParser) -> None:
-    from kfp_bench.kfp.fill import MODES, FillOptions
-
-    def fh(name: str) -> str:
-        return field_help(FillOptions, name)
-
+    fh = functools.partial(field_help, FillOptions)
     g = p.add_argument_group("full database (docs/full-database.md)")
     g.add_argument("--fill", type=int, default=0, metavar="K", help=fh("target"))
     g.add_argument("--fill-steps", type=int, default=5, metavar="N", help=fh("steps"))
-    g.add_argument("--fill-mode", default="terminate", choices=MODES, help=fh("mode"))
+    g.add_argument("--fill-mode", default="terminate", choices=FILL_MODES, help=fh("mode"))
     g.add_argument("--fill-repeats", type=int, default=20, metavar="R", help=fh("repeats"))
     g.add_argument(
         "--fill-page-sizes", type=_sizes, default=(10, 20, 50, 100), metavar="LIST",
@@ -183,21 +155,6 @@ def _add_fill_flags(p: argparse.ArgumentParser) -> None:
 FILL_SERIES = "fill.server.json"
 
 
-def _fill_collector(a: argparse.Namespace):
-    """The collector of the fill's server metrics (``kfp_bench.metrics.collect``), or None."""
-    from kfp_bench.metrics import profile as profiles
-    from kfp_bench.metrics.collect import Collector
-
-    if not a.metrics_profile:  # it needs --fill, and what needs it: cli/checks.py
-        return None
-    return Collector(
-        profile=profiles.load(a.metrics_profile),
-        prometheus_url=a.prometheus_url,
-        step_s=a.metrics_step,
-        variables=profiles.parse_vars(a.metrics_var),
-    )
-
-
 def _sizes(text: str) -> tuple[int, ...]:
     try:
         return tuple(int(x) for x in text.split(","))
@@ -208,8 +165,6 @@ def _sizes(text: str) -> tuple[int, ...]:
 
 
 def _fill_options(a: argparse.Namespace):
-    from kfp_bench.kfp.fill import FillOptions
-
     return FillOptions(
         target=a.fill, steps=a.fill_steps, mode=a.fill_mode, repeats=a.fill_repeats,
         page_sizes=a.fill_page_sizes, settle_timeout=a.fill_timeout,
@@ -218,10 +173,6 @@ def _fill_options(a: argparse.Namespace):
 
 def cmd_runs(a: argparse.Namespace) -> int:
     from kfp_bench.cli.outputs import NOT_SAVED, save
-    from kfp_bench.kfp.auth import Auth
-    from kfp_bench.kfp.driver import run_benchmark
-    from kfp_bench.kfp.options import RunsOptions, parse_params
-    from kfp_bench.outcome import gated
     from kfp_bench.report import runs as runs_report
     from kfp_bench.results import write_results
 
@@ -229,41 +180,15 @@ def cmd_runs(a: argparse.Namespace) -> int:
     # refused manifest leaves nothing behind.
     writable(a.out, "--out", folder=True)
     gates = gates_of(a, {"runs"}, "runs")
-    collector = _fill_collector(a)
-    opts = RunsOptions(
-        host=a.host,
-        pipeline=a.pipeline,
-        num_runs=a.num_runs,
-        create_concurrency=a.create_concurrency,
-        poll_interval=a.poll_interval,
-        poll_jitter=a.poll_jitter,
-        timeout=a.timeout,
-        on_timeout=a.on_timeout,
-        params=parse_params(a.params),
-        get_sample=a.get_sample,
-        task_details=a.task_details,
-        max_runs=a.max_runs,
-        pipeline_id=a.pipeline_id,
-        benchmark_id=a.benchmark_id,
-        keep=a.keep,
-        request_timeout=a.request_timeout,
-        retries=a.retries,
-        retry_max_wait=a.retry_max_wait,
-        metrics_url=a.metrics_url,
-        auth=Auth(a.auth, a.token_file, a.namespace),
-    ).validate()
-    show = a.progress or sys.stderr.isatty()
-    last = [0.0]
+    collector = metrics_flags.collector(a)  # the fill's server metrics, or None
+    opts = _kfp_options(RunsOptions, a, params=parse_params(a.params)).validate()
+    shown = Progress(a.progress or sys.stderr.isatty())
 
     def progress(phase: str, created: int, final: int, requested: int) -> None:
-        if show and time.monotonic() - last[0] >= 0.5:
-            last[0] = time.monotonic()
-            sys.stderr.write(f"\r  {phase}: {created}/{requested} created, {final} finished ")
-            sys.stderr.flush()
+        shown.say(f"{phase}: {created}/{requested} created, {final} finished")
 
     fill = None
     if a.fill:
-        from kfp_bench.kfp.fill import run_with_fill
 
         def fill_progress(phase: str, filled: int, target: int) -> None:
             progress(phase, filled, 0, target)
@@ -275,8 +200,7 @@ def cmd_runs(a: argparse.Namespace) -> int:
         )  # fmt: skip
     else:
         stats = run_benchmark(opts, out_dir=a.out, on_progress=progress)
-    if show and last[0]:
-        sys.stderr.write("\n")
+    shown.done()
     doc = stats.summary()
     if fill is not None:
         doc["fill"] = fill
@@ -287,9 +211,7 @@ def cmd_runs(a: argparse.Namespace) -> int:
     if not saved:
         doc["flags"] = [*doc.get("flags", []), NOT_SAVED]
     elif collector is not None and collector.out.window[1]:  # the fill's series, for a reader
-        from kfp_bench.metrics import series as store
-
-        store.save(collector.out, f"{a.out}/{FILL_SERIES}")
+        series.save(collector.out, f"{a.out}/{FILL_SERIES}")
     verdicts = said_gates(gates, lambda: _metrics(a.out if saved else None, doc))
     runs_report.write_text(doc, sys.stdout)
     if saved:
@@ -319,8 +241,6 @@ def _metrics(out: str | None, doc: dict) -> dict:
 
 def _verdict(flags: list, cleanup: dict, bid: str, fill: dict | None = None) -> int:
     """Say on stderr what was not done (``kfp_bench.outcome``); the exit code that tells it."""
-    from kfp_bench.outcome import describe
-
     for line in describe(flags):
         print(f"kfp-bench runs: {line}", file=sys.stderr)
     for left in (fill or {}).get("cleanup", {}).get("left", []):
@@ -335,21 +255,7 @@ def _verdict(flags: list, cleanup: dict, bid: str, fill: dict | None = None) -> 
 
 
 def cmd_cleanup(a: argparse.Namespace) -> int:
-    from kfp_bench.kfp.auth import Auth
-    from kfp_bench.kfp.cleanup import sweep
-    from kfp_bench.kfp.options import CleanupOptions
-
-    opts = CleanupOptions(
-        host=a.host,
-        benchmark_id=a.benchmark_id,
-        older_than=a.older_than,
-        dry_run=a.dry_run,
-        concurrency=a.concurrency,
-        request_timeout=a.request_timeout,
-        retries=a.retries,
-        retry_max_wait=a.retry_max_wait,
-        auth=Auth(a.auth, a.token_file, a.namespace),
-    )
+    opts = _kfp_options(CleanupOptions, a)
     report = sweep(opts)
     verb = "Would delete" if report["dry_run"] else "Found"
     print(

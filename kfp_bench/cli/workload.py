@@ -1,6 +1,6 @@
 """The schedule and workload flags of ``load`` and ``llm``: --stages, --trace, --trace-speed and
-(``llm``) --shared-prefix and --multi-turn, their checks, the options and prompts they make, and
-the per-stage table after the text report."""
+(``llm``) --shared-prefix and --multi-turn, their checks and the options they make; --trace's
+requests read once (``trace_of``), whose prompts ``cli.llm`` sends."""
 
 from __future__ import annotations
 
@@ -89,31 +89,3 @@ def trace_of(a: argparse.Namespace):
         tok = getattr(a, "tokenizer", "")
         a._trace = read_trace(a.trace, prompts=llm, output_tokens=out, seed=seed, tokenizer=tok)
     return a._trace
-
-
-def workload_prompts(a: argparse.Namespace):
-    """The prompts of --trace or --shared-prefix for ``llm``, or None for the others'."""
-    if a.trace and a.shared_prefix:
-        raise ConfigError("--trace and --shared-prefix both given: a trace has its own prompts")
-    if (a.trace or a.shared_prefix) and a.prompts_file:
-        raise ConfigError("--prompts-file beside --trace or --shared-prefix: give one source")
-    if a.trace:
-        return trace_of(a)[1]
-    if a.shared_prefix:
-        from kfp_bench.load.prompts import Dist
-        from kfp_bench.load.shared_prefix import SharedPrefix, shared_prefix_prompts
-
-        spec = SharedPrefix.parse(a.shared_prefix)
-        seed = a.seed if a.seed is not None else 0
-        return shared_prefix_prompts(spec, Dist.parse(a.output_tokens), seed, a.tokenizer)
-    return None
-
-
-def described(a: argparse.Namespace, prompts: list) -> dict | None:
-    """What --trace or --shared-prefix prompts were, for the saved options; None for others."""
-    if getattr(a, "trace", ""):
-        return {"trace": a.trace, "trace_speed": a.trace_speed, "count": len(prompts)}
-    if getattr(a, "shared_prefix", ""):
-        return {"shared_prefix": a.shared_prefix, "output_tokens": a.output_tokens,
-                "count": len(prompts), "seed": a.seed if a.seed is not None else 0}  # fmt: skip
-    return None
