@@ -122,15 +122,9 @@ def _checkout(root: Path) -> tuple[dict[str, Path], dict]:
         project = tomllib.loads((root / "pyproject.toml").read_text())
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{root}: not a kfp-bench checkout ({exc})") from None
-    where = project["tool"]["setuptools"].get("package-dir", {})
     dirs = {}
     for pkg in project["tool"]["setuptools"]["packages"]:
-        if pkg in where:
-            folder = root / where[pkg]
-        else:  # under the nearest mapped parent ("" maps the root)
-            parent = max((p for p in where if pkg.startswith(p + ".") or p == ""), key=len)
-            rest = pkg[len(parent) :].lstrip(".").replace(".", "/")
-            folder = root / where[parent] / rest
+        folder = root / pkg.replace(".", "/")
         if not (folder / "__init__.py").is_file():
             raise ConfigError(f"{root}: package {pkg} has no {folder}/__init__.py")
         dirs[pkg] = folder

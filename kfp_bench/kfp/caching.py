@@ -15,7 +15,7 @@ import dataclasses
 
 import yaml
 
-from kfp_bench.kfp.manifest import Manifest
+from kfp_bench.kfp.manifest import YAML_LOADER, Manifest
 
 _BOOL = "tag:yaml.org,2002:bool"
 
@@ -28,13 +28,13 @@ def describe(overridden: int, tasks: int) -> str:
 def caching_off(manifest: Manifest) -> tuple[Manifest, int, int]:
     """``manifest`` with caching disabled on every task; also (tasks overridden, tasks)."""
     text = manifest.data.decode("utf-8")
-    doc = next(iter(yaml.compose_all(text)), None)
+    doc = next(iter(yaml.compose_all(text, Loader=YAML_LOADER)), None)
     values, tasks = _enable_cache_values(doc)
     flip = [v for v in values if _truthy(v)]
     for node in sorted(flip, key=lambda v: v.start_mark.index, reverse=True):
         text = text[: node.start_mark.index] + "false" + text[node.end_mark.index :]
     data = text.encode("utf-8")
-    if any(_truthy(v) for v in _enable_cache_values(next(yaml.compose_all(text), None))[0]):
+    if any(_truthy(v) for v in _enable_cache_values(next(yaml.compose_all(text, Loader=YAML_LOADER), None))[0]):
         data = _reserialized(manifest.data)
     return dataclasses.replace(manifest, data=data), len(flip), tasks
 
@@ -76,7 +76,7 @@ def _enable_cache_values(doc) -> tuple[list, int]:
 
 
 def _reserialized(data: bytes) -> bytes:
-    docs = [d for d in yaml.safe_load_all(data) if d is not None]
+    docs = [d for d in yaml.load_all(data, Loader=YAML_LOADER) if d is not None]
     spec = docs[0]
     dags = [spec.get("root", {}).get("dag", {})]
     dags += [c.get("dag", {}) for c in (spec.get("components") or {}).values()]

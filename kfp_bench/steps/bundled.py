@@ -1,5 +1,5 @@
 """The child pipelines bundled with kfp-bench and the compiled YAML the package ships
-(compiled/, installed as ``kfp_bench.compiled``)."""
+(kfp_bench/compiled/, which the checkout's compiled/ links to)."""
 
 from __future__ import annotations
 
@@ -22,5 +22,5 @@ def bundled_manifest(name: str) -> Path:
 
 
 def compiled_file(name: str) -> Path:
-    """compiled/<name>.yaml, installed with the package as kfp_bench.compiled."""
+    """kfp_bench/compiled/<name>.yaml."""
     return Path(str(files("kfp_bench.compiled") / f"{name}.yaml"))

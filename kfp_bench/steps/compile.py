@@ -20,8 +20,9 @@ from urllib.parse import urlsplit
 from kfp_bench.errors import ConfigError
 from kfp_bench.redact import public_url
 
-#: The checkout's compiled/ (the golden files the tests compare a fresh compile with).
-DEFAULT_OUT = Path(__file__).resolve().parents[2] / "compiled"
+#: kfp_bench/compiled/ (the checkout's compiled/ links to it): the golden files the tests compare
+#: a fresh compile with.
+DEFAULT_OUT = Path(__file__).resolve().parents[1] / "compiled"
 #: An image by digest: a tag can be moved to other code, a digest cannot.
 _IMAGE_REF = re.compile(r"^[a-z0-9][a-z0-9._/:-]*@sha256:[0-9a-f]{64}$")
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")

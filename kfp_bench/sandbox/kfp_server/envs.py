@@ -11,8 +11,8 @@ interpreter of a cached environment made for the kfp version the manifest pins, 
 An environment is an *overlay*: a venv of the server's Python whose own site-packages hold
 ``kfp==X`` (installed once with ``--no-deps``) and anything components install, followed by the
 server's site-packages (added by a ``.pth`` file with ``site.addsitedir``, so that their own
-``.pth`` files run too: an editable install of kfp-bench maps ``kfp_bench.compiled`` and the other
-folders outside the package through one) for kfp's dependencies, which kfp 2.14 to 2.17 share.
+``.pth`` files run too: an editable install of kfp-bench finds the package through one) for kfp's
+dependencies, which kfp 2.14 to 2.17 share.
 Its own site-packages come first, so ``import kfp`` there finds X; pip in it writes only into it
 (pip does not uninstall what lies outside the venv it runs in). Making one is a venv with pip
 and one small download, a fraction of a full ``pip install kfp==X`` (BENCHMARKS.md, "Figures
@@ -110,7 +110,7 @@ def _link_base(purelib: Path) -> None:
 
     A bare path in a ``.pth`` file only extends sys.path; ``site.addsitedir`` also runs the
     ``.pth`` files it finds there, such as the finder of an editable install (without it
-    ``kfp_bench.compiled``, mapped to the checkout's compiled/, cannot be imported in a step).
+    the checkout's kfp_bench cannot be imported in a step).
     """
     lines = "".join(f"import site; site.addsitedir({p!r})\n" for p in _base_site_packages())
     pth = purelib / "_kfp_bench_base.pth"

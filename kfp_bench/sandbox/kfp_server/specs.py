@@ -19,6 +19,8 @@ from io import BytesIO
 import yaml
 from google.protobuf import json_format
 
+from kfp_bench.kfp.manifest import YAML_LOADER
+
 MAX_PACKAGE_BYTES = 32 * 1024 * 1024  # the real server's documented upload limit
 
 
@@ -49,7 +51,7 @@ def read_package(data: bytes, filename: str = "") -> Package:
         raise ValueError(f"package {filename!r} is {len(data)} bytes; the limit is 32 MiB")
     text = _unpack(data, filename)
     try:
-        docs = [d for d in yaml.safe_load_all(text) if d is not None]
+        docs = [d for d in yaml.load_all(text, Loader=YAML_LOADER) if d is not None]
     except yaml.YAMLError as e:
         raise ValueError(f"package {filename!r} is not YAML or JSON: {e}") from None
     if not docs:
