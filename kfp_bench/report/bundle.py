@@ -16,11 +16,13 @@ import pandas as pd
 
 from kfp_bench.errors import BundleTooLarge
 from kfp_bench.gates import counts, evaluate
+from kfp_bench.metrics.series import load_beside
 from kfp_bench.report import fill as fill_report
 from kfp_bench.report import html, markdown, plots, stage_plot
 from kfp_bench.report.folder import metrics_json, summary_bytes, write_folder
 from kfp_bench.report.metrics import collect
-from kfp_bench.report.tables import Tables, build
+from kfp_bench.report.server_plots import load_section
+from kfp_bench.report.tables import SERIES_COLUMNS, Tables, build
 from kfp_bench.results import Results
 
 #: The files of a bundle, in the order they are listed.
@@ -83,15 +85,11 @@ def write_bundle(
 def _server_section(results: Results, figures: list) -> tuple | None:
     """The server's series saved beside load.json (``load.server.json``: the pipeline's
     aggregate, ``kfp-bench load --json-out``), as a section; its figures join ``figures``."""
-    from kfp_bench.metrics.series import load_beside
-
     if results.load is None:
         return None
     server = load_beside(Path(results.path) / "load.json")
     if server is None:
         return None
-    from kfp_bench.report.server_plots import load_section
-
     section, more = load_section(results.load, server)
     figures += more
     return section
@@ -107,22 +105,9 @@ def _markdown(tables: Tables, history, load_options, verdicts, server) -> bytes:
 
 def _csvs(t: Tables) -> dict:
     """The CSV files' writers (pandas writes each at the path it is given)."""
-    series = t.series if t.series is not None else pd.DataFrame(columns=_SERIES_COLUMNS)
+    series = t.series if t.series is not None else pd.DataFrame(columns=SERIES_COLUMNS)
     frames = {"runs.csv": t.runs, "tasks.csv": t.tasks, "api_calls.csv": t.api}
     return {
         name: (lambda path, df=df: df.to_csv(path, index=False))
         for name, df in {**frames, "load_series.csv": series}.items()
     }
-
-
-_SERIES_COLUMNS = [
-    "t_s",
-    "t",
-    "requests",
-    "errors",
-    "bytes_in",
-    "inflight",
-    "p50_ms",
-    "p90_ms",
-    "p99_ms",
-]

@@ -52,7 +52,7 @@ def write_text(stats: LoadStats, out: TextIO) -> None:
         _write_latency(stats, w)
     write_distributions(stats.status_codes, stats.errors, w)
     _write_extras(stats, w)
-    cost.write_load(stats, w)
+    cost.write_text(cost.of_load_stats(stats), w, llm=False)
     w("\n")
 
 

@@ -219,9 +219,7 @@ def _runs(t: Tables, figs: dict) -> str:
 
 def _load(t: Tables, figs: dict) -> str:
     out = ["<h2>Load</h2>\n"]
-    out.append(
-        table(["summary", "value"], [list(r) for r in fmt.load_rows(t.load)] + cost.table_rows(t))
-    )
+    out.append(table(["summary", "value"], cost.load_table(t)))
     out += [_fig(figs, "load_latency"), "<h3>Latency percentiles (milliseconds)</h3>\n"]
     out.append(_df(t.load_pcts, res=HDR_MS))
     out.append(_fig(figs, "load_timeline"))

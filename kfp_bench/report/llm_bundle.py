@@ -20,6 +20,7 @@ from kfp_bench.report.fmt import Section
 from kfp_bench.report.folder import metrics_json, summary_bytes, write_folder
 from kfp_bench.report.hey import error_lines
 from kfp_bench.report.llm_text import OPEN_LOOP_ONLY, ROWS
+from kfp_bench.report.server_plots import llm_section
 from kfp_bench.stats.llm import LlmStats, LlmSummary, metric_values
 from kfp_bench.stats.pareto import PER_USER, SHORT, UNSCALED, Scale, fronts
 from kfp_bench.stats.token_series import COUNTS
@@ -75,16 +76,14 @@ def write_llm_bundle(
     if gates:
         metrics.update(counts(verdicts))
     scale = Scale.of(stats.options)  # --replicas, --gpus, --cost-per-hour
-    parts = [*sections(s, sweep, scale), *(Section(**c) for c in cost.llm_section(stats))]
+    parts = [*sections(s, sweep, scale), *cost.llm_section(stats)]
     if search:
         parts.insert(1, search_section(search))
     head = header(s, stats, source)
     figures = llm_plots.render(stats, sweep, sweep_by, scale)
     if server is not None:
-        from kfp_bench.report.server_plots import llm_section
-
         section, more = llm_section(stats, s, server)
-        parts.insert(3, Section.of(section))
+        parts.insert(3, section)
         figures += more
     failed = describe(s.flags)
     page = html.page(

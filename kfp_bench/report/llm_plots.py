@@ -15,13 +15,11 @@ the same bytes. A chart whose data was not measured is None.
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
-import seaborn as sns
 from matplotlib.ticker import MaxNLocator
 
 from kfp_bench.figures import count, sig
-from kfp_bench.report.plots import RC, Figure, new_figure, to_png
+from kfp_bench.report.plots import Figure, drawn, new_figure, to_png
 from kfp_bench.stats.llm import TOKENS_UNKNOWN, LlmStats
 from kfp_bench.stats.pareto import PER_USER, SHORT, UNSCALED, fronts
 
@@ -46,19 +44,14 @@ def render(
 ) -> list[Figure]:
     """Every chart the data allows, in report order (``sweep``: an LLM sweep's rows, ``by``:
     what it stepped, "rate" or "concurrency", ``scale``: its replicas, GPUs and price)."""
-    out = []
-    with plt.rc_context(RC), sns.axes_style("whitegrid"):
-        for fig in (
-            distribution(stats, "ttft"),
-            distribution(stats, "itl"),
-            timeline(stats),
-            against_load(sweep or [], by),
-            pareto(*fronts({"": (sweep or [], scale)})) if len(sweep or []) > 1 else None,
-            by_turn(stats.summary().turns if stats.turns is not None else []),
-        ):
-            if fig is not None:
-                out.append(fig)
-    return out
+    return drawn(
+        lambda: distribution(stats, "ttft"),
+        lambda: distribution(stats, "itl"),
+        lambda: timeline(stats),
+        lambda: against_load(sweep or [], by),
+        lambda: pareto(*fronts({"": (sweep or [], scale)})) if len(sweep or []) > 1 else None,
+        lambda: by_turn(stats.summary().turns if stats.turns is not None else []),
+    )
 
 
 def distribution(stats: LlmStats, key: str) -> Figure | None:
@@ -171,9 +164,7 @@ def against_load(rows: list[dict], by: str | None = None) -> Figure | None:
 def render_pareto(sweeps: dict) -> list[Figure]:
     """The Pareto chart of ``sweeps`` (name -> (rows, ``stats.pareto.Scale``)), as ``render``
     draws charts; none when fewer than two levels are known."""
-    with plt.rc_context(RC), sns.axes_style("whitegrid"):
-        fig = pareto(*fronts(sweeps))
-    return [fig] if fig is not None else []
+    return drawn(lambda: pareto(*fronts(sweeps)))
 
 
 #: The front's colour, used by no other chart (the screenshot test looks for it).

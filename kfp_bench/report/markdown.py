@@ -181,7 +181,7 @@ def _runs(w, t: Tables) -> None:
 
 def _load(w, t: Tables) -> None:
     w("## Load\n\n")
-    table(w, ["summary", "value"], [list(r) for r in fmt.load_rows(t.load)] + cost.table_rows(t))
+    table(w, ["summary", "value"], cost.load_table(t))
     w("### Latency percentiles (milliseconds)\n\n")
     _df(w, t.load_pcts, res=HDR_MS)
 

@@ -66,27 +66,27 @@ class Figure:
 
 def render(tables: Tables, *, history=None, metrics: dict | None = None, kde: bool = True):
     """Every chart the data allows, in report order."""
-    out = []
+    return drawn(
+        lambda: run_states(tables),
+        lambda: run_durations(tables, kde),
+        *[
+            lambda op=op, label=label: api_latency(tables, op, label, kde)
+            for op, label in NOTEBOOK_OPS
+        ],
+        lambda: api_ecdf(tables),
+        lambda: task_breakdown(tables),
+        lambda: load_latency(tables),
+        lambda: load_timeline(tables),
+        lambda: sweep_curve(tables),
+        lambda: trend(history, metrics or {}),
+    )
+
+
+def drawn(*charts) -> list[Figure]:
+    """Each of ``charts`` (functions of no argument) drawn in the report's style: the figures
+    of those whose data was measured. Every chart of every report is drawn through here."""
     with plt.rc_context(RC), sns.axes_style("whitegrid"):
-        charts = [
-            lambda: run_states(tables),
-            lambda: run_durations(tables, kde),
-            *[
-                lambda op=op, label=label: api_latency(tables, op, label, kde)
-                for op, label in NOTEBOOK_OPS
-            ],
-            lambda: api_ecdf(tables),
-            lambda: task_breakdown(tables),
-            lambda: load_latency(tables),
-            lambda: load_timeline(tables),
-            lambda: sweep_curve(tables),
-            lambda: trend(history, metrics or {}),
-        ]
-        for chart in charts:
-            fig = chart()
-            if fig is not None:
-                out.append(fig)
-    return out
+        return [fig for fig in (chart() for chart in charts) if fig is not None]
 
 
 def to_png(fig) -> bytes:

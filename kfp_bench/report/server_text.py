@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import TextIO
 
-from kfp_bench.metrics.series import ServerSeries
+from kfp_bench.figures import clock, count, fixed, pct
+from kfp_bench.metrics.series import ServerSeries, prefix_hit_rates
 from kfp_bench.report.server_compare import COMPARE_HEAD, compare_rows, write_table
 
 #: What the reader needs to read the table (the HTML's intro, in short).
@@ -30,8 +31,6 @@ def client_of_load(stats) -> dict[str, dict]:
 
 def write_text(server: ServerSeries, client_ms: dict[str, dict], out: TextIO) -> None:
     """The section: a fixed-width table (``server_compare.COMPARE_HEAD``), then the notes."""
-    from kfp_bench.report.server_plots import notes
-
     w = out.write
     w("\nServer metrics:\n")
     rows = compare_rows(server, client_ms)
@@ -42,3 +41,44 @@ def write_text(server: ServerSeries, client_ms: dict[str, dict], out: TextIO) ->
         w("  no server histogram to set beside the client's figures\n")
     for n in notes(server):
         w(f"  {n}\n")
+
+
+def notes(server: ServerSeries) -> list[str]:
+    """What the reader must know: the window, what could not be read."""
+    a, b = server.window
+    out = [f"Window {clock(a)}–{clock(b)} UTC ({fixed(b - a, 0)} s), step {server.step_s:g} s."]
+    return out + [f"Not read: {n}" for n in server.notes]
+
+
+def prefix_lines(server: ServerSeries, cached: dict | None = None) -> list[str]:
+    """The prefix cache's hit rate over the load, a line per source, or one saying the server
+    does not expose it (vLLM's counters neither scraped nor queried by a ``figure:
+    prefix_hit_rate`` entry of the profile); then, given ``cached`` (``LlmSummary.cached``),
+    the one the usage's cached tokens gave the client."""
+    out = []
+    for r in prefix_hit_rates(server):
+        rate = "no prompt tokens queried" if r["rate"] is None else pct(r["rate"], 2)
+        counts = ""
+        if r["hits"] is not None and r["rate"] is not None:
+            counts = (
+                f", {count(r['hits'])} of {count(r['queries'])} prompt tokens served from cache"
+            )
+        out.append(f"Prefix-cache hit rate over the load: {rate} ({r['source']}{counts})")
+    if not out:
+        out.append(
+            "Prefix-cache hit rate: not exposed (no vllm:prefix_cache_hits/queries counters "
+            "in the scrapes, no profile entry with figure: prefix_hit_rate)"
+        )
+    if cached is not None:
+        out.append(f"Prefix-cache hit rate from the usage: {_usage(cached)}")
+    return out
+
+
+def _usage(c: dict) -> str:
+    """The client's prefix-cache hit rate (``LlmSummary.cached``), worded as the server's."""
+    if c["cached_tokens"] is None:
+        return "unknown (no usage.prompt_tokens_details)"
+    if c["hit_rate"] is None:
+        return "no prompt tokens counted"
+    tokens = f"{count(c['cached_tokens'])} of {count(c['prompt_tokens'])} prompt tokens"
+    return f"{pct(c['hit_rate'], 2)} ({tokens} cached, by the usage's cached_tokens)"

@@ -38,6 +38,9 @@ SUCCEEDED, FAILED = ("SUCCEEDED",), ("FAILED", "CANCELED", "CANCELING")
 LOAD_PCTS = (50.0, 90.0, 95.0, 99.0, 99.9)
 #: Epoch seconds start here: smaller times in replicas rows are already offsets from the start.
 _EPOCH = 1e9
+#: load_series.csv's columns, the per-second series (``load_series_frame``).
+SERIES_COLUMNS = ["t_s", "t", "requests", "errors", "bytes_in", "inflight", "p50_ms", "p90_ms",
+                  "p99_ms"]  # fmt: skip
 #: Run phases and their labels: (records attribute, table row).
 RUN_TIMES = (("duration", "duration"), ("queue_delay", "queue delay"), ("execution", "execution"))
 
@@ -326,7 +329,7 @@ def load_percentiles(load: LoadStats) -> pd.DataFrame:
 def load_series_frame(load: LoadStats) -> pd.DataFrame:
     """The per-second series: ``t_s`` from the load's start, epoch second ``t``, requests (the
     throughput of that second), errors, bytes_in, inflight and p50/p90/p99 (ms)."""
-    cols = ["t", "requests", "errors", "bytes_in", "inflight", "p50_ms", "p90_ms", "p99_ms"]
+    cols = SERIES_COLUMNS[1:]
     df = pd.DataFrame([{c: r[c] for c in cols} for r in load.series.rows()], columns=cols)
     df.insert(0, "t_s", (df["t"] - int(load.started_at)).astype("float64"))
     return df
