@@ -161,13 +161,9 @@ class GcsStore:
             raise HistoryError(f"--results-uri {self.uri}: {exc}") from None
 
     def keys(self) -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {}
-        for blob in self._bucket.list_blobs(prefix=self.prefix):
-            rest = blob.name[len(self.prefix) :]
-            key, _, name = rest.partition("/")
-            if key and name and "/" not in name:
-                out.setdefault(key, []).append(name)
-        return {k: sorted(v) for k, v in sorted(out.items())}
+        return by_key(
+            self.prefix, (blob.name for blob in self._bucket.list_blobs(prefix=self.prefix))
+        )
 
     def read(self, key: str, name: str) -> bytes:
         from google.api_core import exceptions as gexc
@@ -195,6 +191,16 @@ class GcsStore:
         except gexc.GoogleAPICallError as exc:
             raise HistoryError(f"{self.uri}: cannot write {key}/{name} ({exc})") from None
         return True
+
+
+def by_key(prefix: str, names) -> dict[str, list[str]]:
+    """Object ``names`` under ``prefix`` as ``Store.keys`` gives them: ``KEY/NAME`` only."""
+    out: dict[str, list[str]] = {}
+    for full in names:
+        key, _, name = full[len(prefix) :].partition("/")
+        if key and name and "/" not in name:
+            out.setdefault(key, []).append(name)
+    return {k: sorted(v) for k, v in sorted(out.items())}
 
 
 def _client(uri: str):

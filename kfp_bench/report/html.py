@@ -16,7 +16,7 @@ from html import escape
 
 import pandas as pd
 
-from kfp_bench.figures import HDR_MS, num, pct, sig
+from kfp_bench.figures import HDR_MS, num, pct
 from kfp_bench.gates import lines
 from kfp_bench.report import cost, fill_server, fmt
 from kfp_bench.report import fill as fill_report
@@ -105,17 +105,7 @@ def render(
     verdicts of ``gates`` (``kfp_bench.gates.Verdict``) first; ``server`` the server metrics'
     section under the load (``report.server_plots.load_section``)."""
     figs = {f.name: f for f in figures}
-    parts = [
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>kfp-bench report</title><style>{CSS}</style></head><body><main>\n",
-        "<h1>kfp-bench report</h1>",
-        gates_html(gates),
-        f'<p class="sub">{escape(fmt.header(tables.summary, load_options))}</p>\n',
-        _failures(tables),
-        _verdict(history),
-        cards(metrics),
-    ]
+    parts = []
     if tables.has_runs:
         parts.append(_runs(tables, figs))
         runs_server = runs_report.server_section(tables.summary)  # KFP's own histogram
@@ -139,8 +129,11 @@ def render(
     if tables.notes:
         parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{escape(n)}</li>" for n in tables.notes))
         parts.append("</ul>\n")
-    parts.append("</main></body></html>\n")
-    return "".join(parts)
+    head = fmt.header(tables.summary, load_options)
+    top = _verdict(history) + cards(metrics)
+    return page(
+        "kfp-bench report", head, parts, figures, verdicts=gates, failed=tables.failures, top=top
+    )
 
 
 def gates_html(verdicts) -> str:
@@ -157,11 +150,13 @@ def _fig(figs: dict, name: str) -> str:
     return figure(figs[name]) if name in figs else ""
 
 
-def _failures(t: Tables) -> str:
-    if not t.failures:
+def _failures(failed) -> str:
+    """The failure flags' lines, each a line or (line, [details])."""
+    if not failed:
         return ""
     items = []
-    for line, details in t.failures:
+    for f in failed:
+        line, details = f if isinstance(f, tuple) else (f, ())
         sub = "".join(f"<li>{escape(d)}</li>" for d in details)
         items.append(f"<li>{escape(line)}" + (f"<ul>{sub}</ul>" if sub else "") + "</li>")
     return (
@@ -243,8 +238,9 @@ def section(part: Section | tuple, figs: dict) -> str:
 def page(
     title: str, head: str, parts: list, figures, *, verdicts=(), failed=(), top: str = ""
 ) -> str:
-    """A report.html of ``parts`` (``fmt.Section``s) under ``title``: the gates' ``verdicts``,
-    the ``head`` line, the ``failed`` flags' lines, ``top`` (the cards), then the sections."""
+    """A report.html of ``parts`` under ``title``: the gates' ``verdicts``, the ``head`` line,
+    the ``failed`` flags' lines (``_failures``), ``top`` (the cards), then the sections
+    (``fmt.Section``s, or HTML made already)."""
     figs = {f.name: f for f in figures}
     out = [
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
@@ -253,16 +249,11 @@ def page(
         f"<h1>{escape(title)}</h1>",
         gates_html(verdicts),
         f'<p class="sub">{escape(head)}</p>\n',
+        _failures(failed),
+        top,
+        *(p if isinstance(p, str) else section(p, figs) for p in parts),
+        "</main></body></html>\n",
     ]
-    if failed:
-        items = "".join(f"<li>{escape(line)}</li>" for line in failed)
-        out.append(
-            '<div class="verdict bad" id="failures">FAILED: the benchmark did not do all that '
-            f"was asked; what is below is partial.<ul>{items}</ul></div>\n"
-        )
-    out.append(top)
-    out += [section(sec, figs) for sec in parts]
-    out.append("</main></body></html>\n")
     return "".join(out)
 
 
@@ -278,24 +269,9 @@ def _history(h, figs: dict, metrics: dict) -> str:
             f"Holm-adjusted p, alpha {v.alpha:g}, minimum effect {v.min_effect:.0%} of the "
             "median.</p>\n"
         )
-        body, classes = [], []
-        for t in v.tests:
-            res = resolution(t.metric, metrics.get(RUN_RES))
-            body.append(
-                [
-                    t.metric,
-                    t.test,
-                    f"{t.n_current} / {t.n_baseline}",
-                    num(t.baseline, res),
-                    num(t.current, res),
-                    fmt.change(t),
-                    sig(t.p_adjusted, 3),
-                    "yes" if t.regressed else "no",
-                ]
-            )
-            classes.append("reg" if t.regressed else "")
-        head = ["metric", "test", "n cur / base", "baseline", "current", "change", "p", "regressed"]
-        out.append(table(head, body, classes))
+        body = fmt.regression_rows(v, lambda m: resolution(m, metrics.get(RUN_RES)))
+        classes = ["reg" if t.regressed else "" for t in v.tests]
+        out.append(table(fmt.REGRESSION_HEAD, body, classes))
         if v.skipped:
             out.append(
                 f'<p class="sub">Not tested (too few samples): '

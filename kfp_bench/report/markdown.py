@@ -13,7 +13,7 @@ from typing import TextIO
 
 import pandas as pd
 
-from kfp_bench.figures import HDR_MS, num, sig
+from kfp_bench.figures import HDR_MS, num
 from kfp_bench.gates import lines
 from kfp_bench.report import cost, fill_server, fmt
 from kfp_bench.report import fill as fill_report
@@ -197,21 +197,8 @@ def _history(w, h, run_res: float | None) -> None:
             f"({', '.join(v.baseline)}); Holm-adjusted p-values, alpha {v.alpha:g}, "
             f"minimum effect {v.min_effect:.0%} of the median.\n\n"
         )
-        body = [
-            [
-                t.metric,
-                t.test,
-                f"{t.n_current} / {t.n_baseline}",
-                num(t.baseline, resolution(t.metric, run_res)),
-                num(t.current, resolution(t.metric, run_res)),
-                fmt.change(t),
-                sig(t.p_adjusted, 3),
-                "**yes**" if t.regressed else "no",
-            ]
-            for t in v.tests
-        ]
-        head = ["metric", "test", "n cur / base", "baseline", "current", "change", "p", "regressed"]
-        table(w, head, body)
+        body = fmt.regression_rows(v, lambda m: resolution(m, run_res), "**yes**")
+        table(w, fmt.REGRESSION_HEAD, body)
         if v.skipped:
             w("Not tested (too few samples): " + ", ".join(sorted(v.skipped)) + ".\n\n")
     if h.entries:

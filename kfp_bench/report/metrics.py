@@ -14,13 +14,11 @@ import re
 from kfp_bench.figures import HDR_MS
 from kfp_bench.outcome import failures
 from kfp_bench.report import cost
-from kfp_bench.report.tables import Tables, build
+from kfp_bench.report.runs import RUN_TIMES
+from kfp_bench.report.tables import STATS, Tables, build
 from kfp_bench.results import Results, flags
 from kfp_bench.stats.runs import OPERATIONS
 
-_STATS = ("mean", "p50", "p90", "p95", "p99", "max")
-_RUN_TIMES = (("duration", "run_duration"), ("queue delay", "run_queue_delay"))
-_RUN_TIMES += (("execution", "run_execution"),)
 _LOAD_PCTS = ("p50", "p90", "p95", "p99", "p99_9")
 #: The metric of the run times' resolution (s).
 RUN_RES = "run_time_resolution_s"
@@ -118,11 +116,11 @@ def _runs(t: Tables, out: dict) -> None:
         _put(out, f"runs_{key}", int(counts.get(key, 0)))
     if created:
         _put(out, "runs_success_ratio", counts.get("succeeded", 0) / created)
-    for label, prefix in _RUN_TIMES:
+    for attr, label in RUN_TIMES:
         row = t.run_times.loc[label]
-        for s in _STATS:
-            _put(out, f"{prefix}_{s}_s", row[s])
-        _put(out, f"{prefix}_count", int(row["count"]))
+        for s in STATS[1:]:
+            _put(out, f"run_{attr}_{s}_s", row[s])
+        _put(out, f"run_{attr}_count", int(row["count"]))
     _put(out, RUN_RES, t.resolution)
     ops = t.api_ops
     _put(out, "api_calls_total", int(ops["count"].sum()))
@@ -134,7 +132,7 @@ def _runs(t: Tables, out: dict) -> None:
         name = _name(str(op))
         _put(out, f"api_{name}_count", int(row["count"]))
         _put(out, f"api_{name}_errors", int(row["errors"]))
-        for s in _STATS:
+        for s in STATS[1:]:
             _put(out, f"api_{name}_{s}_ms", row[s])
 
 

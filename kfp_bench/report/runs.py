@@ -75,8 +75,8 @@ def write_text(doc: dict, out: TextIO) -> None:
     w("\n")
 
 
-_RUN_TIMES = (("duration", "duration_s"), ("queue delay", "queue_delay_s"))
-_RUN_TIMES += (("execution", "execution_s"),)
+#: Run phases and their labels: (records attribute, table row).
+RUN_TIMES = (("duration", "duration"), ("queue_delay", "queue delay"), ("execution", "execution"))
 
 
 def _write_run_times(runs: dict, w) -> None:
@@ -91,8 +91,8 @@ def _write_run_times(runs: dict, w) -> None:
     else:
         w("\nRun times from server timestamps (seconds):\n")
     w(f"  {'':<14}{'count':>7}{'p50':>10}{'p90':>10}{'p99':>10}{'max':>10}{'mean':>10}\n")
-    for label, key in _RUN_TIMES:
-        d = runs[key]
+    for attr, label in RUN_TIMES:
+        d = runs[f"{attr}_s"]
         w(
             f"  {label:<14}{d['count']:>7}"
             + "".join(f"{run_time(d[k], res):>10}" for k in ("p50", "p90", "p99", "max"))
@@ -105,8 +105,8 @@ def _write_run_times(runs: dict, w) -> None:
 def _write_bounds(runs: dict, res: float, w) -> None:
     """Each statistic's bounds: the server's figure +- its resolution, narrowed by the polls."""
     w(f"  bounds (server ±{res:g} s; narrowed where the driver's polls saw the change):\n")
-    for label, key in _RUN_TIMES:
-        d = runs[key]
+    for attr, label in RUN_TIMES:
+        d = runs[f"{attr}_s"]
         bounds = d.get("bounds")
         if not d["count"] or not bounds:
             continue
@@ -231,15 +231,16 @@ def _write_errors(api: dict, w) -> None:
         w("\nError distribution:\n" + "\n".join(lines) + "\n")
 
 
+_FLAG_NOTES = {
+    "interrupted": "interrupted: figures cover what was measured before the stop",
+    "timeout": "the timeout was reached before every run finished",
+    "poller-killed": "a poller was killed before it finished; its records up to the kill are in",
+}
+
+
 def _write_notes(doc: dict, w) -> None:
-    notes = []
     flags = doc.get("flags") or []
-    if "interrupted" in flags:
-        notes.append("interrupted: figures cover what was measured before the stop")
-    if "timeout" in flags:
-        notes.append("the timeout was reached before every run finished")
-    if "poller-killed" in flags:
-        notes.append("a poller was killed before it finished; its records up to the kill are in")
+    notes = [note for flag, note in _FLAG_NOTES.items() if flag in flags]
     if "runs-cap-raised" in flags:
         cap = (doc.get("options") or {}).get("max_runs", "?")
         notes.append(f"the safety cap on runs was raised to {cap} (--max-runs)")
@@ -266,23 +267,23 @@ def _write_fill(fill: dict, w) -> None:
         f"p50/p95 in milliseconds of {fill.get('repeats')} repeats, at K runs on the server:\n"
     )
     ks = sorted({r["k"] for r in rows})
+
+    def line(label: str, cells: dict, of) -> str:
+        out = f"  {label:<26}"
+        for k in ks:
+            r = cells.get((of, k))
+            out += f"{fixed(r['p50_ms'], 1):>7}/{fixed(r['p95_ms'], 1):<6}" if r else f"{'-':>14}"
+        return out.rstrip()
+
     cells = {(r["kind"], r["k"]): r for r in rows}
     w(f"  {'K':<26}" + "".join(f"{k:>14}" for k in ks) + "\n")
     for kind in sorted({r["kind"] for r in rows}):
-        line = f"  {kind:<26}"
-        for k in ks:
-            r = cells.get((kind, k))
-            line += f"{fixed(r['p50_ms'], 1):>7}/{fixed(r['p95_ms'], 1):<6}" if r else f"{'-':>14}"
         errors = sum(cells[(kind, k)]["errors"] for k in ks if (kind, k) in cells)
-        w(line.rstrip() + (f"  ({errors} failed)" if errors else "") + "\n")
+        w(line(kind, cells, kind) + (f"  ({errors} failed)" if errors else "") + "\n")
     # the server's own figures, from its /metrics histogram (every call of the probe counted)
     server = {(r["operation"], r["k"]): r for r in fill.get("server") or () if "p50_ms" in r}
     for op in sorted({op for op, _ in server}):
-        line = f"  {'server ' + op:<26}"
-        for k in ks:
-            r = server.get((op, k))
-            line += f"{fixed(r['p50_ms'], 1):>7}/{fixed(r['p95_ms'], 1):<6}" if r else f"{'-':>14}"
-        w(line.rstrip() + "\n")
+        w(line("server " + op, server, op) + "\n")
     _write_fill_server({"fill": fill}, w)
     cleanup = fill.get("cleanup") or {}
     if "remaining" in cleanup:

@@ -25,7 +25,7 @@ from kfp_bench.figures import DASH, HDR_MS, clock, fixed, num, pct, span
 from kfp_bench.outcome import FAILURES, failures
 from kfp_bench.outcome import describe as describe_flags
 from kfp_bench.records import ApiCall, RunRecord
-from kfp_bench.report.runs import run_time
+from kfp_bench.report.runs import RUN_TIMES, run_time
 from kfp_bench.results import Results, flags
 from kfp_bench.stats.load import LoadStats, cpu_figures
 from kfp_bench.stats.runs import FIGURES, FINDS, failed_calls, quantised
@@ -41,8 +41,6 @@ _EPOCH = 1e9
 #: load_series.csv's columns, the per-second series (``load_series_frame``).
 SERIES_COLUMNS = ["t_s", "t", "requests", "errors", "bytes_in", "inflight", "p50_ms", "p90_ms",
                   "p99_ms"]  # fmt: skip
-#: Run phases and their labels: (records attribute, table row).
-RUN_TIMES = (("duration", "duration"), ("queue_delay", "queue delay"), ("execution", "execution"))
 
 
 def describe(values, nearest: bool = False) -> dict:
