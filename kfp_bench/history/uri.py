@@ -7,12 +7,6 @@ links a finished temporary file into place (``os.link`` fails on an existing nam
 uploads with ``if_generation_match=0`` and the S3 store with ``If-None-Match: *`` (the server
 refuses when the object exists). So two benchmarks writing at once, or a report rebuilt twice,
 can never clobber a stored result.
-
-GCS uses the real google-cloud-storage client with Application Default Credentials; when
-``STORAGE_EMULATOR_HOST`` is set (tests, a local emulator) it uses anonymous credentials and the
-project in ``GOOGLE_CLOUD_PROJECT`` (default "kfp-bench"). A missing bucket, missing credentials or
-a refused request raise ``HistoryError`` naming the URI and the fix; a URI without a bucket is a
-``ConfigError``.
 """
 
 from __future__ import annotations
@@ -204,6 +198,8 @@ def by_key(prefix: str, names) -> dict[str, list[str]]:
 
 
 def _client(uri: str):
+    """Application Default Credentials; with ``STORAGE_EMULATOR_HOST`` (tests, a local
+    emulator), anonymous ones and the project ``GOOGLE_CLOUD_PROJECT`` (default "kfp-bench")."""
     from google.auth.exceptions import DefaultCredentialsError
     from google.cloud import storage
 

@@ -1,10 +1,7 @@
-"""The report bundle: every report of one results directory, written in one step.
-
-``write_bundle`` (called by the CLI, the KFP component and ``kfp-bench demo``) writes
-report.html (self-contained, for the KFP UI's sandboxed iframe), summary.md, metrics.json,
-gates.json when gates were given, and runs.csv, tasks.csv, api_calls.csv, load_series.csv
-(header only when nothing was measured); the server's series beside load.json add a section.
-The folder appears whole or not at all (``report.folder.write_folder``); other files in it stay."""
+"""The report bundle: every report of one results directory, written in one step (the CLI, the
+KFP component, ``kfp-bench demo``): report.html (self-contained, for the KFP UI's sandboxed
+iframe), summary.md, metrics.json, gates.json with gates, and the CSV files (header only when
+nothing was measured), whole or not at all (``report.folder``); other files there stay."""
 
 from __future__ import annotations
 

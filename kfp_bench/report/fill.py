@@ -1,12 +1,7 @@
-"""The full-database probe in the report: latency against the runs the server holds.
-
-This module owns the ``fill`` section's table and chart (``kfp_bench.kfp.fill`` measures them;
-``kfp_bench.stats.runs.FillProbe`` makes the rows): one line per call kind, p50 solid and p95
-dashed, against K on the x axis; the server's own p50 beside them where its /metrics has a
-latency histogram. With a metrics profile (``kfp-bench runs --fill K --metrics-profile kfp``),
-a chart of the server's own figures against K (``report.fill_server`` makes their table).
-Functions of the saved summary alone, so ``kfp-bench report`` redraws them.
-"""
+"""The full-database probe in the report (``kfp_bench.kfp.fill`` measures it): latency against
+the runs the server holds, a line per call kind, and with a metrics profile the server's own
+figures against K (``report.fill_server`` makes their table). Functions of the saved summary
+alone, so ``kfp-bench report`` redraws them."""
 
 from __future__ import annotations
 

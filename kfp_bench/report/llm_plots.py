@@ -1,17 +1,6 @@
-"""The LLM report's charts: pure functions of finished ``LlmStats``, rendered as ``plots`` does.
-
-- the TTFT and the ITL distributions, drawn from the HDR histograms (every sample, not a
-  subsample), with p50 and p99 marked;
-- the load over time from the per-second series: output tokens/s and requests/s, failures, and
-  the mean number of streams in flight;
-- an LLM sweep's goodput and requests/s against load, TTFT p99 beside them, the knee marked;
-- one or more sweeps' levels as output tokens/s per user against the server side's (in all, per
-  replica, GPU or unit of price), the Pareto front marked (``pareto``);
-- a multi-turn load's TTFT p50 and p99 against the turn, its mean input tokens beside them.
-
-Same sizes, rc settings and PNG metadata as ``kfp_bench.report.plots``, so the same results give
-the same bytes. A chart whose data was not measured is None.
-"""
+"""The LLM report's charts: pure functions of finished ``LlmStats`` and of a sweep's rows, drawn
+as ``plots`` draws them, so that the same results give the same bytes. A chart whose data was
+not measured is None."""
 
 from __future__ import annotations
 

@@ -49,14 +49,8 @@ RC = {
 
 @dataclass(frozen=True, slots=True)
 class Figure:
-    """One rendered chart.
-
-    Attributes:
-        name: a stable identifier, e.g. "run_durations".
-        title: the chart's title (also the image's alt text).
-        caption: one sentence on what it shows and how it was measured.
-        png: the PNG bytes.
-    """
+    """One rendered chart: a stable ``name`` ("run_durations"), its ``title`` (the image's alt
+    text too), a ``caption`` (what it shows and how it was measured) and the ``png`` bytes."""
 
     name: str
     title: str

@@ -1,14 +1,5 @@
-"""Reports from saved results, with the history: what ``kfp-bench report`` and ``compare`` do.
-
-``rebuild(results_dir, out_dir, results_uri=..., baseline=...)`` reads a results directory, builds
-its history (the earlier results at ``results_uri`` and, with ``baseline``, the regression
-verdict), writes the bundle, and archives the results and the report under their key. The KFP
-component and ``kfp-bench demo`` can call it as the CLI does; ``write_bundle`` alone makes the
-report without any history.
-
-``diff(a, b)`` compares two results' metrics and ``compare_dirs`` tests B against A as the
-baseline.
-"""
+"""Reports from saved results, with the history: what ``kfp-bench report`` and ``compare`` do;
+the KFP component and ``kfp-bench demo`` call ``rebuild`` as the CLI does."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""The server's latency percentiles beside the client's, as table rows (``compare_rows``): per
-server histogram and percentile, the server's value and the bucket that holds it (its
-resolution), the client's, and their difference, which is the time spent outside the server.
-Pure functions of the series and the client's figures, without matplotlib, so that the text
-reports (``report.runs``, ``report.server_text``) use them as ``report.server_plots`` does.
-"""
+"""The server's latency percentiles beside the client's, as table rows: pure functions without
+matplotlib, so that the text reports (``report.runs``, ``report.server_text``) use them as
+``report.server_plots`` does."""
 
 from __future__ import annotations
 

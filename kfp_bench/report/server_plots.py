@@ -1,15 +1,6 @@
-"""The server's series in the reports: drawn under the client's on one time axis, and the
-server's own latency percentiles set beside the client's.
-
-``timeline`` draws the client's per-second series on top (an LLM load: the streams in flight,
-its TTFT percentiles as lines; a predict load: the latency p99 per second) and, under it on the
-same epoch-time axis, each range series of the profile whose ``panel`` names that chart (vLLM's
-queue under the TTFT, the replicas under the latency), then the direct scrapes' gauges.
-``compare_rows`` (``report.server_compare``) is the table: per server histogram, its
-percentiles with the bucket that holds each (the server's resolution), the client's, and the
-difference, which is the time spent outside the server (network, ingress, queue-proxy, the
-client's own queueing).
-"""
+"""The server's series in the reports: drawn under the client's on one time axis, and its own
+latency percentiles set beside the client's (``report.server_compare``), the difference being
+the time spent outside the server (network, ingress, queue-proxy, the client's own queueing)."""
 
 from __future__ import annotations
 
