@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from kfp_bench.figures import sig
 from kfp_bench.report.fmt import Section, load_rows
-from kfp_bench.stats.cost import KEY, Cost, llm_metrics, load_metrics, of_llm, of_load
+from kfp_bench.stats.cost import KEY, Cost, llm_metrics, of_llm, of_load
 
 UNKNOWN = "unknown"
 
@@ -65,11 +65,6 @@ def of_tables(t) -> Cost | None:
 def load_table(t) -> list[list[str]]:
     """The Markdown and HTML load table: hey's summary, then the cost."""
     return [list(r) for r in load_rows(t.load)] + rows(of_tables(t), llm=False)
-
-
-def tables_metrics(t) -> dict:
-    """The metrics of a results directory's cost."""
-    return load_metrics(of_tables(t))
 
 
 def llm_section(stats) -> list[Section]:

@@ -49,11 +49,6 @@ def server_table(summary: dict) -> tuple[list[str], list[list[str]]] | None:
     return ["K", *map(str, ks)], body
 
 
-def server_intro(summary: dict) -> str:
-    prof = (summary.get("fill") or {}).get("server_profile") or {}
-    return SERVER_INTRO.format(source=prof.get("source"), prometheus=prof.get("prometheus"))
-
-
 def server_notes(summary: dict) -> list[str]:
     prof = (summary.get("fill") or {}).get("server_profile") or {}
     return [f"Not read: {n}" for n in prof.get("notes") or ()]
@@ -67,7 +62,9 @@ def server_section(summary: dict) -> tuple | None:
         return None
     title = "Full database: the server's own figures at each K"
     names = ("fill_server",) if server_panels(summary) else ()
-    return title, server_intro(summary), names, [t], server_notes(summary)
+    prof = summary["fill"]["server_profile"]
+    intro = SERVER_INTRO.format(source=prof.get("source"), prometheus=prof.get("prometheus"))
+    return title, intro, names, [t], server_notes(summary)
 
 
 def _by(rows, key):

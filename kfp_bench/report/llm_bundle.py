@@ -102,11 +102,6 @@ def write_llm_bundle(
     return write_folder(out_dir, files, verdicts if gates else None)
 
 
-def _cell(v) -> str:
-    """A sweep table's cell: a number as the report prints numbers, a list (failures) joined."""
-    return v if isinstance(v, str) else num(v)
-
-
 def header(s: LlmSummary, stats: LlmStats, source: str) -> str:
     loop = "open loop (from the intended send times too)" if s.corrected else "closed loop"
     target = stats.options.get("url") or stats.options.get("base_url") or ""
@@ -135,7 +130,7 @@ def sections(s: LlmSummary, sweep: list[dict] | None = None, scale=UNSCALED) -> 
         Section(
             "Throughput over time",
             "Per second in llm_series.csv; overall: "
-            f"{_rate(s.output_tokens_per_s)} output tokens/s, {num(s.rps)} requests/s.",
+            f"{_or_unknown(s.output_tokens_per_s)} output tokens/s, {num(s.rps)} requests/s.",
             ("llm_timeline",),
         ),
         Section("Goodput", tables=[(["goodput", "value"], _goodput_rows(s))]),
@@ -144,13 +139,13 @@ def sections(s: LlmSummary, sweep: list[dict] | None = None, scale=UNSCALED) -> 
         out.append(_turns(s))
     if sweep:
         keys = list(dict.fromkeys(k for point in sweep for k in point))
-        body = [[_cell(p.get(k)) for k in keys] for p in sweep]
+        body = [[v if isinstance(v, str) else num(v) for v in map(p.get, keys)] for p in sweep]
         out.append(Section("Goodput against load", figures=("llm_sweep",), tables=[(keys, body)]))
         if len(sweep) > 1:
             out.append(pareto_section({"": (sweep, scale)}))
     out.append(_failures(s))
     out.append(_usage(s))
-    notes = _notes(s)
+    notes = [*llm_text.token_notes(s, count), *llm_text.measured_notes(s, count)]
     if notes:
         out.append(Section("Notes", items=notes))
     return out
@@ -259,10 +254,6 @@ def _tokens(total: int | None, per_s: float | None) -> str:
     return UNKNOWN if total is None else f"{count(total)} ({num(per_s)}/s)"
 
 
-def _rate(per_s: float | None) -> str:
-    return UNKNOWN if per_s is None else num(per_s)
-
-
 def _pct_rows(s: LlmSummary) -> list[list[str]]:
     rows = []
     for key in ROWS:
@@ -310,10 +301,6 @@ def _usage(s: LlmSummary) -> Section:
     )
     sec.items = describe_warnings(s.flags)  # long sentences: a list, not a table's cells
     return sec
-
-
-def _notes(s: LlmSummary) -> list[str]:
-    return [*llm_text.token_notes(s, count), *llm_text.measured_notes(s, count)]
 
 
 def _latency_csv(s: LlmSummary) -> str:

@@ -17,6 +17,7 @@ from kfp_bench.report import cost
 from kfp_bench.report.runs import RUN_TIMES
 from kfp_bench.report.tables import STATS, Tables, build
 from kfp_bench.results import Results, flags
+from kfp_bench.stats.cost import load_metrics
 from kfp_bench.stats.runs import OPERATIONS
 
 _LOAD_PCTS = ("p50", "p90", "p95", "p99", "p99_9")
@@ -66,7 +67,7 @@ def collect(tables: Tables, verdict=None) -> dict[str, float]:
         _runs(tables, out)
     if tables.load is not None:
         _load(tables, out)
-        out.update(cost.tables_metrics(tables))  # with a cost_per_hour (report/cost.py)
+        out.update(load_metrics(cost.of_tables(tables)))  # with a cost_per_hour
     if tables.replicas is not None and "ready" in tables.replicas:
         _put(out, "replicas_max", int(tables.replicas["ready"].max()))
         _put(out, "replicas_min", int(tables.replicas["ready"].min()))

@@ -106,13 +106,8 @@ def runs_frame(runs: list[RunRecord]) -> pd.DataFrame:
         )
         for r in runs
     ]
-    df = pd.DataFrame(rows, columns=cols)
-    floats = ["created_at", "scheduled_at", "finished_at", "queue_delay_s", "execution_s"]
-    floats += ["resolution_s", *(f"{f}_{end}_s" for f in FIGURES for end in ("lo", "hi"))]
-    for c in floats:
-        df[c] = df[c].astype("float64")
-    df["duration_s"] = df["duration_s"].astype("float64")
-    return df
+    floats = [c for c in cols if c.endswith(("_at", "_s"))]
+    return pd.DataFrame(rows, columns=cols).astype(dict.fromkeys(floats, "float64"))
 
 
 def tasks_frame(runs: list[RunRecord]) -> pd.DataFrame:
