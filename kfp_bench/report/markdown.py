@@ -61,10 +61,8 @@ def write(
     """Write summary.md for ``tables`` (and ``history``, a ``kfp_bench.history.History``), the
     verdicts of ``gates`` (``kfp_bench.gates.Verdict``) first; ``server``: the server metrics'
     section, as the HTML has it (``report.server_plots.load_section``), its charts left out."""
-    w = out.write
-    w("# kfp-bench report\n\n")
-    write_gates(w, gates)
-    w(f"{fmt.header(tables.summary, load_options)}.\n\n")
+    body = io.StringIO()
+    w = body.write
     _failures(w, tables)
     _verdict(w, history)
     if tables.has_runs:
@@ -73,9 +71,9 @@ def write(
     if fill is not None:  # the full-database probe
         w("## Full database: p50 of the UI's calls at each K (milliseconds)\n\n")
         _df(w, fill, "K")
-        server = fill_server.server_section(tables.summary)
-        if server is not None:  # with a metrics profile: the server's own figures per K
-            section(w, server)
+        by_k = fill_server.server_section(tables.summary)
+        if by_k is not None:  # with a metrics profile: the server's own figures per K
+            section(w, by_k)
     if tables.load is not None:
         _load(w, tables)
     if server is not None:
@@ -92,7 +90,9 @@ def write(
         _history(w, history, tables.resolution)
     if tables.notes:
         w("## Notes\n\n" + "".join(f"- {n}\n" for n in tables.notes) + "\n")
-    w("Charts: report.html. Records: runs.csv, tasks.csv, api_calls.csv, load_series.csv.\n")
+    head = fmt.header(tables.summary, load_options)
+    footer = "Charts: report.html. Records: runs.csv, tasks.csv, api_calls.csv, load_series.csv.\n"
+    out.write(page("kfp-bench report", head, [body.getvalue()], verdicts=gates, footer=footer))
 
 
 def write_gates(w, verdicts) -> None:
@@ -118,9 +118,9 @@ def section(w, part: Section | tuple, *, charts: bool = True) -> None:
 
 
 def page(title: str, head: str, parts: list, *, verdicts=(), failed=(), footer="") -> str:
-    """A summary.md of ``parts`` (``fmt.Section``s) under ``title``: the gates' ``verdicts``,
-    the ``head`` line, the ``failed`` flags' lines, the sections (their charts unnamed), and
-    the ``footer``."""
+    """A summary.md of ``parts`` under ``title``: the gates' ``verdicts``, the ``head`` line, the
+    ``failed`` flags' lines, the sections (``fmt.Section``s, their charts unnamed, or Markdown
+    made already), and the ``footer``."""
     buf = io.StringIO()
     w = buf.write
     w(f"# {title}\n\n")
@@ -130,7 +130,7 @@ def page(title: str, head: str, parts: list, *, verdicts=(), failed=(), footer="
         w("**FAILED**: the benchmark did not do all that was asked; what is below is partial.\n\n")
         w("".join(f"- {line}\n" for line in failed) + "\n")
     for sec in parts:
-        section(w, sec, charts=False)
+        w(sec) if isinstance(sec, str) else section(w, sec, charts=False)
     w(footer)
     return buf.getvalue()
 

@@ -149,26 +149,10 @@ def run_durations(t: Tables, kde: bool) -> Figure | None:
         return None
     fig, ax = new_figure(3.2)
     hue_order = [o for o in OUTCOME_COLORS if o in set(runs["outcome"])]
-    sns.histplot(
-        data=runs,
-        x="duration_s",
-        hue="outcome",
-        hue_order=hue_order,
-        palette=OUTCOME_COLORS,
-        multiple="stack",
-        kde=_kde_ok(runs["duration_s"], kde),
-        ax=ax,
-    )
-    sns.rugplot(
-        data=runs,
-        x="duration_s",
-        hue="outcome",
-        hue_order=hue_order,
-        palette=OUTCOME_COLORS,
-        ax=ax,
-        legend=False,
-        height=0.05,
-    )
+    by = {"data": runs, "x": "duration_s", "hue": "outcome", "hue_order": hue_order}
+    kde = _kde_ok(runs["duration_s"], kde)
+    sns.histplot(**by, palette=OUTCOME_COLORS, multiple="stack", kde=kde, ax=ax)
+    sns.rugplot(**by, palette=OUTCOME_COLORS, ax=ax, legend=False, height=0.05)
     ax.set(
         title=f"Run duration ({len(runs)} runs)",
         xlabel="run duration, created to finished (s)",
@@ -240,24 +224,12 @@ def task_breakdown(t: Tables) -> Figure | None:
     fig, ax = new_figure(1.4 + 0.4 * len(order))
     # Dots for each task run, and the median with its 5-95 % interval (seaborn's boxplot warns
     # on matplotlib 3.11, and a box of three samples says less than the dots).
+    by = {"data": tasks, "x": "duration_s", "y": "task", "order": order, "ax": ax}
     sns.stripplot(
-        data=tasks,
-        x="duration_s",
-        y="task",
-        hue="task",
-        order=order,
-        hue_order=order,
-        ax=ax,
-        size=4,
-        alpha=0.5,
-        palette="crest",
-        legend=False,
+        **by, hue="task", hue_order=order, size=4, alpha=0.5, palette="crest", legend=False
     )
     sns.pointplot(
-        data=tasks,
-        x="duration_s",
-        y="task",
-        order=order,
+        **by,
         estimator="median",
         errorbar=("pi", 90),
         linestyle="none",
@@ -265,7 +237,6 @@ def task_breakdown(t: Tables) -> Figure | None:
         color="#263238",
         markersize=6,
         capsize=0.3,
-        ax=ax,
     )
     ax.set(
         title=f"Per-task duration ({len(tasks)} task runs)",
