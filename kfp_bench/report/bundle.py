@@ -16,6 +16,7 @@ from kfp_bench.gates import counts, evaluate
 from kfp_bench.metrics.series import load_beside
 from kfp_bench.report import fill as fill_report
 from kfp_bench.report import html, markdown, plots, stage_plot
+from kfp_bench.report.fmt import Section
 from kfp_bench.report.folder import metrics_json, summary_bytes, write_folder
 from kfp_bench.report.metrics import collect
 from kfp_bench.report.server_plots import load_section
@@ -79,7 +80,7 @@ def write_bundle(
     return write_folder(out_dir, files, verdicts if gates else None)
 
 
-def _server_section(results: Results, figures: list) -> tuple | None:
+def _server_section(results: Results, figures: list) -> Section | None:
     """The server's series saved beside load.json (``load.server.json``: the pipeline's
     aggregate, ``kfp-bench load --json-out``), as a section; its figures join ``figures``."""
     if results.load is None:

@@ -7,6 +7,7 @@ that gave no series. No plotting here, so that the text report (``report.runs``)
 from __future__ import annotations
 
 from kfp_bench.figures import DASH, num
+from kfp_bench.report.fmt import Section
 
 NOT_EXPOSED = "not exposed"
 #: The server's percentiles shown per K (``kfp_bench.metrics.windows.QS``).
@@ -54,9 +55,9 @@ def server_notes(summary: dict) -> list[str]:
     return [f"Not read: {n}" for n in prof.get("notes") or ()]
 
 
-def server_section(summary: dict) -> tuple | None:
-    """(title, intro, figure names, tables, items): the HTML's section of the server's figures
-    at each K (``report.html.section``); None without a profile read over the fill."""
+def server_section(summary: dict) -> Section | None:
+    """The section of the server's figures at each K; None without a profile read over the
+    fill."""
     t = server_table(summary)
     if t is None:
         return None
@@ -64,7 +65,7 @@ def server_section(summary: dict) -> tuple | None:
     names = ("fill_server",) if server_panels(summary) else ()
     prof = summary["fill"]["server_profile"]
     intro = SERVER_INTRO.format(source=prof.get("source"), prometheus=prof.get("prometheus"))
-    return title, intro, names, [t], server_notes(summary)
+    return Section(title, intro, names, [t], server_notes(summary))
 
 
 def _by(rows, key):

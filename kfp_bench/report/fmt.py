@@ -15,18 +15,13 @@ if TYPE_CHECKING:
 @dataclass
 class Section:
     """One titled part of a report: an introduction, its charts (by name), tables of (head,
-    body) text cells, then a bulleted list; ``markdown.section`` and ``html.section`` render it.
-    A tuple of the same five fields stands for one."""
+    body) text cells, then a bulleted list; ``markdown.section`` and ``html.section`` render it."""
 
     title: str
     intro: str = ""
     figures: tuple[str, ...] = ()
     tables: list[tuple[list[str], list[list[str]]]] = field(default_factory=list)
     items: list[str] = field(default_factory=list)
-
-    @classmethod
-    def of(cls, part: Section | tuple) -> Section:
-        return part if isinstance(part, Section) else cls(*part)
 
 
 def rows(

@@ -99,7 +99,7 @@ def render(
     history=None,
     load_options: dict | None = None,
     gates=(),
-    server: tuple | None = None,
+    server: Section | None = None,
 ) -> str:
     """The page for ``tables`` with ``figures``, ``metrics`` and ``history`` (or None), the
     verdicts of ``gates`` (``kfp_bench.gates.Verdict``) first; ``server`` the server metrics'
@@ -222,9 +222,8 @@ def _load(t: Tables, figs: dict) -> str:
     return "".join(out)
 
 
-def section(part: Section | tuple, figs: dict) -> str:
+def section(sec: Section, figs: dict) -> str:
     """A ``fmt.Section``: its charts from ``figs`` (by name), tables and list."""
-    sec = Section.of(part)
     out = [f"<h2>{escape(sec.title)}</h2>\n"]
     if sec.intro:
         out.append(f'<p class="sub">{escape(sec.intro)}</p>\n')

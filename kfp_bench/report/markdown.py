@@ -56,7 +56,7 @@ def write(
     history=None,
     load_options: dict | None = None,
     gates=(),
-    server: tuple | None = None,
+    server: Section | None = None,
 ) -> None:
     """Write summary.md for ``tables`` (and ``history``, a ``kfp_bench.history.History``), the
     verdicts of ``gates`` (``kfp_bench.gates.Verdict``) first; ``server``: the server metrics'
@@ -103,9 +103,8 @@ def write_gates(w, verdicts) -> None:
     w(f"> **{head}**\n>\n" + "".join(f"> - {r.strip()}\n" for r in rest) + "\n")
 
 
-def section(w, part: Section | tuple, *, charts: bool = True) -> None:
+def section(w, sec: Section, *, charts: bool = True) -> None:
     """A ``fmt.Section`` through ``w``; its charts are in report.html, named when ``charts``."""
-    sec = Section.of(part)
     w(f"## {sec.title}\n\n")
     if sec.intro:
         w(f"{sec.intro}\n\n")

@@ -10,6 +10,7 @@ from typing import TextIO
 
 from kfp_bench.figures import fixed, pct, sig, span
 from kfp_bench.metrics.series import ServerSeries
+from kfp_bench.report.fmt import Section
 from kfp_bench.report.server_compare import COMPARE_HEAD, compare_rows, write_table
 from kfp_bench.stats.runs import QUANTISED
 
@@ -206,9 +207,9 @@ def server_compare(doc: dict) -> list[list[str]]:
     return compare_rows(server, client)
 
 
-def server_section(doc: dict) -> tuple | None:
-    """(title, intro, figure names, tables, items) of the runs benchmark's server view, for
-    the HTML and summary.md; None without a server histogram."""
+def server_section(doc: dict) -> Section | None:
+    """The runs benchmark's server view, for the HTML and summary.md; None without a server
+    histogram."""
     rows = server_compare(doc)
     if not rows:
         return None
@@ -218,7 +219,7 @@ def server_section(doc: dict) -> tuple | None:
         "apart, around the benchmark: every call of it counted, and any other client's."
     ]
     title = "KFP API server beside the client"
-    return title, SERVER_LEGEND, (), [(COMPARE_HEAD, rows)], items
+    return Section(title, SERVER_LEGEND, tables=[(COMPARE_HEAD, rows)], items=items)
 
 
 def _write_errors(api: dict, w) -> None:
