@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 
-from kfp_bench.figures import count, sig
-from kfp_bench.report.plots import Figure, drawn, new_figure, to_png
+from kfp_bench.figures import count
+from kfp_bench.report.plots import Figure, drawn, mark_percentiles, new_figure, to_png
 from kfp_bench.stats.llm import TOKENS_UNKNOWN, LlmStats
 from kfp_bench.stats.pareto import PER_USER, SHORT, UNSCALED, fronts
 
@@ -60,10 +60,7 @@ def distribution(stats: LlmStats, key: str) -> Figure | None:
     width = (edges[1] - edges[0]) if len(edges) > 1 else 1.0
     # A mark's count is of the samples up to it (above the previous mark): the bar ends there.
     ax.bar(edges, counts, width=-width * 0.9, align="edge", color="#6a1b9a")
-    for q, style in ((50.0, "--"), (99.0, ":")):
-        v = pct[q] / 1000
-        ax.axvline(v, color="#37474f", linestyle=style, linewidth=1, label=f"p{q:g} {sig(v, 3)} ms")
-    ax.legend(loc="upper right", frameon=True)
+    mark_percentiles(ax, pct[50.0] / 1000, pct[99.0] / 1000)
     ax.set(
         title=f"{title} ({count(h.count)} samples)", xlabel=f"{key.upper()} (ms)", ylabel="samples"
     )

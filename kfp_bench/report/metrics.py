@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 
 from kfp_bench.figures import HDR_MS
 from kfp_bench.outcome import failures
 from kfp_bench.report import cost
 from kfp_bench.report.runs import RUN_TIMES
 from kfp_bench.report.tables import STATS, Tables, build
-from kfp_bench.results import Results, flags
+from kfp_bench.results import LOAD_SUMMARY_KEYS, Results, flags
 from kfp_bench.stats.cost import load_metrics
 from kfp_bench.stats.runs import OPERATIONS
 
@@ -84,15 +85,11 @@ def collect(tables: Tables, verdict=None) -> dict[str, float]:
 def of_summary(summary: dict, load=None) -> dict[str, float]:
     """The metrics of a results summary held in memory (and its load stats), as ``collect``
     gives them for a results directory: what a benchmark command's gates are checked against."""
-    from pathlib import Path
-
     return collect(build(Results(Path("."), summary, load=load)))
 
 
 def of_load(stats) -> dict[str, float]:
     """The metrics of a load result (``kfp-bench load``), as its results directory gives them."""
-    from kfp_bench.results import LOAD_SUMMARY_KEYS
-
     full = stats.to_dict()
     price = {cost.KEY: stats.options.get(cost.KEY)}  # the price --cost-per-hour saved
     return of_summary(

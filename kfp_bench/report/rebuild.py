@@ -16,6 +16,7 @@ from kfp_bench.errors import BaselineError, ConfigError, ResultsError
 from kfp_bench.figures import num, pct, sig
 from kfp_bench.metrics.series import load_beside
 from kfp_bench.report import cost, server_text
+from kfp_bench.report.fmt import change
 from kfp_bench.results import Results, read_results
 
 if TYPE_CHECKING:
@@ -394,7 +395,6 @@ def write_generator_caveats(sides: dict[str, Results], out: TextIO) -> None:
 
 def write_verdict(v: Verdict, out: TextIO, run_res: float | None = None) -> None:
     """The verdict and its tests; ``run_res``: B's run times' resolution, the medians' too."""
-    from kfp_bench.report.fmt import change
     from kfp_bench.report.metrics import resolution
 
     w = out.write

@@ -10,8 +10,9 @@ from typing import TextIO
 
 from kfp_bench.figures import fixed, pct, sig, span
 from kfp_bench.metrics.series import ServerSeries
+from kfp_bench.report import fill_server as fill_report
 from kfp_bench.report.fmt import Section
-from kfp_bench.report.server_compare import COMPARE_HEAD, compare_rows, write_table
+from kfp_bench.report.server_text import COMPARE_HEAD, compare_rows, write_table
 from kfp_bench.stats.runs import QUANTISED
 
 
@@ -191,7 +192,7 @@ SERVER_LEGEND = (
 
 def server_compare(doc: dict) -> list[list[str]]:
     """Per operation with a server histogram and percentile (p50, p90, p99): the server's
-    value and bucket, the client's, and the difference (``report.server_compare``);
+    value and bucket, the client's, and the difference (``server_text.compare_rows``);
     [] when the summary's server view has no buckets."""
     ops = (doc.get("server") or {}).get("operations") or {}
     if not any(v.get("buckets") for v in ops.values()):
@@ -297,8 +298,6 @@ def _write_fill(fill: dict, w) -> None:
 def _write_fill_server(doc: dict, w) -> None:
     """The server's own figures at each K, from the metrics profile read over the fill
     (``report.fill.server_table``): a column per K, "not exposed" where an entry gave none."""
-    from kfp_bench.report import fill_server as fill_report
-
     t = fill_report.server_table(doc)
     if t is None:
         return

@@ -1,5 +1,5 @@
 """The server's series in the reports: drawn under the client's on one time axis, and its own
-latency percentiles set beside the client's (``report.server_compare``), the difference being
+latency percentiles set beside the client's (``report.server_text``), the difference being
 the time spent outside the server (network, ingress, queue-proxy, the client's own queueing)."""
 
 from __future__ import annotations
@@ -10,8 +10,13 @@ from kfp_bench.figures import HDR_MS, num, when
 from kfp_bench.metrics.series import ServerSeries
 from kfp_bench.report.fmt import Section
 from kfp_bench.report.plots import Figure, drawn, new_figure, to_png
-from kfp_bench.report.server_compare import COMPARE_HEAD, compare_rows
-from kfp_bench.report.server_text import client_of_load, notes, prefix_lines
+from kfp_bench.report.server_text import (
+    COMPARE_HEAD,
+    client_of_load,
+    compare_rows,
+    notes,
+    prefix_lines,
+)
 
 #: At most this many server panels under the client's chart: a page, not a dashboard.
 MAX_PANELS = 6
