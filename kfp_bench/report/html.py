@@ -108,19 +108,14 @@ def render(
     parts = []
     if tables.has_runs:
         parts.append(_runs(tables, figs))
-        runs_server = runs_report.server_section(tables.summary)  # KFP's own histogram
-        if runs_server is not None:
-            parts.append(section(runs_server, figs))
+        parts.append(runs_report.server_section(tables.summary))  # KFP's own histogram
     fill = fill_report.wide(tables.summary)
     if fill is not None:  # the full-database probe: p50 (ms) of each call at each K
         parts += ["<h2>Full database</h2>\n", _fig(figs, "fill_latency"), _df(fill, "K")]
-        by_k = fill_server.server_section(tables.summary)  # with a metrics profile
-        if by_k is not None:
-            parts.append(section(by_k, figs))
+        parts.append(fill_server.server_section(tables.summary))  # with a metrics profile
     if tables.load is not None:
         parts.append(_load(tables, figs))
-    if server is not None:
-        parts.append(section(server, figs))
+    parts.append(server)
     if tables.sweep is not None:
         parts.append("<h2>Rate sweep</h2>\n" + _fig(figs, "sweep"))
         parts.append(_df(sweep_shown(tables.sweep)))
@@ -239,7 +234,7 @@ def page(
 ) -> str:
     """A report.html of ``parts`` under ``title``: the gates' ``verdicts``, the ``head`` line,
     the ``failed`` flags' lines (``_failures``), ``top`` (the cards), then the sections
-    (``fmt.Section``s, or HTML made already)."""
+    (``fmt.Section``s, or HTML made already; None: a section not measured)."""
     figs = {f.name: f for f in figures}
     out = [
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
@@ -250,7 +245,7 @@ def page(
         f'<p class="sub">{escape(head)}</p>\n',
         _failures(failed),
         top,
-        *(p if isinstance(p, str) else section(p, figs) for p in parts),
+        *(p if isinstance(p, str) else section(p, figs) for p in parts if p is not None),
         "</main></body></html>\n",
     ]
     return "".join(out)
