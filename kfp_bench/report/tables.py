@@ -64,50 +64,24 @@ def _frame(rows: dict, columns=STATS) -> pd.DataFrame:
 
 
 # -- raw records -------------------------------------------------------------------------------
+#: runs.csv's columns: each the record's attribute of that name (a time in seconds with ``_s``
+#: added), but ``outcome`` and ``tasks`` (``_DERIVED``).
+RUN_COLUMNS = ["run_id", "name", "state", "outcome", "created_at", "scheduled_at", "finished_at",
+               "queue_delay_s", "execution_s", "duration_s", "tasks", "simulated", "error",
+               "resolution_s", *(f"{f}_{end}_s" for f in FIGURES for end in ("lo", "hi")),
+               "at_timeout"]  # fmt: skip
+_DERIVED = {"outcome": lambda r: outcome(r.state), "tasks": lambda r: len(r.tasks)}
+
+
 def runs_frame(runs: list[RunRecord]) -> pd.DataFrame:
     """One row per run: the record's fields, times in seconds, with an ``outcome`` column
     (succeeded, failed or other)."""
-    cols = [
-        "run_id",
-        "name",
-        "state",
-        "outcome",
-        "created_at",
-        "scheduled_at",
-        "finished_at",
-        "queue_delay_s",
-        "execution_s",
-        "duration_s",
-        "tasks",
-        "simulated",
-        "error",
-        "resolution_s",
-        *(f"{f}_{end}_s" for f in FIGURES for end in ("lo", "hi")),
-        "at_timeout",
-    ]
     rows = [
-        (
-            r.run_id,
-            r.name,
-            r.state,
-            outcome(r.state),
-            r.created_at,
-            r.scheduled_at,
-            r.finished_at,
-            r.queue_delay,
-            r.execution,
-            r.duration,
-            len(r.tasks),
-            r.simulated,
-            r.error,
-            r.resolution,
-            *(getattr(r, f"{f}_{end}") for f in FIGURES for end in ("lo", "hi")),
-            r.at_timeout,
-        )
+        [_DERIVED[c](r) if c in _DERIVED else getattr(r, c.removesuffix("_s")) for c in RUN_COLUMNS]
         for r in runs
     ]
-    floats = [c for c in cols if c.endswith(("_at", "_s"))]
-    return pd.DataFrame(rows, columns=cols).astype(dict.fromkeys(floats, "float64"))
+    floats = [c for c in RUN_COLUMNS if c.endswith(("_at", "_s"))]
+    return pd.DataFrame(rows, columns=RUN_COLUMNS).astype(dict.fromkeys(floats, "float64"))
 
 
 def tasks_frame(runs: list[RunRecord]) -> pd.DataFrame:
