@@ -140,14 +140,18 @@ def archive_file(store: Store, path: Path, kind: str, bundle: dict[str, Path]) -
     key, mark = file_key(path, kind), f"{kind}.json"
     if mark in store.keys().get(key, []):
         return key, False
-    for name, src in [*sorted(bundle.items()), (mark, path)]:
-        data = Path(src).read_bytes()
-        if not store.write(key, name, data) and store.read(key, name) != data:
-            raise HistoryError(
-                f"{store.uri}: {key}/{name} is there with other content (another writer); "
-                f"{path} is not archived: remove that key's files or archive elsewhere"
-            )
+    why = f"(another writer); {path} is not archived: remove that key's files or archive elsewhere"
+    _put(store, key, [*sorted(bundle.items()), (mark, path)], why)
     return key, True
+
+
+def _put(store: Store, key: str, files, why: str) -> None:
+    """Each ``(name, path)`` of ``files`` stored under ``key``: a name already stored with the
+    same bytes is an archive cut off and run again; with other bytes, ``HistoryError``."""
+    for name, path in files:
+        data = Path(path).read_bytes()
+        if not store.write(key, name, data) and store.read(key, name) != data:
+            raise HistoryError(f"{store.uri}: {key}/{name} is there with other content {why}")
 
 
 def _key_time(key: str) -> float:
@@ -206,16 +210,11 @@ def archive(store: Store, key: str, results: Results, bundle: dict[str, Path]) -
         return False
     files = [(name, results.path / name) for name in RESULT_FILES]
     files += [(name, Path(bundle[name])) for name in (*REPORT_FILES, MARKER) if name in bundle]
-    for name, path in files:
-        if not path.exists():
-            continue
-        data = path.read_bytes()
-        if not store.write(key, name, data) and store.read(key, name) != data:
-            raise HistoryError(
-                f"{store.uri}: {key}/{name} is there with other content (another writer, or "
-                "other results under the same key); this entry is not archived: remove that "
-                "key's files or archive under another --results-uri"
-            )
+    why = (
+        "(another writer, or other results under the same key); this entry is not archived: "
+        "remove that key's files or archive under another --results-uri"
+    )
+    _put(store, key, [(name, path) for name, path in files if path.exists()], why)
     return True
 
 

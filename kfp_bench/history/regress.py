@@ -17,7 +17,7 @@ figure's 95% interval instead of samples: ``compare_repeats`` judges those."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy import stats
@@ -305,11 +305,5 @@ def _holm(tests: list[Test], alpha: float, min_effect: float, min_rate: float) -
         t = tests[i]
         running = max(running, min(1.0, (m - rank) * t.p_value))
         big = t.change >= (min_rate if t.test == "fisher" else min_effect)
-        out.append(
-            Test(**{**_fields(t), "p_adjusted": running, "regressed": running < alpha and big})
-        )
+        out.append(replace(t, p_adjusted=running, regressed=running < alpha and big))
     return out
-
-
-def _fields(t: Test) -> dict:
-    return {name: getattr(t, name) for name in Test.__dataclass_fields__}

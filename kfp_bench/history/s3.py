@@ -18,6 +18,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 from kfp_bench.errors import ConfigError, HistoryError
+from kfp_bench.history.uri import by_key
 from kfp_bench.names import s3_uri_problem
 from kfp_bench.redact import scrub
 
@@ -111,16 +112,12 @@ class S3Store:
         self._call("check", self._s3.list_objects_v2, Prefix=self.prefix, MaxKeys=1)
 
     def keys(self) -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {}
-        token: dict = {}
+        names, token = [], {}
         while True:
             page = self._call("list", self._s3.list_objects_v2, Prefix=self.prefix, **token)
-            for obj in page.get("Contents", []):
-                key, _, name = obj["Key"][len(self.prefix) :].partition("/")
-                if key and name and "/" not in name:
-                    out.setdefault(key, []).append(name)
+            names += [obj["Key"] for obj in page.get("Contents", [])]
             if not page.get("IsTruncated"):
-                return {k: sorted(v) for k, v in sorted(out.items())}
+                return by_key(self.prefix, names)
             token = {"ContinuationToken": page["NextContinuationToken"]}
 
     def read(self, key: str, name: str) -> bytes:

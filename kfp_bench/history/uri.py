@@ -7,12 +7,6 @@ links a finished temporary file into place (``os.link`` fails on an existing nam
 uploads with ``if_generation_match=0`` and the S3 store with ``If-None-Match: *`` (the server
 refuses when the object exists). So two benchmarks writing at once, or a report rebuilt twice,
 can never clobber a stored result.
-
-GCS uses the real google-cloud-storage client with Application Default Credentials; when
-``STORAGE_EMULATOR_HOST`` is set (tests, a local emulator) it uses anonymous credentials and the
-project in ``GOOGLE_CLOUD_PROJECT`` (default "kfp-bench"). A missing bucket, missing credentials or
-a refused request raise ``HistoryError`` naming the URI and the fix; a URI without a bucket is a
-``ConfigError``.
 """
 
 from __future__ import annotations
@@ -161,13 +155,9 @@ class GcsStore:
             raise HistoryError(f"--results-uri {self.uri}: {exc}") from None
 
     def keys(self) -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {}
-        for blob in self._bucket.list_blobs(prefix=self.prefix):
-            rest = blob.name[len(self.prefix) :]
-            key, _, name = rest.partition("/")
-            if key and name and "/" not in name:
-                out.setdefault(key, []).append(name)
-        return {k: sorted(v) for k, v in sorted(out.items())}
+        return by_key(
+            self.prefix, (blob.name for blob in self._bucket.list_blobs(prefix=self.prefix))
+        )
 
     def read(self, key: str, name: str) -> bytes:
         from google.api_core import exceptions as gexc
@@ -197,7 +187,19 @@ class GcsStore:
         return True
 
 
+def by_key(prefix: str, names) -> dict[str, list[str]]:
+    """Object ``names`` under ``prefix`` as ``Store.keys`` gives them: ``KEY/NAME`` only."""
+    out: dict[str, list[str]] = {}
+    for full in names:
+        key, _, name = full[len(prefix) :].partition("/")
+        if key and name and "/" not in name:
+            out.setdefault(key, []).append(name)
+    return {k: sorted(v) for k, v in sorted(out.items())}
+
+
 def _client(uri: str):
+    """Application Default Credentials; with ``STORAGE_EMULATOR_HOST`` (tests, a local
+    emulator), anonymous ones and the project ``GOOGLE_CLOUD_PROJECT`` (default "kfp-bench")."""
     from google.auth.exceptions import DefaultCredentialsError
     from google.cloud import storage
 

@@ -126,10 +126,10 @@ class ServerSeries:
             raise ResultsError(f"{source}: not a server metrics file of version {VERSION}")
         out = cls(tuple(doc["window"]), float(doc["step_s"]))
         for s in doc["series"]:
-            pts = [(t, _float(v)) for t, v in s["points"]]
+            pts = [(t, float(v)) for t, v in s["points"]]
             out.add_points(s["source"], s["metric"], s["labels"], pts, s.get("panel", ""))
         for i in doc["instant"]:
-            value = _float(i["value"])
+            value = float(i["value"])  # "nan", "inf": as ``_finite`` stored them
             out.add_instant(
                 i["source"], i["metric"], i["labels"], i["t"], value, i.get("figure", "")
             )
@@ -172,10 +172,6 @@ def prefix_hit_rates(server: ServerSeries) -> list[dict]:
 def _finite(v: float):
     """JSON has no NaN: Prometheus's NaN and infinities are stored as strings."""
     return v if math.isfinite(v) else str(v)
-
-
-def _float(v) -> float:
-    return float(v)
 
 
 def path_beside(results: str | os.PathLike) -> Path:

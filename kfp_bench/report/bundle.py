@@ -1,10 +1,7 @@
-"""The report bundle: every report of one results directory, written in one step.
-
-``write_bundle`` (called by the CLI, the KFP component and ``kfp-bench demo``) writes
-report.html (self-contained, for the KFP UI's sandboxed iframe), summary.md, metrics.json,
-gates.json when gates were given, and runs.csv, tasks.csv, api_calls.csv, load_series.csv
-(header only when nothing was measured); the server's series beside load.json add a section.
-The folder appears whole or not at all (``report.folder.write_folder``); other files in it stay."""
+"""The report bundle: every report of one results directory, written in one step (the CLI, the
+KFP component, ``kfp-bench demo``): report.html (self-contained, for the KFP UI's sandboxed
+iframe), summary.md, metrics.json, gates.json with gates, and the CSV files (header only when
+nothing was measured), whole or not at all (``report.folder``); other files there stay."""
 
 from __future__ import annotations
 
@@ -16,11 +13,14 @@ import pandas as pd
 
 from kfp_bench.errors import BundleTooLarge
 from kfp_bench.gates import counts, evaluate
+from kfp_bench.metrics.series import load_beside
 from kfp_bench.report import fill as fill_report
 from kfp_bench.report import html, markdown, plots, stage_plot
+from kfp_bench.report.fmt import Section
 from kfp_bench.report.folder import metrics_json, summary_bytes, write_folder
 from kfp_bench.report.metrics import collect
-from kfp_bench.report.tables import Tables, build
+from kfp_bench.report.server_plots import load_section
+from kfp_bench.report.tables import SERIES_COLUMNS, Tables, build
 from kfp_bench.results import Results
 
 #: The files of a bundle, in the order they are listed.
@@ -80,18 +80,14 @@ def write_bundle(
     return write_folder(out_dir, files, verdicts if gates else None)
 
 
-def _server_section(results: Results, figures: list) -> tuple | None:
+def _server_section(results: Results, figures: list) -> Section | None:
     """The server's series saved beside load.json (``load.server.json``: the pipeline's
     aggregate, ``kfp-bench load --json-out``), as a section; its figures join ``figures``."""
-    from kfp_bench.metrics.series import load_beside
-
     if results.load is None:
         return None
     server = load_beside(Path(results.path) / "load.json")
     if server is None:
         return None
-    from kfp_bench.report.server_plots import load_section
-
     section, more = load_section(results.load, server)
     figures += more
     return section
@@ -107,22 +103,9 @@ def _markdown(tables: Tables, history, load_options, verdicts, server) -> bytes:
 
 def _csvs(t: Tables) -> dict:
     """The CSV files' writers (pandas writes each at the path it is given)."""
-    series = t.series if t.series is not None else pd.DataFrame(columns=_SERIES_COLUMNS)
+    series = t.series if t.series is not None else pd.DataFrame(columns=SERIES_COLUMNS)
     frames = {"runs.csv": t.runs, "tasks.csv": t.tasks, "api_calls.csv": t.api}
     return {
         name: (lambda path, df=df: df.to_csv(path, index=False))
         for name, df in {**frames, "load_series.csv": series}.items()
     }
-
-
-_SERIES_COLUMNS = [
-    "t_s",
-    "t",
-    "requests",
-    "errors",
-    "bytes_in",
-    "inflight",
-    "p50_ms",
-    "p90_ms",
-    "p99_ms",
-]

@@ -1,11 +1,12 @@
 """The cost lines of the reports (``kfp_bench.stats.cost``): text after hey's and the LLM's
-summaries, rows of the Markdown and HTML tables, and the Metrics, each reached from its report
-through one call. A result without a price (``cost_per_hour`` 0 or absent) shows no cost."""
+summaries, rows of the Markdown and HTML tables, and the Metrics. A result without a price
+(``cost_per_hour`` 0 or absent) shows no cost."""
 
 from __future__ import annotations
 
 from kfp_bench.figures import sig
-from kfp_bench.stats.cost import KEY, Cost, llm_metrics, load_metrics, of_llm, of_load
+from kfp_bench.report.fmt import Section, load_rows
+from kfp_bench.stats.cost import KEY, Cost, llm_metrics, of_llm, of_load
 
 UNKNOWN = "unknown"
 
@@ -14,24 +15,24 @@ def _money(v: float | None) -> str:
     return UNKNOWN if v is None else sig(v, 6)
 
 
-def rows(cost: Cost | None, *, llm: bool) -> list[tuple[str, str]]:
-    """(label, value) pairs of ``cost``; none without one."""
+def rows(cost: Cost | None, *, llm: bool) -> list[list[str]]:
+    """[label, value] rows of ``cost``; none without one."""
     if cost is None:
         return []
     what = "completed streams" if llm else "successful requests"
     out = [
-        ("Cost per hour (given)", _money(cost.per_hour)),
-        (f"Cost of the window ({sig(cost.window_s, 4)} s measured)", _money(cost.total)),
-        (
+        ["Cost per hour (given)", _money(cost.per_hour)],
+        [f"Cost of the window ({sig(cost.window_s, 4)} s measured)", _money(cost.total)],
+        [
             "Cost per 1000 requests",
             f"{_money(cost.per_thousand_requests)} ({cost.requests} {what})",
-        ),
+        ],
     ]
     if llm:
         tokens = cost.output_tokens
         why = "output tokens unknown" if tokens is None else f"{tokens} output tokens"
         out.append(
-            ("Cost per 1M output tokens", f"{_money(cost.per_million_output_tokens)} ({why})")
+            ["Cost per 1M output tokens", f"{_money(cost.per_million_output_tokens)} ({why})"]
         )
     return out
 
@@ -46,7 +47,6 @@ def write_text(cost: Cost | None, w, *, llm: bool) -> None:
         w(f"  {label}:\t{value}\n")
 
 
-# -- from each report's inputs -----------------------------------------------------------------
 def of_load_stats(stats) -> Cost | None:
     """The cost of a ``LoadStats`` whose options carry ``cost_per_hour``."""
     s = stats.summary()
@@ -62,48 +62,26 @@ def of_tables(t) -> Cost | None:
     return of_load(load["requests"], load["errors"], load["total_s"], t.summary.get(KEY))
 
 
-def of_llm_stats(stats) -> Cost | None:
-    """The cost of an ``LlmStats`` whose options carry ``cost_per_hour``."""
-    return of_llm(stats.summary(), stats.options.get(KEY))
+def load_table(t) -> list[list[str]]:
+    """The Markdown and HTML load table: hey's summary, then the cost."""
+    return [list(r) for r in load_rows(t.load)] + rows(of_tables(t), llm=False)
 
 
-def write_load(stats, w) -> None:
-    """hey's report's hook."""
-    write_text(of_load_stats(stats), w, llm=False)
-
-
-def write_llm(summary, per_hour, w) -> None:
-    """The LLM text report's hook."""
-    write_text(of_llm(summary, per_hour), w, llm=True)
-
-
-def table_rows(t) -> list[list[str]]:
-    """The Markdown and HTML load tables' hook: rows to append."""
-    return [list(r) for r in rows(of_tables(t), llm=False)]
-
-
-def tables_metrics(t) -> dict:
-    """metrics.py's hook for a results directory."""
-    return load_metrics(of_tables(t))
-
-
-def llm_section(stats) -> list[dict]:
-    """The LLM bundle's hook: a "Cost" section's fields (``report.fmt.Section``), or none."""
-    found = rows(of_llm_stats(stats), llm=True)
+def llm_section(stats) -> list[Section]:
+    """The LLM bundle's "Cost" section, or none."""
+    found = rows(of_llm(stats.summary(), stats.options.get(KEY)), llm=True)
     if not found:
         return []
     intro = (
         "The serving capacity's price for the time the load took (its measured window, at the "
         "throughput it achieved), divided by what it served in that window."
     )
-    return [
-        {"title": "Cost", "intro": intro, "tables": [(["cost", "value"], [list(r) for r in found])]}
-    ]
+    return [Section("Cost", intro, tables=[(["cost", "value"], found)])]
 
 
 def llm_stats_metrics(stats) -> dict:
-    """The LLM bundle's metrics hook."""
-    return llm_metrics(of_llm_stats(stats))
+    """The metrics of an ``LlmStats``' cost."""
+    return llm_metrics(of_llm(stats.summary(), stats.options.get(KEY)))
 
 
 def price(files, dirs, per_hour) -> None:

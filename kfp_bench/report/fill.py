@@ -1,18 +1,15 @@
-"""The full-database probe in the report: latency against the runs the server holds.
-
-This module owns the ``fill`` section's table and chart (``kfp_bench.kfp.fill`` measures them;
-``kfp_bench.stats.runs.FillProbe`` makes the rows): one line per call kind, p50 solid and p95
-dashed, against K on the x axis; the server's own p50 beside them where its /metrics has a
-latency histogram. With a metrics profile (``kfp-bench runs --fill K --metrics-profile kfp``),
-a chart of the server's own figures against K (``report.fill_server`` makes their table).
-Functions of the saved summary alone, so ``kfp-bench report`` redraws them.
-"""
+"""The full-database probe in the report (``kfp_bench.kfp.fill`` measures it): latency against
+the runs the server holds, a line per call kind, and with a metrics profile the server's own
+figures against K (``report.fill_server`` makes their table). Functions of the saved summary
+alone, so ``kfp-bench report`` redraws them."""
 
 from __future__ import annotations
 
 import pandas as pd
+import seaborn as sns
 
 from kfp_bench.report.fill_server import server_panels
+from kfp_bench.report.plots import Figure, drawn, new_figure, to_png
 
 COLUMNS = ["k", "kind", "count", "errors", "p50_ms", "p95_ms", "max_ms"]
 
@@ -35,29 +32,20 @@ def wide(summary: dict, stat: str = "p50_ms") -> pd.DataFrame | None:
     return out
 
 
-def figures(summary: dict) -> list:
-    """The charts (``plots.Figure``), if the summary has a fill with more than one step: the
-    latency against K, and the server's own figures against K when a profile was read;
-    matplotlib is imported only then, so that the tables need none."""
+def figures(summary: dict) -> list[Figure]:
+    """The charts, if the summary has a fill with more than one step: the latency against K,
+    and the server's own figures against K when a profile was read."""
     t = table(summary)
     if t is None or t["k"].nunique() < 2:
         return []
-    import matplotlib.pyplot as plt
-    import seaborn as sns
-
-    from kfp_bench.report.plots import RC
-
-    with plt.rc_context(RC), sns.axes_style("whitegrid"):
-        out = [_latency_by_k(t, summary["fill"], sns)]
-        panels = server_panels(summary)
-        if panels:
-            out.append(_server_by_k(panels, summary))
-        return out
+    panels = server_panels(summary)
+    return drawn(
+        lambda: _latency_by_k(t, summary["fill"]),
+        lambda: _server_by_k(panels, summary) if panels else None,
+    )
 
 
-def _latency_by_k(t: pd.DataFrame, fill: dict, sns):
-    from kfp_bench.report.plots import Figure, new_figure, to_png
-
+def _latency_by_k(t: pd.DataFrame, fill: dict) -> Figure:
     fig, ax = new_figure(5.6)
     kinds = sorted(t["kind"].unique())
     palette = "tab10" if len(kinds) <= 10 else "tab20"  # one colour a kind
@@ -91,9 +79,7 @@ def _latency_by_k(t: pd.DataFrame, fill: dict, sns):
     )
 
 
-def _server_by_k(panels: list, summary: dict):
-    from kfp_bench.report.plots import Figure, new_figure, to_png
-
+def _server_by_k(panels: list, summary: dict) -> Figure:
     cols = 2 if len(panels) > 1 else 1
     rows = (len(panels) + cols - 1) // cols
     fig, axes = new_figure(1.0 + 2.0 * rows, rows, cols, sharex=True, squeeze=False)

@@ -7,6 +7,7 @@ that gave no series. No plotting here, so that the text report (``report.runs``)
 from __future__ import annotations
 
 from kfp_bench.figures import DASH, num
+from kfp_bench.report.fmt import Section
 
 NOT_EXPOSED = "not exposed"
 #: The server's percentiles shown per K (``kfp_bench.metrics.windows.QS``).
@@ -49,25 +50,22 @@ def server_table(summary: dict) -> tuple[list[str], list[list[str]]] | None:
     return ["K", *map(str, ks)], body
 
 
-def server_intro(summary: dict) -> str:
-    prof = (summary.get("fill") or {}).get("server_profile") or {}
-    return SERVER_INTRO.format(source=prof.get("source"), prometheus=prof.get("prometheus"))
-
-
 def server_notes(summary: dict) -> list[str]:
     prof = (summary.get("fill") or {}).get("server_profile") or {}
     return [f"Not read: {n}" for n in prof.get("notes") or ()]
 
 
-def server_section(summary: dict) -> tuple | None:
-    """(title, intro, figure names, tables, items): the HTML's section of the server's figures
-    at each K (``report.html.section``); None without a profile read over the fill."""
+def server_section(summary: dict) -> Section | None:
+    """The section of the server's figures at each K; None without a profile read over the
+    fill."""
     t = server_table(summary)
     if t is None:
         return None
     title = "Full database: the server's own figures at each K"
     names = ("fill_server",) if server_panels(summary) else ()
-    return title, server_intro(summary), names, [t], server_notes(summary)
+    prof = summary["fill"]["server_profile"]
+    intro = SERVER_INTRO.format(source=prof.get("source"), prometheus=prof.get("prometheus"))
+    return Section(title, intro, names, [t], server_notes(summary))
 
 
 def _by(rows, key):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from kfp_bench.figures import HDR_MS, num, pct, when
+from kfp_bench.figures import HDR_MS, num, pct, sig, when
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -15,18 +15,13 @@ if TYPE_CHECKING:
 @dataclass
 class Section:
     """One titled part of a report: an introduction, its charts (by name), tables of (head,
-    body) text cells, then a bulleted list; ``markdown.section`` and ``html.section`` render it.
-    A tuple of the same five fields stands for one."""
+    body) text cells, then a bulleted list; ``markdown.section`` and ``html.section`` render it."""
 
     title: str
     intro: str = ""
     figures: tuple[str, ...] = ()
     tables: list[tuple[list[str], list[list[str]]]] = field(default_factory=list)
     items: list[str] = field(default_factory=list)
-
-    @classmethod
-    def of(cls, part: Section | tuple) -> Section:
-        return part if isinstance(part, Section) else cls(*part)
 
 
 def rows(
@@ -116,3 +111,18 @@ def change(test, pts: str = " pts") -> str:
     return (
         pct(test.change, sign=True) if test.test != "fisher" else f"{test.change * 100:+.1f}{pts}"
     )
+
+
+#: The regression tests' table: its head (``regression_rows``).
+REGRESSION_HEAD = ["metric", "test", "n cur / base", "baseline", "current", "change", "p",
+                   "regressed"]  # fmt: skip
+
+
+def regression_rows(verdict, res, yes: str = "yes") -> list[list[str]]:
+    """A verdict's tests as rows, each figure at ``res(metric)``, its resolution."""
+    return [
+        [t.metric, t.test, f"{t.n_current} / {t.n_baseline}", num(t.baseline, res(t.metric)),
+         num(t.current, res(t.metric)), change(t), sig(t.p_adjusted, 3),
+         yes if t.regressed else "no"]
+        for t in verdict.tests
+    ]  # fmt: skip

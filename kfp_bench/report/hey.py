@@ -52,7 +52,7 @@ def write_text(stats: LoadStats, out: TextIO) -> None:
         _write_latency(stats, w)
     write_distributions(stats.status_codes, stats.errors, w)
     _write_extras(stats, w)
-    cost.write_load(stats, w)
+    cost.write_text(cost.of_load_stats(stats), w, llm=False)
     w("\n")
 
 
@@ -216,21 +216,20 @@ def _write_extras(stats: LoadStats, w) -> None:
             partial = ", ".join(str(m) for m in stats.workers["partial"])
             note += f"; the figures include what worker(s) {partial} measured up to the kill"
         notes.append(note)
-    if "interrupted" in stats.flags:
-        notes.append("interrupted: figures cover what was measured before the stop")
-    if ENGINE_ERROR in stats.flags:
-        notes.append(
-            "the load engine failed (a bug in kfp-bench, its traceback on stderr): figures "
-            "cover what was measured before it"
-        )
-    if "not-saved" in stats.flags:
-        notes.append("not saved where asked: stderr says where the result is instead")
-    if "insecure" in stats.flags:
-        notes.append("WARNING: TLS verification was off (--insecure)")
-    if "i-know" in stats.flags:
-        notes.append("safety caps overridden (--i-know)")
+    notes += [note for flag, note in FLAG_NOTES.items() if flag in stats.flags]
     if notes:
         w("\nNotes:\n" + "".join(f"  {n}\n" for n in notes))
+
+
+#: The notes of the flags that end the list, in order.
+FLAG_NOTES = {
+    "interrupted": "interrupted: figures cover what was measured before the stop",
+    ENGINE_ERROR: "the load engine failed (a bug in kfp-bench, its traceback on stderr): "
+    "figures cover what was measured before it",
+    "not-saved": "not saved where asked: stderr says where the result is instead",
+    "insecure": "WARNING: TLS verification was off (--insecure)",
+    "i-know": "safety caps overridden (--i-know)",
+}
 
 
 def _write_no_response(requests: int, nr: dict, w) -> None:

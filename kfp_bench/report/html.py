@@ -16,7 +16,7 @@ from html import escape
 
 import pandas as pd
 
-from kfp_bench.figures import HDR_MS, num, pct, sig
+from kfp_bench.figures import HDR_MS, num, pct
 from kfp_bench.gates import lines
 from kfp_bench.report import cost, fill_server, fmt
 from kfp_bench.report import fill as fill_report
@@ -99,38 +99,23 @@ def render(
     history=None,
     load_options: dict | None = None,
     gates=(),
-    server: tuple | None = None,
+    server: Section | None = None,
 ) -> str:
     """The page for ``tables`` with ``figures``, ``metrics`` and ``history`` (or None), the
     verdicts of ``gates`` (``kfp_bench.gates.Verdict``) first; ``server`` the server metrics'
     section under the load (``report.server_plots.load_section``)."""
     figs = {f.name: f for f in figures}
-    parts = [
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>kfp-bench report</title><style>{CSS}</style></head><body><main>\n",
-        "<h1>kfp-bench report</h1>",
-        gates_html(gates),
-        f'<p class="sub">{escape(fmt.header(tables.summary, load_options))}</p>\n',
-        _failures(tables),
-        _verdict(history),
-        cards(metrics),
-    ]
+    parts = []
     if tables.has_runs:
         parts.append(_runs(tables, figs))
-        runs_server = runs_report.server_section(tables.summary)  # KFP's own histogram
-        if runs_server is not None:
-            parts.append(section(runs_server, figs))
+        parts.append(runs_report.server_section(tables.summary))  # KFP's own histogram
     fill = fill_report.wide(tables.summary)
     if fill is not None:  # the full-database probe: p50 (ms) of each call at each K
         parts += ["<h2>Full database</h2>\n", _fig(figs, "fill_latency"), _df(fill, "K")]
-        by_k = fill_server.server_section(tables.summary)  # with a metrics profile
-        if by_k is not None:
-            parts.append(section(by_k, figs))
+        parts.append(fill_server.server_section(tables.summary))  # with a metrics profile
     if tables.load is not None:
         parts.append(_load(tables, figs))
-    if server is not None:
-        parts.append(section(server, figs))
+    parts.append(server)
     if tables.sweep is not None:
         parts.append("<h2>Rate sweep</h2>\n" + _fig(figs, "sweep"))
         parts.append(_df(sweep_shown(tables.sweep)))
@@ -139,8 +124,11 @@ def render(
     if tables.notes:
         parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{escape(n)}</li>" for n in tables.notes))
         parts.append("</ul>\n")
-    parts.append("</main></body></html>\n")
-    return "".join(parts)
+    head = fmt.header(tables.summary, load_options)
+    top = _verdict(history) + cards(metrics)
+    return page(
+        "kfp-bench report", head, parts, figures, verdicts=gates, failed=tables.failures, top=top
+    )
 
 
 def gates_html(verdicts) -> str:
@@ -157,11 +145,13 @@ def _fig(figs: dict, name: str) -> str:
     return figure(figs[name]) if name in figs else ""
 
 
-def _failures(t: Tables) -> str:
-    if not t.failures:
+def _failures(failed) -> str:
+    """The failure flags' lines, each a line or (line, [details])."""
+    if not failed:
         return ""
     items = []
-    for line, details in t.failures:
+    for f in failed:
+        line, details = f if isinstance(f, tuple) else (f, ())
         sub = "".join(f"<li>{escape(d)}</li>" for d in details)
         items.append(f"<li>{escape(line)}" + (f"<ul>{sub}</ul>" if sub else "") + "</li>")
     return (
@@ -219,9 +209,7 @@ def _runs(t: Tables, figs: dict) -> str:
 
 def _load(t: Tables, figs: dict) -> str:
     out = ["<h2>Load</h2>\n"]
-    out.append(
-        table(["summary", "value"], [list(r) for r in fmt.load_rows(t.load)] + cost.table_rows(t))
-    )
+    out.append(table(["summary", "value"], cost.load_table(t)))
     out += [_fig(figs, "load_latency"), "<h3>Latency percentiles (milliseconds)</h3>\n"]
     out.append(_df(t.load_pcts, res=HDR_MS))
     out.append(_fig(figs, "load_timeline"))
@@ -229,9 +217,8 @@ def _load(t: Tables, figs: dict) -> str:
     return "".join(out)
 
 
-def section(part: Section | tuple, figs: dict) -> str:
+def section(sec: Section, figs: dict) -> str:
     """A ``fmt.Section``: its charts from ``figs`` (by name), tables and list."""
-    sec = Section.of(part)
     out = [f"<h2>{escape(sec.title)}</h2>\n"]
     if sec.intro:
         out.append(f'<p class="sub">{escape(sec.intro)}</p>\n')
@@ -245,8 +232,9 @@ def section(part: Section | tuple, figs: dict) -> str:
 def page(
     title: str, head: str, parts: list, figures, *, verdicts=(), failed=(), top: str = ""
 ) -> str:
-    """A report.html of ``parts`` (``fmt.Section``s) under ``title``: the gates' ``verdicts``,
-    the ``head`` line, the ``failed`` flags' lines, ``top`` (the cards), then the sections."""
+    """A report.html of ``parts`` under ``title``: the gates' ``verdicts``, the ``head`` line,
+    the ``failed`` flags' lines (``_failures``), ``top`` (the cards), then the sections
+    (``fmt.Section``s, or HTML made already; None: a section not measured)."""
     figs = {f.name: f for f in figures}
     out = [
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
@@ -255,16 +243,11 @@ def page(
         f"<h1>{escape(title)}</h1>",
         gates_html(verdicts),
         f'<p class="sub">{escape(head)}</p>\n',
+        _failures(failed),
+        top,
+        *(p if isinstance(p, str) else section(p, figs) for p in parts if p is not None),
+        "</main></body></html>\n",
     ]
-    if failed:
-        items = "".join(f"<li>{escape(line)}</li>" for line in failed)
-        out.append(
-            '<div class="verdict bad" id="failures">FAILED: the benchmark did not do all that '
-            f"was asked; what is below is partial.<ul>{items}</ul></div>\n"
-        )
-    out.append(top)
-    out += [section(sec, figs) for sec in parts]
-    out.append("</main></body></html>\n")
     return "".join(out)
 
 
@@ -280,24 +263,9 @@ def _history(h, figs: dict, metrics: dict) -> str:
             f"Holm-adjusted p, alpha {v.alpha:g}, minimum effect {v.min_effect:.0%} of the "
             "median.</p>\n"
         )
-        body, classes = [], []
-        for t in v.tests:
-            res = resolution(t.metric, metrics.get(RUN_RES))
-            body.append(
-                [
-                    t.metric,
-                    t.test,
-                    f"{t.n_current} / {t.n_baseline}",
-                    num(t.baseline, res),
-                    num(t.current, res),
-                    fmt.change(t),
-                    sig(t.p_adjusted, 3),
-                    "yes" if t.regressed else "no",
-                ]
-            )
-            classes.append("reg" if t.regressed else "")
-        head = ["metric", "test", "n cur / base", "baseline", "current", "change", "p", "regressed"]
-        out.append(table(head, body, classes))
+        body = fmt.regression_rows(v, lambda m: resolution(m, metrics.get(RUN_RES)))
+        classes = ["reg" if t.regressed else "" for t in v.tests]
+        out.append(table(fmt.REGRESSION_HEAD, body, classes))
         if v.skipped:
             out.append(
                 f'<p class="sub">Not tested (too few samples): '

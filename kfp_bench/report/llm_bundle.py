@@ -20,6 +20,7 @@ from kfp_bench.report.fmt import Section
 from kfp_bench.report.folder import metrics_json, summary_bytes, write_folder
 from kfp_bench.report.hey import error_lines
 from kfp_bench.report.llm_text import OPEN_LOOP_ONLY, ROWS
+from kfp_bench.report.server_plots import llm_section
 from kfp_bench.stats.llm import LlmStats, LlmSummary, metric_values
 from kfp_bench.stats.pareto import PER_USER, SHORT, UNSCALED, Scale, fronts
 from kfp_bench.stats.token_series import COUNTS
@@ -75,16 +76,14 @@ def write_llm_bundle(
     if gates:
         metrics.update(counts(verdicts))
     scale = Scale.of(stats.options)  # --replicas, --gpus, --cost-per-hour
-    parts = [*sections(s, sweep, scale), *(Section(**c) for c in cost.llm_section(stats))]
+    parts = [*sections(s, sweep, scale), *cost.llm_section(stats)]
     if search:
         parts.insert(1, search_section(search))
     head = header(s, stats, source)
     figures = llm_plots.render(stats, sweep, sweep_by, scale)
     if server is not None:
-        from kfp_bench.report.server_plots import llm_section
-
         section, more = llm_section(stats, s, server)
-        parts.insert(3, Section.of(section))
+        parts.insert(3, section)
         figures += more
     failed = describe(s.flags)
     page = html.page(
@@ -101,11 +100,6 @@ def write_llm_bundle(
         "llm_series.csv": _series_csv(stats),
     }
     return write_folder(out_dir, files, verdicts if gates else None)
-
-
-def _cell(v) -> str:
-    """A sweep table's cell: a number as the report prints numbers, a list (failures) joined."""
-    return v if isinstance(v, str) else num(v)
 
 
 def header(s: LlmSummary, stats: LlmStats, source: str) -> str:
@@ -136,7 +130,7 @@ def sections(s: LlmSummary, sweep: list[dict] | None = None, scale=UNSCALED) -> 
         Section(
             "Throughput over time",
             "Per second in llm_series.csv; overall: "
-            f"{_rate(s.output_tokens_per_s)} output tokens/s, {num(s.rps)} requests/s.",
+            f"{_or_unknown(s.output_tokens_per_s)} output tokens/s, {num(s.rps)} requests/s.",
             ("llm_timeline",),
         ),
         Section("Goodput", tables=[(["goodput", "value"], _goodput_rows(s))]),
@@ -145,13 +139,13 @@ def sections(s: LlmSummary, sweep: list[dict] | None = None, scale=UNSCALED) -> 
         out.append(_turns(s))
     if sweep:
         keys = list(dict.fromkeys(k for point in sweep for k in point))
-        body = [[_cell(p.get(k)) for k in keys] for p in sweep]
+        body = [[v if isinstance(v, str) else num(v) for v in map(p.get, keys)] for p in sweep]
         out.append(Section("Goodput against load", figures=("llm_sweep",), tables=[(keys, body)]))
         if len(sweep) > 1:
             out.append(pareto_section({"": (sweep, scale)}))
     out.append(_failures(s))
     out.append(_usage(s))
-    notes = _notes(s)
+    notes = [*llm_text.token_notes(s, count), *llm_text.measured_notes(s, count)]
     if notes:
         out.append(Section("Notes", items=notes))
     return out
@@ -260,10 +254,6 @@ def _tokens(total: int | None, per_s: float | None) -> str:
     return UNKNOWN if total is None else f"{count(total)} ({num(per_s)}/s)"
 
 
-def _rate(per_s: float | None) -> str:
-    return UNKNOWN if per_s is None else num(per_s)
-
-
 def _pct_rows(s: LlmSummary) -> list[list[str]]:
     rows = []
     for key in ROWS:
@@ -311,10 +301,6 @@ def _usage(s: LlmSummary) -> Section:
     )
     sec.items = describe_warnings(s.flags)  # long sentences: a list, not a table's cells
     return sec
-
-
-def _notes(s: LlmSummary) -> list[str]:
-    return [*llm_text.token_notes(s, count), *llm_text.measured_notes(s, count)]
 
 
 def _latency_csv(s: LlmSummary) -> str:

@@ -1,27 +1,14 @@
-"""The LLM report's charts: pure functions of finished ``LlmStats``, rendered as ``plots`` does.
-
-- the TTFT and the ITL distributions, drawn from the HDR histograms (every sample, not a
-  subsample), with p50 and p99 marked;
-- the load over time from the per-second series: output tokens/s and requests/s, failures, and
-  the mean number of streams in flight;
-- an LLM sweep's goodput and requests/s against load, TTFT p99 beside them, the knee marked;
-- one or more sweeps' levels as output tokens/s per user against the server side's (in all, per
-  replica, GPU or unit of price), the Pareto front marked (``pareto``);
-- a multi-turn load's TTFT p50 and p99 against the turn, its mean input tokens beside them.
-
-Same sizes, rc settings and PNG metadata as ``kfp_bench.report.plots``, so the same results give
-the same bytes. A chart whose data was not measured is None.
-"""
+"""The LLM report's charts: pure functions of finished ``LlmStats`` and of a sweep's rows, drawn
+as ``plots`` draws them, so that the same results give the same bytes. A chart whose data was
+not measured is None."""
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
-import seaborn as sns
 from matplotlib.ticker import MaxNLocator
 
-from kfp_bench.figures import count, sig
-from kfp_bench.report.plots import RC, Figure, new_figure, to_png
+from kfp_bench.figures import count
+from kfp_bench.report.plots import Figure, drawn, mark_percentiles, new_figure, to_png
 from kfp_bench.stats.llm import TOKENS_UNKNOWN, LlmStats
 from kfp_bench.stats.pareto import PER_USER, SHORT, UNSCALED, fronts
 
@@ -46,19 +33,14 @@ def render(
 ) -> list[Figure]:
     """Every chart the data allows, in report order (``sweep``: an LLM sweep's rows, ``by``:
     what it stepped, "rate" or "concurrency", ``scale``: its replicas, GPUs and price)."""
-    out = []
-    with plt.rc_context(RC), sns.axes_style("whitegrid"):
-        for fig in (
-            distribution(stats, "ttft"),
-            distribution(stats, "itl"),
-            timeline(stats),
-            against_load(sweep or [], by),
-            pareto(*fronts({"": (sweep or [], scale)})) if len(sweep or []) > 1 else None,
-            by_turn(stats.summary().turns if stats.turns is not None else []),
-        ):
-            if fig is not None:
-                out.append(fig)
-    return out
+    return drawn(
+        lambda: distribution(stats, "ttft"),
+        lambda: distribution(stats, "itl"),
+        lambda: timeline(stats),
+        lambda: against_load(sweep or [], by),
+        lambda: pareto(*fronts({"": (sweep or [], scale)})) if len(sweep or []) > 1 else None,
+        lambda: by_turn(stats.summary().turns if stats.turns is not None else []),
+    )
 
 
 def distribution(stats: LlmStats, key: str) -> Figure | None:
@@ -78,10 +60,7 @@ def distribution(stats: LlmStats, key: str) -> Figure | None:
     width = (edges[1] - edges[0]) if len(edges) > 1 else 1.0
     # A mark's count is of the samples up to it (above the previous mark): the bar ends there.
     ax.bar(edges, counts, width=-width * 0.9, align="edge", color="#6a1b9a")
-    for q, style in ((50.0, "--"), (99.0, ":")):
-        v = pct[q] / 1000
-        ax.axvline(v, color="#37474f", linestyle=style, linewidth=1, label=f"p{q:g} {sig(v, 3)} ms")
-    ax.legend(loc="upper right", frameon=True)
+    mark_percentiles(ax, pct[50.0] / 1000, pct[99.0] / 1000)
     ax.set(
         title=f"{title} ({count(h.count)} samples)", xlabel=f"{key.upper()} (ms)", ylabel="samples"
     )
@@ -171,9 +150,7 @@ def against_load(rows: list[dict], by: str | None = None) -> Figure | None:
 def render_pareto(sweeps: dict) -> list[Figure]:
     """The Pareto chart of ``sweeps`` (name -> (rows, ``stats.pareto.Scale``)), as ``render``
     draws charts; none when fewer than two levels are known."""
-    with plt.rc_context(RC), sns.axes_style("whitegrid"):
-        fig = pareto(*fronts(sweeps))
-    return [fig] if fig is not None else []
+    return drawn(lambda: pareto(*fronts(sweeps)))
 
 
 #: The front's colour, used by no other chart (the screenshot test looks for it).

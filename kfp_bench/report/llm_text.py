@@ -13,6 +13,8 @@ from kfp_bench.figures import DASH, HDR_MS, fixed, pct
 from kfp_bench.outcome import describe, describe_warnings
 from kfp_bench.report import cost
 from kfp_bench.report.hey import write_distributions
+from kfp_bench.report.server_text import prefix_lines
+from kfp_bench.stats.cost import of_llm
 from kfp_bench.stats.llm import MULTI_TOKEN_CHUNKS, LlmSummary
 
 COLUMNS = ("p50", "p90", "p95", "p99", "p99_9", "max", "mean")
@@ -51,7 +53,7 @@ def write_text(s: LlmSummary, out: TextIO, cost_per_hour: float | None = None) -
         write_turns(s.turns, w, s.cached)
     w(f"\nGoodput ({'SLO ' + s.slo if s.slo else 'no SLO: every completed request'}):\n")
     w(f"  Good:\t{s.good} of {s.requests} ({pct(s.good_ratio)}), {fixed(s.goodput_rps, 4)}/sec\n")
-    cost.write_llm(s, cost_per_hour, w)
+    cost.write_text(of_llm(s, cost_per_hour), w, llm=True)
     write_distributions(s.status_codes, s.errors, w)
     _write_notes(s, w)
     w("\n")
@@ -187,8 +189,6 @@ def write_prefix_cache(server, out: TextIO, cached: dict | None = None) -> None:
     (``cached``: ``LlmSummary.cached``)."""
     if server is None:
         return
-    from kfp_bench.report.server_plots import prefix_lines
-
     out.write("\nServer:\n")
     for line in prefix_lines(server, cached):
         label, _, value = line.partition(": ")

@@ -13,7 +13,7 @@ from typing import TextIO
 
 import pandas as pd
 
-from kfp_bench.figures import HDR_MS, num, sig
+from kfp_bench.figures import HDR_MS, num
 from kfp_bench.gates import lines
 from kfp_bench.report import cost, fill_server, fmt
 from kfp_bench.report import fill as fill_report
@@ -56,15 +56,13 @@ def write(
     history=None,
     load_options: dict | None = None,
     gates=(),
-    server: tuple | None = None,
+    server: Section | None = None,
 ) -> None:
     """Write summary.md for ``tables`` (and ``history``, a ``kfp_bench.history.History``), the
     verdicts of ``gates`` (``kfp_bench.gates.Verdict``) first; ``server``: the server metrics'
     section, as the HTML has it (``report.server_plots.load_section``), its charts left out."""
-    w = out.write
-    w("# kfp-bench report\n\n")
-    write_gates(w, gates)
-    w(f"{fmt.header(tables.summary, load_options)}.\n\n")
+    body = io.StringIO()
+    w = body.write
     _failures(w, tables)
     _verdict(w, history)
     if tables.has_runs:
@@ -73,9 +71,9 @@ def write(
     if fill is not None:  # the full-database probe
         w("## Full database: p50 of the UI's calls at each K (milliseconds)\n\n")
         _df(w, fill, "K")
-        server = fill_server.server_section(tables.summary)
-        if server is not None:  # with a metrics profile: the server's own figures per K
-            section(w, server)
+        by_k = fill_server.server_section(tables.summary)
+        if by_k is not None:  # with a metrics profile: the server's own figures per K
+            section(w, by_k)
     if tables.load is not None:
         _load(w, tables)
     if server is not None:
@@ -92,7 +90,9 @@ def write(
         _history(w, history, tables.resolution)
     if tables.notes:
         w("## Notes\n\n" + "".join(f"- {n}\n" for n in tables.notes) + "\n")
-    w("Charts: report.html. Records: runs.csv, tasks.csv, api_calls.csv, load_series.csv.\n")
+    head = fmt.header(tables.summary, load_options)
+    footer = "Charts: report.html. Records: runs.csv, tasks.csv, api_calls.csv, load_series.csv.\n"
+    out.write(page("kfp-bench report", head, [body.getvalue()], verdicts=gates, footer=footer))
 
 
 def write_gates(w, verdicts) -> None:
@@ -103,9 +103,8 @@ def write_gates(w, verdicts) -> None:
     w(f"> **{head}**\n>\n" + "".join(f"> - {r.strip()}\n" for r in rest) + "\n")
 
 
-def section(w, part: Section | tuple, *, charts: bool = True) -> None:
+def section(w, sec: Section, *, charts: bool = True) -> None:
     """A ``fmt.Section`` through ``w``; its charts are in report.html, named when ``charts``."""
-    sec = Section.of(part)
     w(f"## {sec.title}\n\n")
     if sec.intro:
         w(f"{sec.intro}\n\n")
@@ -118,9 +117,9 @@ def section(w, part: Section | tuple, *, charts: bool = True) -> None:
 
 
 def page(title: str, head: str, parts: list, *, verdicts=(), failed=(), footer="") -> str:
-    """A summary.md of ``parts`` (``fmt.Section``s) under ``title``: the gates' ``verdicts``,
-    the ``head`` line, the ``failed`` flags' lines, the sections (their charts unnamed), and
-    the ``footer``."""
+    """A summary.md of ``parts`` under ``title``: the gates' ``verdicts``, the ``head`` line, the
+    ``failed`` flags' lines, the sections (``fmt.Section``s, their charts unnamed, or Markdown
+    made already), and the ``footer``."""
     buf = io.StringIO()
     w = buf.write
     w(f"# {title}\n\n")
@@ -130,7 +129,7 @@ def page(title: str, head: str, parts: list, *, verdicts=(), failed=(), footer="
         w("**FAILED**: the benchmark did not do all that was asked; what is below is partial.\n\n")
         w("".join(f"- {line}\n" for line in failed) + "\n")
     for sec in parts:
-        section(w, sec, charts=False)
+        w(sec) if isinstance(sec, str) else section(w, sec, charts=False)
     w(footer)
     return buf.getvalue()
 
@@ -181,7 +180,7 @@ def _runs(w, t: Tables) -> None:
 
 def _load(w, t: Tables) -> None:
     w("## Load\n\n")
-    table(w, ["summary", "value"], [list(r) for r in fmt.load_rows(t.load)] + cost.table_rows(t))
+    table(w, ["summary", "value"], cost.load_table(t))
     w("### Latency percentiles (milliseconds)\n\n")
     _df(w, t.load_pcts, res=HDR_MS)
 
@@ -197,21 +196,8 @@ def _history(w, h, run_res: float | None) -> None:
             f"({', '.join(v.baseline)}); Holm-adjusted p-values, alpha {v.alpha:g}, "
             f"minimum effect {v.min_effect:.0%} of the median.\n\n"
         )
-        body = [
-            [
-                t.metric,
-                t.test,
-                f"{t.n_current} / {t.n_baseline}",
-                num(t.baseline, resolution(t.metric, run_res)),
-                num(t.current, resolution(t.metric, run_res)),
-                fmt.change(t),
-                sig(t.p_adjusted, 3),
-                "**yes**" if t.regressed else "no",
-            ]
-            for t in v.tests
-        ]
-        head = ["metric", "test", "n cur / base", "baseline", "current", "change", "p", "regressed"]
-        table(w, head, body)
+        body = fmt.regression_rows(v, lambda m: resolution(m, run_res), "**yes**")
+        table(w, fmt.REGRESSION_HEAD, body)
         if v.skipped:
             w("Not tested (too few samples): " + ", ".join(sorted(v.skipped)) + ".\n\n")
     if h.entries:

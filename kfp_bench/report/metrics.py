@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import math
 import re
+from pathlib import Path
 
 from kfp_bench.figures import HDR_MS
 from kfp_bench.outcome import failures
 from kfp_bench.report import cost
-from kfp_bench.report.tables import Tables, build
-from kfp_bench.results import Results, flags
+from kfp_bench.report.runs import RUN_TIMES
+from kfp_bench.report.tables import STATS, Tables, build
+from kfp_bench.results import LOAD_SUMMARY_KEYS, Results, flags
+from kfp_bench.stats.cost import load_metrics
 from kfp_bench.stats.runs import OPERATIONS
 
-_STATS = ("mean", "p50", "p90", "p95", "p99", "max")
-_RUN_TIMES = (("duration", "run_duration"), ("queue delay", "run_queue_delay"))
-_RUN_TIMES += (("execution", "run_execution"),)
 _LOAD_PCTS = ("p50", "p90", "p95", "p99", "p99_9")
 #: The metric of the run times' resolution (s).
 RUN_RES = "run_time_resolution_s"
@@ -68,7 +68,7 @@ def collect(tables: Tables, verdict=None) -> dict[str, float]:
         _runs(tables, out)
     if tables.load is not None:
         _load(tables, out)
-        out.update(cost.tables_metrics(tables))  # with a cost_per_hour (report/cost.py)
+        out.update(load_metrics(cost.of_tables(tables)))  # with a cost_per_hour
     if tables.replicas is not None and "ready" in tables.replicas:
         _put(out, "replicas_max", int(tables.replicas["ready"].max()))
         _put(out, "replicas_min", int(tables.replicas["ready"].min()))
@@ -85,15 +85,11 @@ def collect(tables: Tables, verdict=None) -> dict[str, float]:
 def of_summary(summary: dict, load=None) -> dict[str, float]:
     """The metrics of a results summary held in memory (and its load stats), as ``collect``
     gives them for a results directory: what a benchmark command's gates are checked against."""
-    from pathlib import Path
-
     return collect(build(Results(Path("."), summary, load=load)))
 
 
 def of_load(stats) -> dict[str, float]:
     """The metrics of a load result (``kfp-bench load``), as its results directory gives them."""
-    from kfp_bench.results import LOAD_SUMMARY_KEYS
-
     full = stats.to_dict()
     price = {cost.KEY: stats.options.get(cost.KEY)}  # the price --cost-per-hour saved
     return of_summary(
@@ -118,11 +114,11 @@ def _runs(t: Tables, out: dict) -> None:
         _put(out, f"runs_{key}", int(counts.get(key, 0)))
     if created:
         _put(out, "runs_success_ratio", counts.get("succeeded", 0) / created)
-    for label, prefix in _RUN_TIMES:
+    for attr, label in RUN_TIMES:
         row = t.run_times.loc[label]
-        for s in _STATS:
-            _put(out, f"{prefix}_{s}_s", row[s])
-        _put(out, f"{prefix}_count", int(row["count"]))
+        for s in STATS[1:]:
+            _put(out, f"run_{attr}_{s}_s", row[s])
+        _put(out, f"run_{attr}_count", int(row["count"]))
     _put(out, RUN_RES, t.resolution)
     ops = t.api_ops
     _put(out, "api_calls_total", int(ops["count"].sum()))
@@ -134,7 +130,7 @@ def _runs(t: Tables, out: dict) -> None:
         name = _name(str(op))
         _put(out, f"api_{name}_count", int(row["count"]))
         _put(out, f"api_{name}_errors", int(row["errors"]))
-        for s in _STATS:
+        for s in STATS[1:]:
             _put(out, f"api_{name}_{s}_ms", row[s])
 
 

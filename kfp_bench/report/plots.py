@@ -49,14 +49,8 @@ RC = {
 
 @dataclass(frozen=True, slots=True)
 class Figure:
-    """One rendered chart.
-
-    Attributes:
-        name: a stable identifier, e.g. "run_durations".
-        title: the chart's title (also the image's alt text).
-        caption: one sentence on what it shows and how it was measured.
-        png: the PNG bytes.
-    """
+    """One rendered chart: a stable ``name`` ("run_durations"), its ``title`` (the image's alt
+    text too), a ``caption`` (what it shows and how it was measured) and the ``png`` bytes."""
 
     name: str
     title: str
@@ -66,27 +60,27 @@ class Figure:
 
 def render(tables: Tables, *, history=None, metrics: dict | None = None, kde: bool = True):
     """Every chart the data allows, in report order."""
-    out = []
+    return drawn(
+        lambda: run_states(tables),
+        lambda: run_durations(tables, kde),
+        *[
+            lambda op=op, label=label: api_latency(tables, op, label, kde)
+            for op, label in NOTEBOOK_OPS
+        ],
+        lambda: api_ecdf(tables),
+        lambda: task_breakdown(tables),
+        lambda: load_latency(tables),
+        lambda: load_timeline(tables),
+        lambda: sweep_curve(tables),
+        lambda: trend(history, metrics or {}),
+    )
+
+
+def drawn(*charts) -> list[Figure]:
+    """Each of ``charts`` (functions of no argument) drawn in the report's style: the figures
+    of those whose data was measured. Every chart of every report is drawn through here."""
     with plt.rc_context(RC), sns.axes_style("whitegrid"):
-        charts = [
-            lambda: run_states(tables),
-            lambda: run_durations(tables, kde),
-            *[
-                lambda op=op, label=label: api_latency(tables, op, label, kde)
-                for op, label in NOTEBOOK_OPS
-            ],
-            lambda: api_ecdf(tables),
-            lambda: task_breakdown(tables),
-            lambda: load_latency(tables),
-            lambda: load_timeline(tables),
-            lambda: sweep_curve(tables),
-            lambda: trend(history, metrics or {}),
-        ]
-        for chart in charts:
-            fig = chart()
-            if fig is not None:
-                out.append(fig)
-    return out
+        return [fig for fig in (chart() for chart in charts) if fig is not None]
 
 
 def to_png(fig) -> bytes:
@@ -107,9 +101,9 @@ def _kde_ok(values: pd.Series, kde: bool) -> bool:
     return kde and values.nunique() >= KDE_MIN
 
 
-def _mark_percentiles(ax, values: pd.Series, unit: str) -> None:
-    for q, style in ((50, "--"), (99, ":")):
-        v = float(np.percentile(values, q))
+def mark_percentiles(ax, p50: float, p99: float, unit: str = "ms") -> None:
+    """The p50 (dashed) and p99 (dotted) as vertical lines, named in the legend."""
+    for q, v, style in ((50, p50, "--"), (99, p99, ":")):
         ax.axvline(
             v, color="#37474f", linestyle=style, linewidth=1, label=f"p{q} {sig(v, 3)} {unit}"
         )
@@ -155,26 +149,10 @@ def run_durations(t: Tables, kde: bool) -> Figure | None:
         return None
     fig, ax = new_figure(3.2)
     hue_order = [o for o in OUTCOME_COLORS if o in set(runs["outcome"])]
-    sns.histplot(
-        data=runs,
-        x="duration_s",
-        hue="outcome",
-        hue_order=hue_order,
-        palette=OUTCOME_COLORS,
-        multiple="stack",
-        kde=_kde_ok(runs["duration_s"], kde),
-        ax=ax,
-    )
-    sns.rugplot(
-        data=runs,
-        x="duration_s",
-        hue="outcome",
-        hue_order=hue_order,
-        palette=OUTCOME_COLORS,
-        ax=ax,
-        legend=False,
-        height=0.05,
-    )
+    by = {"data": runs, "x": "duration_s", "hue": "outcome", "hue_order": hue_order}
+    kde = _kde_ok(runs["duration_s"], kde)
+    sns.histplot(**by, palette=OUTCOME_COLORS, multiple="stack", kde=kde, ax=ax)
+    sns.rugplot(**by, palette=OUTCOME_COLORS, ax=ax, legend=False, height=0.05)
     ax.set(
         title=f"Run duration ({len(runs)} runs)",
         xlabel="run duration, created to finished (s)",
@@ -198,7 +176,7 @@ def api_latency(t: Tables, op: str, label: str, kde: bool) -> Figure | None:
     x = calls["duration_ms"]
     sns.histplot(x=x, kde=_kde_ok(x, kde), color="#1565c0", ax=ax)
     sns.rugplot(x=x, color="#0d47a1", ax=ax, height=0.05)
-    _mark_percentiles(ax, x, "ms")
+    mark_percentiles(ax, *(float(v) for v in np.percentile(x, (50, 99))))
     errors = int((calls["outcome"] != "ok").sum())
     ax.set(
         title=f"{label} latency ({len(calls)} calls, {errors} failed)",
@@ -246,24 +224,12 @@ def task_breakdown(t: Tables) -> Figure | None:
     fig, ax = new_figure(1.4 + 0.4 * len(order))
     # Dots for each task run, and the median with its 5-95 % interval (seaborn's boxplot warns
     # on matplotlib 3.11, and a box of three samples says less than the dots).
+    by = {"data": tasks, "x": "duration_s", "y": "task", "order": order, "ax": ax}
     sns.stripplot(
-        data=tasks,
-        x="duration_s",
-        y="task",
-        hue="task",
-        order=order,
-        hue_order=order,
-        ax=ax,
-        size=4,
-        alpha=0.5,
-        palette="crest",
-        legend=False,
+        **by, hue="task", hue_order=order, size=4, alpha=0.5, palette="crest", legend=False
     )
     sns.pointplot(
-        data=tasks,
-        x="duration_s",
-        y="task",
-        order=order,
+        **by,
         estimator="median",
         errorbar=("pi", 90),
         linestyle="none",
@@ -271,7 +237,6 @@ def task_breakdown(t: Tables) -> Figure | None:
         color="#263238",
         markersize=6,
         capsize=0.3,
-        ax=ax,
     )
     ax.set(
         title=f"Per-task duration ({len(tasks)} task runs)",

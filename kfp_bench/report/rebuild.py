@@ -1,17 +1,9 @@
-"""Reports from saved results, with the history: what ``kfp-bench report`` and ``compare`` do.
-
-``rebuild(results_dir, out_dir, results_uri=..., baseline=...)`` reads a results directory, builds
-its history (the earlier results at ``results_uri`` and, with ``baseline``, the regression
-verdict), writes the bundle, and archives the results and the report under their key. The KFP
-component and ``kfp-bench demo`` can call it as the CLI does; ``write_bundle`` alone makes the
-report without any history.
-
-``diff(a, b)`` compares two results' metrics and ``compare_dirs`` tests B against A as the
-baseline.
-"""
+"""Reports from saved results, with the history: what ``kfp-bench report`` and ``compare`` do;
+the KFP component and ``kfp-bench demo`` call ``rebuild`` as the CLI does."""
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from dataclasses import dataclass, field
@@ -22,7 +14,9 @@ from kfp_bench import gates as gate
 from kfp_bench import history as hist
 from kfp_bench.errors import BaselineError, ConfigError, ResultsError
 from kfp_bench.figures import num, pct, sig
-from kfp_bench.report import cost
+from kfp_bench.metrics.series import load_beside
+from kfp_bench.report import cost, server_text
+from kfp_bench.report.fmt import change
 from kfp_bench.results import Results, read_results
 
 if TYPE_CHECKING:
@@ -86,18 +80,13 @@ def rebuild(
     from kfp_bench.report.bundle import write_bundle
 
     files = write_bundle(res, out_dir, history=history, gates=gates)
-    out = Outcome(files, history, gates=_verdicts(gates, files))
+    # the verdicts against the metrics the bundle wrote, as its pages show them
+    metrics = json.loads(files["metrics.json"].read_text()) if gates else {}
+    out = Outcome(files, history, gates=gate.evaluate(gates, metrics))
     if store is not None:
         out.key = history.key
         out.archived = hist.archive(store, history.key, res, files)
     return out
-
-
-def _verdicts(gates, files: dict) -> list:
-    """The verdicts of ``gates`` against the metrics a bundle wrote (as its pages show them)."""
-    import json
-
-    return gate.evaluate(gates, json.loads(files["metrics.json"].read_text())) if gates else []
 
 
 def kinds(res: Results, baseline: str = "") -> set[str]:
@@ -171,32 +160,29 @@ def rebuild_all(
             for one in getattr(stats, "steps", None) or [stats]:
                 one.options.update(scale or {})
     fix = "drop the gate, or give results that measure it"
-    for p, stats in files:
-        what = "llm" if isinstance(stats, LlmStats | LlmSweep) else "load"
-        what = "sweep" if isinstance(stats, RateSweep) else what
-        gate.require(gates, {what}, f"--threshold (for {p})", fix, "--fail-on-regression")
+    kind = {p: "llm" if isinstance(s, LlmStats | LlmSweep) else "load" for p, s in files}
+    kind |= {p: "sweep" for p, s in files if isinstance(s, RateSweep)}
+    for p, _ in files:
+        gate.require(gates, {kind[p]}, f"--threshold (for {p})", fix, "--fail-on-regression")
     for res in dirs:
         where = f"--threshold (for {res.path})"
         gate.require(gates, kinds(res, baseline), where, fix, "--fail-on-regression")
     store = hist.open_store(results_uri) if results_uri and files else None
     outcomes = []
     for p, stats in files:
-        if isinstance(stats, LlmStats | LlmSweep):
-            o, kind = _llm_report(p, stats, out, out_dir, len(paths) > 1, gates), "llm"
-        elif isinstance(stats, RateSweep):
-            o, kind = _sweep_report(p, stats, out, gates), "sweep"
+        if kind[p] == "llm":
+            o = _llm_report(p, stats, out, out_dir, len(paths) > 1, gates)
+        elif kind[p] == "sweep":
+            o = _sweep_report(p, stats, out, gates)
         else:
             from kfp_bench.report.metrics import of_load
 
-            o, kind = (
-                Outcome({}, gates=gate.evaluate(gates, of_load(stats) if gates else {})),
-                "load",
-            )
-            _said(o, out, f"{p}: ")
+            o = _gated(gates, lambda stats=stats: of_load(stats), out, f"{p}: ")
             hey.write_text(stats, out)
-            _server_text(p, out, stats=stats)
+            if server := load_beside(p):
+                server_text.write_text(server, server_text.client_of_load(stats), out)
         if store is not None:
-            o.key, o.archived = hist.archive_file(store, Path(p), kind, o.files)
+            o.key, o.archived = hist.archive_file(store, Path(p), kind[p], o.files)
             _archived(o, results_uri, out, f"{p}: ")
         outcomes.append(o)
     dirs.sort(key=hist.started_at)
@@ -222,22 +208,18 @@ def _said(o: Outcome, out: TextIO, lead: str) -> None:
         out.write(f"{lead}{line.strip() if line.startswith('  ') else line}\n")
 
 
+def _gated(gates, metrics, out: TextIO, lead: str) -> Outcome:
+    """An input's outcome with the verdicts of ``gates`` against ``metrics()`` (called only
+    with gates), said first."""
+    o = Outcome({}, gates=gate.evaluate(gates, metrics() if gates else {}))
+    _said(o, out, lead)
+    return o
+
+
 def _archived(o: Outcome, results_uri: str, out: TextIO, lead: str) -> None:
     if o.archived is not None:
         done = "archived as" if o.archived else "already archived as"
         out.write(f"{lead}{done} {o.key} in {results_uri}\n")
-
-
-def _server_text(path: str, out: TextIO, *, stats=None, llm=None) -> None:
-    """The server metrics saved beside a result file, under its text summary: a predict
-    load's (``stats``) or an LLM load's (``llm``, its summary) client figures beside them."""
-    from kfp_bench.metrics.series import load_beside
-    from kfp_bench.report import server_text
-
-    server = load_beside(path)
-    if server is not None:
-        client = llm.latency_ms if llm is not None else server_text.client_of_load(stats)
-        server_text.write_text(server, client, out)
 
 
 def _sweep_report(path: str, sweep, out: TextIO, gates=()) -> Outcome:
@@ -246,12 +228,12 @@ def _sweep_report(path: str, sweep, out: TextIO, gates=()) -> Outcome:
     from kfp_bench.report import hey
     from kfp_bench.report import sweep as sweep_text
 
-    o = Outcome({})
-    if gates:
+    def metrics() -> dict:  # pandas only with gates
         from kfp_bench.report.metrics import of_summary
 
-        o.gates = gate.evaluate(gates, of_summary({"sweep": sweep.rows, "sweep_knee": sweep.knee}))
-        _said(o, out, f"{path}: ")
+        return of_summary({"sweep": sweep.rows, "sweep_knee": sweep.knee})
+
+    o = _gated(gates, metrics, out, f"{path}: ")
     sweep_text.write_text(sweep.rows, sweep.knee, out)
     for row, stats in zip(sweep.rows, sweep.steps, strict=True):
         out.write(f"\nStep at {row['rate']:g} req/s:\n")
@@ -263,10 +245,10 @@ def _llm_report(path: str, stats, out: TextIO, out_dir: str, several: bool, gate
     """An LLM result's text summary, and its bundle in ``out_dir`` (OUT/STEM for one of several
     inputs), by default STEM-report beside the file. A sweep prints its table, then every
     step's summary; its bundle's figures are the highest level before the knee, with the table."""
-    from kfp_bench.metrics.series import load_beside
     from kfp_bench.report import llm_text
     from kfp_bench.report import sweep as sweep_text
     from kfp_bench.report.llm_bundle import write_llm_bundle
+    from kfp_bench.stats.llm import metric_values
     from kfp_bench.stats.rate_sweep import LlmSweep
 
     p = Path(path)
@@ -274,14 +256,10 @@ def _llm_report(path: str, stats, out: TextIO, out_dir: str, several: bool, gate
         target = p.with_name(f"{p.stem}-report")
     else:
         target = Path(out_dir) / p.stem if several else Path(out_dir)
-    sweep, o = None, Outcome({})
-    if gates:
-        from kfp_bench.stats.llm import metric_values
-
-        step = stats.reported()[1] if isinstance(stats, LlmSweep) else stats
-        priced = {**metric_values(step.summary()), **cost.llm_stats_metrics(step)}
-        o.gates = gate.evaluate(gates, priced)
-        _said(o, out, f"{p}: ")
+    step = stats.reported()[1] if isinstance(stats, LlmSweep) else stats
+    o = _gated(gates, lambda: {**metric_values(step.summary()), **cost.llm_stats_metrics(step)},
+               out, f"{p}: ")  # fmt: skip
+    sweep = None
     if isinstance(stats, LlmSweep):
         (level, reported), sweep = stats.reported(), stats
         sweep_text.write_llm_text(sweep.rows(), sweep.knee.as_dict(), sweep.by, out)
@@ -292,8 +270,9 @@ def _llm_report(path: str, stats, out: TextIO, out_dir: str, several: bool, gate
         out.write(f"The report's figures are the step at {sweep.by} {level:g}.\n")
     else:
         llm_text.write_text(stats.summary(), out, stats.options.get(cost.KEY))
-    _server_text(path, out, llm=stats.summary())
     server = load_beside(p)
+    if server is not None:
+        server_text.write_text(server, stats.summary().latency_ms, out)
     llm_text.write_prefix_cache(server, out, stats.summary().cached)
     o.files = write_llm_bundle(
         stats, target, source=p.name, sweep=sweep and sweep.rows(), gates=gates,
@@ -416,7 +395,6 @@ def write_generator_caveats(sides: dict[str, Results], out: TextIO) -> None:
 
 def write_verdict(v: Verdict, out: TextIO, run_res: float | None = None) -> None:
     """The verdict and its tests; ``run_res``: B's run times' resolution, the medians' too."""
-    from kfp_bench.report.fmt import change
     from kfp_bench.report.metrics import resolution
 
     w = out.write

@@ -10,7 +10,9 @@ from typing import TextIO
 
 from kfp_bench.figures import fixed, pct, sig, span
 from kfp_bench.metrics.series import ServerSeries
-from kfp_bench.report.server_compare import COMPARE_HEAD, compare_rows, write_table
+from kfp_bench.report import fill_server as fill_report
+from kfp_bench.report.fmt import Section
+from kfp_bench.report.server_text import COMPARE_HEAD, compare_rows, write_table
 from kfp_bench.stats.runs import QUANTISED
 
 
@@ -75,8 +77,8 @@ def write_text(doc: dict, out: TextIO) -> None:
     w("\n")
 
 
-_RUN_TIMES = (("duration", "duration_s"), ("queue delay", "queue_delay_s"))
-_RUN_TIMES += (("execution", "execution_s"),)
+#: Run phases and their labels: (records attribute, table row).
+RUN_TIMES = (("duration", "duration"), ("queue_delay", "queue delay"), ("execution", "execution"))
 
 
 def _write_run_times(runs: dict, w) -> None:
@@ -91,8 +93,8 @@ def _write_run_times(runs: dict, w) -> None:
     else:
         w("\nRun times from server timestamps (seconds):\n")
     w(f"  {'':<14}{'count':>7}{'p50':>10}{'p90':>10}{'p99':>10}{'max':>10}{'mean':>10}\n")
-    for label, key in _RUN_TIMES:
-        d = runs[key]
+    for attr, label in RUN_TIMES:
+        d = runs[f"{attr}_s"]
         w(
             f"  {label:<14}{d['count']:>7}"
             + "".join(f"{run_time(d[k], res):>10}" for k in ("p50", "p90", "p99", "max"))
@@ -105,8 +107,8 @@ def _write_run_times(runs: dict, w) -> None:
 def _write_bounds(runs: dict, res: float, w) -> None:
     """Each statistic's bounds: the server's figure +- its resolution, narrowed by the polls."""
     w(f"  bounds (server ±{res:g} s; narrowed where the driver's polls saw the change):\n")
-    for label, key in _RUN_TIMES:
-        d = runs[key]
+    for attr, label in RUN_TIMES:
+        d = runs[f"{attr}_s"]
         bounds = d.get("bounds")
         if not d["count"] or not bounds:
             continue
@@ -190,7 +192,7 @@ SERVER_LEGEND = (
 
 def server_compare(doc: dict) -> list[list[str]]:
     """Per operation with a server histogram and percentile (p50, p90, p99): the server's
-    value and bucket, the client's, and the difference (``report.server_compare``);
+    value and bucket, the client's, and the difference (``server_text.compare_rows``);
     [] when the summary's server view has no buckets."""
     ops = (doc.get("server") or {}).get("operations") or {}
     if not any(v.get("buckets") for v in ops.values()):
@@ -206,9 +208,9 @@ def server_compare(doc: dict) -> list[list[str]]:
     return compare_rows(server, client)
 
 
-def server_section(doc: dict) -> tuple | None:
-    """(title, intro, figure names, tables, items) of the runs benchmark's server view, for
-    the HTML and summary.md; None without a server histogram."""
+def server_section(doc: dict) -> Section | None:
+    """The runs benchmark's server view, for the HTML and summary.md; None without a server
+    histogram."""
     rows = server_compare(doc)
     if not rows:
         return None
@@ -218,7 +220,7 @@ def server_section(doc: dict) -> tuple | None:
         "apart, around the benchmark: every call of it counted, and any other client's."
     ]
     title = "KFP API server beside the client"
-    return title, SERVER_LEGEND, (), [(COMPARE_HEAD, rows)], items
+    return Section(title, SERVER_LEGEND, tables=[(COMPARE_HEAD, rows)], items=items)
 
 
 def _write_errors(api: dict, w) -> None:
@@ -231,15 +233,16 @@ def _write_errors(api: dict, w) -> None:
         w("\nError distribution:\n" + "\n".join(lines) + "\n")
 
 
+_FLAG_NOTES = {
+    "interrupted": "interrupted: figures cover what was measured before the stop",
+    "timeout": "the timeout was reached before every run finished",
+    "poller-killed": "a poller was killed before it finished; its records up to the kill are in",
+}
+
+
 def _write_notes(doc: dict, w) -> None:
-    notes = []
     flags = doc.get("flags") or []
-    if "interrupted" in flags:
-        notes.append("interrupted: figures cover what was measured before the stop")
-    if "timeout" in flags:
-        notes.append("the timeout was reached before every run finished")
-    if "poller-killed" in flags:
-        notes.append("a poller was killed before it finished; its records up to the kill are in")
+    notes = [note for flag, note in _FLAG_NOTES.items() if flag in flags]
     if "runs-cap-raised" in flags:
         cap = (doc.get("options") or {}).get("max_runs", "?")
         notes.append(f"the safety cap on runs was raised to {cap} (--max-runs)")
@@ -266,23 +269,23 @@ def _write_fill(fill: dict, w) -> None:
         f"p50/p95 in milliseconds of {fill.get('repeats')} repeats, at K runs on the server:\n"
     )
     ks = sorted({r["k"] for r in rows})
+
+    def line(label: str, cells: dict, of) -> str:
+        out = f"  {label:<26}"
+        for k in ks:
+            r = cells.get((of, k))
+            out += f"{fixed(r['p50_ms'], 1):>7}/{fixed(r['p95_ms'], 1):<6}" if r else f"{'-':>14}"
+        return out.rstrip()
+
     cells = {(r["kind"], r["k"]): r for r in rows}
     w(f"  {'K':<26}" + "".join(f"{k:>14}" for k in ks) + "\n")
     for kind in sorted({r["kind"] for r in rows}):
-        line = f"  {kind:<26}"
-        for k in ks:
-            r = cells.get((kind, k))
-            line += f"{fixed(r['p50_ms'], 1):>7}/{fixed(r['p95_ms'], 1):<6}" if r else f"{'-':>14}"
         errors = sum(cells[(kind, k)]["errors"] for k in ks if (kind, k) in cells)
-        w(line.rstrip() + (f"  ({errors} failed)" if errors else "") + "\n")
+        w(line(kind, cells, kind) + (f"  ({errors} failed)" if errors else "") + "\n")
     # the server's own figures, from its /metrics histogram (every call of the probe counted)
     server = {(r["operation"], r["k"]): r for r in fill.get("server") or () if "p50_ms" in r}
     for op in sorted({op for op, _ in server}):
-        line = f"  {'server ' + op:<26}"
-        for k in ks:
-            r = server.get((op, k))
-            line += f"{fixed(r['p50_ms'], 1):>7}/{fixed(r['p95_ms'], 1):<6}" if r else f"{'-':>14}"
-        w(line.rstrip() + "\n")
+        w(line("server " + op, server, op) + "\n")
     _write_fill_server({"fill": fill}, w)
     cleanup = fill.get("cleanup") or {}
     if "remaining" in cleanup:
@@ -295,8 +298,6 @@ def _write_fill(fill: dict, w) -> None:
 def _write_fill_server(doc: dict, w) -> None:
     """The server's own figures at each K, from the metrics profile read over the fill
     (``report.fill.server_table``): a column per K, "not exposed" where an entry gave none."""
-    from kfp_bench.report import fill_server as fill_report
-
     t = fill_report.server_table(doc)
     if t is None:
         return

@@ -1,24 +1,22 @@
-"""The server's series in the reports: drawn under the client's on one time axis, and the
-server's own latency percentiles set beside the client's.
-
-``timeline`` draws the client's per-second series on top (an LLM load: the streams in flight,
-its TTFT percentiles as lines; a predict load: the latency p99 per second) and, under it on the
-same epoch-time axis, each range series of the profile whose ``panel`` names that chart (vLLM's
-queue under the TTFT, the replicas under the latency), then the direct scrapes' gauges.
-``compare_rows`` (``report.server_compare``) is the table: per server histogram, its
-percentiles with the bucket that holds each (the server's resolution), the client's, and the
-difference, which is the time spent outside the server (network, ingress, queue-proxy, the
-client's own queueing).
-"""
+"""The server's series in the reports: drawn under the client's on one time axis, and its own
+latency percentiles set beside the client's (``report.server_text``), the difference being
+the time spent outside the server (network, ingress, queue-proxy, the client's own queueing)."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from kfp_bench.figures import HDR_MS, clock, count, fixed, num, pct, when
-from kfp_bench.metrics.series import ServerSeries, prefix_hit_rates
-from kfp_bench.report.plots import RC, Figure, new_figure, to_png
-from kfp_bench.report.server_compare import COMPARE_HEAD, compare_rows
+from kfp_bench.figures import HDR_MS, num, when
+from kfp_bench.metrics.series import ServerSeries
+from kfp_bench.report.fmt import Section
+from kfp_bench.report.plots import Figure, drawn, new_figure, to_png
+from kfp_bench.report.server_text import (
+    COMPARE_HEAD,
+    client_of_load,
+    compare_rows,
+    notes,
+    prefix_lines,
+)
 
 #: At most this many server panels under the client's chart: a page, not a dashboard.
 MAX_PANELS = 6
@@ -55,123 +53,67 @@ def timeline(client_rows: list[dict], client: dict, server: ServerSeries, panel:
     """The client's per-second ``client_rows`` on top (``client``: {"key", "label", "lines":
     {label: value}}), each of ``panels(server, panel)`` under it; None without a server series
     to draw."""
-    import matplotlib.pyplot as plt
-    import seaborn as sns
-
     shown = panels(server, panel)
     if not shown or not client_rows:
         return None
     t0 = min(r["t"] for r in client_rows)
-    with plt.rc_context(RC), sns.axes_style("whitegrid"):
-        fig, axes = new_figure(2.0 + 1.3 * len(shown), len(shown) + 1, 1, sharex=True)
-        ax = axes[0]
-        t = np.array([r["t"] - t0 for r in client_rows], dtype=float)
-        y = [np.nan if r.get(client["key"]) is None else r[client["key"]] for r in client_rows]
-        ax.plot(t, y, color="#1565c0", marker=".", label=client["label"])  # a gap: none that second
-        ax.set(title="Client", ylabel=client["unit"])
-        if client.get("lines"):
-            right = ax.twinx()
-            for (name, v), style in zip(client["lines"].items(), ("--", ":", "-."), strict=False):
-                right.axhline(v, color="#6a1b9a", linestyle=style, linewidth=1, label=name)
-            right.set_ylabel(client["lines_unit"])
-            right.grid(False)
-            right.legend(loc="upper right", fontsize=8)
-        ax.legend(loc="upper left", fontsize=8)
-        for ax, s in zip(axes[1:], shown, strict=True):
-            pts = sorted(s["points"].items())
-            ax.step([p[0] - t0 for p in pts], [p[1] for p in pts], where="post",
-                    color="#c62828")  # fmt: skip
-            ax.set_title(_label(s), fontsize=9, loc="left")
-        axes[-1].set_xlabel(f"seconds since {when(t0)} (the client's first second)")
-        fig.suptitle("The server under the client, one time axis")
-        png = to_png(fig)
+    fig, axes = new_figure(2.0 + 1.3 * len(shown), len(shown) + 1, 1, sharex=True)
+    ax = axes[0]
+    t = np.array([r["t"] - t0 for r in client_rows], dtype=float)
+    y = [np.nan if r.get(client["key"]) is None else r[client["key"]] for r in client_rows]
+    ax.plot(t, y, color="#1565c0", marker=".", label=client["label"])  # a gap: none that second
+    ax.set(title="Client", ylabel=client["unit"])
+    if client.get("lines"):
+        right = ax.twinx()
+        for (name, v), style in zip(client["lines"].items(), ("--", ":", "-."), strict=False):
+            right.axhline(v, color="#6a1b9a", linestyle=style, linewidth=1, label=name)
+        right.set_ylabel(client["lines_unit"])
+        right.grid(False)
+        right.legend(loc="upper right", fontsize=8)
+    ax.legend(loc="upper left", fontsize=8)
+    for ax, s in zip(axes[1:], shown, strict=True):
+        pts = sorted(s["points"].items())
+        ax.step([p[0] - t0 for p in pts], [p[1] for p in pts], where="post", color="#c62828")
+        ax.set_title(_label(s), fontsize=9, loc="left")
+    axes[-1].set_xlabel(f"seconds since {when(t0)} (the client's first second)")
+    fig.suptitle("The server under the client, one time axis")
     where = ", ".join(sorted({s["source"] for s in shown}))
     return Figure(
         f"server_{panel}",
         "The server under the client",
         f"Top: {client['label']} per wall-clock second. Under it, on the same axis: the "
         f"server's series from {where}, every {server.step_s:g} s.",
-        png,
+        to_png(fig),
     )
 
 
-def notes(server: ServerSeries) -> list[str]:
-    """What the reader must know: the window, what could not be read."""
-    a, b = server.window
-    out = [f"Window {clock(a)}–{clock(b)} UTC ({fixed(b - a, 0)} s), step {server.step_s:g} s."]
-    return out + [f"Not read: {n}" for n in server.notes]
-
-
-def prefix_lines(server: ServerSeries, cached: dict | None = None) -> list[str]:
-    """The prefix cache's hit rate over the load, a line per source, or one saying the server
-    does not expose it (vLLM's counters neither scraped nor queried by a ``figure:
-    prefix_hit_rate`` entry of the profile); then, given ``cached`` (``LlmSummary.cached``),
-    the one the usage's cached tokens gave the client."""
-    out = []
-    for r in prefix_hit_rates(server):
-        rate = "no prompt tokens queried" if r["rate"] is None else pct(r["rate"], 2)
-        counts = ""
-        if r["hits"] is not None and r["rate"] is not None:
-            counts = (
-                f", {count(r['hits'])} of {count(r['queries'])} prompt tokens served from cache"
-            )
-        out.append(f"Prefix-cache hit rate over the load: {rate} ({r['source']}{counts})")
-    if not out:
-        out.append(
-            "Prefix-cache hit rate: not exposed (no vllm:prefix_cache_hits/queries counters "
-            "in the scrapes, no profile entry with figure: prefix_hit_rate)"
-        )
-    if cached is not None:
-        out.append(f"Prefix-cache hit rate from the usage: {_usage(cached)}")
-    return out
-
-
-def _usage(c: dict) -> str:
-    """The client's prefix-cache hit rate (``LlmSummary.cached``), worded as the server's."""
-    if c["cached_tokens"] is None:
-        return "unknown (no usage.prompt_tokens_details)"
-    if c["hit_rate"] is None:
-        return "no prompt tokens counted"
-    tokens = f"{count(c['cached_tokens'])} of {count(c['prompt_tokens'])} prompt tokens"
-    return f"{pct(c['hit_rate'], 2)} ({tokens} cached, by the usage's cached_tokens)"
-
-
-def llm_section(stats, summary, server: ServerSeries) -> tuple:
-    """The LLM report's section: (title, intro, figures, tables, items), and its figures."""
-    lat = summary.latency_ms
-    ttft = lat["ttft"]
+def llm_section(stats, summary, server: ServerSeries) -> tuple[Section, list[Figure]]:
+    """The LLM report's section, and its figures: the TTFT per second on top, the profile's
+    ``panel: ttft`` series under it."""
+    ttft = summary.latency_ms["ttft"]
+    lines = {f"TTFT {p} {num(ttft[p], HDR_MS)} ms (whole load)": ttft[p] for p in ("p50", "p99")}
     client = {
         "key": "ttft_mean_ms",
         "label": "TTFT, mean of the first tokens that came in each second",
         "unit": "TTFT (ms)",
-        "lines": {
-            f"TTFT {p} {num(ttft[p], HDR_MS)} ms (whole load)": ttft[p] for p in ("p50", "p99")
-        }
-        if ttft["count"]
-        else {},
+        "lines": lines if ttft["count"] else {},
         "lines_unit": "TTFT (ms)",
     }
-    fig = timeline(stats.series.rows(), client, server, "ttft")
-    tables = []
-    body = compare_rows(server, lat)
-    if body:
-        tables.append((COMPARE_HEAD, body))
     items = prefix_lines(server, summary.cached) + notes(server)
-    section = ("Server metrics", INTRO, (fig.name,) if fig else (), tables, items)
-    return section, [fig] if fig else []
+    return _section(stats, server, "ttft", client, summary.latency_ms, items)
 
 
-def load_section(stats, server: ServerSeries) -> tuple:
-    """The predict report's section: (title, intro, figures, tables, items), and its figures:
-    the latency p99 per second on top, the profile's ``panel: latency`` series (the replicas)
-    under it, and the server's histograms beside the client's latency measured from the actual
-    send (not the intended one: an open loop's wait for its slot is the client's own)."""
-    s = stats.summary()
+def load_section(stats, server: ServerSeries) -> tuple[Section, list[Figure]]:
+    """The predict report's section, and its figures: the latency p99 per second on top, the
+    profile's ``panel: latency`` series (the replicas) under it, and the server's histograms
+    beside the client's latency measured from the actual send (not the intended one: an open
+    loop's wait for its slot is the client's own)."""
     client = {"key": "p99_ms", "label": "latency p99 (per second)", "unit": "ms"}
-    fig = timeline(stats.series.rows(), client, server, "latency")
-    lat = s.uncorrected_ms or {}
-    client_ms = {"latency": {"count": s.responses, **lat}} if lat else {}
+    return _section(stats, server, "latency", client, client_of_load(stats), notes(server))
+
+
+def _section(stats, server, panel: str, client: dict, client_ms: dict, items: list[str]):
+    figs = drawn(lambda: timeline(stats.series.rows(), client, server, panel))
     body = compare_rows(server, client_ms)
     tables = [(COMPARE_HEAD, body)] if body else []
-    section = ("Server metrics", INTRO, (fig.name,) if fig else (), tables, notes(server))
-    return section, [fig] if fig else []
+    return Section("Server metrics", INTRO, tuple(f.name for f in figs), tables, items), figs

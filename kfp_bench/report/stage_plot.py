@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from kfp_bench.report.plots import Figure, draw_replicas, new_figure, to_png
+from kfp_bench.report.plots import Figure, draw_replicas, drawn, new_figure, to_png
 from kfp_bench.report.tables import Tables
 
 SHADE = {"idle": "#9e9e9e", "ramp": "#90caf9"}
@@ -92,11 +92,4 @@ def load_stages(t: Tables, stages: list[dict]) -> Figure | None:
 
 def render(t: Tables, results) -> list[Figure]:
     """The bundle's hook: the staged load's chart, or none."""
-    import matplotlib.pyplot as plt
-    import seaborn as sns
-
-    from kfp_bench.report.plots import RC
-
-    with plt.rc_context(RC), sns.axes_style("whitegrid"):
-        fig = load_stages(t, stage_bounds(results))
-    return [fig] if fig is not None else []
+    return drawn(lambda: load_stages(t, stage_bounds(results)))

@@ -84,7 +84,7 @@ def write_llm_text(rows: list[dict], knee: dict, by: str, out: TextIO) -> None:
     w(f"\nSweep by {by} (latencies in ms{', from the intended send' if by == 'rate' else ''}):\n")
     w(f"  {by}\t" + "\t".join(h for _, h in LLM_COLUMNS) + "\n")
     for r in rows:
-        cells = "\t".join(_llm_cell(r.get(k)) for k, _ in LLM_COLUMNS)
+        cells = "\t".join(sig(r.get(k), 4) for k, _ in LLM_COLUMNS)
         mark = "  <- knee" if r.get("knee") else ""
         flags = f"  ({_flags(r)})" if _flags(r) else ""
         w(f"  {r['level']:g}\t{cells}{mark}{flags}\n")
@@ -155,7 +155,3 @@ def write_pareto_text(sweeps: dict, out: TextIO) -> None:
 
 def _on(front: bool) -> str:
     return "on the front" if front else "-"
-
-
-def _llm_cell(v) -> str:
-    return sig(v, 4)

@@ -25,7 +25,7 @@ from kfp_bench.figures import DASH, HDR_MS, clock, fixed, num, pct, span
 from kfp_bench.outcome import FAILURES, failures
 from kfp_bench.outcome import describe as describe_flags
 from kfp_bench.records import ApiCall, RunRecord
-from kfp_bench.report.runs import run_time
+from kfp_bench.report.runs import RUN_TIMES, run_time
 from kfp_bench.results import Results, flags
 from kfp_bench.stats.load import LoadStats, cpu_figures
 from kfp_bench.stats.runs import FIGURES, FINDS, failed_calls, quantised
@@ -38,8 +38,9 @@ SUCCEEDED, FAILED = ("SUCCEEDED",), ("FAILED", "CANCELED", "CANCELING")
 LOAD_PCTS = (50.0, 90.0, 95.0, 99.0, 99.9)
 #: Epoch seconds start here: smaller times in replicas rows are already offsets from the start.
 _EPOCH = 1e9
-#: Run phases and their labels: (records attribute, table row).
-RUN_TIMES = (("duration", "duration"), ("queue_delay", "queue delay"), ("execution", "execution"))
+#: load_series.csv's columns, the per-second series (``load_series_frame``).
+SERIES_COLUMNS = ["t_s", "t", "requests", "errors", "bytes_in", "inflight", "p50_ms", "p90_ms",
+                  "p99_ms"]  # fmt: skip
 
 
 def describe(values, nearest: bool = False) -> dict:
@@ -63,55 +64,24 @@ def _frame(rows: dict, columns=STATS) -> pd.DataFrame:
 
 
 # -- raw records -------------------------------------------------------------------------------
+#: runs.csv's columns: each the record's attribute of that name (a time in seconds with ``_s``
+#: added), but ``outcome`` and ``tasks`` (``_DERIVED``).
+RUN_COLUMNS = ["run_id", "name", "state", "outcome", "created_at", "scheduled_at", "finished_at",
+               "queue_delay_s", "execution_s", "duration_s", "tasks", "simulated", "error",
+               "resolution_s", *(f"{f}_{end}_s" for f in FIGURES for end in ("lo", "hi")),
+               "at_timeout"]  # fmt: skip
+_DERIVED = {"outcome": lambda r: outcome(r.state), "tasks": lambda r: len(r.tasks)}
+
+
 def runs_frame(runs: list[RunRecord]) -> pd.DataFrame:
     """One row per run: the record's fields, times in seconds, with an ``outcome`` column
     (succeeded, failed or other)."""
-    cols = [
-        "run_id",
-        "name",
-        "state",
-        "outcome",
-        "created_at",
-        "scheduled_at",
-        "finished_at",
-        "queue_delay_s",
-        "execution_s",
-        "duration_s",
-        "tasks",
-        "simulated",
-        "error",
-        "resolution_s",
-        *(f"{f}_{end}_s" for f in FIGURES for end in ("lo", "hi")),
-        "at_timeout",
-    ]
     rows = [
-        (
-            r.run_id,
-            r.name,
-            r.state,
-            outcome(r.state),
-            r.created_at,
-            r.scheduled_at,
-            r.finished_at,
-            r.queue_delay,
-            r.execution,
-            r.duration,
-            len(r.tasks),
-            r.simulated,
-            r.error,
-            r.resolution,
-            *(getattr(r, f"{f}_{end}") for f in FIGURES for end in ("lo", "hi")),
-            r.at_timeout,
-        )
+        [_DERIVED[c](r) if c in _DERIVED else getattr(r, c.removesuffix("_s")) for c in RUN_COLUMNS]
         for r in runs
     ]
-    df = pd.DataFrame(rows, columns=cols)
-    floats = ["created_at", "scheduled_at", "finished_at", "queue_delay_s", "execution_s"]
-    floats += ["resolution_s", *(f"{f}_{end}_s" for f in FIGURES for end in ("lo", "hi"))]
-    for c in floats:
-        df[c] = df[c].astype("float64")
-    df["duration_s"] = df["duration_s"].astype("float64")
-    return df
+    floats = [c for c in RUN_COLUMNS if c.endswith(("_at", "_s"))]
+    return pd.DataFrame(rows, columns=RUN_COLUMNS).astype(dict.fromkeys(floats, "float64"))
 
 
 def tasks_frame(runs: list[RunRecord]) -> pd.DataFrame:
@@ -326,7 +296,7 @@ def load_percentiles(load: LoadStats) -> pd.DataFrame:
 def load_series_frame(load: LoadStats) -> pd.DataFrame:
     """The per-second series: ``t_s`` from the load's start, epoch second ``t``, requests (the
     throughput of that second), errors, bytes_in, inflight and p50/p90/p99 (ms)."""
-    cols = ["t", "requests", "errors", "bytes_in", "inflight", "p50_ms", "p90_ms", "p99_ms"]
+    cols = SERIES_COLUMNS[1:]
     df = pd.DataFrame([{c: r[c] for c in cols} for r in load.series.rows()], columns=cols)
     df.insert(0, "t_s", (df["t"] - int(load.started_at)).astype("float64"))
     return df
