@@ -34,7 +34,10 @@ def caching_off(manifest: Manifest) -> tuple[Manifest, int, int]:
     for node in sorted(flip, key=lambda v: v.start_mark.index, reverse=True):
         text = text[: node.start_mark.index] + "false" + text[node.end_mark.index :]
     data = text.encode("utf-8")
-    if any(_truthy(v) for v in _enable_cache_values(next(yaml.compose_all(text, Loader=YAML_LOADER), None))[0]):
+    if any(
+        _truthy(v)
+        for v in _enable_cache_values(next(yaml.compose_all(text, Loader=YAML_LOADER), None))[0]
+    ):
         data = _reserialized(manifest.data)
     return dataclasses.replace(manifest, data=data), len(flip), tasks
 
