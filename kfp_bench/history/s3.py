@@ -18,7 +18,6 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 from kfp_bench.errors import ConfigError, HistoryError
-from kfp_bench.history.uri import by_key
 from kfp_bench.names import s3_uri_problem
 from kfp_bench.redact import scrub
 
@@ -198,3 +197,13 @@ _CREDS = (
     "pod the report step reads KFP's mlpipeline-minio-artifact Secret, which must exist in the "
     "run's namespace"
 )
+
+
+def by_key(prefix: str, names) -> dict[str, list[str]]:
+    """Object ``names`` under ``prefix`` as ``Store.keys`` gives them: ``KEY/NAME`` only."""
+    out: dict[str, list[str]] = {}
+    for full in names:
+        key, _, name = full[len(prefix) :].partition("/")
+        if key and name and "/" not in name:
+            out.setdefault(key, []).append(name)
+    return {k: sorted(v) for k, v in sorted(out.items())}

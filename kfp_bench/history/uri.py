@@ -18,6 +18,7 @@ from typing import Protocol
 from urllib.parse import unquote, urlparse
 
 from kfp_bench.errors import ConfigError, HistoryError
+from kfp_bench.history.s3 import S3Store, by_key
 from kfp_bench.redact import scrub
 
 
@@ -63,8 +64,6 @@ def open_store(uri: str) -> Store:
             f"{parsed.scheme}://BUCKET/PREFIX and the credentials in {_CREDENTIALS[parsed.scheme]}"
         )
     if parsed.scheme in ("s3", "minio"):
-        from kfp_bench.history.s3 import S3Store
-
         return S3Store(uri)
     if parsed.scheme == "gs":
         if not parsed.netloc:
@@ -185,16 +184,6 @@ class GcsStore:
         except gexc.GoogleAPICallError as exc:
             raise HistoryError(f"{self.uri}: cannot write {key}/{name} ({exc})") from None
         return True
-
-
-def by_key(prefix: str, names) -> dict[str, list[str]]:
-    """Object ``names`` under ``prefix`` as ``Store.keys`` gives them: ``KEY/NAME`` only."""
-    out: dict[str, list[str]] = {}
-    for full in names:
-        key, _, name = full[len(prefix) :].partition("/")
-        if key and name and "/" not in name:
-            out.setdefault(key, []).append(name)
-    return {k: sorted(v) for k, v in sorted(out.items())}
 
 
 def _client(uri: str):
