@@ -159,11 +159,12 @@ def _install_scripts() -> list[str]:
     """The install scripts of compiled/kfp_bench.yaml's steps that run whatever the arguments."""
     import yaml
 
+    from kfp_bench.kfp.manifest import YAML_LOADER
     from kfp_bench.sandbox.pods import install_scripts
     from kfp_bench.steps.bundled import compiled_file
 
     with open(compiled_file("kfp_bench")) as f:
-        return install_scripts(next(yaml.safe_load_all(f)))
+        return install_scripts(next(yaml.load_all(f, Loader=YAML_LOADER)))
 
 
 def _run_pipeline(
