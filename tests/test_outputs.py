@@ -197,11 +197,29 @@ def test_runs_out_at_a_file_is_refused_before_anything_is_sent(kfp_server, tmp_p
 def test_runs_keeps_its_summary_when_the_folder_goes_away(kfp_server, tmp_path):
     out, tmpdir = tmp_path / "out", tmp_path / "tmp"
     proc = _cli(_runs(kfp_server.url, out), tmpdir)
-    _replace_with_file_when(out, lambda: (out / "api_calls.jsonl").exists())
+    # runs.jsonl is made after api_calls.jsonl: once both are open, the records go on into them
+    _replace_with_file_when(out, lambda: (out / "runs.jsonl").exists())
     stdout, stderr = proc.communicate(timeout=60)
     r = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
     doc = _kept(r, tmpdir, "runs", "--out")
     assert doc["runs"]["requested"] == 2 and "Wrote" not in stdout
+
+
+def test_runs_whose_records_cannot_be_made_is_refused_before_anything_is_created(
+    kfp_server, tmp_path
+):
+    """The folder changed between its check and the records' files (here runs.jsonl is taken by
+    a folder): one line naming it, exit 2, nothing created on the server, no api_calls.jsonl."""
+    out = tmp_path / "out"
+    (out / "runs.jsonl").mkdir(parents=True)
+    before = _server_holds(kfp_server.url)
+    r = _run(_runs(kfp_server.url, out), tmp_path / "tmp")
+    assert "Traceback" not in r.stderr, r.stderr
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(out) in lines[0] and "cannot write" in lines[0], r.stderr
+    assert _server_holds(kfp_server.url) == before
+    assert [p.name for p in out.iterdir()] == ["runs.jsonl"]
 
 
 @pytest.mark.parametrize("command", ["load", "sweep"])

@@ -15,6 +15,7 @@ and flags the stats "interrupted"."""
 
 from __future__ import annotations
 
+import contextlib
 import random
 import tempfile
 import threading
@@ -23,7 +24,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
 from pathlib import Path
 
-from kfp_bench.errors import KfpApiError
+from kfp_bench.errors import ConfigError, KfpApiError
 from kfp_bench.jsonl import JsonlWriter
 from kfp_bench.kfp import convert, promscrape
 from kfp_bench.kfp.api import KfpApi
@@ -133,8 +134,22 @@ class Sinks:
         if self.out_dir is None or self.calls is not None:
             return
         with self.lock:
-            self.calls = JsonlWriter(Path(self.out_dir) / "api_calls.jsonl", append=self.append)
-            self.runs = JsonlWriter(Path(self.out_dir) / "runs.jsonl", append=self.append)
+            folder = Path(self.out_dir)
+            calls, runs = folder / "api_calls.jsonl", folder / "runs.jsonl"
+            made = [p for p in (calls, runs) if not p.exists()]
+            try:
+                self.calls = JsonlWriter(calls, append=self.append)
+                self.runs = JsonlWriter(runs, append=self.append)
+            except OSError as exc:  # the folder removed or replaced since it was checked
+                self.close()
+                for p in made:  # what this open made, before anything was created on the server
+                    with contextlib.suppress(OSError):
+                        p.unlink()
+                self.calls = self.runs = None
+                raise ConfigError(
+                    f"{folder}: cannot write the benchmark's records there "
+                    f"({exc.strerror or exc}); give a folder that can be written"
+                ) from None
             for c in self.pending or ():
                 self.calls.write(c)
             self.pending = None
