@@ -139,17 +139,12 @@ def samples(results: Results) -> dict[str, np.ndarray]:
 def hdr_samples(hist, n: int) -> np.ndarray:
     """At most ``n`` values (µs) of a ``kfp_bench.stats.hdr.Histogram`` at evenly spaced ranks:
     the histogram's quantile function at (i + 0.5) / n; every value when it holds fewer."""
-    idx = np.nonzero(hist._view)[0]
-    if not idx.size:
-        return np.empty(0)
-    counts = hist._view[idx].astype(np.int64)
-    h = hist._h
-    values = np.array([h._hdr_median_equiv_value(h.get_value_from_index(int(i))) for i in idx])
+    values, counts = hist.nonzero()
     total = int(counts.sum())
     if total <= n:
-        return np.repeat(values, counts).astype(np.float64)
+        return np.repeat(values, counts)
     ranks = (np.arange(n) + 0.5) * total / n
-    return values[np.searchsorted(np.cumsum(counts), ranks, side="left")].astype(np.float64)
+    return values[np.searchsorted(np.cumsum(counts), ranks, side="left")]
 
 
 def failures(results: Results) -> dict[str, tuple[int, int]]:

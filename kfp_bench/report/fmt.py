@@ -15,13 +15,16 @@ if TYPE_CHECKING:
 @dataclass
 class Section:
     """One titled part of a report: an introduction, its charts (by name), tables of (head,
-    body) text cells, then a bulleted list; ``markdown.section`` and ``html.section`` render it."""
+    body) text cells, then a bulleted list; ``markdown.section`` and ``html.section`` render it.
+    A table may be (head, body, marks): "reg" marks a row that regressed (shown in bold), and
+    a text between tables is a paragraph. ``level``: 2 a section, 3 a part of the one above."""
 
     title: str
     intro: str = ""
     figures: tuple[str, ...] = ()
-    tables: list[tuple[list[str], list[list[str]]]] = field(default_factory=list)
+    tables: list[tuple | str] = field(default_factory=list)
     items: list[str] = field(default_factory=list)
+    level: int = 2
 
 
 def rows(

@@ -14,23 +14,13 @@ from __future__ import annotations
 import base64
 from html import escape
 
-import pandas as pd
-
-from kfp_bench.figures import HDR_MS, num, pct
+from kfp_bench.figures import num, pct
 from kfp_bench.gates import lines
-from kfp_bench.report import cost, fill_server, fmt
-from kfp_bench.report import fill as fill_report
-from kfp_bench.report import runs as runs_report
+from kfp_bench.report import fmt, predict
 from kfp_bench.report.fmt import Section
 from kfp_bench.report.metrics import RUN_RES, resolution
 from kfp_bench.report.plots import Figure
-from kfp_bench.report.tables import (
-    Tables,
-    run_times_caption,
-    run_times_shown,
-    sweep_shown,
-    task_times_shown,
-)
+from kfp_bench.report.tables import Tables
 
 CSS = """
 body{font:14px/1.45 -apple-system,"Segoe UI",Roboto,"DejaVu Sans",Arial,sans-serif;color:#212121;
@@ -77,10 +67,6 @@ def table(head: list[str], body: list[list[str]], classes: list[str] | None = No
     return f'<div class="wrap"><table><tr>{th}</tr>{"".join(trs)}</table></div>\n'
 
 
-def _df(df: pd.DataFrame, index: str | None = None, res: dict | float | None = None) -> str:
-    return table(*fmt.rows(df, index, res))
-
-
 def figure(f: Figure) -> str:
     """A chart inline: its PNG as a data URI, with its caption."""
     data = base64.b64encode(f.png).decode("ascii")
@@ -104,28 +90,9 @@ def render(
     """The page for ``tables`` with ``figures``, ``metrics`` and ``history`` (or None), the
     verdicts of ``gates`` (``kfp_bench.gates.Verdict``) first; ``server`` the server metrics'
     section under the load (``report.server_plots.load_section``)."""
-    figs = {f.name: f for f in figures}
-    parts = []
-    if tables.has_runs:
-        parts.append(_runs(tables, figs))
-        parts.append(runs_report.server_section(tables.summary))  # KFP's own histogram
-    fill = fill_report.wide(tables.summary)
-    if fill is not None:  # the full-database probe: p50 (ms) of each call at each K
-        parts += ["<h2>Full database</h2>\n", _fig(figs, "fill_latency"), _df(fill, "K")]
-        parts.append(fill_server.server_section(tables.summary))  # with a metrics profile
-    if tables.load is not None:
-        parts.append(_load(tables, figs))
-    parts.append(server)
-    if tables.sweep is not None:
-        parts.append("<h2>Rate sweep</h2>\n" + _fig(figs, "sweep"))
-        parts.append(_df(sweep_shown(tables.sweep)))
-    if history is not None:
-        parts.append(_history(history, figs, metrics))
-    if tables.notes:
-        parts.append("<h2>Notes</h2><ul>" + "".join(f"<li>{escape(n)}</li>" for n in tables.notes))
-        parts.append("</ul>\n")
     head = fmt.header(tables.summary, load_options)
     top = _verdict(history) + cards(metrics)
+    parts = predict.sections(tables, history, server)
     return page(
         "kfp-bench report", head, parts, figures, verdicts=gates, failed=tables.failures, top=top
     )
@@ -186,44 +153,14 @@ def cards(metrics: dict, which=CARDS) -> str:
     return f'<div class="cards">{"".join(cards)}</div>\n' if cards else ""
 
 
-def _runs(t: Tables, figs: dict) -> str:
-    out = ["<h2>Runs</h2>\n", _fig(figs, "run_states")]
-    if len(t.states):
-        out.append(_df(t.states.set_index("state")))
-    out += [_fig(figs, "run_durations"), "<h3>Run times (seconds, server timestamps)</h3>\n"]
-    caption = run_times_caption(t)
-    if caption:
-        out.append(f"<p>{escape(caption)}</p>\n")
-    out.append(_df(run_times_shown(t), "phase"))
-    if t.run_bounds is not None:
-        out += ["<p>Bounds of each statistic (s):</p>\n", _df(t.run_bounds, "phase")]
-    out.append("<h2>KFP API calls</h2>\n")
-    out += [_fig(figs, f"api_{op}") for op in ("create_run", "get_run", "delete_run")]
-    out.append(_fig(figs, "api_ecdf"))
-    if len(t.api_ops):
-        out += ["<h3>Client-side latency (milliseconds)</h3>\n", _df(t.api_ops)]
-    if len(t.task_times):
-        out += ["<h2>Tasks</h2>\n", _fig(figs, "task_breakdown"), _df(task_times_shown(t))]
-    return "".join(out)
-
-
-def _load(t: Tables, figs: dict) -> str:
-    out = ["<h2>Load</h2>\n"]
-    out.append(table(["summary", "value"], cost.load_table(t)))
-    out += [_fig(figs, "load_latency"), "<h3>Latency percentiles (milliseconds)</h3>\n"]
-    out.append(_df(t.load_pcts, res=HDR_MS))
-    out.append(_fig(figs, "load_timeline"))
-    out.append(_fig(figs, "load_stages"))  # report/stage_plot.py
-    return "".join(out)
-
-
 def section(sec: Section, figs: dict) -> str:
     """A ``fmt.Section``: its charts from ``figs`` (by name), tables and list."""
-    out = [f"<h2>{escape(sec.title)}</h2>\n"]
+    out = [f"<h{sec.level}>{escape(sec.title)}</h{sec.level}>\n"]
     if sec.intro:
         out.append(f'<p class="sub">{escape(sec.intro)}</p>\n')
     out += [_fig(figs, n) for n in sec.figures]
-    out += [table(head, body) for head, body in sec.tables]
+    for t in sec.tables:
+        out.append(f"<p>{escape(t)}</p>\n" if isinstance(t, str) else table(*t))
     if sec.items:
         out.append("<ul>" + "".join(f"<li>{escape(i)}</li>" for i in sec.items) + "</ul>\n")
     return "".join(out)
@@ -248,27 +185,4 @@ def page(
         *(p if isinstance(p, str) else section(p, figs) for p in parts if p is not None),
         "</main></body></html>\n",
     ]
-    return "".join(out)
-
-
-def _history(h, figs: dict, metrics: dict) -> str:
-    out = [f'<h2>History</h2>\n<p class="sub">{len(h.entries)} earlier results in ']
-    out.append(f"{escape(h.uri)}; this result's key: {escape(h.key or '-')}</p>\n")
-    out.append(_fig(figs, "trend"))
-    v = h.verdict
-    if v is not None:
-        out.append(
-            f'<h3>Regression tests</h3>\n<p class="sub">One-sided Mann-Whitney U (latencies, '
-            f"durations) and Fisher exact (failures) against {escape(', '.join(v.baseline))}; "
-            f"Holm-adjusted p, alpha {v.alpha:g}, minimum effect {v.min_effect:.0%} of the "
-            "median.</p>\n"
-        )
-        body = fmt.regression_rows(v, lambda m: resolution(m, metrics.get(RUN_RES)))
-        classes = ["reg" if t.regressed else "" for t in v.tests]
-        out.append(table(fmt.REGRESSION_HEAD, body, classes))
-        if v.skipped:
-            out.append(
-                f'<p class="sub">Not tested (too few samples): '
-                f"{escape(', '.join(sorted(v.skipped)))}</p>\n"
-            )
     return "".join(out)

@@ -312,17 +312,8 @@ def load_histogram(load: LoadStats) -> pd.DataFrame:
         parts.append(("uncorrected", load.uncorrected))
     frames = []
     for measure, h in parts:
-        idx = np.nonzero(h._view)[0]
-        mids = [h._h._hdr_median_equiv_value(h._h.get_value_from_index(int(i))) for i in idx]
-        frames.append(
-            pd.DataFrame(
-                {
-                    "measure": measure,
-                    "latency_ms": np.asarray(mids, dtype=np.float64) / 1000,
-                    "count": h._view[idx].astype(np.int64),
-                }
-            )
-        )
+        mids, counts = h.nonzero()
+        frames.append(pd.DataFrame({"measure": measure, "latency_ms": mids / 1e3, "count": counts}))
     return pd.concat(frames, ignore_index=True)
 
 

@@ -137,15 +137,24 @@ class Histogram:
         out.update(min=self.min_us / 1000, max=self.max_us / 1000, mean=self.mean_us / 1000)
         return out
 
+    def nonzero(self, middle: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """The non-empty buckets, in order: their values (µs; each bucket's middle value, or
+        with ``middle`` False its lowest) and their counts."""
+        idx = np.nonzero(self._view)[0]
+        value = self._h.get_value_from_index
+        if middle:
+            values = [self._h._hdr_median_equiv_value(value(int(i))) for i in idx]
+        else:
+            values = [value(int(i)) for i in idx]
+        return np.asarray(values, dtype=np.float64), self._view[idx].astype(np.int64)
+
     def buckets(self, lo_us: int, hi_us: int, n: int) -> list[tuple[float, int]]:
         """``n + 1`` marks evenly spaced from lo to hi with the count of values up to each mark
         (and above the previous one), as hey's response time histogram lays them out."""
         marks = [lo_us + (hi_us - lo_us) * i / n for i in range(n)] + [hi_us]
-        idx = np.nonzero(self._view)[0]
-        if idx.size == 0:
+        values, counts = self.nonzero(middle=False)
+        if not values.size:
             return [(m, 0) for m in marks]
-        values = np.array([self._h.get_value_from_index(int(i)) for i in idx], dtype=np.float64)
-        counts = self._view[idx].astype(np.int64)
         slot = np.searchsorted(np.array(marks), values, side="left").clip(0, n)
         out = np.bincount(slot, weights=counts, minlength=n + 1)
         return [(m, int(c)) for m, c in zip(marks, out, strict=True)]

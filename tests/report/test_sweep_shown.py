@@ -25,7 +25,7 @@ def _rows() -> list[dict]:
 def test_the_sweep_table_shows_its_starts_as_times_and_fits_in_few_characters():
     shown = tables.sweep_shown(tables.sweep_frame({"sweep": _rows()}))
     head, body = html.fmt.rows(shown)
-    page = html._df(shown)
+    page = html.table(head, body)
     assert "04:14:48" in page and "04:14:53" in page
     assert "1,796" not in page and "1796" not in page
     assert [r[0] for r in body] == ["5", "20", "50 (knee)"]
@@ -40,7 +40,7 @@ def test_the_sweep_table_shows_its_starts_as_times_and_fits_in_few_characters():
 def test_the_markdown_report_shows_the_same_sweep_table():
     t = tables.sweep_frame({"sweep": _rows()})
     out = io.StringIO()
-    markdown._df(out.write, tables.sweep_shown(t))
+    markdown.table(out.write, *html.fmt.rows(tables.sweep_shown(t)))
     assert "| 50 (knee) |" in out.getvalue() and "04:14:53" in out.getvalue()
 
 

@@ -203,7 +203,9 @@ def test_the_tasks_table_shows_whole_seconds_too(tmp_path):
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[1] == str(len(RUNS)) and re.fullmatch(r"\d+\.\d\d", cells[2]), row  # the mean
     assert all(re.fullmatch(r"\d+", c) for c in cells[3:]), row  # p50 .. max
-    html_row = page.split("<h2>Tasks</h2>")[1].split("<td>train</td>")[1].split("</tr>")[0]
+    html_row = (
+        page.split("<h3>Tasks (seconds)</h3>")[1].split("<td>train</td>")[1].split("</tr>")[0]
+    )
     assert re.findall(r"<td>([^<]*)</td>", html_row) == cells[1:]
 
 
