@@ -4,8 +4,9 @@ of the one schedule), the replica watcher's window their sum, and the report's c
 load, its latency and the replicas on one time axis with the stages marked.
 
 The load workers run for real against the local fault server. The replica samples are written
-with the watcher's own ``watcher_doc`` (no Kubernetes API can run here: the watcher's reading
-of one is tested against the stand-in API in tests/kserve/test_modes.py)."""
+with the watcher's own ``watcher_doc`` (no Kubernetes API runs in this tier: the watcher's
+reading of one is tested against the stand-in API in tests/kserve/test_modes.py, and against a
+real one in the cluster tier, tests/cluster/)."""
 
 from __future__ import annotations
 

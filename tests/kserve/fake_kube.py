@@ -1,6 +1,7 @@
 """A loopback Kubernetes API of recorded responses, for the kserve tests.
 
-It stands in for a live Kubernetes API server because none can run on this machine: it is the one
+It stands in for a live Kubernetes API server because none runs in ``make test`` (the real one is
+the cluster tier's, tests/cluster/): it is the one
 mock of the kserve tests, a tiny HTTP server that answers the paths the real kubernetes client
 calls (KServe's InferenceService, the pods of a component, Knative's PodAutoscalers or the HPA of
 Standard mode, KServe's inferenceservice-config ConfigMap, in whichever namespace the scenario

@@ -1,10 +1,10 @@
 """Deploy, wait, delete, watch and cold start through the real kubernetes client.
 
-No Kubernetes API can run on this machine: the clients talk to ``fake_kube``, a loopback server of
-recorded responses shaped like KServe's InferenceService, pods and Knative's PodAutoscalers,
-changing over time as a scripted scenario. That server is the only mock here; the clients, the
-InferenceService objects (checked against KServe's CRD in test_spec), the load and the model
-server of the cold start are real.
+No Kubernetes API runs in this tier (the real one is tests/cluster/): the clients talk to
+``fake_kube``, a loopback server of recorded responses shaped like KServe's InferenceService,
+pods and Knative's PodAutoscalers, changing over time as a scripted scenario. That server is the
+only mock here; the clients, the InferenceService objects (checked against KServe's CRD in
+test_spec), the load and the model server of the cold start are real.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """The deployment mode in the pipeline's steps (issue 18): deploy_isvc says which mode the
 InferenceService got and where it was learnt, and watch_replicas reads the autoscaler of that
 mode: Knative's PodAutoscalers, or in Standard/RawDeployment mode the HPA. The cluster is
-``fake_kube`` (no Kubernetes API can run here), reached as a step's pod reaches its own: through
-the default kubeconfig; the steps and the kubernetes client are real."""
+``fake_kube`` (no Kubernetes API runs in this tier; tests/cluster/ has the real one), reached as
+a step's pod reaches its own: through the default kubeconfig; the steps and the kubernetes client
+are real."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Issue 17: the pipeline's steps deploy only under a free name and delete only what carries this
-benchmark's label, against ``fake_kube`` (no Kubernetes API can run on this machine; that loopback
-server stands in for one, keeping objects by name with uids, refusing a taken name with 409 and
-honouring delete preconditions). The steps are the real ones; only their kubeconfig is pointed at
-the fake.
+benchmark's label, against ``fake_kube`` (no Kubernetes API runs in this tier, tests/cluster/ has
+the real one; that loopback server stands in for one, keeping objects by name with uids, refusing
+a taken name with 409 and honouring delete preconditions). The steps are the real ones; only their
+kubeconfig is pointed at the fake.
 """
 
 from __future__ import annotations

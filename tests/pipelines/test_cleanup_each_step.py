@@ -10,7 +10,7 @@ check_outcome (on an unflagged result) fail only through a bug or a killed pod. 
 with the ``KFP_BENCH_FAIL_STEP`` hook (kfp_bench.failpoint), after their work, when everything they
 would create exists. Then: the run failed in that step, the cleanup step ran and swept, and no
 experiment, pipeline or run carrying the benchmark id is left on the server. watch_replicas does
-work only with an InferenceService on a cluster, which cannot run here (its hook is in place).
+work only with an InferenceService on a cluster, which this tier has not (its hook is in place).
 
 Each run's benchmark id is its own (the benchmark_id parameter is a prefix): the sweep's line,
 with that id, shows that the exit handler swept by it, and the lease check_params took is given
