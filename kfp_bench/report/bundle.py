@@ -5,7 +5,6 @@ nothing was measured), whole or not at all (``report.folder``); other files ther
 
 from __future__ import annotations
 
-import io
 import os
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from kfp_bench.errors import BundleTooLarge
 from kfp_bench.gates import counts, evaluate
 from kfp_bench.metrics.series import load_beside
 from kfp_bench.report import fill as fill_report
-from kfp_bench.report import html, markdown, plots, stage_plot
+from kfp_bench.report import fmt, html, markdown, plots, predict, stage_plot
 from kfp_bench.report.fmt import Section
 from kfp_bench.report.folder import metrics_json, summary_bytes, write_folder
 from kfp_bench.report.metrics import collect
@@ -34,7 +33,8 @@ FILES = (
     "load_series.csv",
 )
 #: Importable from here as before; the class is in the exception tree (``kfp_bench.errors``).
-__all__ = ["FILES", "BundleTooLarge", "write_bundle"]
+__all__ = ["FILES", "BundleTooLarge", "write_bundle", "write_pages"]
+TITLE = "kfp-bench report"
 
 
 def write_bundle(
@@ -67,16 +67,30 @@ def write_bundle(
     figures += fill_report.figures(tables.summary)  # the full-database probe, if it ran
     figures += stage_plot.render(tables, results)  # a load in stages: its own chart
     server = _server_section(results, figures)
-    page = html.render(
-        tables, figures, metrics, history=history, load_options=load_options, gates=verdicts,
-        server=server,
+    parts = predict.sections(tables, history, server)
+    return write_pages(
+        out_dir, TITLE, fmt.header(tables.summary, load_options), parts, figures, metrics,
+        verdicts=verdicts, gates=gates, failed=tables.failures,
+        top_html=html.verdict(history) + html.cards(metrics), top_md=markdown.verdict(history),
+        footer=f"Charts: report.html. Records: {', '.join(FILES[3:])}.\n", records=_csvs(tables),
     )  # fmt: skip
-    files = {
-        "report.html": page,
-        "summary.md": _markdown(tables, history, load_options, verdicts, server),
-        "metrics.json": metrics_json(metrics),
-        **_csvs(tables),
-    }
+
+
+def write_pages(
+    out_dir, title: str, head: str, parts: list, figures: list, metrics: dict | None, *, verdicts,
+    gates=(), failed=(), top_html: str = "", top_md: str = "", footer: str = "", records: dict,
+) -> dict[str, Path]:  # fmt: skip
+    """Write a bundle whole or not at all (``report.folder``): report.html and summary.md, each
+    rendering the one list of ``parts`` (``fmt.Section``s) under ``title`` and the ``head``
+    line, the gates' ``verdicts`` and the ``failed`` flags' lines first; metrics.json (none
+    when ``metrics`` is None); the ``records`` files (name -> text or writer); gates.json when
+    ``gates`` were given."""
+    page = html.page(title, head, parts, figures, verdicts=verdicts, failed=failed, top=top_html)
+    text = markdown.page(title, head, parts, verdicts=verdicts, failed=failed, top=top_md,
+                         footer=footer)  # fmt: skip
+    files = {"report.html": page, "summary.md": summary_bytes(text)}
+    files |= {"metrics.json": metrics_json(metrics)} if metrics is not None else {}
+    files |= records
     return write_folder(out_dir, files, verdicts if gates else None)
 
 
@@ -91,14 +105,6 @@ def _server_section(results: Results, figures: list) -> Section | None:
     section, more = load_section(results.load, server)
     figures += more
     return section
-
-
-def _markdown(tables: Tables, history, load_options, verdicts, server) -> bytes:
-    buf = io.StringIO()
-    markdown.write(
-        tables, buf, history=history, load_options=load_options, gates=verdicts, server=server
-    )
-    return summary_bytes(buf.getvalue())
 
 
 def _csvs(t: Tables) -> dict:

@@ -16,11 +16,9 @@ from html import escape
 
 from kfp_bench.figures import num, pct
 from kfp_bench.gates import lines
-from kfp_bench.report import fmt, predict
 from kfp_bench.report.fmt import Section
 from kfp_bench.report.metrics import RUN_RES, resolution
 from kfp_bench.report.plots import Figure
-from kfp_bench.report.tables import Tables
 
 CSS = """
 body{font:14px/1.45 -apple-system,"Segoe UI",Roboto,"DejaVu Sans",Arial,sans-serif;color:#212121;
@@ -77,27 +75,6 @@ def figure(f: Figure) -> str:
     )
 
 
-def render(
-    tables: Tables,
-    figures: list[Figure],
-    metrics: dict,
-    *,
-    history=None,
-    load_options: dict | None = None,
-    gates=(),
-    server: Section | None = None,
-) -> str:
-    """The page for ``tables`` with ``figures``, ``metrics`` and ``history`` (or None), the
-    verdicts of ``gates`` (``kfp_bench.gates.Verdict``) first; ``server`` the server metrics'
-    section under the load (``report.server_plots.load_section``)."""
-    head = fmt.header(tables.summary, load_options)
-    top = _verdict(history) + cards(metrics)
-    parts = predict.sections(tables, history, server)
-    return page(
-        "kfp-bench report", head, parts, figures, verdicts=gates, failed=tables.failures, top=top
-    )
-
-
 def gates_html(verdicts) -> str:
     """The gates' verdicts, at the top of a page (``kfp_bench.gates.lines``)."""
     head, *rest = lines(verdicts) or [""]
@@ -127,7 +104,8 @@ def _failures(failed) -> str:
     )
 
 
-def _verdict(history) -> str:
+def verdict(history) -> str:
+    """The history's regression verdict, a box at the top of the page; "" without one."""
     if history is None or not history.baseline:
         return ""
     if history.verdict is None:

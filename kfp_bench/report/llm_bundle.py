@@ -15,9 +15,9 @@ from pathlib import Path
 from kfp_bench.figures import DASH, HDR_MS, count, num, pct, when
 from kfp_bench.gates import counts, evaluate
 from kfp_bench.outcome import describe, describe_warnings
-from kfp_bench.report import cost, html, llm_plots, llm_text, markdown
+from kfp_bench.report import cost, html, llm_plots, llm_text
+from kfp_bench.report.bundle import write_pages
 from kfp_bench.report.fmt import Section
-from kfp_bench.report.folder import metrics_json, summary_bytes, write_folder
 from kfp_bench.report.hey import error_lines
 from kfp_bench.report.llm_text import OPEN_LOOP_ONLY, ROWS
 from kfp_bench.report.server_plots import llm_section
@@ -85,21 +85,12 @@ def write_llm_bundle(
         section, more = llm_section(stats, s, server)
         parts.insert(3, section)
         figures += more
-    failed = describe(s.flags)
-    page = html.page(
-        TITLE, head, parts, figures, verdicts=verdicts, failed=failed,
-        top=html.cards(metrics, CARDS),
+    records = {"llm_latency.csv": _latency_csv(s), "llm_series.csv": _series_csv(stats)}
+    return write_pages(
+        out_dir, TITLE, head, parts, figures, metrics, verdicts=verdicts, gates=gates,
+        failed=describe(s.flags), top_html=html.cards(metrics, CARDS),
+        footer=f"Charts: report.html. Records: {', '.join(FILES[3:])}.\n", records=records,
     )  # fmt: skip
-    footer = f"Charts: report.html. Records: {', '.join(FILES[3:])}.\n"
-    text = markdown.page(TITLE, head, parts, verdicts=verdicts, failed=failed, footer=footer)
-    files = {
-        "report.html": page,
-        "summary.md": summary_bytes(text),
-        "metrics.json": metrics_json(metrics),
-        "llm_latency.csv": _latency_csv(s),
-        "llm_series.csv": _series_csv(stats),
-    }
-    return write_folder(out_dir, files, verdicts if gates else None)
 
 
 def header(s: LlmSummary, stats: LlmStats, source: str) -> str:
@@ -206,13 +197,8 @@ def write_pareto_page(sweeps: dict, out_dir: str | os.PathLike, head: str) -> di
     parts = [pareto_section(sweeps)]
     figures = llm_plots.render_pareto(sweeps)
     title = "kfp-bench LLM sweeps compared"
-    files = {
-        "report.html": html.page(title, head, parts, figures),
-        "summary.md": summary_bytes(
-            markdown.page(title, head, parts, footer="Chart: report.html.\n")
-        ),
-    }
-    return write_folder(out_dir, files, None)
+    return write_pages(out_dir, title, head, parts, figures, None, verdicts=(),
+                       footer="Chart: report.html.\n", records={})  # fmt: skip
 
 
 def _on(front: bool) -> str:

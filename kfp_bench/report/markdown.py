@@ -9,15 +9,12 @@ and long tables are cut at ``MAX_ROWS`` rows with a note saying how many were le
 from __future__ import annotations
 
 import io
-from typing import TextIO
 
 from kfp_bench.gates import lines
-from kfp_bench.report import fmt, predict
 from kfp_bench.report.fmt import Section
 from kfp_bench.report.folder import MAX_BYTES
-from kfp_bench.report.tables import Tables
 
-__all__ = ["MAX_BYTES", "MAX_ROWS", "page", "section", "table", "write", "write_gates"]
+__all__ = ["MAX_BYTES", "MAX_ROWS", "page", "section", "table", "verdict", "write_gates"]
 MAX_ROWS = 40
 
 
@@ -30,26 +27,6 @@ def table(w, head: list[str], body: list[list[str]], limit: int = MAX_ROWS) -> N
     if len(body) > limit:
         w(f"\n_{len(body) - limit} more rows in the CSV files._\n")
     w("\n")
-
-
-def write(
-    tables: Tables,
-    out: TextIO,
-    *,
-    history=None,
-    load_options: dict | None = None,
-    gates=(),
-    server: Section | None = None,
-) -> None:
-    """Write summary.md for ``tables`` (and ``history``, a ``kfp_bench.history.History``), the
-    verdicts of ``gates`` (``kfp_bench.gates.Verdict``) first; ``server``: the server metrics'
-    section, as the HTML has it (``report.server_plots.load_section``), its charts left out."""
-    head = fmt.header(tables.summary, load_options)
-    footer = "Charts: report.html. Records: runs.csv, tasks.csv, api_calls.csv, load_series.csv.\n"
-    parts = predict.sections(tables, history, server)
-    text = page("kfp-bench report", head, parts, verdicts=gates, failed=tables.failures,
-                top=_verdict(history), footer=footer)  # fmt: skip
-    out.write(text)
 
 
 def write_gates(w, verdicts) -> None:
@@ -105,7 +82,8 @@ def page(
     return buf.getvalue()
 
 
-def _verdict(history) -> str:
+def verdict(history) -> str:
+    """The history's regression verdict, a quote at the top of summary.md; "" without one."""
     if history is None or not history.baseline:
         return ""
     if history.verdict is None:

@@ -52,12 +52,9 @@ def test_a_worker_that_starts_after_the_common_start_is_flagged_late(
 ):
     """The common start is already past when the workers start (as when forking them takes
     longer than START_DELAY_S): each says by how much, and the report says it."""
-    import io
-
     from kfp_bench.load import workers
     from kfp_bench.load.options import LoadOptions
-    from kfp_bench.report import markdown
-    from kfp_bench.report.tables import build
+    from kfp_bench.report.bundle import write_bundle
     from kfp_bench.results import read_results, write_results
 
     monkeypatch.setattr(workers, "START_DELAY_S", -0.4)
@@ -70,9 +67,7 @@ def test_a_worker_that_starts_after_the_common_start_is_flagged_late(
     assert sorted(late) == [0, 1] and all(0.4 <= s < 5 for s in late.values())
 
     write_results(tmp_path, load=stats)
-    buf = io.StringIO()
-    markdown.write(build(read_results(tmp_path)), buf)
-    text = buf.getvalue()
+    text = write_bundle(read_results(tmp_path), tmp_path / "report")["summary.md"].read_text()
     assert f"load worker 0 started {late[0]:.2f} s after the common start" in text
     assert "late-start" in text
 

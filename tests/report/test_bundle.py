@@ -115,7 +115,7 @@ def test_a_failed_render_leaves_the_good_report(tmp_path, bundle, monkeypatch):
     def broken(*a, **k):
         raise RuntimeError("disk full, say")
 
-    monkeypatch.setattr(bundle_mod.html, "render", broken)
+    monkeypatch.setattr(bundle_mod.html, "page", broken)
     with pytest.raises(RuntimeError, match="disk full"):
         write_bundle(Results(tmp_path, {}), out)
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before

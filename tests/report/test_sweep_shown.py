@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from kfp_bench.report import html, llm_plots, markdown, tables
+from kfp_bench.report import fmt, html, llm_plots, markdown, tables
 
 #: 2026-12-02 04:14:48 UTC and two steps after it, as run_sweep writes them (epoch seconds).
 T0 = 1796184888.6197658
@@ -24,7 +24,7 @@ def _rows() -> list[dict]:
 
 def test_the_sweep_table_shows_its_starts_as_times_and_fits_in_few_characters():
     shown = tables.sweep_shown(tables.sweep_frame({"sweep": _rows()}))
-    head, body = html.fmt.rows(shown)
+    head, body = fmt.rows(shown)
     page = html.table(head, body)
     assert "04:14:48" in page and "04:14:53" in page
     assert "1,796" not in page and "1796" not in page
@@ -40,7 +40,7 @@ def test_the_sweep_table_shows_its_starts_as_times_and_fits_in_few_characters():
 def test_the_markdown_report_shows_the_same_sweep_table():
     t = tables.sweep_frame({"sweep": _rows()})
     out = io.StringIO()
-    markdown.table(out.write, *html.fmt.rows(tables.sweep_shown(t)))
+    markdown.table(out.write, *fmt.rows(tables.sweep_shown(t)))
     assert "| 50 (knee) |" in out.getvalue() and "04:14:53" in out.getvalue()
 
 
