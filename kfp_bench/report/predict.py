@@ -72,10 +72,10 @@ def _runs(t: Tables) -> list[Section]:
     ]
     if len(t.api_ops):
         out[-1].tables.append(fmt.rows(t.api_ops))
-    out.append(runs_report.server_section(t.summary))  # KFP's own histogram beside the client's
     if len(t.task_times):
         tasks = [fmt.rows(task_times_shown(t))]
         out.append(Section("Tasks (seconds)", figures=("task_breakdown",), tables=tasks, level=3))
+    out.append(runs_report.server_section(t.summary))  # KFP's own histogram beside the client's
     return out
 
 
