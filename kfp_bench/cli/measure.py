@@ -1,5 +1,6 @@
-"""The one skeleton of a measuring command (``load``, ``llm``, ``sweep``): every output checked
-before any work, the work, the save, the gates, the report and the exit code, in that order."""
+"""The one skeleton of a measuring command (``load``, ``llm``, ``sweep``, ``runs``): every output
+checked before any work, the work, the save, the gates, the report and the exit code, in that
+order."""
 
 from __future__ import annotations
 
@@ -17,19 +18,22 @@ from kfp_bench.outcome import describe, exit_code, gated
 
 
 class Measurement:
-    """One measuring command. Built before the work: ``--json-out`` is checked at once (a
-    ``ConfigError`` naming the flag and the path, nothing sent); ``run`` then does the rest.
-    The server metrics' collector (``a.collector``, from ``cli.metrics_flags``) asks
+    """One measuring command. Built before the work: its output (``--json-out``, or the folder
+    of ``runs --out``) is checked at once (a ``ConfigError`` naming the flag and the path,
+    nothing sent); ``run`` then does the rest, and ``saved`` says afterwards whether the save
+    worked. The server metrics' collector (``a.collector``, from ``cli.metrics_flags``) asks
     Prometheus only in ``run``: after every check that needs no request."""
 
-    def __init__(self, a: argparse.Namespace, command: str) -> None:
-        self.command = command
-        self.path = a.json_out
+    def __init__(self, a: argparse.Namespace, command: str, flag: str = "--json-out") -> None:
+        self.command, self.flag = command, flag
+        self.path = getattr(a, flag[2:].replace("-", "_"))
         self.outs = Outputs()
-        self.json_out: Path | None = self.outs.add(a.json_out, "--json-out")
+        folder = flag == "--out"
+        self.json_out: Path | None = self.outs.add(self.path, flag, folder=folder)
         self.collector = getattr(a, "collector", None)
-        self._files = {"--json-out": self.json_out} if self.json_out else {}
+        self._files = {flag: self.json_out} if self.json_out and not folder else {}
         self._exports: list[tuple[Path, str, str, Callable[[object], dict]]] = []
+        self.saved = False
 
     def another_file(self, path: str | None, flag: str) -> Path | None:
         """Check one more output file of the command, as ``--json-out`` is: at once, and never
@@ -66,15 +70,16 @@ class Measurement:
         flags: Callable[[object], list[str]] = lambda r: list(r.flags),
         partial: Callable[[EngineError], object] = lambda exc: exc.stats,
         finish: Callable[[object], None] = lambda r: None,
+        as_doc: Callable[[object], dict] = lambda r: r.to_dict(),
         gates_out=None,
         described: bool = False,
     ) -> int:
         """``work()`` with the output folders made and the collector started; what it measured
         (``partial`` of an ``EngineError``, a bug: still saved and reported) goes through
-        ``finish`` (what the options add), is saved with ``write(result, path)``, checked
-        against ``gates`` (on ``gates_out``, stdout by default) and reported; the exit code
-        follows ``flags``, each failure among them ``described`` on stderr for a result whose
-        report does not."""
+        ``finish`` (what the options add), is saved with ``write(result, path)`` (kept as
+        ``as_doc(result)`` when that fails), checked against ``gates`` (on ``gates_out``,
+        stdout by default) and reported; the exit code follows ``flags``, each failure among
+        them ``described`` on stderr for a result whose report does not."""
         failure = None
         if self.collector is not None:
             self.collector.check()  # a query Prometheus cannot parse: refused, nothing made
@@ -89,8 +94,8 @@ class Measurement:
                 failure = exc
         finish(result)
         saved = not self.json_out or save(  # before the report, so that it can say it was not
-            lambda: write(result, self.json_out), result.to_dict, command=self.command,
-            flag="--json-out", path=self.path,
+            lambda: write(result, self.json_out), lambda: as_doc(result), command=self.command,
+            flag=self.flag, path=self.path,
         )  # fmt: skip
         for p, flag, given, doc in self._exports:
             exported = doc(result)
@@ -98,11 +103,14 @@ class Measurement:
                 lambda p=p, exported=exported: write_json_atomic(exported, p), exported,
                 command=self.command, flag=flag, path=given,
             ) and saved  # fmt: skip
+        self.saved = bool(saved and self.json_out)
         if not saved and hasattr(result, "flag"):  # a load's own flags, shown by its report
             result.flag(NOT_SAVED)
+        elif not saved and isinstance(result, dict):  # a runs summary
+            result["flags"] = [*result.get("flags", []), NOT_SAVED]
         verdicts = said_gates(gates, lambda: metrics(result), gates_out)
         report(result)
-        found = flags(result) + ([] if saved else [NOT_SAVED])
+        found = list(dict.fromkeys(flags(result) + ([] if saved else [NOT_SAVED])))
         if failure is not None:
             print(f"kfp-bench: {failure}", file=sys.stderr)
         for line in describe(found) if described else ():

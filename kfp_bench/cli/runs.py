@@ -15,9 +15,7 @@ from kfp_bench.cli.common import (
     command,
     duration,
     gates_of,
-    said_gates,
     server_command,
-    writable,
 )
 from kfp_bench.kfp.auth import MODES as AUTH_MODES
 from kfp_bench.kfp.auth import Auth
@@ -34,7 +32,7 @@ from kfp_bench.kfp.options import (
     parse_params,
 )
 from kfp_bench.metrics import series
-from kfp_bench.outcome import EXIT_LEFT_BEHIND, describe, exit_code, gated
+from kfp_bench.outcome import EXIT_LEFT_BEHIND, describe
 from kfp_bench.sandbox import kfp_server
 
 
@@ -172,52 +170,55 @@ def _fill_options(a: argparse.Namespace):
 
 
 def cmd_runs(a: argparse.Namespace) -> int:
-    from kfp_bench.cli.outputs import NOT_SAVED, save
+    from kfp_bench.cli.measure import Measurement
     from kfp_bench.report import runs as runs_report
     from kfp_bench.results import write_results
 
-    # Checked first; the driver makes the folder once it has checked the manifest, so that a
-    # refused manifest leaves nothing behind.
-    writable(a.out, "--out", folder=True)
+    # --out checked first; its folder is made once every input is checked, and removed again
+    # when the driver refuses the manifest (nothing left behind).
+    measurement = Measurement(a, "runs", "--out")
     gates = gates_of(a, {"runs"}, "runs")
     collector = metrics_flags.collector(a)  # the fill's server metrics, or None
     opts = _kfp_options(RunsOptions, a, params=parse_params(a.params)).validate()
     shown = Progress(a.progress or sys.stderr.isatty())
+    fopts = _fill_options(a).validate(opts.max_runs) if a.fill else None
+    found: dict = {}  # what the work leaves beside its summary: the stats and the fill
 
     def progress(phase: str, created: int, final: int, requested: int) -> None:
         shown.say(f"{phase}: {created}/{requested} created, {final} finished")
 
-    fill = None
-    if a.fill:
+    def work() -> dict:
+        if fopts is None:
+            stats, fill = run_benchmark(opts, out_dir=a.out, on_progress=progress), None
+        else:
+            stats, fill = run_with_fill(
+                opts, fopts, out_dir=a.out, on_progress=progress,
+                on_fill_progress=lambda phase, filled, target: progress(phase, filled, 0, target),
+                collector=collector,
+            )  # fmt: skip
+        shown.done()
+        found.update(stats=stats, fill=fill)
+        doc = stats.summary()
+        if fill is not None:
+            doc["fill"] = fill
+            doc["flags"] = sorted({*doc["flags"], *_fill_flags(fill)})
+        return doc
 
-        def fill_progress(phase: str, filled: int, target: int) -> None:
-            progress(phase, filled, 0, target)
+    def write(doc: dict, out) -> None:  # a results directory: kfp-bench report reads it
+        write_results(out, runs_summary=doc)
 
-        fopts = _fill_options(a).validate(opts.max_runs)
-        stats, fill = run_with_fill(
-            opts, fopts, out_dir=a.out, on_progress=progress, on_fill_progress=fill_progress,
-            collector=collector,
-        )  # fmt: skip
-    else:
-        stats = run_benchmark(opts, out_dir=a.out, on_progress=progress)
-    shown.done()
-    doc = stats.summary()
-    if fill is not None:
-        doc["fill"] = fill
-        doc["flags"] = sorted({*doc["flags"], *_fill_flags(fill)})
-    # a results directory: kfp-bench report reads it
-    saved = save(lambda: write_results(a.out, runs_summary=doc), doc, command="runs",
-                 flag="--out", path=a.out)  # fmt: skip
-    if not saved:
-        doc["flags"] = [*doc.get("flags", []), NOT_SAVED]
-    elif collector is not None and collector.out.window[1]:  # the fill's series, for a reader
-        series.save(collector.out, f"{a.out}/{FILL_SERIES}")
-    verdicts = said_gates(gates, lambda: _metrics(a.out if saved else None, doc))
-    runs_report.write_text(doc, sys.stdout)
-    if saved:
-        print(f"Wrote {a.out}/summary.json, runs.jsonl and api_calls.jsonl")
-    verdict = _verdict(doc["flags"], stats.cleanup, stats.benchmark_id, fill)
-    return gated(verdict, verdicts)
+    def report(doc: dict) -> None:
+        if measurement.saved and collector is not None and collector.out.window[1]:
+            series.save(collector.out, f"{a.out}/{FILL_SERIES}")  # the fill's, for a reader
+        runs_report.write_text(doc, sys.stdout)
+        if measurement.saved:
+            print(f"Wrote {a.out}/summary.json, runs.jsonl and api_calls.jsonl")
+        _said(doc["flags"], found["stats"].cleanup, found["stats"].benchmark_id, found["fill"])
+
+    return measurement.run(
+        work, gates=gates, metrics=lambda doc: _metrics(a.out if measurement.saved else None, doc),
+        report=report, write=write, flags=lambda doc: doc["flags"], as_doc=dict,
+    )  # fmt: skip
 
 
 def _fill_flags(fill: dict) -> list[str]:
@@ -239,8 +240,9 @@ def _metrics(out: str | None, doc: dict) -> dict:
     return collect(build(read_results(out))) if out else of_summary(doc)
 
 
-def _verdict(flags: list, cleanup: dict, bid: str, fill: dict | None = None) -> int:
-    """Say on stderr what was not done (``kfp_bench.outcome``); the exit code that tells it."""
+def _said(flags: list, cleanup: dict, bid: str, fill: dict | None) -> None:
+    """Say on stderr what was not done (``kfp_bench.outcome``), what the benchmark and its fill
+    left behind, and how to remove it."""
     for line in describe(flags):
         print(f"kfp-bench runs: {line}", file=sys.stderr)
     for left in (fill or {}).get("cleanup", {}).get("left", []):
@@ -251,7 +253,6 @@ def _verdict(flags: list, cleanup: dict, bid: str, fill: dict | None = None) -> 
             f"kfp-bench cleanup --benchmark-id {bid}",
             file=sys.stderr,
         )
-    return exit_code(flags)
 
 
 def cmd_cleanup(a: argparse.Namespace) -> int:
