@@ -26,6 +26,9 @@ from pathlib import Path
 from kfp_bench import __version__
 from kfp_bench.errors import ConfigError
 
+# Imports inside functions: packaging is no dependency of kfp-bench itself (kfp-bench depends on
+# nothing; an extra brings it, as pip does).
+
 NAME = "kfp-bench"
 #: The packages of the wheel, as pyproject.toml's [tool.setuptools] lists them (a test checks).
 PACKAGES = (

@@ -12,6 +12,7 @@ check step reads it (standard library only) and fails the run when a gate broke.
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import os
@@ -176,7 +177,6 @@ def _reachable(where: str, text: str, name: str, metric: str, op: str, bound: fl
 
 
 def _unknown(name: str) -> str:
-    import difflib
 
     close = difflib.get_close_matches(name, [*CATALOGUE, *(f"llm_{n}" for n in _LLM_NAMES)], 1)
     hint = f"did you mean {close[0]}? " if close else ""

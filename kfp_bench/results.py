@@ -18,6 +18,7 @@ from pathlib import Path
 from kfp_bench import atomic
 from kfp_bench.errors import ResultsError
 from kfp_bench.jsonl import read, write_json_atomic
+from kfp_bench.outcome import summary_flags
 from kfp_bench.records import ApiCall, RunRecord
 from kfp_bench.stats import store
 from kfp_bench.stats.load import LoadStats
@@ -66,7 +67,6 @@ class Results:
 def flags(summary: dict) -> list[str]:
     """Every flag of a summary, each once (``kfp_bench.outcome.summary_flags``);
     ``kfp_bench.outcome.failures`` picks the failures among them."""
-    from kfp_bench.outcome import summary_flags
 
     return summary_flags(summary)
 

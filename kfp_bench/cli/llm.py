@@ -49,6 +49,10 @@ from kfp_bench.stats.llm import metric_values
 from kfp_bench.stats.rate_sweep import KNEE_FACTOR, KNEE_MIN_GOOD
 from kfp_bench.stats.slo import Slo
 
+# Imports inside functions: the CLI imports every command's module to build its parser: what only
+# running a command needs is imported there, so that --help and a refused flag start at once
+# (bench/cli_startup.py).
+
 #: The synthetic prompts when no --prompts-file is given: distinct prompts, cycled.
 DEFAULT_PROMPTS = 256
 

@@ -39,6 +39,10 @@ from kfp_bench.sandbox import llm_server
 from kfp_bench.stats import store
 from kfp_bench.stats.llm import LlmStats
 
+# Imports inside functions: the CLI imports every command's module to build its parser: what only
+# running a command needs is imported there, so that --help and a refused flag start at once
+# (bench/cli_startup.py).
+
 
 def register(sub) -> None:
     p = command(sub, "load", description="Load an HTTP endpoint. hey's flags keep hey's meaning.")

@@ -22,6 +22,10 @@ from kfp_bench.metrics import profile as profiles
 from kfp_bench.metrics import series as store
 from kfp_bench.metrics.collect import Collector
 
+# Imports inside functions: the CLI imports every command's module to build its parser: what only
+# running a command needs is imported there, so that --help and a refused flag start at once
+# (bench/cli_startup.py).
+
 
 def wrap(p: argparse.ArgumentParser, cmd: Callable[[argparse.Namespace], int]) -> None:
     """Add the flags to ``p`` and make ``cmd``, run between the collector's start and stop,

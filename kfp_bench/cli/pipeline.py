@@ -20,6 +20,10 @@ from kfp_bench.steps.checks import MAX_DURATION_S, MAX_LOAD_WORKERS, MAX_RUNS
 from kfp_bench.steps.params import BenchParams
 from kfp_bench.steps.submit import Target, ignored_note, parse_params, schedule, submit
 
+# Imports inside functions: the CLI imports every command's module to build its parser: what only
+# running a command needs is imported there, so that --help and a refused flag start at once
+# (bench/cli_startup.py).
+
 #: Connections of the demo's load, across its workers.
 DEMO_CONCURRENCY = 4
 

@@ -27,6 +27,10 @@ from kfp_bench.stats import store
 from kfp_bench.stats.llm import LlmStats
 from kfp_bench.stats.rate_sweep import LlmSweep, RateSweep
 
+# Imports inside functions: the CLI imports every command's module to build its parser: what only
+# running a command needs is imported there, so that --help and a refused flag start at once
+# (bench/cli_startup.py).
+
 
 def register(sub) -> None:
     p = command(

@@ -35,6 +35,10 @@ from kfp_bench.metrics import series
 from kfp_bench.outcome import EXIT_LEFT_BEHIND, describe
 from kfp_bench.sandbox import kfp_server
 
+# Imports inside functions: the CLI imports every command's module to build its parser: what only
+# running a command needs is imported there, so that --help and a refused flag start at once
+# (bench/cli_startup.py).
+
 
 def register(sub) -> None:
     p = command(

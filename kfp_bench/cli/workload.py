@@ -11,6 +11,10 @@ from kfp_bench.errors import ConfigError
 from kfp_bench.load.options import LoadOptions
 from kfp_bench.load.stages import parse_stages, total_s
 
+# Imports inside functions: the CLI imports every command's module to build its parser: what only
+# running a command needs is imported there, so that --help and a refused flag start at once
+# (bench/cli_startup.py).
+
 TRACE_HELP = (
     'Replay a JSONL trace, one request a line: {"offset": SECONDS} (llm: and "prompt": TEXT or '
     '"input_tokens": N, optional "output_tokens"), sent at start + offset (open loop); no -z, '

@@ -26,9 +26,10 @@ import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kfp import dsl
+from kfp import dsl, kubernetes
 
 import kfp_bench
+from kfp_bench.artifact import build, filename
 from kfp_bench.load.cpu import BLAS_THREADS_ENV
 
 #: The image of package mode: a bare Python, as the KFP SDK's own default.
@@ -68,8 +69,6 @@ PIP_DISABLE_PIP_VERSION_CHECK=1 python3 -m pip install --quiet --no-warn-script-
 @functools.cache
 def own_sha256() -> str:
     """The sha256 of the artifact of the running kfp-bench (``kfp_bench.artifact.build``)."""
-    from kfp_bench.artifact import build
-
     return build().sha256
 
 
@@ -118,8 +117,6 @@ class Delivery:
         """The shell lines that install kfp-bench (and the dependencies of ``extras``), checked
         against the pin; they exit 1, saying why, when the wheel is missing or not the pinned
         one."""
-        from kfp_bench.artifact import filename
-
         index = f"--index-url {shlex.quote(self.index_url)} " if self.index_url else ""
         fields = dict(
             index=index, requirement=self.requirement(extras), sha256=self.pin(),
@@ -144,8 +141,6 @@ class Delivery:
         rather than leaving the pod waiting for its volume."""
         if self.image or self.wheel_url:
             return
-        from kfp import kubernetes
-
         kubernetes.use_config_map_as_volume(task, self.config_map(), WHEEL_DIR, optional=True)
 
     def env(self) -> dict[str, str]:

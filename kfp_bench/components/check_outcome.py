@@ -4,6 +4,9 @@ from kfp.dsl import Dataset, Input
 
 from kfp_bench.components._step import step
 
+# Imports inside functions: KFP ships only this function's source to the step's pod (a lightweight
+# component), so what it uses is imported inside it.
+
 
 @step()
 def check_outcome(results: Input[Dataset], params: dict, flags: bool = True) -> str:

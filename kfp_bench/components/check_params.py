@@ -14,6 +14,9 @@ leave this component with no code to read in the repository.
 
 from kfp_bench.components._step import step
 
+# Imports inside functions: KFP ships only this function's source to the step's pod (a lightweight
+# component), so what it uses is imported inside it.
+
 
 @step("kfp")
 def check_params(

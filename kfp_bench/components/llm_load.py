@@ -4,6 +4,9 @@ from kfp.dsl import Dataset, Output
 
 from kfp_bench.components._step import step
 
+# Imports inside functions: KFP ships only this function's source to the step's pod (a lightweight
+# component), so what it uses is imported inside it.
+
 
 @step("llm", "load")
 def llm_load(params: dict, worker: int, result: Output[Dataset]):

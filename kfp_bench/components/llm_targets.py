@@ -2,6 +2,9 @@
 
 from kfp_bench.components._step import step
 
+# Imports inside functions: KFP ships only this function's source to the step's pod (a lightweight
+# component), so what it uses is imported inside it.
+
 
 @step()
 def llm_targets(targets: list) -> list:

@@ -30,12 +30,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kfp_bench.errors import ConfigError, HistoryError, ResultsError, UnknownKeyError
+from kfp_bench.errors import BaselineError, ConfigError, HistoryError, ResultsError, UnknownKeyError
 from kfp_bench.history.uri import Store, open_store
 from kfp_bench.results import Results, read_results
 
 if TYPE_CHECKING:  # scipy is imported only when a verdict is made
     from kfp_bench.history.regress import Verdict
+
+# Imports inside functions: the regression tests need scipy (the history extra), and only a verdict
+# needs them.
 
 #: The results directory's files that are archived, when present.
 RESULT_FILES = ("summary.json", "runs.jsonl", "api_calls.jsonl", "load.json")
@@ -223,7 +226,6 @@ def prepare(store: Store, results: Results, baseline: str = "") -> History:
 
     A baseline with too few samples leaves ``verdict`` None and says why in ``refused``.
     """
-    from kfp_bench.errors import BaselineError
     from kfp_bench.history import regress
 
     key = key_of(results)

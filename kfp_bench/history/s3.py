@@ -21,6 +21,9 @@ from kfp_bench.errors import ConfigError, HistoryError
 from kfp_bench.names import s3_uri_problem
 from kfp_bench.redact import scrub
 
+# Imports inside functions: boto3 comes with the history extra, and only an s3:// or minio://
+# history needs it.
+
 #: Where the pipeline mounts KFP's Secret (keys accesskey, secretkey); $KFP_BENCH_MINIO_SECRET_DIR
 #: moves it (tests).
 MINIO_SECRET_DIR = "/var/run/secrets/kfp-bench-minio"

@@ -21,6 +21,9 @@ from kfp_bench.errors import ConfigError, HistoryError
 from kfp_bench.history.s3 import S3Store, by_key
 from kfp_bench.redact import scrub
 
+# Imports inside functions: boto3 and google-cloud-storage come with the history extra, and only a
+# history of their scheme needs them.
+
 
 class Store(Protocol):
     """Byte blobs under ``KEY/NAME``; written once, never replaced."""

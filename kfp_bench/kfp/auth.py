@@ -24,6 +24,9 @@ from dataclasses import dataclass, field
 from kfp_bench.errors import ConfigError
 from kfp_bench.redact import scrub
 
+# Imports inside functions: the kfp SDK, in no extra of kfp-bench (a step's launcher installs it),
+# only for its in-cluster credentials.
+
 #: The variable and default path kfp's ServiceAccountTokenVolumeCredentials read.
 SA_TOKEN_ENV = "KF_PIPELINES_SA_TOKEN_PATH"
 SA_TOKEN_PATH = "/var/run/secrets/kubeflow/pipelines/token"

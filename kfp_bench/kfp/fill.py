@@ -32,6 +32,7 @@ from kfp_bench.kfp.api import KfpApi
 from kfp_bench.kfp.driver import Driver, Sinks, metrics_url_of, run_benchmark
 from kfp_bench.kfp.manifest import Manifest, load_manifest
 from kfp_bench.kfp.options import CleanupOptions, RunsOptions, new_benchmark_id
+from kfp_bench.metrics.windows import by_window
 from kfp_bench.stats.runs import FillProbe, RunsStats
 
 MODES = ("terminate", "finish")
@@ -246,7 +247,6 @@ class Filler:
     def collected(self, collector) -> None:
         """Stop ``collector`` (``kfp_bench.metrics.collect.Collector``) and read its profile
         at each probe (``kfp_bench.metrics.windows.by_window``): ``server_profile``."""
-        from kfp_bench.metrics.windows import by_window
 
         self.server_series = collector.stop()
         if collector.profile is not None and collector.prometheus_url:

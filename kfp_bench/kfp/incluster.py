@@ -25,6 +25,9 @@ from kfp_bench.kfp.backend import healthz
 from kfp_bench.kfp.options import check_host
 from kfp_bench.redact import public_url
 
+# Imports inside functions: the kfp SDK, in no extra of kfp-bench (a step's launcher installs it),
+# only for its in-cluster credentials.
+
 #: The variable that moves the pod's namespace file (tests simulate a pod with it).
 POD_NAMESPACE_ENV = "KFP_BENCH_POD_NAMESPACE_PATH"
 POD_NAMESPACE_PATH = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"

@@ -27,6 +27,9 @@ import yaml
 from kfp_bench.errors import ConfigError
 from kfp_bench.redact import scrub
 
+# Imports inside functions: kfp-pipeline-spec (the kfp extra) and google-cloud-storage (the history
+# extra), each only where a manifest needs it; kfp-bench itself depends on nothing.
+
 #: libyaml's parser where PyYAML's wheel has it (the platforms its wheels are built for), the
 #: same documents about ten times faster than the pure-Python one; a compiled pipeline is
 #: thousands of lines.

@@ -16,6 +16,8 @@ from collections import defaultdict
 
 from kfp_bench.redact import public_url, scrub
 
+# Imports inside functions: prometheus_client comes with the kfp extra, and only a scrape needs it.
+
 #: KFP API server counters (backend/src/apiserver/server/*_server.go) -> the driver's operation.
 _KFP_COUNTERS = {
     "run_server_create_requests": "create_run",

@@ -21,6 +21,8 @@ import urllib3
 
 from kfp_bench.kfp.auth import Transport
 
+# Imports inside functions: certifi is optional: without it the system's CA bundle serves.
+
 API = "/apis/v2beta1"
 USER_AGENT = "kfp-bench"
 JSON = "application/json"

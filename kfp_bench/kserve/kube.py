@@ -15,6 +15,9 @@ from dataclasses import dataclass
 
 from kfp_bench.errors import KubeError
 
+# Imports inside functions: the kubernetes client comes with the kube extra, and a pod of another
+# step imports this module's names.
+
 ISVC_LABEL = "serving.kserve.io/inferenceservice"
 GROUP, VERSION, PLURAL = "serving.kserve.io", "v1beta1", "inferenceservices"
 PA_GROUP, PA_VERSION, PA_PLURAL = "autoscaling.internal.knative.dev", "v1alpha1", "podautoscalers"

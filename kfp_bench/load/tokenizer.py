@@ -12,6 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kfp_bench.errors import ConfigError
+from kfp_bench.load.openai import chat_messages
+
+# Imports inside functions: tokenizers and jinja2 come with the llm extra, and only a load that
+# counts tokens needs them.
 
 
 def load_tokenizer(tokenizer: str):
@@ -133,7 +137,6 @@ def prompt_counts(tok, tokenizer: str, chat: bool, prompts) -> list[int]:
     tokens (``ChatCompletionRequest`` defaults it to False: the template writes its own); with
     no template there, the bare text, which leaves the template's tokens out (the notes say so).
     """
-    from kfp_bench.load.openai import chat_messages
 
     template, special = chat_template(tokenizer) if chat else ("", {})
     if not template:

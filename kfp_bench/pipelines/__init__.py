@@ -11,6 +11,9 @@ import importlib
 import os
 from pathlib import Path
 
+# Imports inside functions: the kfp SDK's compiler, needed only to compile; kfp-bench itself depends
+# on nothing.
+
 #: name -> "module:function"; each compiles to compiled/<name>.yaml.
 PIPELINES = {
     "kfp_bench": "kfp_bench.pipelines.meta:kfp_bench",

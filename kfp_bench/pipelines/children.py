@@ -14,6 +14,9 @@ benchmark guide pins child runs to a node pool named pool-1.
 from kfp import dsl, kubernetes
 from kfp.dsl import Input, Metrics, Output
 
+# Imports inside functions: KFP ships only this function's source to the step's pod (a lightweight
+# component), so what it uses is imported inside it.
+
 BASE_IMAGE = "python:3.11-slim"
 #: Equal to requirements.txt, so that kfp.local's pip install is a no-op in this venv.
 SKLEARN = "scikit-learn==1.9.1"

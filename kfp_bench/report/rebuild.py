@@ -22,8 +22,9 @@ from kfp_bench.results import Results, read_results
 if TYPE_CHECKING:
     from kfp_bench.history.regress import Verdict
 
-# pandas, scipy and matplotlib are imported where they are used: the CLI imports this module to
-# build its help, and `kfp-bench load` must not pay seconds of imports it never uses.
+# Imports inside functions: pandas, scipy and matplotlib come with what imports them, and the CLI
+# imports this module to build its help: `kfp-bench load` must not pay seconds of imports it never
+# uses.
 
 
 @dataclass

@@ -23,6 +23,7 @@ kserve and scikit-learn are imported only inside the child: importing this modul
 
 from __future__ import annotations
 
+import argparse
 import logging
 import os
 import sys
@@ -135,7 +136,6 @@ def iris_model(name: str = MODEL_NAME) -> kserve.Model:
 
 def main(argv: list[str] | None = None) -> None:
     """Train the model and serve it until SIGTERM; flags are kserve's (see module docstring)."""
-    import argparse
 
     # kserve.model_server parses sys.argv when imported; make it see the same flags we parse.
     if argv is not None:

@@ -21,13 +21,16 @@ checkout.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import fcntl
+import io
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import zipfile
 from pathlib import Path
 
 from kfp_bench.errors import ConfigError
@@ -90,8 +93,6 @@ def wheelhouse(dest: Path, project: Path | None = None) -> Path:
 
 def _requires(wheel: bytes) -> str:
     """The Requires-Dist lines of the wheel ``wheel``'s metadata, one string."""
-    import io
-    import zipfile
 
     with zipfile.ZipFile(io.BytesIO(wheel)) as z:
         (meta,) = (n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
@@ -119,7 +120,6 @@ def _filled(folder: Path) -> str | None:
 def mount_config_map(obj: dict, folder: Path) -> Path:
     """Lay out the ConfigMap ``obj`` (``kfp_bench.artifact.config_map``) in ``folder`` as the
     kubelet does its volume: a file per key, binaryData decoded; return the folder."""
-    import base64
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)

@@ -19,6 +19,7 @@ per-request access log) is discarded for the same reason.
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import contextlib
 import errno
@@ -365,7 +366,6 @@ async def listen_until_stopped(
     the listener and ``server``. A port that cannot be had is a ``ConfigError`` naming it, and
     ``server`` is closed first. ``reuse_port``: SO_REUSEPORT, for several processes on one port;
     ``listening()`` is called once the port is held."""
-    import asyncio
 
     from kfp_bench.errors import ConfigError
 

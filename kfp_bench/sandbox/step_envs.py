@@ -28,6 +28,7 @@ import subprocess
 import sys
 import time
 import venv
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 #: kfp.local's own upgrades of a new environment (subprocess_task_handler.environment()).
@@ -125,7 +126,6 @@ class StepEnvs:
     def prepare(self, scripts: list[str], workers: int = 2) -> None:
         """Build the templates of ``scripts`` in the background, in that order (a task that
         needs one being built waits for it): the same work a task would do, done earlier."""
-        from concurrent.futures import ThreadPoolExecutor
 
         pool = ThreadPoolExecutor(workers, thread_name_prefix="step-env")
         for script in dict.fromkeys(scripts):

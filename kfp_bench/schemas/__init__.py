@@ -9,6 +9,9 @@ from __future__ import annotations
 import json
 from importlib import resources
 
+# Imports inside functions: referencing comes with jsonschema, which only the checks of a saved file
+# need; kfp-bench itself depends on nothing.
+
 NAMES = (
     "load-result",
     "llm-result",

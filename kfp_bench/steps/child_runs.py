@@ -5,6 +5,7 @@ With run_benchmark off each only says so.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -19,6 +20,10 @@ from kfp_bench.steps.runs_params import (
     manifest_source,
     runs_options,
 )
+
+# Imports inside functions: the steps' modules must import in the pod of any step, which
+# installs only its own extra (components/_step.py): what another extra's packages back is
+# imported in the function that needs it (tests/test_imports.py checks the top).
 
 
 def stage_manifest(p: BenchParams, out: str) -> dict:
@@ -40,7 +45,6 @@ def stage_manifest(p: BenchParams, out: str) -> dict:
 
 def upload_manifest(p: BenchParams, manifest: str, out: str) -> str:
     """Upload the staged manifest and create the experiment; the handle as JSON ("" if off)."""
-    import dataclasses
 
     from kfp_bench.kfp.phases import upload
 

@@ -20,6 +20,10 @@ from urllib.parse import urlsplit
 from kfp_bench.errors import ConfigError
 from kfp_bench.redact import public_url
 
+# Imports inside functions: the steps' modules must import in the pod of any step, which
+# installs only its own extra (components/_step.py): what another extra's packages back is
+# imported in the function that needs it (tests/test_imports.py checks the top).
+
 #: kfp_bench/compiled/ (the checkout's compiled/ links to it): the golden files the tests compare
 #: a fresh compile with.
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "compiled"

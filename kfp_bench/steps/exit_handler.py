@@ -13,6 +13,10 @@ from kfp_bench.steps.ids import benchmark_id_for
 from kfp_bench.steps.params import BenchParams
 from kfp_bench.steps.start import release_lease
 
+# Imports inside functions: the steps' modules must import in the pod of any step, which
+# installs only its own extra (components/_step.py): what another extra's packages back is
+# imported in the function that needs it (tests/test_imports.py checks the top).
+
 
 def cleanup(p: BenchParams, job_id: str, state: str, error: str) -> str:
     """Delete this benchmark's InferenceService (only one labelled with its benchmark id) and

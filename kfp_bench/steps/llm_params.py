@@ -29,6 +29,7 @@ from kfp_bench.steps.checks import (
     positive_int,
     translated,
 )
+from kfp_bench.steps.load_params import staged
 
 #: The forms of a length distribution (kfp_bench.load.prompts.DIST_FORMS).
 DIST_FORMS = (
@@ -186,7 +187,6 @@ def check_find_max(p) -> None:
 def llm_stages(p) -> tuple:
     """The stages of llm_stages, checked (empty: none): beside llm_rate and llm_duration_sec as
     ``load_params.staged`` says."""
-    from kfp_bench.steps.load_params import staged
 
     return staged(p, "llm_stages", p.llm_stages, "llm_rate", p.llm_rate, "llm_duration_sec",
                   p.llm_duration_sec)  # fmt: skip

@@ -24,6 +24,10 @@ from kfp_bench.steps.outputs import error_of, failed, write_json
 from kfp_bench.steps.params import BenchParams
 from kfp_bench.steps.worker_start import worker_started
 
+# Imports inside functions: the steps' modules must import in the pod of any step, which
+# installs only its own extra (components/_step.py): what another extra's packages back is
+# imported in the function that needs it (tests/test_imports.py checks the top).
+
 #: The merged LLM result in report_llm's results directory (a ``kfp-bench llm --json-out`` file).
 LLM_RESULT = "llm.json"
 

@@ -14,6 +14,10 @@ from kfp_bench.steps.outputs import failed, write_json
 from kfp_bench.steps.params import BenchParams
 from kfp_bench.steps.worker_start import worker_started
 
+# Imports inside functions: the steps' modules must import in the pod of any step, which
+# installs only its own extra (components/_step.py): what another extra's packages back is
+# imported in the function that needs it (tests/test_imports.py checks the top).
+
 
 def rate_sweep(p: BenchParams, out: str) -> None:
     """One open-loop step per rate of ``p.sweep_rates`` against its inference_url, and the knee."""

@@ -12,6 +12,7 @@ the run. It prints nothing."""
 
 from __future__ import annotations
 
+import json
 import socket
 import ssl
 import time
@@ -24,6 +25,10 @@ from kfp_bench.redact import public_url
 from kfp_bench.steps.load_params import load_options
 from kfp_bench.steps.params import BenchParams
 from kfp_bench.steps.runs_params import runs_options
+
+# Imports inside functions: the steps' modules must import in the pod of any step, which
+# installs only its own extra (components/_step.py): what another extra's packages back is
+# imported in the function that needs it (tests/test_imports.py checks the top).
 
 #: Seconds one probe request may take (connect and answer).
 TIMEOUT_S = 5.0
@@ -229,7 +234,6 @@ def probe_llm(p: BenchParams) -> tuple[str, str]:
         ConfigError: unreachable, 404, refusing, no JSON list, or llm_model not among the
             models listed (or, llm_model empty, none or several listed): naming the parameter.
     """
-    import json
 
     url = p.llm_url.rstrip("/") + "/v1/models"
     where = f"pipeline parameter llm_url={public_url(p.llm_url)!r}"

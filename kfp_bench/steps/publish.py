@@ -6,6 +6,7 @@ verdict when results_uri is set, and the gates' verdicts first).
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 
@@ -14,6 +15,10 @@ from kfp_bench.failpoint import fail_point
 from kfp_bench.gates import GATES_FILE
 from kfp_bench.steps.outputs import ERROR_FILE, FILL_FILE, error_of
 from kfp_bench.steps.params import BenchParams
+
+# Imports inside functions: the steps' modules must import in the pod of any step, which
+# installs only its own extra (components/_step.py): what another extra's packages back is
+# imported in the function that needs it (tests/test_imports.py checks the top).
 
 
 def aggregate(
@@ -110,7 +115,6 @@ def report(
     outputs stay published. The verdicts of ``gates`` open the report and are saved in
     ``records``' gates.json, which check_outcome reads; a broken gate never fails this step.
     """
-    import math
 
     from kfp_bench.results import read_results
 

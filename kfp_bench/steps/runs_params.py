@@ -17,6 +17,10 @@ from kfp_bench.steps.checks import (
     translated,
 )
 
+# Imports inside functions: the steps' modules must import in the pod of any step, which
+# installs only its own extra (components/_step.py): what another extra's packages back is
+# imported in the function that needs it (tests/test_imports.py checks the top).
+
 #: The cap on fill_runs: the full-database guide's scale (docs/full-database.md), ten times
 #: num_runs' cap; the fill's runs are finished at once and swept at the end.
 MAX_FILL_RUNS = 10_000

@@ -17,6 +17,10 @@ from urllib.parse import urlsplit
 from kfp_bench.errors import ConfigError
 from kfp_bench.steps.checks import bad, need_url
 
+# Imports inside functions: the steps' modules must import in the pod of any step, which
+# installs only its own extra (components/_step.py): what another extra's packages back is
+# imported in the function that needs it (tests/test_imports.py checks the top).
+
 #: The one load worker that collects. The profile's queries cover the whole window and a direct
 #: scrape reads the server, not the client: N pods asking the same would give the same answer N
 #: times. Worker 0 is the one every load has; its window is its own share's (the workers start

@@ -15,6 +15,10 @@ from kfp_bench.steps.load_params import load_duration, sweep_rates
 from kfp_bench.steps.outputs import failed, write_json
 from kfp_bench.steps.params import BenchParams
 
+# Imports inside functions: the steps' modules must import in the pod of any step, which
+# installs only its own extra (components/_step.py): what another extra's packages back is
+# imported in the function that needs it (tests/test_imports.py checks the top).
+
 
 def deploy_isvc(p: BenchParams, timeout_s: float) -> list[dict]:
     """Deploy the InferenceService of ``p.isvc``, labelled with ``p.benchmark_id``, and wait for

@@ -22,6 +22,10 @@ from kfp_bench.steps.params import BenchParams
 from kfp_bench.steps.probe import probe, probe_llm
 from kfp_bench.steps.runs_params import runs_options
 
+# Imports inside functions: the steps' modules must import in the pod of any step, which
+# installs only its own extra (components/_step.py): what another extra's packages back is
+# imported in the function that needs it (tests/test_imports.py checks the top).
+
 
 def check_params(p: BenchParams, job_id: str) -> dict:
     """Check every parameter (``BenchParams.check``), then take the benchmark's lease

@@ -18,12 +18,17 @@ import sys
 import time
 from dataclasses import dataclass, fields
 from pathlib import Path
+from urllib.error import HTTPError
 
 from kfp_bench.errors import ConfigError, KfpApiError
 from kfp_bench.redact import public_url, scrub
 from kfp_bench.steps.bundled import compiled_file
 from kfp_bench.steps.checks import ignored
 from kfp_bench.steps.params import BenchParams
+
+# Imports inside functions: the steps' modules must import in the pod of any step, which
+# installs only its own extra (components/_step.py): what another extra's packages back is
+# imported in the function that needs it (tests/test_imports.py checks the top).
 
 #: compiled/kfp_bench.yaml, as the package ships it (kfp_bench.compiled).
 DEFAULT_PACKAGE = compiled_file("kfp_bench")
@@ -137,7 +142,6 @@ class Target:
     def check_backend(self) -> None:
         """Refuse a KFP backend older than the pipeline needs (``kfp_bench.kfp.backend``), before
         anything is created; warn when it does not say its release."""
-        from urllib.error import HTTPError
 
         from kfp_bench.kfp import backend
 

@@ -11,11 +11,16 @@ from __future__ import annotations
 
 import json
 import os
+from datetime import UTC, datetime
 
 from kfp_bench.errors import BenchError
 from kfp_bench.jsonl import write_json_atomic
 from kfp_bench.steps.auth import token_auth
 from kfp_bench.steps.params import BenchParams
+
+# Imports inside functions: the steps' modules must import in the pod of any step, which
+# installs only its own extra (components/_step.py): what another extra's packages back is
+# imported in the function that needs it (tests/test_imports.py checks the top).
 
 #: Argo's attempt index of a step with a retry policy (``{{retries}}``, 0 on the first), which
 #: KFP's compiler puts in the executor's environment from backend 2.17.0 on (kubeflow/pipelines
@@ -37,7 +42,6 @@ def worker_started(out: str, worker: int, who: str, p: BenchParams | None = None
     by the mark an earlier attempt left at ``out`` where the output path outlives an attempt
     (kfp.local's retries, kfp/local/orchestrator/task_executor.py, rerun a task with the same
     paths), or, on every backend, by its start mark on the KFP API (``_api_mark``)."""
-    from datetime import UTC, datetime
 
     attempt = os.environ.get(RETRY_INDEX_ENV, "").strip()
     earlier = None

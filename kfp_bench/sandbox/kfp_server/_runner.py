@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 import traceback
+import types
 
 
 def _emitter(stream):
@@ -68,7 +69,6 @@ def _job_id_is(run_id: str) -> None:
     driver makes it the run's id (backend/src/v2/driver/resolve.go: ``{{$.pipeline_job_uuid}}``
     is ``opts.RunID``, at 7b70c7b95f); kfp.local draws a random one. Only the orchestrator's
     draw, the pipeline's id, is replaced: the tasks' own ids stay random."""
-    import types
 
     from kfp.local import pipeline_orchestrator, placeholder_utils
 

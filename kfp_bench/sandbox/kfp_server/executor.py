@@ -30,6 +30,7 @@ import signal
 import sys
 import time
 from collections import deque
+from importlib import metadata
 from pathlib import Path
 
 from kfp_bench.sandbox.kfp_server import envs
@@ -283,6 +284,5 @@ def _killpg(pid: int, sig: int) -> None:
 
 
 def _own_kfp_version() -> str:
-    from importlib.metadata import version
 
-    return version("kfp")
+    return metadata.version("kfp")

@@ -11,10 +11,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import math
 import shutil
 import signal
 import tempfile
+import urllib.request
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -237,8 +239,6 @@ class KfpServerHandle(ServerHandle):
                    seed: int | None = None) -> None:  # fmt: skip
         """Change the injected faults (``--error-rate``, ``--error-ops``, ``--error-after``) of
         the running server; ``set_faults()`` turns them off."""
-        import json
-        import urllib.request
 
         body = json.dumps({"rate": rate, "ops": ops, "after": after, "seed": seed}).encode()
         req = urllib.request.Request(f"{self.url}/__faults", data=body, method="PUT")
