@@ -25,7 +25,21 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import yaml
+from kfp import components
+
+from kfp_bench import artifact
+from kfp_bench.errors import ConfigError
+from kfp_bench.kfp.manifest import YAML_LOADER
+from kfp_bench.report import hey, llm_text, sweep
+from kfp_bench.report import runs as runs_report
+from kfp_bench.results import read_results
+from kfp_bench.sandbox.kfp_server import start_kfp_server
+from kfp_bench.sandbox.llm_server import start_llm_server
 from kfp_bench.sandbox.model_server import start_model_server
+from kfp_bench.sandbox.pods import as_pods, install_scripts, installed, step_envs, wheelhouse
+from kfp_bench.stats import store
+from kfp_bench.steps.bundled import compiled_file
 
 SERVICE_HOSTNAME = "iris.kfp-bench.example.com"
 #: The demo's rate sweep against the model server: short steps, well below its saturation.
@@ -59,9 +73,6 @@ def run_demo(
     concurrency: int = 4,
 ) -> int:
     """Run the demo; return the process exit code (130 when interrupted)."""
-    from kfp_bench.sandbox.kfp_server import start_kfp_server
-    from kfp_bench.sandbox.llm_server import start_llm_server
-    from kfp_bench.sandbox.pods import installed
 
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
@@ -131,7 +142,6 @@ def run_demo(
 
 def _prepare(wheels: Path, mounted: Path):
     """Fill the steps' wheel folder, then start building their environments: the StepEnvs."""
-    from kfp_bench.sandbox.pods import step_envs, wheelhouse
 
     wheelhouse(wheels)
     envs = step_envs(wheels, mounted)
@@ -142,9 +152,6 @@ def _prepare(wheels: Path, mounted: Path):
 def _check_pin() -> None:
     """Refuse, before anything starts, a compiled/kfp_bench.yaml pinned to another wheel than
     this checkout builds: every step would fail its install."""
-    from kfp_bench import artifact
-    from kfp_bench.errors import ConfigError
-    from kfp_bench.steps.bundled import compiled_file
 
     own = artifact.build().sha256
     if artifact.pins(compiled_file("kfp_bench")) != {own}:
@@ -157,11 +164,6 @@ def _check_pin() -> None:
 
 def _install_scripts() -> list[str]:
     """The install scripts of compiled/kfp_bench.yaml's steps that run whatever the arguments."""
-    import yaml
-
-    from kfp_bench.kfp.manifest import YAML_LOADER
-    from kfp_bench.sandbox.pods import install_scripts
-    from kfp_bench.steps.bundled import compiled_file
 
     with open(compiled_file("kfp_bench")) as f:
         return install_scripts(next(yaml.load_all(f, Loader=YAML_LOADER)))
@@ -173,10 +175,6 @@ def _run_pipeline(
     """Run compiled/kfp_bench.yaml with kfp.local, a fresh environment per step (a copy from
     ``envs``) installing from ``wheels`` and kfp-bench from ``mounted``; its output to ``log``,
     a line per finished step."""
-    from kfp import components
-
-    from kfp_bench.sandbox.pods import as_pods
-    from kfp_bench.steps.bundled import compiled_file
 
     log = log.resolve()  # the tail opens it after the working directory has changed
     kfp_bench = components.load_component_from_file(str(compiled_file("kfp_bench")))
@@ -248,16 +246,11 @@ def _collect(root: Path, out: Path) -> None:
 
 
 def _print_summary(out: Path) -> None:
-    from kfp_bench.report import hey
-    from kfp_bench.report import runs as runs_report
-    from kfp_bench.results import read_results
 
     res = read_results(out)
     print("\n=== KFP runs (noop child pipeline on the local KFP API)")
     runs_report.write_text(res.summary, sys.stdout)
     if res.summary.get("sweep"):
-        from kfp_bench.report import sweep
-
         print("\n=== rate sweep (KServe iris model, V1 predict, open loop)")
         sweep.write_text(res.summary["sweep"], res.summary.get("sweep_knee"), sys.stdout)
     if res.load is not None:
@@ -265,8 +258,5 @@ def _print_summary(out: Path) -> None:
         hey.write_text(res.load, sys.stdout)
     llm = out / LLM_DIR / "llm.json"
     if llm.exists():
-        from kfp_bench.report import llm_text
-        from kfp_bench.stats import store
-
         print(f"\n=== LLM load (the local streaming server, /openai; report in {out / LLM_DIR})")
         llm_text.write_text(store.load(llm).summary(), sys.stdout)

@@ -67,6 +67,9 @@ from kfp_bench.sandbox.process import (
     watch_parent,
 )
 
+# Imports inside functions: its starter runs in the caller's process and the server in a process of
+# its own: what only the server uses loads there.
+
 MAX_BODY_BYTES = 64 * 1024 * 1024
 _TRICKLE_STEP = 0.010  # a slow body is sent in pieces about this far apart (s)
 _now = time.perf_counter  # CLOCK_MONOTONIC on Linux, the clock a timerfd counts in

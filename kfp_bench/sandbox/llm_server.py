@@ -63,6 +63,9 @@ from kfp_bench.sandbox.process import (
     watch_parent,
 )
 
+# Imports inside functions: its starter runs in the caller's process and the server in a process of
+# its own: what only the server uses loads there.
+
 # --- the truth log ---------------------------------------------------------------------------
 
 

@@ -34,6 +34,9 @@ from kfp_bench.sandbox.process import ServerHandle, ServerSpec, start_server, wa
 if TYPE_CHECKING:
     import kserve
 
+# Imports inside functions: kserve and scikit-learn are no dependencies of kfp-bench: they load in
+# the server's own process only.
+
 MODEL_NAME = "iris"
 N_FEATURES = 4  # sepal length, sepal width, petal length, petal width (cm)
 IRIS_CLASSES = ("setosa", "versicolor", "virginica")

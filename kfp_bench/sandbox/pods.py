@@ -33,8 +33,12 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from kfp_bench import __version__, artifact
+from kfp_bench.components._step import EXTRAS, Delivery
 from kfp_bench.errors import ConfigError
 from kfp_bench.sandbox.step_envs import StepEnvs, install_script
+
+# Imports inside functions: the kfp SDK, in no extra of kfp-bench, loads only when pipelines run.
 
 #: Where the step environments' templates are kept, in the running Python's environment.
 ENVS = "kfp-bench-step-envs"
@@ -55,9 +59,6 @@ def wheelhouse(dest: Path, project: Path | None = None) -> Path:
     """
 
     import kfp
-
-    from kfp_bench import __version__, artifact
-    from kfp_bench.components._step import EXTRAS
 
     project = project or artifact.project_root()
     if project is None:
@@ -133,8 +134,6 @@ def mount_config_map(obj: dict, folder: Path) -> Path:
 def installed(folder: Path, project: Path | None = None) -> Path:
     """``folder`` holding what ``kfp-bench install`` puts into a namespace for the checkout
     ``project`` (default: this one): its ConfigMap's volume, for ``as_pods``."""
-    from kfp_bench import artifact
-    from kfp_bench.components._step import Delivery
 
     art = artifact.build(project)
     name = Delivery(sha256=art.sha256).config_map()

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from kfp_bench.errors import ServerError
+from kfp_bench.errors import ConfigError, ServerError
 from kfp_bench.load.cpu import BLAS_THREADS_ENV
 
 PARENT_ENV = "KFP_BENCH_PARENT_PID"
@@ -366,8 +366,6 @@ async def listen_until_stopped(
     the listener and ``server``. A port that cannot be had is a ``ConfigError`` naming it, and
     ``server`` is closed first. ``reuse_port``: SO_REUSEPORT, for several processes on one port;
     ``listening()`` is called once the port is held."""
-
-    from kfp_bench.errors import ConfigError
 
     loop = asyncio.get_running_loop()
     try:

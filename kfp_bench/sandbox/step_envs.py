@@ -31,6 +31,8 @@ import venv
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+# Imports inside functions: the kfp SDK, in no extra of kfp-bench, loads only when pipelines run.
+
 #: kfp.local's own upgrades of a new environment (subprocess_task_handler.environment()).
 _KFP_LOCAL_UPGRADES = (("pip",), ("setuptools", "wheel"))
 #: Templates kept in the cache folder; the least recently used beyond this are removed (a code

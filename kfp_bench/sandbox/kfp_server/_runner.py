@@ -28,6 +28,11 @@ import time
 import traceback
 import types
 
+from kfp_bench.sandbox.process import watch_parent
+
+# Imports inside functions: kfp is imported once main has sent this process's output to the run's
+# log (what the import prints lands there) and set the run's TMPDIR.
+
 
 def _emitter(stream):
     def emit(event: str, **fields) -> None:
@@ -87,7 +92,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--use-venv", action="store_true", help="kfp.local's own venv per task")
     parser.add_argument("--run-id", default="", help="the server's run id: the pipeline's job id")
     args = parser.parse_args(argv)
-    from kfp_bench.sandbox.process import watch_parent
 
     watch_parent()
 

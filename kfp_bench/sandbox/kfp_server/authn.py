@@ -16,6 +16,9 @@ from pathlib import Path
 
 from kfp_bench.errors import ConfigError
 
+# Imports inside functions: callers of start_kfp_server import this module for read_token and need
+# no aiohttp: it loads in the server's own process.
+
 _OPEN = ("/apis/v2beta1/healthz",)
 
 

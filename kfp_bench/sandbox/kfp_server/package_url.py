@@ -23,6 +23,8 @@ import socket
 import urllib.parse
 from dataclasses import dataclass, field
 
+import aiohttp
+
 from kfp_bench.sandbox.kfp_server.gateway import UserError
 
 MAX_BYTES = 32 << 20  # common/const.go:67
@@ -134,7 +136,6 @@ class FetchError(Exception):
 async def fetch(policy: UrlPolicy, url: str) -> bytes:
     """The body of GET ``url``; UserError 400 for a redirect the policy refuses (returned as
     the client's CheckRedirect error, pipeline_server.go:213-219), FetchError otherwise."""
-    import aiohttp
 
     scheme = urllib.parse.urlsplit(url).scheme
     if scheme not in ("http", "https"):

@@ -28,6 +28,9 @@ from kfp_bench.sandbox.kfp_server.release import KFP_COMMIT, KFP_RELEASE
 from kfp_bench.sandbox.kfp_server.simulate import SimulateSpec
 from kfp_bench.sandbox.process import ServerHandle, ServerSpec, start_server, watch_parent
 
+# Imports inside functions: its starter runs in the caller's process and the server in a process of
+# its own: what only the server uses loads there.
+
 
 @dataclass(frozen=True, slots=True)
 class KfpServerOptions:
