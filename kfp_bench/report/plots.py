@@ -17,6 +17,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from kfp_bench.figures import count, sig  # noqa: E402
 from kfp_bench.report.tables import Tables  # noqa: E402
@@ -142,6 +143,11 @@ def run_states(t: Tables) -> Figure | None:
     )
 
 
+def whole_counts(ax) -> None:
+    """Ticks at whole numbers only on ``ax``'s y axis, whose figures are counts."""
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+
+
 def run_durations(t: Tables, kde: bool) -> Figure | None:
     """Run duration (created to finished, server timestamps), by outcome, with a rug."""
     runs = t.runs.dropna(subset=["duration_s"])
@@ -158,6 +164,7 @@ def run_durations(t: Tables, kde: bool) -> Figure | None:
         xlabel="run duration, created to finished (s)",
         ylabel="runs",
     )
+    whole_counts(ax)
     return Figure(
         "run_durations",
         "Run duration",
@@ -183,6 +190,7 @@ def api_latency(t: Tables, op: str, label: str, kde: bool) -> Figure | None:
         xlabel=f"{op} latency, client side (ms)",
         ylabel="calls",
     )
+    whole_counts(ax)
     return Figure(
         f"api_{op}",
         f"{label} latency",
@@ -262,6 +270,7 @@ def load_latency(t: Tables) -> Figure | None:
     corrected = h[h["measure"] == "corrected"]
     sns.histplot(data=corrected, x="latency_ms", weights="count", bins=40, color="#6a1b9a", ax=left)
     left.set(title="Latency histogram", xlabel="latency (ms)", ylabel="requests")
+    whole_counts(left)
     sns.ecdfplot(data=h, x="latency_ms", weights="count", hue="measure", ax=right)
     right.set(title="Latency ECDF", xlabel="latency (ms)", ylabel="share of requests")
     fig.suptitle(f"Load latency ({count(t.load['requests'])} requests)")
@@ -327,6 +336,7 @@ def draw_replicas(ax, r: pd.DataFrame) -> None:
         for t in r.loc[r["panic"].fillna(False).astype(bool), "t_s"]:
             ax.axvline(t, color="#c62828", ls="--", lw=1)
     ax.set(title="Replicas (dashed: panic; shaded: observed apart from expected)", ylabel="pods")
+    whole_counts(ax)
     ax.yaxis.get_major_locator().set_params(integer=True)
 
 
