@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TextIO
 
 from kfp_bench.figures import fixed, pct, sig, span
-from kfp_bench.metrics.series import ServerSeries
+from kfp_bench.metrics.series import ServerSeries, percentiles
 from kfp_bench.report import fill_server as fill_report
 from kfp_bench.report.fmt import Section
 from kfp_bench.report.server_text import COMPARE_HEAD, compare_rows, write_table
@@ -158,20 +158,30 @@ def _write_server(server: dict, w, api: dict | None = None) -> None:
     if not ops:
         w("\nServer side: /metrics has no per-operation series kfp-bench recognises\n")
         return
-    w("\nServer side, from /metrics deltas (milliseconds; network = client mean - server mean):\n")
     w(
-        f"  {'operation':<24}{'requests':>9}{'errors':>7}{'mean':>10}{'p50':>10}{'p99':>10}"
+        "\nServer side, from /metrics deltas (milliseconds; p50 and p99: the bucket of the "
+        "server's histogram that holds them; network = client mean - server mean):\n"
+    )
+    w(
+        f"  {'operation':<24}{'requests':>9}{'errors':>7}{'mean':>10}{'p50':>14}{'p99':>14}"
         f"{'client':>10}{'network':>10}{'share':>8}\n"
     )
 
     def f(v, width=10):
         return f"{fixed(v, 2):>{width}}" if isinstance(v, int | float) else f"{'-':>{width}}"
 
+    def bucket(v: dict, q: float) -> str:
+        """The server's percentile ``q`` as what its histogram can tell: the bucket."""
+        found = percentiles([(float(le), c) for le, c in v.get("buckets") or []], (q,)).get(q)
+        if found is None:  # no histogram saved: the figure as the summary has it
+            return f(v.get(f"p{q * 100:g}_ms"), 14)
+        return f"{sig(found['lower'] * 1e3)}–{sig(found['upper'] * 1e3)}".rjust(14)
+
     for op, v in ops.items():
         share = v.get("network_share")
         w(
             f"  {op:<24}{v.get('requests', 0):>9}{v.get('errors', 0):>7}{f(v.get('mean_ms'))}"
-            f"{f(v.get('p50_ms'))}{f(v.get('p99_ms'))}{f(v.get('client_mean_ms'))}"
+            f"{bucket(v, 0.5)}{bucket(v, 0.99)}{f(v.get('client_mean_ms'))}"
             f"{f(v.get('network_ms'))}"
             + (f"{pct(share):>8}" if isinstance(share, float) else f"{'-':>8}")
             + "\n"
