@@ -21,6 +21,7 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 from kfp_bench.figures import count, sig  # noqa: E402
 from kfp_bench.report.tables import Tables  # noqa: E402
+from kfp_bench.stats.runs import quantised  # noqa: E402
 
 WIDTH_IN, DPI = 8.0, 100
 #: KDE is drawn over at least this many distinct samples.
@@ -157,7 +158,12 @@ def run_durations(t: Tables, kde: bool) -> Figure | None:
     hue_order = [o for o in OUTCOME_COLORS if o in set(runs["outcome"])]
     by = {"data": runs, "x": "duration_s", "hue": "outcome", "hue_order": hue_order}
     kde = _kde_ok(runs["duration_s"], kde)
-    sns.histplot(**by, palette=OUTCOME_COLORS, multiple="stack", kde=kde, ax=ax)
+    # whole seconds from the server (its timestamps' resolution): a bar per second, on the second
+    res = t.resolution if quantised(t.resolution) else None
+    bins = {"discrete": True} if res == 1 else {"binwidth": res} if res else {}
+    sns.histplot(**by, palette=OUTCOME_COLORS, multiple="stack", kde=kde, ax=ax, **bins)
+    if res == 1:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     sns.rugplot(**by, palette=OUTCOME_COLORS, ax=ax, legend=False, height=0.05)
     ax.set(
         title=f"Run duration ({len(runs)} runs)",
