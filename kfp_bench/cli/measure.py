@@ -24,11 +24,12 @@ class Measurement:
     worked. The server metrics' collector (``a.collector``, from ``cli.metrics_flags``) asks
     Prometheus only in ``run``: after every check that needs no request."""
 
-    def __init__(self, a: argparse.Namespace, command: str, flag: str = "--json-out") -> None:
+    def __init__(
+        self, a: argparse.Namespace, command: str, flag: str = "--json-out", folder: bool = False
+    ) -> None:
         self.command, self.flag = command, flag
         self.path = getattr(a, flag[2:].replace("-", "_"))
         self.outs = Outputs()
-        folder = flag == "--out"
         self.json_out: Path | None = self.outs.add(self.path, flag, folder=folder)
         self.collector = getattr(a, "collector", None)
         self._files = {flag: self.json_out} if self.json_out and not folder else {}

@@ -32,7 +32,7 @@ from kfp_bench.kfp.options import (
     parse_params,
 )
 from kfp_bench.metrics import series
-from kfp_bench.outcome import EXIT_LEFT_BEHIND, describe
+from kfp_bench.outcome import EXIT_LEFT_BEHIND
 from kfp_bench.sandbox import kfp_server
 
 # Imports inside functions: the CLI imports every command's module to build its parser: what only
@@ -180,7 +180,7 @@ def cmd_runs(a: argparse.Namespace) -> int:
 
     # --out checked first; its folder is made once every input is checked, and removed again
     # when the driver refuses the manifest (nothing left behind).
-    measurement = Measurement(a, "runs", "--out")
+    measurement = Measurement(a, "runs", "--out", folder=True)
     gates = gates_of(a, {"runs"}, "runs")
     collector = metrics_flags.collector(a)  # the fill's server metrics, or None
     opts = _kfp_options(RunsOptions, a, params=parse_params(a.params)).validate()
@@ -217,11 +217,11 @@ def cmd_runs(a: argparse.Namespace) -> int:
         runs_report.write_text(doc, sys.stdout)
         if measurement.saved:
             print(f"Wrote {a.out}/summary.json, runs.jsonl and api_calls.jsonl")
-        _said(doc["flags"], found["stats"].cleanup, found["stats"].benchmark_id, found["fill"])
+        _left_behind(found["stats"].cleanup, found["stats"].benchmark_id, found["fill"])
 
     return measurement.run(
         work, gates=gates, metrics=lambda doc: _metrics(a.out if measurement.saved else None, doc),
-        report=report, write=write, flags=lambda doc: doc["flags"], as_doc=dict,
+        report=report, write=write, flags=lambda doc: doc["flags"], as_doc=dict, described=True,
     )  # fmt: skip
 
 
@@ -244,11 +244,8 @@ def _metrics(out: str | None, doc: dict) -> dict:
     return collect(build(read_results(out))) if out else of_summary(doc)
 
 
-def _said(flags: list, cleanup: dict, bid: str, fill: dict | None) -> None:
-    """Say on stderr what was not done (``kfp_bench.outcome``), what the benchmark and its fill
-    left behind, and how to remove it."""
-    for line in describe(flags):
-        print(f"kfp-bench runs: {line}", file=sys.stderr)
+def _left_behind(cleanup: dict, bid: str, fill: dict | None) -> None:
+    """Say on stderr what the benchmark and its fill left behind, and how to remove it."""
     for left in (fill or {}).get("cleanup", {}).get("left", []):
         print(f"kfp-bench runs: the fill left behind: {left}", file=sys.stderr)
     if cleanup.get("left"):

@@ -47,7 +47,7 @@ def section(w, sec: Section, *, charts: bool = True) -> None:
             w(f"{t}\n\n")
             continue
         head, body, *marks = t  # a marked row (it regressed) in bold
-        bold = set(i for i, m in enumerate(marks[0]) if m) if marks else set()
+        bold = {i for i, m in enumerate(marks[0]) if m} if marks else set()
         table(w, head, [[f"**{c}**" for c in r] if i in bold else r for i, r in enumerate(body)])
     if charts and sec.figures:
         w(f"Charts in report.html: {', '.join(sec.figures)}.\n\n")
