@@ -120,11 +120,13 @@ def test_check_outcome_fails_for_a_broken_gate_and_keeps_the_verdicts_as_data(tm
     (tmp_path / "summary.json").write_text(json.dumps({"pipeline": {"flags": []}}))
     found = gates.parse("load_p99_ms<50,load_rps>1")
     gates.write(tmp_path, gates.evaluate(found, {"load_p99_ms": 10.0, "load_rps": 5}))
-    assert outcome.check_outcome(str(tmp_path)) == "no failure flag, no gate broken"
+    assert outcome.check_outcome(outcome.outcome_of(str(tmp_path))) == (
+        "no failure flag, no gate broken"
+    )
     verdicts = gates.evaluate([*found, gates.REGRESSION_GATE], {"load_rps": 5, "regression": 1})
     gates.write(tmp_path, verdicts)
     with pytest.raises(BenchError) as err:
-        outcome.check_outcome(str(tmp_path), flags=False)
+        outcome.check_outcome(outcome.outcome_of(str(tmp_path)))
     assert "2 gate(s) broke (BROKEN load_p99_ms<50: load_p99_ms was not measured; BROKEN " in (
         str(err.value)
     )

@@ -182,7 +182,7 @@ def test_llm_workers_merge_exactly_and_a_lost_or_failed_one_is_flagged(llm_serve
     assert merged.hists["itl"].count >= 15 * (s.requests - s.failed) > 0  # failed ones add theirs
     assert "TTFT" in html.read_text() and md.read_text()
     with pytest.raises(BenchError, match="flagged workers-lost, step-failed"):
-        outcome.check_outcome(str(out))
+        outcome.check_outcome(outcome.outcome_of(str(out), "llm"))
 
 
 def test_a_worker_pod_without_tokenizers_names_the_parameter(monkeypatch):

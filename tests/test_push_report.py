@@ -119,7 +119,9 @@ def test_the_check_step_pushes_then_fails_a_flagged_run(gateway, tmp_path):
     # As check_params hands the parameters on: the run's own benchmark id.
     params = {**p.as_dict(), "benchmark_id": benchmark_id_for(p.benchmark_id, "run-1")}
     labels = {"benchmark": "nightly-gpu", "target": DEFAULT_INFERENCE_URL, "part": "main"}
-    done = outcome.check_outcome(_pipeline_records(tmp_path / "a", p, 2), params)
+    done = outcome.check_outcome(
+        outcome.outcome_of(_pipeline_records(tmp_path / "a", p, 2)), params
+    )
     assert done.startswith("no failure flag, no gate; pushed")
     got = _group(gateway, **labels)
     assert got["kfp_bench_load_requests_per_second"] == 20 and got["kfp_bench_passed"] == 1
@@ -128,24 +130,22 @@ def test_the_check_step_pushes_then_fails_a_flagged_run(gateway, tmp_path):
     # success stays the first night's.
     params["benchmark_id"] = benchmark_id_for(p.benchmark_id, "run-2")
     with pytest.raises(BenchError, match="flagged workers-lost"):
-        outcome.check_outcome(_pipeline_records(tmp_path / "b", p, 1), params)
+        outcome.check_outcome(outcome.outcome_of(_pipeline_records(tmp_path / "b", p, 1)), params)
     got = _group(gateway, **labels)
     assert got["kfp_bench_failures"] == 1 and got["kfp_bench_passed"] == 0
     assert _group(gateway, "kfp_bench_last_success", **labels)[LAST_SUCCESS] == first
 
 
-def test_with_a_history_only_the_check_after_report_history_pushes(gateway, tmp_path):
-    """Two checks PUT to one group would race: with results_uri the plain report's check
-    leaves the push to the check after report_history (flags off), whose figures carry the
-    verdict."""
+def test_with_a_history_the_one_check_pushes(gateway, tmp_path):
+    """With results_uri the check takes report_history's outcome (dsl.OneOf) and pushes it: one
+    check, one PUT to the group."""
     p = BenchParams(run_benchmark=False, load_workers=1, benchmark_id="hist")
     p = BenchParams(**{**p.as_dict(), "pushgateway_url": gateway, "results_uri": "s3://bkt/p"})
     params = {**p.as_dict(), "benchmark_id": benchmark_id_for(p.benchmark_id, "run-1")}
     labels = {"benchmark": "hist", "target": DEFAULT_INFERENCE_URL, "part": "main"}
     records = _pipeline_records(tmp_path, p, 1)
-    assert outcome.check_outcome(records, params) == "no failure flag, no gate"
     assert _group(gateway, **labels) == {}
-    assert "pushed" in outcome.check_outcome(records, params, flags=False)
+    assert "pushed" in outcome.check_outcome(outcome.outcome_of(records), params)
     assert _group(gateway, **labels)["kfp_bench_passed"] == 1
 
 
@@ -154,11 +154,15 @@ def test_the_check_step_fails_a_passed_run_whose_push_failed(tmp_path, capsys):
     p = BenchParams(**{**p.as_dict(), "pushgateway_url": f"http://127.0.0.1:{free_port()}"})
     records = _pipeline_records(tmp_path, p, 1)
     with pytest.raises(PushError, match="the benchmark passed and its report is published, but"):
-        outcome.check_outcome(records, {**p.as_dict(), "benchmark_id": "ab12cd34-run"})
+        outcome.check_outcome(
+            outcome.outcome_of(records), {**p.as_dict(), "benchmark_id": "ab12cd34-run"}
+        )
     assert "push failed: Pushgateway http://127.0.0.1:" in capsys.readouterr().out
     # Without a pushgateway_url the step is what it was: no push.
     p = BenchParams(run_benchmark=False, load_workers=1)
-    assert outcome.check_outcome(records, p.as_dict()) == "no failure flag, no gate"
+    assert outcome.check_outcome(outcome.outcome_of(records), p.as_dict()) == (
+        "no failure flag, no gate"
+    )
 
 
 @pytest.mark.parametrize(

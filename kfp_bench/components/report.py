@@ -16,10 +16,10 @@ def report(
     summary: Output[Markdown],
     metrics: Output[Metrics],
     records: Output[Dataset],
-):
-    """Build the report bundle (kfp_bench.report.bundle.write_bundle) and publish its parts
-    (with results_uri, report_history publishes the one with the trend and the verdict), the
-    verdicts of the thresholds on its figures first (check_outcome then fails for a broken one).
+) -> str:
+    """Build the report bundle (kfp_bench.report.bundle.write_bundle) and publish its parts, the
+    verdicts of the thresholds on its figures first (check_outcome then fails for a broken one);
+    with results_uri, report_history runs instead.
 
     Args:
         params: the checked parameters (thresholds is read).
@@ -28,8 +28,11 @@ def report(
         summary: the Markdown summary, kept under the UI's 400 kB.
         metrics: the scalar metrics, with stable names for the UI's "Compare runs".
         records: the raw records and CSVs, summary.json and gates.json.
+
+    Returns:
+        What check_outcome checks (kfp_bench.steps.outcome.outcome_of).
     """
-    from kfp_bench.steps import publish
+    from kfp_bench.steps import outcome, publish
     from kfp_bench.steps.params import BenchParams
 
     p = BenchParams.from_dict(params)
@@ -37,3 +40,4 @@ def report(
     found = publish.report(results.path, records.path, html.path, summary.path, gates=gates)
     for name, value in found.items():
         metrics.log_metric(name, value)
+    return outcome.outcome_of(records.path)

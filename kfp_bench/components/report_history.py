@@ -16,12 +16,12 @@ def report_history(
     summary: Output[Markdown],
     metrics: Output[Metrics],
     records: Output[Dataset],
-):
+) -> str:
     """Archive the results at results_uri and publish the report with the trend of the earlier
     results there and the regression verdict against baseline, as kfp-bench report
-    --results-uri --baseline does (kfp_bench.report.rebuild). It runs only when results_uri is
-    set, beside the plain report, so that a run without a history installs no history packages;
-    a history it cannot use fails it, and the plain report stays published. The verdicts of
+    --results-uri --baseline does (kfp_bench.report.rebuild). It runs instead of report when
+    results_uri is set, so that a run without a history installs no history packages; a
+    history it cannot use leaves the report without it, flagged step-failed. The verdicts of
     thresholds and fail_on_regression open it; the check after it fails for a broken one.
 
     Args:
@@ -32,8 +32,11 @@ def report_history(
         summary: the Markdown summary, with the verdict, kept under the UI's 400 kB.
         metrics: the scalar metrics and the verdict's (regression, baseline_results, ...).
         records: the raw records and CSVs, summary.json and gates.json.
+
+    Returns:
+        What check_outcome checks (kfp_bench.steps.outcome.outcome_of).
     """
-    from kfp_bench.steps import publish
+    from kfp_bench.steps import outcome, publish
     from kfp_bench.steps.params import BenchParams
 
     p = BenchParams.from_dict(params)
@@ -48,3 +51,4 @@ def report_history(
     )
     for name, value in found.items():
         metrics.log_metric(name, value)
+    return outcome.outcome_of(records.path)

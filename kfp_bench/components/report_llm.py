@@ -16,7 +16,7 @@ def report_llm(
     html: Output[HTML],
     summary: Output[Markdown],
     metrics: Output[Metrics],
-):
+) -> str:
     """Merge the LLM workers' results (a missing one named and flagged workers-lost) and
     publish the LLM report bundle (kfp_bench.steps.llm_steps.report_llm).
 
@@ -29,8 +29,11 @@ def report_llm(
             goodput.
         summary: the Markdown summary.
         metrics: the LLM metrics, names stable (kfp_bench.stats.llm.metric_values).
+
+    Returns:
+        What check_outcome checks (kfp_bench.steps.outcome.outcome_of).
     """
-    from kfp_bench.steps import llm_steps
+    from kfp_bench.steps import llm_steps, outcome
     from kfp_bench.steps.params import BenchParams
 
     p = BenchParams.from_dict(params)
@@ -38,3 +41,4 @@ def report_llm(
     found = llm_steps.report_llm(p, paths, results.path, html.path, summary.path)
     for name, value in found.items():
         metrics.log_metric(name, value)
+    return outcome.outcome_of(results.path, "llm")

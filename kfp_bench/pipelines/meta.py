@@ -8,10 +8,9 @@ Wiring only; each step is a component over the engine, each parameter is documen
     └─ check_params ─┬─ stage_manifest ─ upload_manifest ─ spawn_runs ─ poll_runs ─┐
                      └─ deploy_isvc ─┬─ rate_sweep ─ ParallelFor: load ────────────┼─ aggregate
                                      └─ watch_replicas ────────────────────────────┘    │
-                                                                                      report
+                                               If results_uri: report_history, else report
                                                                                         │
                                                                                   check_outcome
-    If results_uri:  aggregate ─ report_history ─ check_outcome (its gates: fail_on_regression)
     If run_llm:  deploy_isvc ─ llm_targets ─ ParallelFor: llm_load (after rate_sweep)
                  ─ report_llm ─ check_outcome
 
@@ -177,14 +176,10 @@ def _benchmark(p: dict, job_id, route: str):
             replicas=watch.outputs["replicas"],
         )
     )
-    shown = _step(report(params=params, results=merged.outputs["results"]))
-    # A flagged benchmark, or one whose thresholds broke, fails here, after report published its
-    # outputs: a failed task publishes only its logs (kfp backend/src/v2/component/
-    # launcher_v2.go, uploadOutputArtifacts), so report itself must succeed for its HTML and
-    # metrics to show.
-    _step(check_outcome(results=shown.outputs["records"], params=params))
-    _llm(p, params, target, sweep, route)
-    # The history's packages (scipy, google-cloud-storage) only in a run that asked for one.
+    # The report with the history (its packages, scipy and google-cloud-storage, only in a run
+    # that asked for one) or without it, then one check of whichever ran: dsl.OneOf over their
+    # outcome strings (an artifact's OneOf picks the wrong branch on KFP 2.15.0,
+    # kfp_bench.steps.outcome).
     with dsl.If(p["results_uri"] != ""):
         history = _step(report_history(params=params, results=merged.outputs["results"]))
         # KFP's own store key, for minio:// (kfp_bench/history/s3.py): the Secret its driver
@@ -194,12 +189,18 @@ def _benchmark(p: dict, job_id, route: str):
         kubernetes.use_secret_as_volume(
             history, "mlpipeline-minio-artifact", mount_path=MINIO_SECRET_DIR, optional=True
         )
-        # fail_on_regression (and the thresholds again) from the report with the verdict, in
-        # the If: Argo makes a dependency "<task>.Succeeded" (argocompiler/dag.go, depends()),
-        # which a skipped report_history never is. The flags are the first check's to fail on.
-        # Created last, so that the other checks keep their task names.
-        verdict = check_outcome(results=history.outputs["records"], params=params, flags=False)
-        _step(verdict.after(history))
+    with dsl.Else():
+        shown = _step(report(params=params, results=merged.outputs["results"]))
+    # A flagged benchmark, or one whose thresholds broke, fails here, after the report published
+    # its outputs: a failed task publishes only its logs (kfp backend/src/v2/component/
+    # launcher_v2.go, uploadOutputArtifacts), so the report itself must succeed for its HTML and
+    # metrics to show.
+    _step(
+        check_outcome(
+            outcome=dsl.OneOf(history.outputs["Output"], shown.outputs["Output"]), params=params
+        )
+    )
+    _llm(p, params, target, sweep, route)
 
 
 def _llm(p: dict, params, target, sweep, route: str) -> None:
@@ -214,7 +215,7 @@ def _llm(p: dict, params, target, sweep, route: str) -> None:
             load = _step(load.after(sweep), MAX_DURATION_S + _SHORT)
             _worker(load, p["load_node_selector"], route, p["token_secret"])
         shown = _step(report_llm(params=params, loads=dsl.Collected(load.outputs["result"])))
-        _step(check_outcome(results=shown.outputs["results"], params=params))
+        _step(check_outcome(outcome=shown.outputs["Output"], params=params))
 
 
 def _pipeline_func(route: str):

@@ -13,6 +13,7 @@ import shutil
 from kfp_bench.errors import ConfigError, HistoryError
 from kfp_bench.failpoint import fail_point
 from kfp_bench.gates import GATES_FILE
+from kfp_bench.jsonl import write_json_atomic
 from kfp_bench.steps.outputs import ERROR_FILE, FILL_FILE, error_of
 from kfp_bench.steps.params import BenchParams
 
@@ -110,21 +111,31 @@ def report(
     (``kfp_bench.report.rebuild.rebuild``): the report shows the trend of the earlier results
     there and the regression verdict against ``baseline`` (its figures join the metrics), and
     the results are archived there. A baseline too small for a verdict is said in the report; a
-    history that cannot be read or written fails the step (``HistoryError``), naming the
-    parameter: in the pipeline that is the report_history step, beside the plain report, whose
-    outputs stay published. The verdicts of ``gates`` open the report and are saved in
+    history that cannot be read or written (``HistoryError``) leaves the report without it,
+    flagged step-failed with the error naming the parameter, so that check_outcome fails the
+    run and the report stays published. The verdicts of ``gates`` open the report and are saved in
     ``records``' gates.json, which check_outcome reads; a broken gate never fails this step.
     """
 
+    from kfp_bench.report.bundle import write_bundle
     from kfp_bench.results import read_results
 
     shutil.copytree(results, records, dirs_exist_ok=True)
     res = read_results(results)
+    files = None
     if results_uri:
-        files = _report_with_history(res, records, results_uri, baseline, gates)
-    else:
-        from kfp_bench.report.bundle import write_bundle
-
+        try:
+            files = _report_with_history(res, records, results_uri, baseline, gates)
+        except (ConfigError, HistoryError) as exc:
+            # partial results over none: the report without the history, flagged step-failed
+            # (check_outcome then fails the run), rather than no report at all
+            text = (
+                str(exc).replace("--results-uri", "results_uri").replace("--baseline", "baseline")
+            )
+            print(f"step-failed: report_history: pipeline parameters: {text}")
+            _flag(records, "report_history", f"pipeline parameters: {text}")
+            res = read_results(records)
+    if files is None:
         files = write_bundle(res, records, gates=gates)
     _print_gates(files)
     shutil.copyfile(files["report.html"], html)
@@ -152,15 +163,22 @@ def _print_gates(files: dict) -> None:
             print(f"  {row['line']}")
 
 
+def _flag(records: str, step: str, error: str) -> None:
+    """Flag ``records``' summary.json step-failed, with ``step``'s ``error`` (as aggregate
+    flags a helper step's)."""
+    path = os.path.join(records, "summary.json")
+    with open(path) as f:
+        summary = json.load(f)
+    pipeline = summary.setdefault("pipeline", {})
+    pipeline["flags"] = list(dict.fromkeys([*(pipeline.get("flags") or []), "step-failed"]))
+    pipeline["errors"] = {**(pipeline.get("errors") or {}), step: error}
+    write_json_atomic(summary, path)
+
+
 def _report_with_history(res, records: str, results_uri: str, baseline: str, gates) -> dict:
     from kfp_bench.report.rebuild import rebuild
 
-    try:
-        done = rebuild(res, records, results_uri=results_uri, baseline=baseline, gates=gates)
-    except (ConfigError, HistoryError) as exc:
-        # the engine's messages name the CLI's flags; here they are the pipeline's parameters
-        text = str(exc).replace("--results-uri", "results_uri").replace("--baseline", "baseline")
-        raise type(exc)(f"pipeline parameters: {text}") from None
+    done = rebuild(res, records, results_uri=results_uri, baseline=baseline, gates=gates)
     h = done.history
     print(f"history {results_uri}: {len(h.entries)} earlier results")
     if h.verdict is not None:

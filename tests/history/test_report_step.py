@@ -10,8 +10,8 @@ import json
 import pytest
 
 from kfp_bench import history as hist
-from kfp_bench.errors import HistoryError
-from kfp_bench.steps import publish
+from kfp_bench.errors import BenchError
+from kfp_bench.steps import outcome, publish
 from tests.history.conftest import BUCKET
 from tests.synthetic import T0, make_results
 
@@ -60,21 +60,27 @@ def test_without_results_uri_nothing_is_archived_and_no_verdict(tmp_path):
     assert "verdict" not in md.lower()
 
 
-def test_a_missing_bucket_fails_the_step_naming_results_uri(tmp_path, gcs):
-    with pytest.raises(HistoryError) as err:
-        _report(tmp_path, "a", make_results(tmp_path / "r"), results_uri="gs://no-such-bucket/p")
-    message = str(err.value)
+def _flagged(tmp_path, **history) -> str:
+    """The report step over a history it cannot use: published without it, flagged
+    step-failed; the error, as the summary and the check step give it."""
+    found, html, md = _report(tmp_path, "a", make_results(tmp_path / "r"), **history)
+    assert found["flag_step_failed"] == 1 and "regression" not in found
+    assert "<h2>History</h2>" not in html and "step-failed" in md
+    records = str(tmp_path / "a" / "records")
+    summary = json.loads((tmp_path / "a" / "records" / "summary.json").read_text())
+    with pytest.raises(BenchError, match="flagged step-failed"):
+        outcome.check_outcome(outcome.outcome_of(records))
+    return summary["pipeline"]["errors"]["report_history"]
+
+
+def test_a_missing_bucket_publishes_the_report_flagged_naming_results_uri(tmp_path, gcs):
+    message = _flagged(tmp_path, results_uri="gs://no-such-bucket/p")
     assert message.startswith("pipeline parameters: results_uri gs://no-such-bucket/p:"), message
     assert "bucket no-such-bucket does not exist" in message
 
 
-def test_an_unknown_baseline_key_fails_the_step_naming_baseline(tmp_path):
-    with pytest.raises(HistoryError) as err:
-        _report(
-            tmp_path,
-            "a",
-            make_results(tmp_path / "r"),
-            results_uri=str(tmp_path / "history"),
-            baseline="20260101T000000Z-00000000",
-        )
-    assert str(err.value).startswith("pipeline parameters: baseline 20260101T000000Z-00000000:")
+def test_an_unknown_baseline_key_publishes_the_report_flagged_naming_baseline(tmp_path):
+    message = _flagged(
+        tmp_path, results_uri=str(tmp_path / "history"), baseline="20260101T000000Z-00000000"
+    )
+    assert message.startswith("pipeline parameters: baseline 20260101T000000Z-00000000:")

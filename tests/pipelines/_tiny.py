@@ -12,3 +12,13 @@ def step(x: str = "") -> str:
 @dsl.component(base_image="python:3.11-slim")
 def gather(xs: list = []) -> str:  # noqa: B006 - a KFP default, never mutated
     return ",".join(xs)
+
+
+@dsl.component(base_image="python:3.11-slim")
+def make(out: dsl.Output[dsl.Dataset]):
+    open(out.path, "w").close()
+
+
+@dsl.component(base_image="python:3.11-slim")
+def read(x: dsl.Input[dsl.Dataset]) -> str:
+    return x.path

@@ -18,7 +18,13 @@ The rules, each from the source:
   collecting (``dsl.Collected``) over a loop with a failed iteration: ``CollectInputs``
   (resolve.go:869) reads each iteration's outputs and has none for a failed one.
 - Conditions (``triggerPolicy.condition``) are evaluated by the driver; a task skipped by its
-  condition does not succeed, so nothing depending on it starts.
+  condition does not succeed, so nothing depending on it starts. ``dsl.Else`` is the negation
+  of its ``dsl.If`` (``!(...)``).
+- ``dsl.OneOf`` over the branches of an If/Else is an output of their DAG: for a parameter the
+  2.15.0 driver takes the first selector whose task completed and fails when none did
+  (kubeflow/pipelines 2.15.0 ``backend/src/v2/driver/resolve.go``:1049-1077); for an artifact it
+  takes the last selector whatever ran (resolve.go:1025-1028; fixed in 2.17.0 by 456c72a6c1),
+  which this imitation refuses as :class:`Invalid`.
 - A task with a ``retryPolicy`` gets an Argo retryStrategy on its executor (argocompiler
   container.go:379-392, 586-592) with no retryPolicy of its own, so Argo's default OnFailure
   applies (argo-workflows f016ad89eb pkg/apis/workflow/v1alpha1/workflow_types.go:2396-2403,
@@ -85,7 +91,10 @@ def _deps(task: dict) -> list[str]:
 
 
 def _condition(text: str, params: dict) -> bool:
-    """The two condition shapes the SDK writes for ``p == True`` and ``p != ''``."""
+    """The two condition shapes the SDK writes for ``p == True`` and ``p != ''``, and the
+    negation of either (``dsl.Else``)."""
+    if text.startswith("!(") and text.endswith(")"):
+        return not _condition(text[2:-1], params)
     name = text.split("pipelinechannel--", 1)[1].split("'", 1)[0]
     value = params[name]
     if " == true" in text:
@@ -99,6 +108,7 @@ class Pipeline:
     def __init__(self, spec: dict):
         self.components = spec["components"]
         self.root = spec["root"]
+        self._tasks: dict[str, dict] = {}  # every task met so far, by name
 
     def run(self, scenario: Scenario) -> Run:
         run = Run()
@@ -109,6 +119,7 @@ class Pipeline:
     def _dag(self, dag: dict, s: Scenario, run: Run) -> bool:
         """Run one DAG template; True when every task of it succeeded or was skipped."""
         tasks = dag["tasks"]
+        self._tasks.update(tasks)
         exits = {n: t for n, t in tasks.items() if _strategy(t) == ALL_COMPLETED}
         hooks: dict[str, str] = {}
         for name in sorted(exits):
@@ -139,7 +150,7 @@ class Pipeline:
         return all(p != FAILED for p in phase.values())
 
     def _task(self, name: str, task: dict, phase: dict, s: Scenario, run: Run) -> str:
-        if not self._resolves(task, phase):
+        if not self._resolves(task, phase, run):
             return FAILED  # the driver cannot resolve its inputs
         condition = task.get("triggerPolicy", {}).get("condition")
         if condition and not _condition(condition, s.params):
@@ -159,7 +170,24 @@ class Pipeline:
         phase[name] = FAILED if failed else SUCCEEDED
         return phase[name]
 
-    def _resolves(self, task: dict, phase: dict) -> bool:
+    def _resolves(self, task: dict, phase: dict, run: Run) -> bool:
         """Every upstream output it reads comes from a task that succeeded (a loop included:
-        CollectInputs has no output of a failed iteration)."""
-        return all(phase.get(p) == SUCCEEDED for p in _producers(task))
+        CollectInputs has no output of a failed iteration); an output of dsl.OneOf, from a
+        branch that ran."""
+        for producer in _producers(task):
+            if phase.get(producer) != SUCCEEDED:
+                return False
+            outputs = self.components[self._ref(producer)].get("dag", {}).get("outputs", {})
+            for spec in outputs.get("artifacts", {}).values():
+                if len(spec.get("artifactSelectors", [])) > 1:
+                    raise Invalid(f"{producer}: a dsl.OneOf of artifacts, which 2.15.0 takes from "
+                                  "its last branch whatever ran")  # fmt: skip
+            for spec in outputs.get("parameters", {}).values():
+                chosen = spec.get("valueFromOneof", {}).get("parameterSelectors")
+                if chosen and not any(run.phases.get(c["producerSubtask"]) == SUCCEEDED
+                                      for c in chosen):  # fmt: skip
+                    return False
+        return True
+
+    def _ref(self, name: str) -> str:
+        return self._tasks[name]["componentRef"]["name"]

@@ -15,6 +15,8 @@ from kfp import compiler, dsl
 
 from kfp_bench.steps.compile import DEFAULT_OUT
 from tests.pipelines._tiny import gather as _gather
+from tests.pipelines._tiny import make as _make
+from tests.pipelines._tiny import read as _read
 from tests.pipelines._tiny import step as _step
 from tests.pipelines.argo_rules import FAILED, SUCCEEDED, Invalid, Pipeline, Scenario
 
@@ -109,3 +111,39 @@ def test_a_task_after_a_hook_task_is_refused(tmp_path):
 
     with pytest.raises(Invalid, match="in a hook's template only"):
         _compiled(after_hook, tmp_path).run(Scenario(set(), {}))
+
+
+@pytest.mark.parametrize("results_uri", ["", "s3://b/p"])
+def test_the_one_check_takes_the_report_that_ran(pipeline, results_uri):
+    """report or report_history by results_uri, and one check of whichever ran: its outcome a
+    parameter of dsl.OneOf, which 2.15.0 takes from the branch that completed."""
+    run = pipeline.run(Scenario(set(), {"run_llm": False, "results_uri": results_uri}))
+    ran = "report-history" if results_uri else "report"
+    skipped = "report" if results_uri else "report-history"
+    assert (run.ran[ran], run.ran[skipped], run.ran["check-outcome"]) == (1, 0, 1)
+    assert run.phase == SUCCEEDED
+
+
+def test_a_oneof_of_artifacts_is_refused_and_of_parameters_taken_from_the_branch_that_ran(tmp_path):
+    def branches(artifact: bool):
+        def func(flag: str = ""):
+            with dsl.If(flag != ""):
+                a = _make() if artifact else _step(x="a")
+            with dsl.Else():
+                b = _make() if artifact else _step(x="b")
+            if artifact:
+                _read(x=dsl.OneOf(a.outputs["out"], b.outputs["out"]))
+            else:
+                _step(x=dsl.OneOf(a.output, b.output))
+
+        func.__annotations__ = {"flag": str}  # a type, not the text this module's import makes
+        return func
+
+    with pytest.raises(Invalid, match="a dsl.OneOf of artifacts"):
+        _compiled(branches(True), tmp_path).run(Scenario(set(), {"flag": ""}))
+    for flag in ("", "on"):
+        run = _compiled(branches(False), tmp_path).run(Scenario(set(), {"flag": flag}))
+        assert run.ran["step-3"] == 1 and run.phase == SUCCEEDED
+    # the branch that ran failed: nothing for the OneOf to take, the reader fails in its driver
+    run = _compiled(branches(False), tmp_path).run(Scenario({"step"}, {"flag": "on"}))
+    assert run.ran["step-3"] == 0 and run.phase == FAILED

@@ -130,10 +130,10 @@ def test_a_template_is_reused_only_for_the_same_script_wheels_and_settings(tmp_p
 def test_the_scripts_prepared_are_those_of_the_tasks_that_always_run_first_needed_first():
     spec = next(yaml.safe_load_all(compiled_file("kfp_bench").read_text()))
     extras = [re.search(r'"KFP-bench(\S*) @', s).group(1) for s in install_scripts(spec)]
-    # check-params first; report-history (history,report) runs only with results_uri
+    # check-params first; report (report) or report-history (history,report) by results_uri
     assert extras[0] == "[kfp]"
-    assert "[history,report]" not in extras
-    assert len(extras) == len(set(extras)) == 7
+    assert "[history,report]" not in extras and "[report]" not in extras
+    assert len(extras) == len(set(extras)) == 6
 
 
 def test_kfp_locals_new_environment_is_one_for_any_volume_but_not_for_other_wheels(tmp_path):
