@@ -8,11 +8,19 @@ _ENTRY = re.compile(r"^(\s+)(\w+)(?:\s*\([^)]*\))?:\s*(.*)$")
 
 
 def field_docs(obj) -> dict[str, str]:
-    """Map each name in the ``Attributes:`` or ``Args:`` section of ``obj``'s docstring to its text.
+    """Map each name in the ``Attributes:`` or ``Args:`` section of ``obj``'s docstring to its text;
+    a class's own entries after its bases' (a dataclass's fields come in that order too).
 
     Continuation lines (indented deeper than the entry) are joined with single spaces.
     """
-    doc = inspect.getdoc(obj) or ""
+    if inspect.isclass(obj):
+        bases = [c for c in reversed(obj.__mro__[1:]) if c is not object]
+        return {k: v for c in bases for k, v in _docs(c.__doc__).items()} | _docs(obj.__doc__)
+    return _docs(inspect.getdoc(obj))
+
+
+def _docs(doc: str | None) -> dict[str, str]:
+    doc = inspect.cleandoc(doc or "")
     docs: dict[str, str] = {}
     in_section, indent, current = False, None, None
     for line in doc.splitlines():

@@ -22,6 +22,9 @@ from kfp_bench.components._step import step
 def check_params(
     kfp_host: str,
     namespace: str,
+    token_secret: str,
+    benchmark_id: str,
+    lease_wait_sec: float,
     pipeline: str,
     run_benchmark: bool,
     num_runs: int,
@@ -46,6 +49,7 @@ def check_params(
     sweep_rates: str,
     sweep_step_sec: float,
     isvc: dict,
+    cost_per_hour: float,
     run_llm: bool,
     llm_url: str,
     llm_endpoint: str,
@@ -61,11 +65,7 @@ def check_params(
     llm_warmup_sec: float,
     llm_find_max: str,
     llm_workers: int,
-    cost_per_hour: float,
     llm_tokenizer: str,
-    token_secret: str,
-    benchmark_id: str,
-    lease_wait_sec: float,
     results_uri: str,
     baseline: str,
     thresholds: str,
@@ -87,7 +87,7 @@ def check_params(
     the step ends the sidecar at the end.
 
     Args:
-        kfp_host: see BenchParams; likewise every parameter up to pushgateway_url.
+        kfp_host: see BenchParams; likewise every parameter up to metrics_scrape_token.
         job_id: the pipeline run's id, from which an empty benchmark_id is derived.
 
     Returns:

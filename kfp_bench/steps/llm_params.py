@@ -14,6 +14,7 @@ import os
 import re
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from kfp_bench.errors import ConfigError
@@ -57,6 +58,69 @@ def check_dist(name: str, text) -> None:
             raise bad(name, text, f"whole numbers of tokens from 1, HI not below LO; {DIST_FORMS}")
     elif a < 1:
         raise bad(name, text, f"the centre must be 1 or more; {DIST_FORMS}")
+
+
+@dataclass(frozen=True)
+class LlmLoad:
+    """The LLM load's parameters (the pipeline's, ``steps.params.BenchParams``).
+
+    Attributes:
+        run_llm: run the streaming LLM load (kfp-bench llm) on llm_url, instead of or beside the
+            inference load; its steps (llm_load per worker, report_llm) run only when on.
+        llm_url: the OpenAI-compatible base URL to stream from, without /v1 (KServe:
+            http://NAME-predictor.NAMESPACE.svc.cluster.local/openai; vLLM: http://host:8000);
+            empty with an isvc: the deployed InferenceService's /openai.
+        llm_endpoint: completions (/v1/completions) or chat (/v1/chat/completions).
+        llm_model: the model name requests ask for; empty: the one model llm_url's /v1/models
+            lists, or with an isvc the name it serves.
+        llm_concurrency: streams at once across all LLM load workers (closed loop).
+        llm_rate: open-loop total requests/s across the LLM load workers, TTFT also from the
+            intended send; 0 for closed loop at llm_concurrency.
+        llm_stages: the LLM load in stages, as stages is for the predict load (kfp-bench llm
+            --stages); leave llm_rate at 0 and llm_duration_sec at its default. Empty: none.
+        llm_multi_turn: chat sessions, TURNS[,THINK_S] (kfp-bench llm --multi-turn), e.g. 5,2:
+            each of llm_concurrency streams runs sessions of 5 turns, each turn carrying the
+            history, 2 s between turns (with llm_rate: sessions started at that rate); needs
+            llm_endpoint chat. Empty: none.
+        llm_duration_sec: seconds of LLM load.
+        llm_input_tokens: the synthetic prompts' length in words: fixed:N, uniform:LO,HI,
+            normal:MEAN,SD or lognormal:MEDIAN,SIGMA.
+        llm_output_tokens: the requests' max_tokens, drawn as llm_input_tokens is.
+        llm_slo: goodput bounds, e.g. ttft=500ms,itl=50ms,tpot=30ms,e2e=10s; empty: every
+            completed request is good.
+        llm_warmup_sec: requests sent in this first part of the LLM load count in no figure.
+        llm_find_max: rate or concurrency: instead of one load, search for the highest level at
+            which llm_slo holds for 90% of the requests (kfp-bench llm --find-max), probes of
+            llm_duration_sec each from 1 req/s or 1 stream; needs llm_slo and one LLM load
+            worker. The report gives the last passing and first failing level and every probe;
+            its figures are the last passing probe's. Empty: one load.
+        llm_workers: pods streaming the LLM load in parallel; their histograms are merged.
+        llm_tokenizer: the model's tokenizer.json, an http(s) URL (fetched once by each LLM
+            load worker) or a path its pod can read: a server that streams no usage has its
+            tokens counted with it; without it they are unknown.
+    """
+
+    run_llm: bool = False
+    llm_url: str = ""
+    llm_endpoint: str = "completions"
+    llm_model: str = ""
+    llm_concurrency: int = 16
+    llm_rate: float = 0.0
+    llm_stages: str = ""
+    llm_multi_turn: str = ""
+    llm_duration_sec: float = 30.0
+    llm_input_tokens: str = "fixed:128"
+    llm_output_tokens: str = "fixed:64"
+    llm_slo: str = ""
+    llm_warmup_sec: float = 0.0
+    llm_find_max: str = ""
+    llm_workers: int = 1
+    llm_tokenizer: str = ""
+
+    def check_group(self, fetch: bool = True) -> None:
+        """Checked with run_llm on (``check_llm``)."""
+        if self.run_llm:
+            check_llm(self)
 
 
 def check_llm(p) -> None:

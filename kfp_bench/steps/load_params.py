@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import fields
+from dataclasses import dataclass, field, fields
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.load.options import MAX_RATE_PER_WORKER, LoadOptions, parse_rates
@@ -19,6 +19,7 @@ from kfp_bench.steps.checks import (
     need_url,
     positive,
     positive_int,
+    selector,
     translated,
 )
 
@@ -26,6 +27,62 @@ DEFAULT_INFERENCE_URL = (
     "http://sklearn-iris-predictor.default.svc.cluster.local/v1/models/sklearn-iris:predict"
 )
 DEFAULT_PAYLOAD = '{"instances": [[6.8, 2.8, 4.8, 1.4], [6.0, 3.4, 4.5, 1.6]]}'
+
+
+@dataclass(frozen=True)
+class PredictLoad:
+    """The predict load's and the rate sweep's parameters (the pipeline's,
+    ``steps.params.BenchParams``).
+
+    Attributes:
+        run_load: run the inference load.
+        inference_url: the URL to load, e.g. an InferenceService's V1 predict URL.
+        host_header: HTTP Host header, for an InferenceService behind the ingress
+            (SERVICE_HOSTNAME in KServe's guides); empty to use the URL's host.
+        payload: the JSON request body, POSTed as application/json.
+        duration_sec: seconds of load (KServe's autoscaling guide: hey -z 30s).
+        concurrency: connections sending at once across all load workers (hey -c).
+        rate: open-loop total requests/s across all load workers; 0 for closed loop at the
+            given concurrency.
+        stages: the load in stages instead of one rate, as kfp-bench load --stages takes them
+            (e.g. "30s@10,60s@10-100,idle 30s,30s@100": constant, ramp, idle), open loop, one
+            schedule split across the load workers; the load and the replica watcher last their
+            sum (leave rate at 0 and duration_sec at its default). Empty: none.
+        load_workers: pods generating the load in parallel; their histograms are merged.
+        load_node_selector: node labels the load pods must have, a JSON object; empty for none.
+        mesh_route: how the load reaches a model behind Kubeflow's Istio mesh: none (the load
+            pods have no sidecar: KFP starts every pod with sidecar.istio.io/inject "false",
+            so a predictor in a profile namespace answers 403 "RBAC: access denied") or
+            sidecar (compiled/kfp_bench_mesh.yaml, whose load pods carry an Istio sidecar and
+            so the profile namespace's identity; each load step ends its sidecar when its
+            load is over). See docs/running-in-a-cluster.md, "Through the mesh".
+        sweep_rates: a rate sweep before the load, one open-loop step per rate (requests/s,
+            increasing, e.g. "5,50,500,1000"): KServe's table of QPS against latency and success,
+            and the saturation knee; empty for none.
+        sweep_step_sec: seconds of each step of the rate sweep.
+    """
+
+    run_load: bool = True
+    inference_url: str = DEFAULT_INFERENCE_URL
+    host_header: str = ""
+    payload: str = DEFAULT_PAYLOAD
+    duration_sec: float = 30.0
+    concurrency: int = 5
+    rate: float = 0.0
+    stages: str = ""
+    load_workers: int = 1
+    load_node_selector: dict = field(default_factory=dict)
+    mesh_route: str = "none"
+    sweep_rates: str = ""
+    sweep_step_sec: float = 30.0
+
+    def check_group(self, fetch: bool = True) -> None:
+        """load_node_selector's form; the rest with run_load on or sweep_rates given
+        (``check_load``)."""
+        selector("load_node_selector", self.load_node_selector)
+        if self.run_load or self.sweep_rates:
+            check_load(self)
+        sweep_rates(self)
 
 
 def check_load(p) -> None:

@@ -1,14 +1,15 @@
-"""The meta-pipeline's parameters: ``BenchParams``, their defaults, and ``check``, which runs each
-part's checks.
+"""The meta-pipeline's parameters: ``BenchParams``, the flat union of the groups of ``GROUPS``.
 
-``BenchParams`` holds every knob of the kfp_bench pipeline; its docstring is the source of the
-pipeline's parameter help and of ``kfp-bench submit --help``. The defaults work in a cluster with
-Kubeflow Pipelines and KServe's first example InferenceService (sklearn-iris): the in-cluster KFP
-API, the bundled noop child pipeline, and the KServe autoscaling guide's load (30 s at
-concurrency 5). ``check()`` is what the pipeline's first step runs: a bad value raises one
-``ConfigError`` naming the parameter and the fix, before anything is created. Each part's
-parameters are checked, and made into the engine's options, in the part's own module:
-``runs_params``, ``load_params``, ``llm_params``.
+Each group is a small dataclass of one concern (the target, the runs benchmark, the predict load,
+KServe, the LLM load, the history and gates, the server metrics) holding its fields, their
+defaults, their help (its docstring: the source of the pipeline's parameter help, of the check
+step's and of ``kfp-bench submit --help``) and its own checks (``check_group``), in the module
+that also makes them into the engine's options: ``runs_params``, ``load_params``,
+``llm_params``, ``server_metrics``, or here. The defaults work in a cluster with Kubeflow
+Pipelines and KServe's first example InferenceService (sklearn-iris): the in-cluster KFP API, the
+bundled noop child pipeline, and the KServe autoscaling guide's load (30 s at concurrency 5).
+``check()`` is what the pipeline's first step runs: a bad value raises one ``ConfigError``
+naming the parameter and the fix, before anything is created.
 """
 
 from __future__ import annotations
@@ -30,115 +31,25 @@ from kfp_bench.steps.checks import (
     bad,
     check_history,
     check_mesh_route,
-    selector,
     translated,
 )
 from kfp_bench.steps.ids import check_id
-from kfp_bench.steps.llm_params import check_llm
-from kfp_bench.steps.load_params import (
-    DEFAULT_INFERENCE_URL,
-    DEFAULT_PAYLOAD,
-    check_load,
-    sweep_rates,
-)
-from kfp_bench.steps.runs_params import check_runs
-from kfp_bench.steps.server_metrics import check_metrics
+from kfp_bench.steps.llm_params import LlmLoad
+from kfp_bench.steps.load_params import PredictLoad
+from kfp_bench.steps.runs_params import Runs
+from kfp_bench.steps.server_metrics import ServerMetrics
 
 DEFAULT_KFP_HOST = "http://ml-pipeline.kubeflow.svc.cluster.local:8888"
 
 
 @dataclass(frozen=True)
-class BenchParams:
-    """The parameters of the kfp_bench pipeline.
+class BenchTarget:
+    """Where the benchmark runs and what it names (the pipeline's, ``BenchParams``).
 
     Attributes:
         kfp_host: the KFP API to benchmark; the in-cluster ml-pipeline service by default.
         namespace: the Kubernetes namespace of multi-user KFP (your profile); empty for
             standalone KFP.
-        pipeline: the child pipeline to spawn runs of: noop, fanout or train (bundled), or the
-            http(s):// or gs:// URL of a compiled pipeline.
-        run_benchmark: run the KFP runs benchmark (upload, spawn, poll).
-        num_runs: number of child runs to create.
-        create_concurrency: child runs created at once.
-        poll_interval_sec: seconds between poll rounds (each LISTs the runs in pages of 200).
-        run_timeout_sec: seconds after which unfinished child runs are terminated.
-        run_parameters: parameters of each child run, a JSON object; each must be declared by
-            the child pipeline.
-        run_node_selector: node labels the child runs' pods must have, e.g.
-            {"cloud.google.com/gke-nodepool": "pool-1"} as in KFP's benchmark guide; empty for
-            none (the child pipeline must declare a node_selector parameter, as bundled ones do).
-        fill_runs: first fill the KFP server with this many finished runs of the child pipeline
-            (each created, then terminated at once), probing the calls of the KFP UI's Runs
-            page as they grow (docs/full-database.md); swept at the end; 0 for none.
-        fill_steps: the probes on the way to fill_runs: at the start and after each of this
-            many equal steps.
-        run_load: run the inference load.
-        inference_url: the URL to load, e.g. an InferenceService's V1 predict URL.
-        host_header: HTTP Host header, for an InferenceService behind the ingress
-            (SERVICE_HOSTNAME in KServe's guides); empty to use the URL's host.
-        payload: the JSON request body, POSTed as application/json.
-        duration_sec: seconds of load (KServe's autoscaling guide: hey -z 30s).
-        concurrency: connections sending at once across all load workers (hey -c).
-        rate: open-loop total requests/s across all load workers; 0 for closed loop at the
-            given concurrency.
-        stages: the load in stages instead of one rate, as kfp-bench load --stages takes them
-            (e.g. "30s@10,60s@10-100,idle 30s,30s@100": constant, ramp, idle), open loop, one
-            schedule split across the load workers; the load and the replica watcher last their
-            sum (leave rate at 0 and duration_sec at its default). Empty: none.
-        load_workers: pods generating the load in parallel; their histograms are merged.
-        load_node_selector: node labels the load pods must have, a JSON object; empty for none.
-        mesh_route: how the load reaches a model behind Kubeflow's Istio mesh: none (the load
-            pods have no sidecar: KFP starts every pod with sidecar.istio.io/inject "false",
-            so a predictor in a profile namespace answers 403 "RBAC: access denied") or
-            sidecar (compiled/kfp_bench_mesh.yaml, whose load pods carry an Istio sidecar and
-            so the profile namespace's identity; each load step ends its sidecar when its
-            load is over). See docs/running-in-a-cluster.md, "Through the mesh".
-        sweep_rates: a rate sweep before the load, one open-loop step per rate (requests/s,
-            increasing, e.g. "5,50,500,1000"): KServe's table of QPS against latency and success,
-            and the saturation knee; empty for none.
-        sweep_step_sec: seconds of each step of the rate sweep.
-        isvc: an InferenceService to deploy before the load, watch during it and delete at the
-            end, a JSON object of kfp_bench.kserve.IsvcSpec fields (name, model_format,
-            storage_uri, deployment_mode, predictor: {scale_target, scale_metric, min_replicas,
-            ...}); its URL replaces inference_url. Empty (the default): none, no cluster needed.
-        run_llm: run the streaming LLM load (kfp-bench llm) on llm_url, instead of or beside the
-            inference load; its steps (llm_load per worker, report_llm) run only when on.
-        llm_url: the OpenAI-compatible base URL to stream from, without /v1 (KServe:
-            http://NAME-predictor.NAMESPACE.svc.cluster.local/openai; vLLM: http://host:8000);
-            empty with an isvc: the deployed InferenceService's /openai.
-        llm_endpoint: completions (/v1/completions) or chat (/v1/chat/completions).
-        llm_model: the model name requests ask for; empty: the one model llm_url's /v1/models
-            lists, or with an isvc the name it serves.
-        llm_concurrency: streams at once across all LLM load workers (closed loop).
-        llm_rate: open-loop total requests/s across the LLM load workers, TTFT also from the
-            intended send; 0 for closed loop at llm_concurrency.
-        llm_duration_sec: seconds of LLM load.
-        llm_stages: the LLM load in stages, as stages is for the predict load (kfp-bench llm
-            --stages); leave llm_rate at 0 and llm_duration_sec at its default. Empty: none.
-        llm_multi_turn: chat sessions, TURNS[,THINK_S] (kfp-bench llm --multi-turn), e.g. 5,2:
-            each of llm_concurrency streams runs sessions of 5 turns, each turn carrying the
-            history, 2 s between turns (with llm_rate: sessions started at that rate); needs
-            llm_endpoint chat. Empty: none.
-        llm_input_tokens: the synthetic prompts' length in words: fixed:N, uniform:LO,HI,
-            normal:MEAN,SD or lognormal:MEDIAN,SIGMA.
-        llm_output_tokens: the requests' max_tokens, drawn as llm_input_tokens is.
-        llm_slo: goodput bounds, e.g. ttft=500ms,itl=50ms,tpot=30ms,e2e=10s; empty: every
-            completed request is good.
-        llm_warmup_sec: requests sent in this first part of the LLM load count in no figure.
-        llm_find_max: rate or concurrency: instead of one load, search for the highest level at
-            which llm_slo holds for 90% of the requests (kfp-bench llm --find-max), probes of
-            llm_duration_sec each from 1 req/s or 1 stream; needs llm_slo and one LLM load
-            worker. The report gives the last passing and first failing level and every probe;
-            its figures are the last passing probe's. Empty: one load.
-        llm_workers: pods streaming the LLM load in parallel; their histograms are merged.
-        cost_per_hour: the serving nodes' or GPUs' price per hour, in your currency: the
-            reports and Metrics add the cost of each load's measured window per 1000
-            successful requests (load_cost_per_thousand_requests, cost_per_thousand_requests)
-            and per million output tokens (cost_per_million_output_tokens; unknown when the
-            tokens are). 0 (the default): none.
-        llm_tokenizer: the model's tokenizer.json, an http(s) URL (fetched once by each LLM
-            load worker) or a path its pod can read: a server that streams no usage has its
-            tokens counted with it; without it they are unknown.
         token_secret: a Secret whose key "token" is a KFP API bearer token, mounted into the
             steps that call KFP when it exists; they use it only when the projected
             service-account token of multi-user KFP (pods labelled access-ml-pipeline) is absent
@@ -153,6 +64,59 @@ class BenchParams:
         lease_wait_sec: seconds to wait for the lease while another live benchmark of the same
             benchmark_id holds it; 0 (the default): refuse at once, naming the holder. Only with
             run_benchmark on (the lease is an experiment on the KFP server).
+    """
+
+    kfp_host: str = DEFAULT_KFP_HOST
+    namespace: str = ""
+    token_secret: str = "kfp-bench-token"
+    benchmark_id: str = ""
+    lease_wait_sec: float = 0.0
+
+    def check_group(self, fetch: bool = True) -> None:
+        """The id, the lease's wait, the namespace's and the Secret's names."""
+        check_id(self.benchmark_id)
+        w = self.lease_wait_sec
+        if not (isinstance(w, int | float) and not isinstance(w, bool) and 0 <= w <= MAX_WAIT_S):
+            raise bad("lease_wait_sec", w, f"give seconds from 0 (refuse) to {MAX_WAIT_S:g}")
+        if self.namespace:
+            check_dns1123_label(self.namespace, "pipeline parameter namespace=")
+        if not re.fullmatch(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?", self.token_secret):
+            raise bad("token_secret", self.token_secret, "give a Kubernetes Secret name")
+
+
+@dataclass(frozen=True)
+class KServe:
+    """The InferenceService served and its price (the pipeline's, ``BenchParams``).
+
+    Attributes:
+        isvc: an InferenceService to deploy before the load, watch during it and delete at the
+            end, a JSON object of kfp_bench.kserve.IsvcSpec fields (name, model_format,
+            storage_uri, deployment_mode, predictor: {scale_target, scale_metric, min_replicas,
+            ...}); its URL replaces inference_url. Empty (the default): none, no cluster needed.
+        cost_per_hour: the serving nodes' or GPUs' price per hour, in your currency: the
+            reports and Metrics add the cost of each load's measured window per 1000
+            successful requests (load_cost_per_thousand_requests, cost_per_thousand_requests)
+            and per million output tokens (cost_per_million_output_tokens; unknown when the
+            tokens are). 0 (the default): none.
+    """
+
+    isvc: dict = field(default_factory=dict)
+    cost_per_hour: float = 0.0
+
+    def check_group(self, fetch: bool = True) -> None:
+        """The isvc's spec (``isvc_spec``) and the price's form."""
+        if self.isvc:
+            self.isvc_spec()
+        if not is_price(self.cost_per_hour):
+            raise bad("cost_per_hour", self.cost_per_hour, FIX)
+
+
+@dataclass(frozen=True)
+class HistoryGates:
+    """The results history, the gates on the figures and where they are pushed (the
+    pipeline's, ``BenchParams``).
+
+    Attributes:
         results_uri: the results history: gs://BUCKET/PREFIX, s3://BUCKET/PREFIX (AWS, or any
             S3 API with ?endpoint=URL), minio://BUCKET/PREFIX (KFP's own store and its
             mlpipeline-minio-artifact Secret; on multi-user Kubeflow a profile may write under
@@ -177,77 +141,32 @@ class BenchParams:
             pushes the headline figures there, labelled benchmark (benchmark_id as given, else
             kfp-bench), target and part, and the last-success time when the run passed
             (kfp_bench.push, docs/alerting.md). Empty (the default): no push.
-        prometheus_url: the Prometheus (its HTTP API) that metrics_profile's queries go to, e.g.
-            http://prometheus.monitoring:9090; empty without a profile.
-        metrics_profile: named PromQL queries run over the load's window and drawn under the
-            client's series (docs/metrics-profiles.md): a built-in name (kserve-predictor, kfp,
-            gpu) or the profile's YAML text itself (a pod has no local file; the text is kept
-            in the run's parameters, so the run records what was asked). Empty: none.
-        metrics_scrape: /metrics endpoints sampled every second while the load runs,
-            comma-separated (the predictor's pods, vLLM); empty for none. Load worker 0 alone
-            scrapes and queries: the others would read the same server.
-        metrics_vars: the profile's {{.NAME}} values, NAME=VALUE comma-separated; namespace and
-            isvc are the isvc's own (its namespace and name) unless given here.
-        metrics_scrape_token: send the pod's Kubernetes service-account token as a bearer
-            token to the metrics_scrape endpoints (a predictor behind Istio or KFP auth).
     """
 
-    kfp_host: str = DEFAULT_KFP_HOST
-    namespace: str = ""
-    pipeline: str = "noop"
-    run_benchmark: bool = True
-    num_runs: int = 10
-    create_concurrency: int = 4
-    poll_interval_sec: float = 2.0
-    run_timeout_sec: float = 600.0
-    run_parameters: dict = field(default_factory=dict)
-    run_node_selector: dict = field(default_factory=dict)
-    fill_runs: int = 0
-    fill_steps: int = 5
-    run_load: bool = True
-    inference_url: str = DEFAULT_INFERENCE_URL
-    host_header: str = ""
-    payload: str = DEFAULT_PAYLOAD
-    duration_sec: float = 30.0
-    concurrency: int = 5
-    rate: float = 0.0
-    stages: str = ""
-    load_workers: int = 1
-    load_node_selector: dict = field(default_factory=dict)
-    mesh_route: str = "none"
-    sweep_rates: str = ""
-    sweep_step_sec: float = 30.0
-    isvc: dict = field(default_factory=dict)
-    run_llm: bool = False
-    llm_url: str = ""
-    llm_endpoint: str = "completions"
-    llm_model: str = ""
-    llm_concurrency: int = 16
-    llm_rate: float = 0.0
-    llm_stages: str = ""
-    llm_multi_turn: str = ""
-    llm_duration_sec: float = 30.0
-    llm_input_tokens: str = "fixed:128"
-    llm_output_tokens: str = "fixed:64"
-    llm_slo: str = ""
-    llm_warmup_sec: float = 0.0
-    llm_find_max: str = ""
-    llm_workers: int = 1
-    cost_per_hour: float = 0.0
-    llm_tokenizer: str = ""
-    token_secret: str = "kfp-bench-token"
-    benchmark_id: str = ""
-    lease_wait_sec: float = 0.0
     results_uri: str = ""
     baseline: str = "last:5"
     thresholds: str = ""
     fail_on_regression: bool = False
     pushgateway_url: str = ""
-    prometheus_url: str = ""
-    metrics_profile: str = ""
-    metrics_scrape: str = ""
-    metrics_vars: str = ""
-    metrics_scrape_token: bool = False
+
+    def check_group(self, fetch: bool = True) -> None:
+        """The history's URI and baseline, every gate (refused here, before anything starts,
+        when no switched-on part measures its figure) and the Pushgateway's URL."""
+        check_history(self.results_uri, self.baseline)
+        self.gates(self.kinds())
+        if self.pushgateway_url:
+            check_url(self.pushgateway_url, "pipeline parameter pushgateway_url=")
+
+
+#: The parameters' groups, each a dataclass with its fields' help and its own checks, in the
+#: order of the pipeline's parameters and of their checks.
+GROUPS = (BenchTarget, Runs, PredictLoad, KServe, LlmLoad, HistoryGates, ServerMetrics)
+
+
+@dataclass(frozen=True)
+class BenchParams(*reversed(GROUPS)):  # a dataclass's fields come base last to first
+    """The parameters of the kfp_bench pipeline: the fields of ``GROUPS``, flat, as KFP takes a
+    pipeline's parameters (each documented in its group)."""
 
     @classmethod
     def names(cls) -> list[str]:
@@ -279,32 +198,9 @@ class BenchParams:
                 "pipeline parameters run_benchmark, run_load and run_llm are all false and "
                 "sweep_rates is empty: nothing to measure; set one of them"
             )
-        check_id(self.benchmark_id)
-        w = self.lease_wait_sec
-        if not (isinstance(w, int | float) and not isinstance(w, bool) and 0 <= w <= MAX_WAIT_S):
-            raise bad("lease_wait_sec", w, f"give seconds from 0 (refuse) to {MAX_WAIT_S:g}")
-        if self.namespace:
-            check_dns1123_label(self.namespace, "pipeline parameter namespace=")
-        if not re.fullmatch(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?", self.token_secret):
-            raise bad("token_secret", self.token_secret, "give a Kubernetes Secret name")
-        selector("load_node_selector", self.load_node_selector)
-        if self.run_benchmark:
-            check_runs(self, fetch)
-        if self.run_load or self.sweep_rates:
-            check_load(self)
-        sweep_rates(self)
-        if self.isvc:
-            self.isvc_spec()
-        if self.run_llm:
-            check_llm(self)
-        if not is_price(self.cost_per_hour):
-            raise bad("cost_per_hour", self.cost_per_hour, FIX)
-        check_history(self.results_uri, self.baseline)
-        self.gates(self.kinds())  # refused here, before anything starts
-        if self.pushgateway_url:
-            check_url(self.pushgateway_url, "pipeline parameter pushgateway_url=")
+        for group in GROUPS:
+            group.check_group(self, fetch)
         check_mesh_route(self)  # after the URLs: their form is known good here
-        check_metrics(self)
         return self
 
     def kinds(self) -> set[str]:

@@ -3,6 +3,8 @@ checks and the driver's ``RunsOptions`` they become, side by side."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from kfp_bench.kfp.options import RunsOptions
 from kfp_bench.steps.auth import token_auth
 from kfp_bench.steps.bundled import BUNDLED, bundled_manifest
@@ -24,6 +26,47 @@ from kfp_bench.steps.checks import (
 #: The cap on fill_runs: the full-database guide's scale (docs/full-database.md), ten times
 #: num_runs' cap; the fill's runs are finished at once and swept at the end.
 MAX_FILL_RUNS = 10_000
+
+
+@dataclass(frozen=True)
+class Runs:
+    """The runs benchmark's parameters (the pipeline's, ``steps.params.BenchParams``).
+
+    Attributes:
+        pipeline: the child pipeline to spawn runs of: noop, fanout or train (bundled), or the
+            http(s):// or gs:// URL of a compiled pipeline.
+        run_benchmark: run the KFP runs benchmark (upload, spawn, poll).
+        num_runs: number of child runs to create.
+        create_concurrency: child runs created at once.
+        poll_interval_sec: seconds between poll rounds (each LISTs the runs in pages of 200).
+        run_timeout_sec: seconds after which unfinished child runs are terminated.
+        run_parameters: parameters of each child run, a JSON object; each must be declared by
+            the child pipeline.
+        run_node_selector: node labels the child runs' pods must have, e.g.
+            {"cloud.google.com/gke-nodepool": "pool-1"} as in KFP's benchmark guide; empty for
+            none (the child pipeline must declare a node_selector parameter, as bundled ones do).
+        fill_runs: first fill the KFP server with this many finished runs of the child pipeline
+            (each created, then terminated at once), probing the calls of the KFP UI's Runs
+            page as they grow (docs/full-database.md); swept at the end; 0 for none.
+        fill_steps: the probes on the way to fill_runs: at the start and after each of this
+            many equal steps.
+    """
+
+    pipeline: str = "noop"
+    run_benchmark: bool = True
+    num_runs: int = 10
+    create_concurrency: int = 4
+    poll_interval_sec: float = 2.0
+    run_timeout_sec: float = 600.0
+    run_parameters: dict = field(default_factory=dict)
+    run_node_selector: dict = field(default_factory=dict)
+    fill_runs: int = 0
+    fill_steps: int = 5
+
+    def check_group(self, fetch: bool = True) -> None:
+        """Checked with run_benchmark on (``check_runs``)."""
+        if self.run_benchmark:
+            check_runs(self, fetch)
 
 
 def check_runs(p, fetch: bool) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from kfp_bench.errors import ConfigError
@@ -30,6 +31,37 @@ COLLECTING_WORKER = 0
 #: token to the scrape endpoints with metrics_scrape_token on; $KFP_BENCH_SCRAPE_TOKEN moves it.
 SCRAPE_TOKEN_PATH = "/var/run/secrets/kubernetes.io/serviceaccount/token"
 _EXAMPLE = "http://prometheus.monitoring:9090"
+
+
+@dataclass(frozen=True)
+class ServerMetrics:
+    """The server metrics' parameters (the pipeline's, ``steps.params.BenchParams``).
+
+    Attributes:
+        prometheus_url: the Prometheus (its HTTP API) that metrics_profile's queries go to, e.g.
+            http://prometheus.monitoring:9090; empty without a profile.
+        metrics_profile: named PromQL queries run over the load's window and drawn under the
+            client's series (docs/metrics-profiles.md): a built-in name (kserve-predictor, kfp,
+            gpu) or the profile's YAML text itself (a pod has no local file; the text is kept
+            in the run's parameters, so the run records what was asked). Empty: none.
+        metrics_scrape: /metrics endpoints sampled every second while the load runs,
+            comma-separated (the predictor's pods, vLLM); empty for none. Load worker 0 alone
+            scrapes and queries: the others would read the same server.
+        metrics_vars: the profile's {{.NAME}} values, NAME=VALUE comma-separated; namespace and
+            isvc are the isvc's own (its namespace and name) unless given here.
+        metrics_scrape_token: send the pod's Kubernetes service-account token as a bearer
+            token to the metrics_scrape endpoints (a predictor behind Istio or KFP auth).
+    """
+
+    prometheus_url: str = ""
+    metrics_profile: str = ""
+    metrics_scrape: str = ""
+    metrics_vars: str = ""
+    metrics_scrape_token: bool = False
+
+    def check_group(self, fetch: bool = True) -> None:
+        """Checked without a network (``check_metrics``)."""
+        check_metrics(self)
 
 
 def on(p) -> bool:
