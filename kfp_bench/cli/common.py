@@ -299,6 +299,12 @@ def add_requests_out_flag(g) -> None:
     )  # fmt: skip
 
 
+def add_progress_flag(g) -> None:
+    """--progress, on ``load``, ``llm`` and ``runs`` (``Progress``)."""
+    shown = "Show progress on stderr even when it is not a terminal."
+    g.add_argument("--progress", action="store_true", help=shown)
+
+
 def add_threshold_flag(p: argparse.ArgumentParser) -> None:
     """--threshold, on every command that measures or reports (``kfp_bench.gates``)."""
     p.add_argument("--threshold", action="append", default=[], metavar="GATES", help=THRESHOLD_HELP)
