@@ -229,16 +229,19 @@ def add_shape_flags(g) -> None:
     g.add_argument("--v2-datatype", default="FP32", help="Datatype of the V2 input tensor.")
 
 
-def request_body(a: argparse.Namespace) -> tuple[bytes, str]:
-    """The body and Content-Type from -d, -D, --v1-shape or --v2-shape (one of them at most)."""
+def request_body(a: argparse.Namespace) -> dict:
+    """The ``LoadOptions`` fields of the request: -m, and the body and Content-Type from -d,
+    -D, --v1-shape or --v2-shape (one of them at most)."""
     if sum(x is not None for x in (a.data, a.data_file, a.v1_shape, a.v2_shape)) > 1:
         raise ConfigError("give one body: -d, -D, --v1-shape or --v2-shape")
     if a.v1_shape:
-        return v1_payload(parse_shape(a.v1_shape, "--v1-shape")), "application/json"
-    if a.v2_shape:
+        body, content_type = v1_payload(parse_shape(a.v1_shape, "--v1-shape")), "application/json"
+    elif a.v2_shape:
         shape = parse_shape(a.v2_shape, "--v2-shape")
-        return v2_payload(shape, a.v2_datatype), "application/json"
-    return read_body(a.data, a.data_file, a.content_type), a.content_type
+        body, content_type = v2_payload(shape, a.v2_datatype), "application/json"
+    else:
+        body, content_type = read_body(a.data, a.data_file, a.content_type), a.content_type
+    return {"method": a.method, "body": body, "content_type": content_type}
 
 
 def add_open_loop_flags(g, h, *, rate: bool = True) -> None:

@@ -94,14 +94,8 @@ HEY_FLAGS = ("accept", "basic_auth", "user_agent", "disable_keepalive", "disable
 
 
 def _load_options(a: argparse.Namespace) -> LoadOptions:
-    body, content_type = request_body(a)
-    return LoadOptions(
-        **shared_options(a),
-        method=a.method,
-        body=body,
-        content_type=content_type,
-        **{k: getattr(a, k) for k in HEY_FLAGS},
-    ).validate()
+    hey_only = {k: getattr(a, k) for k in HEY_FLAGS}
+    return LoadOptions(**shared_options(a), **request_body(a), **hey_only).validate()
 
 
 def cmd_load(a: argparse.Namespace) -> int:
