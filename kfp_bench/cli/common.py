@@ -229,16 +229,19 @@ def add_shape_flags(g) -> None:
     g.add_argument("--v2-datatype", default="FP32", help="Datatype of the V2 input tensor.")
 
 
-def request_body(a: argparse.Namespace) -> tuple[bytes, str]:
-    """The body and Content-Type from -d, -D, --v1-shape or --v2-shape (one of them at most)."""
+def request_body(a: argparse.Namespace) -> dict:
+    """The ``LoadOptions`` fields of the request: -m, and the body and Content-Type from -d,
+    -D, --v1-shape or --v2-shape (one of them at most)."""
     if sum(x is not None for x in (a.data, a.data_file, a.v1_shape, a.v2_shape)) > 1:
         raise ConfigError("give one body: -d, -D, --v1-shape or --v2-shape")
     if a.v1_shape:
-        return v1_payload(parse_shape(a.v1_shape, "--v1-shape")), "application/json"
-    if a.v2_shape:
+        body, content_type = v1_payload(parse_shape(a.v1_shape, "--v1-shape")), "application/json"
+    elif a.v2_shape:
         shape = parse_shape(a.v2_shape, "--v2-shape")
-        return v2_payload(shape, a.v2_datatype), "application/json"
-    return read_body(a.data, a.data_file, a.content_type), a.content_type
+        body, content_type = v2_payload(shape, a.v2_datatype), "application/json"
+    else:
+        body, content_type = read_body(a.data, a.data_file, a.content_type), a.content_type
+    return {"method": a.method, "body": body, "content_type": content_type}
 
 
 def add_open_loop_flags(g, h, *, rate: bool = True) -> None:
@@ -297,6 +300,12 @@ def add_requests_out_flag(g) -> None:
         "docs/reports.md). About 160 bytes (load) or 380 bytes (LLM) a request. Off by "
         "default, and then it costs nothing; one load of llm, not a sweep.",
     )  # fmt: skip
+
+
+def add_progress_flag(g) -> None:
+    """--progress, on ``load``, ``llm`` and ``runs`` (``Progress``)."""
+    shown = "Show progress on stderr even when it is not a terminal."
+    g.add_argument("--progress", action="store_true", help=shown)
 
 
 def add_threshold_flag(p: argparse.ArgumentParser) -> None:

@@ -73,8 +73,7 @@ def register(sub) -> None:
 
 
 def _options(a: argparse.Namespace) -> LoadOptions:
-    body, content_type = request_body(a)
-    return LoadOptions(**shared_options(a), method=a.method, body=body, content_type=content_type)
+    return LoadOptions(**shared_options(a), **request_body(a))
 
 
 def cmd_sweep(a: argparse.Namespace) -> int:

@@ -14,6 +14,7 @@ from kfp_bench.cli.common import (
     add_cost_flag,
     add_hey_flags,
     add_open_loop_flags,
+    add_progress_flag,
     add_requests_out_flag,
     add_scale_flags,
     add_threshold_flag,
@@ -216,10 +217,7 @@ def _add_flags(p: argparse.ArgumentParser) -> None:
         "Benchmark Report v0.2.1 (JSON), which llm-d's tools read (docs/reports.md). One load, "
         "not a sweep.",
     )  # fmt: skip
-    g.add_argument(
-        "--progress", action="store_true",
-        help="Show progress on stderr even when it is not a terminal.",
-    )  # fmt: skip
+    add_progress_flag(g)
     add_threshold_flag(g)
     add_cost_flag(g)
     add_scale_flags(g)  # --replicas, --gpus

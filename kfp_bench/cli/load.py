@@ -15,6 +15,7 @@ from kfp_bench.cli.common import (
     add_cost_flag,
     add_hey_flags,
     add_open_loop_flags,
+    add_progress_flag,
     add_requests_out_flag,
     add_shape_flags,
     add_threshold_flag,
@@ -32,7 +33,7 @@ from kfp_bench.cli.outputs import NOT_SAVED, Outputs, save
 from kfp_bench.cli.workload import add_workload_flags
 from kfp_bench.jsonl import whole_lines_end
 from kfp_bench.load.options import LoadOptions
-from kfp_bench.load.workers import run_load
+from kfp_bench.load.workers import chained, run_load
 from kfp_bench.outcome import EXIT_NOT_SAVED
 from kfp_bench.report import hey, llm_text
 from kfp_bench.sandbox import llm_server
@@ -62,18 +63,9 @@ def _add_load_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("-A", default="", dest="accept", help=_h("accept"))
     p.add_argument("-a", default="", dest="basic_auth", metavar="USER:PASS", help=_h("basic_auth"))
     p.add_argument("-U", default="", dest="user_agent", help=_h("user_agent"))
-    p.add_argument(
-        "-disable-keepalive",
-        "--disable-keepalive",
-        action="store_true",
-        help=_h("disable_keepalive"),
-    )
-    p.add_argument(
-        "-disable-compression",
-        "--disable-compression",
-        action="store_true",
-        help=_h("disable_compression"),
-    )
+    for name in ("keepalive", "compression"):  # hey's single dash, and the usual double
+        flag = f"disable-{name}"
+        p.add_argument(f"-{flag}", f"--{flag}", action="store_true", help=_h(f"disable_{name}"))
     p.add_argument(
         "-o",
         choices=["csv"],
@@ -92,11 +84,7 @@ def _add_load_flags(p: argparse.ArgumentParser) -> None:
     )
     add_requests_out_flag(g)
     add_shape_flags(g)
-    g.add_argument(
-        "--progress",
-        action="store_true",
-        help="Show progress on stderr even when it is not a terminal.",
-    )
+    add_progress_flag(g)
     add_threshold_flag(g)
     add_cost_flag(g)
 
@@ -106,14 +94,8 @@ HEY_FLAGS = ("accept", "basic_auth", "user_agent", "disable_keepalive", "disable
 
 
 def _load_options(a: argparse.Namespace) -> LoadOptions:
-    body, content_type = request_body(a)
-    return LoadOptions(
-        **shared_options(a),
-        method=a.method,
-        body=body,
-        content_type=content_type,
-        **{k: getattr(a, k) for k in HEY_FLAGS},
-    ).validate()
+    hey_only = {k: getattr(a, k) for k in HEY_FLAGS}
+    return LoadOptions(**shared_options(a), **request_body(a), **hey_only).validate()
 
 
 def cmd_load(a: argparse.Namespace) -> int:
@@ -126,7 +108,8 @@ def cmd_load(a: argparse.Namespace) -> int:
 
     def load(requests_log):
         csv = _csv_writer_factory(csv_dir) if csv_dir else None
-        on_batch = _both(csv, requests_log) if csv and requests_log else csv or requests_log
+        each = [f for f in (csv, requests_log) if f]  # CSV rows first, then the log's
+        on_batch = (lambda i: chained(*(f(i) for f in each))) if each else None
         return run_load(opts, on_progress=progress, on_batch_factory=on_batch)
 
     def finish(stats) -> None:
@@ -170,21 +153,6 @@ def _copy_whole_lines(path: Path, out) -> None:
             chunk = f.read(min(left, 1 << 20))
             out.write(chunk.decode())
             left -= len(chunk)
-
-
-def _both(first, second):
-    """An ``on_batch_factory`` that hands each batch to ``first``'s writer, then ``second``'s."""
-
-    def factory(index: int):
-        one, two = first(index), second(index)
-
-        def on_batch(batch):
-            one(batch)
-            two(batch)
-
-        return on_batch
-
-    return factory
 
 
 def _csv_writer_factory(directory: str):

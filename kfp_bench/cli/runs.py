@@ -11,6 +11,7 @@ from kfp_bench._doc import field_help
 from kfp_bench.cli import metrics_flags
 from kfp_bench.cli.common import (
     Progress,
+    add_progress_flag,
     add_threshold_flag,
     command,
     duration,
@@ -115,11 +116,7 @@ def _add_runs_flags(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="Directory for summary.json, runs.jsonl and api_calls.jsonl.",
     )
-    p.add_argument(
-        "--progress",
-        action="store_true",
-        help="Show progress on stderr even when it is not a terminal.",
-    )
+    add_progress_flag(p)
     _add_fill_flags(p)
     add_threshold_flag(p)
 

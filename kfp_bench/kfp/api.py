@@ -165,14 +165,8 @@ class KfpApi:
         """The client of a ``RunsOptions`` or ``CleanupOptions``: its host, auth, request
         timeout and retry policy (``retries``, ``retry_max_wait``)."""
         retry = Backoff(retries=opts.retries, cap=opts.retry_max_wait)
-        return cls(
-            opts.host,
-            auth=opts.auth,
-            pool_size=pool_size,
-            timeout=opts.request_timeout,
-            on_call=on_call,
-            retry=retry,
-        )
+        kw = {"pool_size": pool_size, "on_call": on_call, "retry": retry}
+        return cls(opts.host, auth=opts.auth, timeout=opts.request_timeout, **kw)
 
     def close(self) -> None:
         self.client.close()
@@ -252,17 +246,9 @@ class KfpApi:
         except ValueError as exc:  # a 2xx body that is not JSON
             error = f"response is not JSON: {exc}"
         duration = time.perf_counter() - t0
+        error = self.auth.redact(error)[:_MAX_ERROR] if error else ""
         outcome = "error" if error else "ok"
-        call = ApiCall(
-            operation,
-            start,
-            duration,
-            outcome,
-            status,
-            self.auth.redact(error)[:_MAX_ERROR] if error else "",
-            attempt,
-            poll_round,
-        )
+        call = ApiCall(operation, start, duration, outcome, status, error, attempt, poll_round)
         return Reply(call, body if not error else None, retry_after=retry_after)
 
     def _finder(self, create: str, name: str, *args, operation: str = "", **kw):
@@ -289,55 +275,41 @@ class KfpApi:
     # -- the calls ------------------------------------------------------------------------------
     def upload_pipeline(self, path: str, name: str, description: str) -> Reply:
         find = self._finder("upload_pipeline", name, namespace=self.namespace)
-        return self.call(
-            "upload_pipeline",
-            "upload_pipeline",
-            upload=path,
-            name=name,
-            display_name=name,
-            description=description,
-            namespace=self.namespace,
-            find=find,
+        ns = self.namespace
+        return self._upload(
+            "upload_pipeline", path, name, find, namespace=ns, description=description
         )
 
     def upload_pipeline_version(self, path: str, pipeline_id: str, name: str, desc: str) -> Reply:
         find = self._finder("upload_pipeline_version", name, pipeline_id)
-        return self.call(
-            "upload_pipeline_version",
-            "upload_pipeline_version",
-            upload=path,
-            name=name,
-            display_name=name,
-            pipelineid=pipeline_id,
-            description=desc,
-            find=find,
-        )
+        query = {"pipelineid": pipeline_id, "description": desc}
+        return self._upload("upload_pipeline_version", path, name, find, **query)
 
-    def _list(self, operation: str, call: str, *ids, page_token: str = "", **query) -> Reply:
-        """One page of a LIST: ``MAX_PAGE_SIZE`` items unless ``query`` says otherwise."""
+    def _upload(self, endpoint: str, path: str, name: str, find, **query) -> Reply:
+        """Upload the file ``path`` as ``name``, its display name too."""
+        names = {"name": name, "display_name": name}
+        return self.call(endpoint, endpoint, upload=path, **names, **query, find=find)
+
+    def _list(self, endpoint: str, *ids, page_token: str = "", **query) -> Reply:
+        """One page of the LIST ``endpoint`` (recorded as ``list_<items>``): ``MAX_PAGE_SIZE``
+        items unless ``query`` says otherwise."""
         query.setdefault("page_size", MAX_PAGE_SIZE)
-        return self.call(operation, call, *ids, page_token=page_token or None, **query)
+        operation = "list_" + endpoint.partition("_list_")[2]
+        return self.call(operation, endpoint, *ids, page_token=page_token or None, **query)
 
     def list_pipeline_versions(
         self, pipeline_id: str, page_token: str = "", filter: str | None = None
     ) -> Reply:
         """``filter``: a v2beta1 Filter as JSON text, e.g. to list only kfp-bench's versions."""
-        return self._list(
-            "list_pipeline_versions",
-            "pipeline_service_list_pipeline_versions",
-            pipeline_id,
-            page_token=page_token,
-            filter=filter,
-        )
+        endpoint = "pipeline_service_list_pipeline_versions"
+        return self._list(endpoint, pipeline_id, page_token=page_token, filter=filter)
 
     def list_pipelines(self, page_token: str = "", shared: bool = False) -> Reply:
         """The namespace's pipelines; ``shared``: those of no namespace (multi-user KFP's shared
         pipelines) instead."""
+        namespace = None if shared else self.namespace
         return self._list(
-            "list_pipelines",
-            "pipeline_service_list_pipelines",
-            page_token=page_token,
-            namespace=None if shared else self.namespace,
+            "pipeline_service_list_pipelines", page_token=page_token, namespace=namespace
         )
 
     def create_experiment(self, name: str, description: str) -> Reply:
@@ -350,13 +322,8 @@ class KfpApi:
         )
 
     def list_experiments(self, page_token: str = "", page_size: int = MAX_PAGE_SIZE) -> Reply:
-        return self._list(
-            "list_experiments",
-            "experiment_service_list_experiments",
-            page_token=page_token,
-            page_size=page_size,
-            namespace=self.namespace,
-        )
+        query = {"page_token": page_token, "page_size": page_size, "namespace": self.namespace}
+        return self._list("experiment_service_list_experiments", **query)
 
     def find_experiment(self, name: str) -> Found:
         """The namespace's experiment named ``name``: (whether the LIST could tell, it or None)."""
@@ -376,13 +343,8 @@ class KfpApi:
         return self.call("create_run", "run_service_create_run", body=body, find=find)
 
     def list_runs(self, experiment_id: str, page_token: str = "", poll_round: int = 0) -> Reply:
-        return self._list(
-            "list_runs",
-            "run_service_list_runs",
-            experiment_id=experiment_id,
-            page_token=page_token,
-            poll_round=poll_round,
-        )
+        query = {"experiment_id": experiment_id, "page_token": page_token}
+        return self._list("run_service_list_runs", **query, poll_round=poll_round)
 
     def experiment_runs(self, experiment_id: str) -> list[dict] | None:
         """Every run in experiment ``experiment_id`` (anyone's), page by page; None if a page
@@ -409,23 +371,15 @@ class KfpApi:
     def list_runs_named(self, name_part: str, page_token: str = "") -> Reply:
         """LIST the namespace's runs (every experiment's) whose name holds ``name_part``: how a
         cleanup finds runs by benchmark id, even those whose experiment is gone."""
-        return self._list(
-            "list_runs",
-            "run_service_list_runs",
-            page_token=page_token,
-            namespace=self.namespace,
-            filter=_name_holds(name_part),
-        )
+        return self._named("run_service_list_runs", name_part, page_token)
 
     def list_recurring_runs(self, name_part: str, page_token: str = "") -> Reply:
         """LIST the namespace's recurring runs whose name holds ``name_part``."""
-        return self._list(
-            "list_recurring_runs",
-            "recurring_run_service_list_recurring_runs",
-            page_token=page_token,
-            namespace=self.namespace,
-            filter=_name_holds(name_part),
-        )
+        return self._named("recurring_run_service_list_recurring_runs", name_part, page_token)
+
+    def _named(self, endpoint: str, name_part: str, page_token: str) -> Reply:
+        query = {"namespace": self.namespace, "filter": _name_holds(name_part)}
+        return self._list(endpoint, page_token=page_token, **query)
 
     def get_run(self, run_id: str, poll_round: int = 0) -> Reply:
         return self.call("get_run", "run_service_get_run", run_id, poll_round=poll_round)
@@ -493,13 +447,8 @@ class KfpApi:
         # A 429 or 5xx is tried again; no answer at all is most likely a wrong address, so it is
         # reported at once rather than after the whole backoff.
         retry = dataclasses.replace(self.retry, statuses=self.retry.statuses - {0})
-        reply = self.call(
-            "list_experiments",
-            "experiment_service_list_experiments",
-            namespace=self.namespace,
-            page_size=1,
-            retry=retry,
-        )
+        query = {"namespace": self.namespace, "page_size": 1, "retry": retry}
+        reply = self._list("experiment_service_list_experiments", **query)
         if reply.ok:
             return reply
         c = reply.call

@@ -282,9 +282,8 @@ class Driver:
             if time.monotonic() >= deadline:
                 self.give_up(futures)
                 return
-            pause = self.o.poll_interval * (
-                1 + rng.uniform(-self.o.poll_jitter, self.o.poll_jitter)
-            )
+            jitter = self.o.poll_jitter
+            pause = self.o.poll_interval * (1 + rng.uniform(-jitter, jitter))
             pause = min(pause, max(deadline - time.monotonic(), 0.0))
             if pending:  # wake early when the last create returns: no idle wait at the end
                 wait(pending, timeout=pause)
@@ -488,9 +487,8 @@ class Driver:
         self._delete_containers()
 
     def _ours(self, run: dict) -> bool:
-        return bool(run.get("run_id")) and (run.get("display_name") or "").startswith(
-            self.name + "-"
-        )
+        name = run.get("display_name") or ""
+        return bool(run.get("run_id")) and name.startswith(self.name + "-")
 
     def _delete_runs(self, ids: list[str]) -> tuple[set[str], set[str]]:
         """Delete runs ``ids``; (the ids deleted, the ids whose delete failed)."""

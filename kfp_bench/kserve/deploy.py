@@ -1,17 +1,11 @@
 """Deploy an InferenceService, wait until it is ready, delete it: each through ``kube.Kube``.
 
-``deploy`` refuses a bad ``IsvcSpec`` before anything is created, and a name that is taken
-(``NotOursError``, also when the create loses a race for the name: its 409), then creates the
-InferenceService labelled with the benchmark's id and waits for its Ready condition. With no
-deployment_mode in the spec it learns the cluster's default first (``mode.learn_mode``) and checks
-the spec against it; when the ConfigMap cannot be read, from the created object (KServe's webhook
+With no deployment_mode in the spec, ``deploy`` learns the cluster's default first
+(``mode.learn_mode``); when the ConfigMap cannot be read, from the created object (KServe's webhook
 annotates a Standard default; its controller records the mode in the status), else it assumes
-Serverless: ``Deployed.mode`` says which and where it was learnt. When it is
-not ready in time it deletes what it created (that object, by uid) and raises ``NotReadyError``
-naming the condition that failed (its reason and message, e.g. PredictorReady False:
-RevisionMissing) and the fix. ``delete`` deletes an InferenceService only when it carries the
-benchmark's label, and only the object it read. The module never prints.
-"""
+Serverless. It deletes only what it created (that object, by uid), and ``delete`` only an
+InferenceService that carries the benchmark's label, and only the object it read. The module
+never prints."""
 
 from __future__ import annotations
 
@@ -89,13 +83,9 @@ def deploy(
         raise
     status = doc.get("status") or {}
     url = ((status.get("address") or {}).get("url")) or status.get("url") or ""
-    path = (
-        f"/v2/models/{spec.name}/infer"
-        if spec.protocol_version == "v2"
-        else f"/v1/models/{spec.name}:predict"
-    )
-    ready_s = time.monotonic() - start
-    return Deployed(spec.name, kube.namespace, url, url + path, ready_s, mode)
+    v2 = spec.protocol_version == "v2"
+    path = f"/v2/models/{spec.name}/infer" if v2 else f"/v1/models/{spec.name}:predict"
+    return Deployed(spec.name, kube.namespace, url, url + path, time.monotonic() - start, mode)
 
 
 def _checked(spec: IsvcSpec, mode: Mode, build):

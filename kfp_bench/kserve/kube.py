@@ -342,10 +342,8 @@ def _pa(pa: dict) -> ScaleState:
 
 def _hpa(hpa) -> ScaleState:
     """An HPA's desired and current replicas (None before its controller has set them)."""
-    status = hpa.status
-    desired = status.desired_replicas if status is not None else None
-    current = status.current_replicas if status is not None else None
-    return ScaleState(hpa.metadata.name, desired, current)
+    s = hpa.status
+    return ScaleState(hpa.metadata.name, s and s.desired_replicas, s and s.current_replicas)
 
 
 def _scaled_object(so: dict) -> ScaledObjectState:

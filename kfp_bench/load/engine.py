@@ -160,21 +160,10 @@ class Attack:
         self.backlog.clear()
         self._flush()
         r, r0 = resource.getrusage(resource.RUSAGE_SELF), self._cpu0
-        cpu = client_cpu(
-            r.ru_utime - r0.ru_utime,
-            r.ru_stime - r0.ru_stime,
-            clock() - self.t0,
-            self._cgroup0,
-            cgroup.usage(),
-        )
-        return AttackRecord(
-            self.started_at,
-            end - self.t0,
-            self.not_sent,
-            cpu,
-            self.late_s,
-            tuple(sorted(self.flags)),
-        )
+        user, system = r.ru_utime - r0.ru_utime, r.ru_stime - r0.ru_stime
+        cpu = client_cpu(user, system, clock() - self.t0, self._cgroup0, cgroup.usage())
+        flags = tuple(sorted(self.flags))
+        return AttackRecord(self.started_at, end - self.t0, self.not_sent, cpu, self.late_s, flags)
 
     async def _warm_up(self) -> None:
         """Open loop: open ``concurrency`` connections before request 0 is due, as wrk2 does, so
@@ -306,15 +295,8 @@ class Attack:
             now = clock()
             self.nconns -= 1
             self.inflight -= 1
-            self._row_error(
-                seq,
-                intended if intended is not None else start,
-                start,
-                0.0,
-                now,
-                describe(exc, "connect"),
-                now - start,
-            )
+            due = intended if intended is not None else start
+            self._row_error(seq, due, start, 0.0, now, describe(exc, "connect"), now - start)
             self.after(None)
             return
         conn.connect = clock() - start
@@ -334,15 +316,8 @@ class Attack:
         i = self.off
         if i == self.cap:
             self.grow()
-        rows = self.rows
-        rows[i] = seq
-        rows[i + 1] = intended
-        rows[i + 2] = sent
-        rows[i + 3] = written
-        rows[i + 4] = 0.0  # first byte: none
-        rows[i + 5] = done
-        rows[i + 6] = 0  # status 0: failed
-        rows[i + 7] = 0
+        # the row of ``RequestConnection.on_message_complete``: no first byte, status 0 (failed)
+        self.rows[i : i + NCOLS] = array("d", (seq, intended, sent, written, 0.0, done, 0, 0))
         self.off = i + NCOLS
         self.errors.append(error)
         if connect:

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import replace
 
 from kfp_bench.errors import ConfigError
 from kfp_bench.load.llm import run_llm
+from kfp_bench.load.llm_sweep import at_level
 from kfp_bench.load.openai import LlmOptions
 from kfp_bench.load.sweep import check_step_s
 from kfp_bench.stats.llm import LlmStats
@@ -100,11 +100,7 @@ def find_max(
     probes: list[tuple[float, LlmStats, bool]] = []
 
     def probe(level: float) -> bool:
-        opts = (
-            replace(base, concurrency=int(level), rate=0.0, duration=step_s)
-            if whole
-            else replace(base, rate=float(level), duration=step_s, qps=0.0)
-        ).validate()
+        opts = at_level(base, by, level, step_s).validate()
         stats = run_llm(opts, prompts, slo=slo, warmup_s=warmup_s)
         passed = stats.summary().completed > 0 and stats.summary().good_ratio >= share
         probes.append((float(level), stats, passed))

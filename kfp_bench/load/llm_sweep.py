@@ -45,22 +45,8 @@ def run_llm_sweep(
         factor=factor, min_good=min_good,
     )  # fmt: skip
     by = "rate" if rates else "concurrency"
-    levels, steps = [], []
-
-    def run(opts: LlmOptions) -> LlmStats:
-        return run_llm(opts, prompts, slo=slo, warmup_s=warmup_s)
-
-    def keep(opts: LlmOptions, stats: LlmStats) -> None:
-        levels.append(opts.rate if by == "rate" else float(opts.concurrency))
-        steps.append(stats)
-        if on_step is not None:
-            on_step(levels[-1], stats)
-
-    def result() -> LlmSweep:
-        return LlmSweep(by, levels, steps, find_llm_knee(levels, steps, factor, min_good))
-
-    step_through([(f"{by} {level:g}", opts) for level, opts in plans], run, keep, result)
-    return result()
+    labelled = [(f"{by} {level:g}", opts) for level, opts in plans]
+    return _stepped(by, labelled, prompts, slo, warmup_s, on_step, (factor, min_good))
 
 
 def run_llm_repeats(
@@ -81,17 +67,8 @@ def run_llm_repeats(
     if repeat < 2:
         raise ConfigError(f"--repeat {repeat}: give 2 runs or more (an interval needs a spread)")
     by = "rate" if opts.rate else "concurrency"
-    level = opts.rate if opts.rate else float(opts.concurrency)
-    levels, steps = [], []
 
-    def keep(_opts: LlmOptions, stats: LlmStats) -> None:
-        levels.append(level)
-        steps.append(stats)
-        if on_step is not None:
-            on_step(level, stats)
-
-    def result() -> LlmSweep:
-        sweep = LlmSweep(by, levels, steps, find_llm_knee(levels, steps))
+    def with_intervals(sweep: LlmSweep) -> LlmSweep:
         rows = sweep.rows()
         sweep.repeats = {
             "runs": len(rows),
@@ -102,6 +79,25 @@ def run_llm_repeats(
         return sweep
 
     plans = [(f"run {n + 1}", opts) for n in range(repeat)]
+    return _stepped(by, plans, prompts, slo, warmup_s, on_step, finish=with_intervals)
+
+
+def _stepped(by, plans, prompts, slo, warmup_s, on_step, knee=(), finish=None) -> LlmSweep:
+    """``plans`` ((label, options)) run one after the other (``step_through``): an ``LlmSweep``
+    by ``by``, each step at its options' rate or streams, its knee found with ``knee`` (factor,
+    min_good); ``finish`` adds to the sweep, to a partial one too."""
+    levels, steps = [], []
+
+    def keep(opts: LlmOptions, stats: LlmStats) -> None:
+        levels.append(opts.rate if by == "rate" else float(opts.concurrency))
+        steps.append(stats)
+        if on_step is not None:
+            on_step(levels[-1], stats)
+
+    def result() -> LlmSweep:
+        sweep = LlmSweep(by, levels, steps, find_llm_knee(levels, steps, *knee))
+        return finish(sweep) if finish else sweep
+
     step_through(plans, lambda o: run_llm(o, prompts, slo=slo, warmup_s=warmup_s), keep, result)
     return result()
 
@@ -132,16 +128,18 @@ def check_llm_sweep(
         raise ConfigError(f"--knee-good {min_good}: give a ratio in (0, 1], e.g. 0.9")
     if rates:
         check_rates(rates, "--sweep-rates")
-        plans = [(float(r), replace(base, rate=float(r), duration=step_s, qps=0.0)) for r in rates]
     else:
         _check_concurrencies(concurrencies)
-        plans = [
-            (float(c), replace(base, concurrency=int(c), rate=0.0, duration=step_s))
-            for c in concurrencies
-        ]
-    for _, opts in plans:
-        opts.validate()
-    return plans
+    by = "rate" if rates else "concurrency"
+    return [(float(v), at_level(base, by, v, step_s).validate()) for v in rates or concurrencies]
+
+
+def at_level(base: LlmOptions, by: str, level: float, step_s: float) -> LlmOptions:
+    """``base`` held at ``level`` for ``step_s`` seconds: a rate (open loop), or a number of
+    streams (closed loop)."""
+    if by == "rate":
+        return replace(base, rate=float(level), duration=step_s, qps=0.0)
+    return replace(base, concurrency=int(level), rate=0.0, duration=step_s)
 
 
 def parse_concurrencies(text: str, flag: str = "--sweep-concurrency") -> tuple[int, ...]:

@@ -68,16 +68,9 @@ def run_load(
     def new_sink(index: int) -> StatsSink:  # in the worker's process
         stats = _new_stats(opts)
         user = on_batch_factory(index) if on_batch_factory else None
+        # (each line of the log is flushed as it is written: the process needs no close)
         log = _FlushLog(_log_path(log_dir, index), stats) if log_dir else None
-        on_batch = user
-        if log is not None:  # (each line is flushed as it is written: the process needs no close)
-
-            def on_batch(batch):
-                log(batch)
-                if user:
-                    user(batch)
-
-        return StatsSink(stats, on_batch, corrected=opts.open_loop)
+        return StatsSink(stats, chained(log, user), corrected=opts.open_loop)
 
     try:
         out = run_workers(opts, Attack, new_sink, on_progress)
@@ -93,6 +86,19 @@ def run_load(
     stats.note_no_response()  # as the LLM load's none-completed: a failure, exit 1
     check_engine(stats, "mid-attack")
     return stats
+
+
+def chained(*calls: Callable | None) -> Callable | None:
+    """One callable calling each of ``calls`` that is not None, in order; None for none."""
+    calls = tuple(c for c in calls if c is not None)
+    if len(calls) < 2:
+        return calls[0] if calls else None
+
+    def each(*args) -> None:
+        for call in calls:
+            call(*args)
+
+    return each
 
 
 def check_engine(stats, where: str) -> None:
