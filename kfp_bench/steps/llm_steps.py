@@ -20,8 +20,9 @@ from kfp_bench.gates import write as write_gates
 from kfp_bench.jsonl import write_json_atomic
 from kfp_bench.steps import server_metrics
 from kfp_bench.steps.llm_params import llm_options, llm_prompts, llm_slo, local_tokenizer
-from kfp_bench.steps.outputs import error_of, failed, write_json
+from kfp_bench.steps.outputs import failed, write_json
 from kfp_bench.steps.params import BenchParams
+from kfp_bench.steps.publish import merge_loads, missing
 from kfp_bench.steps.worker_start import worker_started
 
 # Imports inside functions: the steps' modules must import in the pod of any step, which
@@ -125,22 +126,10 @@ def report_llm(p: BenchParams, loads: list[str], out: str, html: str, summary: s
     """Merge the LLM workers' results into ``out`` (llm.json, summary.json with the pipeline's
     flags, and the bundle's files), copy the bundle's HTML and Markdown out, and return its
     finite metrics by name."""
-    from kfp_bench.stats.store import by_worker, merge_workers
-
     os.makedirs(out, exist_ok=True)
-    merged, lost, notes = merge_workers(loads, p.llm_workers)
-    for note in notes:
-        print(note)
-    errors = {}
-    for i, path in sorted(by_worker(loads).items()):
-        if i < p.llm_workers and (error := error_of(path)) is not None:
-            errors[f"llm_load {i}"] = error
-    flags = ["workers-lost"] if lost else []
-    flags += ["no-load"] if merged is None else []
-    flags += ["step-failed"] if errors else []
-    for step, error in errors.items():
-        print(f"step-failed: {step}: {error}")
-    doc = {"pipeline": {"flags": flags, "errors": errors, "workers_lost": lost}}
+    merged, lost, errors = merge_loads(loads, p.llm_workers, "llm_load")
+    doc = {"pipeline": missing(lost, merged is None, errors)}
+    flags = doc["pipeline"]["flags"]
     metrics: dict = {}
     if merged is None:
         text = f"# LLM load\n\nNo LLM load worker's result could be read: {', '.join(flags)}.\n"

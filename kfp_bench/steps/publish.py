@@ -32,7 +32,6 @@ def aggregate(
     was on and no worker's result could be read) and ``step-failed`` (each helper step's error
     in ``errors``, by step)."""
     from kfp_bench.results import write_results
-    from kfp_bench.stats.store import by_worker, merge_workers
 
     os.makedirs(out, exist_ok=True)
     errors: dict[str, str] = {}
@@ -49,12 +48,8 @@ def aggregate(
     if (error := error_of(os.path.join(runs, ERROR_FILE))) is not None:
         errors["poll_runs"] = error
     expected = p.load_workers if p.run_load else 0
-    merged, lost, notes = merge_workers(loads, expected)
-    for note in notes:
-        print(note)
-    for i, path in sorted(by_worker(loads).items()):
-        if i < expected and (error := error_of(path)) is not None:
-            errors[f"inference_load {i}"] = error
+    merged, lost, found = merge_loads(loads, expected, "inference_load")
+    errors.update(found)
     extra = {}
     with open(sweep) as f:
         doc = json.load(f)
@@ -71,14 +66,10 @@ def aggregate(
         extra.update(replica_rows(doc, series))
         if "sweep" in extra:
             extra["sweep"] = sweep_max_replicas(extra["sweep"], doc)
-    flags = ["workers-lost"] if lost else []
-    flags += ["no-load"] if expected and merged is None else []
-    flags += ["step-failed"] if errors else []
-    extra["pipeline"] = {"flags": flags, "errors": errors, "workers_lost": lost}
+    extra["pipeline"] = pipeline = missing(lost, bool(expected) and merged is None, errors)
+    flags = pipeline["flags"]
     if p.cost_per_hour:  # the reports' price of the load's window (report/cost.py)
         extra["cost_per_hour"] = p.cost_per_hour
-    for step, error in errors.items():
-        print(f"step-failed: {step}: {error}")
     write_results(out, runs_summary=summary, load=merged, extra=extra)
     if merged is not None:  # after write_results, whose stage replaces the folder
         from kfp_bench.steps.server_metrics import merge as merge_server
@@ -86,6 +77,33 @@ def aggregate(
         merge_server(loads, os.path.join(out, "load.json"))
     print(f"results: {sorted(os.listdir(out))}" + (f"; flags {flags}" if flags else ""))
     fail_point("aggregate")
+
+
+def merge_loads(loads: list[str], expected: int, step: str) -> tuple:
+    """The results of ``expected`` workers of ``step`` merged (``stats.store.merge_workers``,
+    its notes printed), the workers lost, and the error each saved, by "<step> <index>"."""
+    from kfp_bench.stats.store import by_worker, merge_workers  # the stats extra's
+
+    merged, lost, notes = merge_workers(loads, expected)
+    for note in notes:
+        print(note)
+    errors = {
+        f"{step} {i}": error
+        for i, path in sorted(by_worker(loads).items())
+        if i < expected and (error := error_of(path)) is not None
+    }
+    return merged, lost, errors
+
+
+def missing(lost: list[int], no_load: bool, errors: dict[str, str]) -> dict:
+    """summary.json's ``pipeline``: the failure flags of what is missing (``workers-lost``,
+    ``no-load``, ``step-failed``), the steps' errors (each printed) and the workers lost."""
+    flags = ["workers-lost"] if lost else []
+    flags += ["no-load"] if no_load else []
+    flags += ["step-failed"] if errors else []
+    for step, error in errors.items():
+        print(f"step-failed: {step}: {error}")
+    return {"flags": flags, "errors": errors, "workers_lost": lost}
 
 
 #: The parts of the benchmark whose figures the report step publishes (``kfp_bench.gates``).
