@@ -1,5 +1,6 @@
 """What needs what: the flags, and the pipeline parameters, that mean something only beside
-another. One table (``NEEDS``) for both; the pipeline adds its parts' switches (``PARTS``).
+another. One table (``NEEDS``) for both; the pipeline adds its parts' switches
+(``steps.params.BenchParams.PARTS``, each group's ``READ_BESIDE``).
 
 A flag given without the one it needs is refused (``cli.checks``, exit 2): flags are typed for
 one command and nothing keeps them, so one alone is a slip, and refusing costs a retype.
@@ -84,40 +85,17 @@ NEEDS = [
 ]
 
 
-#: The pipeline's parts: the parameters each reads (space-separated) and the switches that turn
-#: it on, any one of them (true, above 0, not empty); a parameter read by several parts is read
-#: while any of them is on. With ``NEEDS``'s rules marked ``pipeline``: ``parameter_rules``.
-PARTS = [
-    (
-        "pipeline num_runs create_concurrency poll_interval_sec run_timeout_sec run_parameters "
-        "run_node_selector fill_runs lease_wait_sec",
-        "run_benchmark",
-    ),
-    ("duration_sec rate load_workers", "run_load"),
-    ("inference_url host_header payload concurrency stages", "run_load sweep_rates"),
-    ("sweep_step_sec", "sweep_rates"),
-    (
-        "llm_url llm_endpoint llm_model llm_concurrency llm_rate llm_stages llm_multi_turn "
-        "llm_duration_sec llm_input_tokens llm_output_tokens llm_slo llm_warmup_sec llm_workers "
-        "llm_tokenizer llm_find_max",
-        "run_llm",
-    ),
-    ("load_node_selector cost_per_hour", "run_load sweep_rates run_llm"),
-    ("metrics_profile metrics_scrape", "run_load run_llm"),  # the load workers collect
-    ("baseline", "results_uri"),
-]
-
-
 def parameter(dest_: str) -> str:
     """The pipeline parameter of the flag parsed as ``dest_``."""
     return PARAMETER.get(dest_, dest_)
 
 
-def parameter_rules() -> dict[str, tuple[str, ...]]:
+def parameter_rules(parts) -> dict[str, tuple[str, ...]]:
     """Each pipeline parameter read only beside others, and those others (it is read while one
-    of them is on): ``PARTS``, then the rules of ``NEEDS`` marked ``pipeline`` in the
-    parameters' names."""
-    rules = {name: tuple(on.split()) for names, on in PARTS for name in names.split()}
+    of them is on): the pipeline's ``parts`` (``steps.params.BenchParams.PARTS``: the
+    parameters each reads, space-separated, and the switches that turn it on, any one of them),
+    then the rules of ``NEEDS`` marked ``pipeline`` in the parameters' names."""
+    rules = {name: tuple(on.split()) for names, on in parts for name in names.split()}
     for rule in NEEDS:
         if rule.pipeline:
             rules[parameter(rule.dest)] = tuple(parameter(d) for _, d in rule.needs)

@@ -76,7 +76,7 @@ def ignored(p) -> str:
     (a text, blank or not) that no part switched on reads (``kfp_bench.needs.parameter_rules``),
     in one line; empty when there is none. Named, not refused, nor shown: why, in
     ``kfp_bench.needs``; a value may hold a secret (a URL's userinfo)."""
-    rules = parameter_rules()
+    rules = parameter_rules(p.PARTS)
     defaults = type(p)()  # every default, those of a default_factory too
 
     def read(name: str) -> bool:  # a switch is on, and its own part too

@@ -117,6 +117,13 @@ class LlmLoad:
     llm_workers: int = 1
     llm_tokenizer: str = ""
 
+    #: The parameters read only beside a switch (any one on): ``kfp_bench.needs``.
+    READ_BESIDE = {
+        "llm_url llm_endpoint llm_model llm_concurrency llm_rate llm_stages llm_multi_turn "
+        "llm_duration_sec llm_input_tokens llm_output_tokens llm_slo llm_warmup_sec llm_workers "
+        "llm_tokenizer llm_find_max": "run_llm",
+    }
+
     def check_group(self, fetch: bool = True) -> None:
         """Checked with run_llm on (``check_llm``)."""
         if self.run_llm:

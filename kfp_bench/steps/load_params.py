@@ -76,6 +76,14 @@ class PredictLoad:
     sweep_rates: str = ""
     sweep_step_sec: float = 30.0
 
+    #: The parameters read only beside a switch (any one on): ``kfp_bench.needs``.
+    READ_BESIDE = {
+        "duration_sec rate load_workers": "run_load",
+        "inference_url host_header payload concurrency stages": "run_load sweep_rates",
+        "sweep_step_sec": "sweep_rates",
+        "load_node_selector": "run_load sweep_rates run_llm",
+    }
+
     def check_group(self, fetch: bool = True) -> None:
         """load_node_selector's form; the rest with run_load on or sweep_rates given
         (``check_load``)."""

@@ -72,6 +72,9 @@ class BenchTarget:
     benchmark_id: str = ""
     lease_wait_sec: float = 0.0
 
+    #: The parameters read only beside a switch (any one on): ``kfp_bench.needs``.
+    READ_BESIDE = {"lease_wait_sec": "run_benchmark"}
+
     def check_group(self, fetch: bool = True) -> None:
         """The id, the lease's wait, the namespace's and the Secret's names."""
         check_id(self.benchmark_id)
@@ -102,6 +105,9 @@ class KServe:
 
     isvc: dict = field(default_factory=dict)
     cost_per_hour: float = 0.0
+
+    #: The parameters read only beside a switch (any one on): ``kfp_bench.needs``.
+    READ_BESIDE = {"cost_per_hour": "run_load sweep_rates run_llm"}
 
     def check_group(self, fetch: bool = True) -> None:
         """The isvc's spec (``isvc_spec``) and the price's form."""
@@ -149,6 +155,9 @@ class HistoryGates:
     fail_on_regression: bool = False
     pushgateway_url: str = ""
 
+    #: The parameters read only beside a switch (any one on): ``kfp_bench.needs``.
+    READ_BESIDE = {"baseline": "results_uri"}
+
     def check_group(self, fetch: bool = True) -> None:
         """The history's URI and baseline, every gate (refused here, before anything starts,
         when no switched-on part measures its figure) and the Pushgateway's URL."""
@@ -167,6 +176,10 @@ GROUPS = (BenchTarget, Runs, PredictLoad, KServe, LlmLoad, HistoryGates, ServerM
 class BenchParams(*reversed(GROUPS)):  # a dataclass's fields come base last to first
     """The parameters of the kfp_bench pipeline: the fields of ``GROUPS``, flat, as KFP takes a
     pipeline's parameters (each documented in its group)."""
+
+    #: Each group's parameters read only beside a switch (its ``READ_BESIDE``), as
+    #: ``kfp_bench.needs.parameter_rules`` takes them.
+    PARTS = tuple(item for g in GROUPS for item in vars(g).get("READ_BESIDE", {}).items())
 
     @classmethod
     def names(cls) -> list[str]:

@@ -63,6 +63,12 @@ class Runs:
     fill_runs: int = 0
     fill_steps: int = 5
 
+    #: The parameters read only beside a switch (any one on): ``kfp_bench.needs``.
+    READ_BESIDE = {
+        "pipeline num_runs create_concurrency poll_interval_sec run_timeout_sec run_parameters "
+        "run_node_selector fill_runs": "run_benchmark",
+    }
+
     def check_group(self, fetch: bool = True) -> None:
         """Checked with run_benchmark on (``check_runs``)."""
         if self.run_benchmark:

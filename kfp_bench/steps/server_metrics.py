@@ -59,6 +59,10 @@ class ServerMetrics:
     metrics_vars: str = ""
     metrics_scrape_token: bool = False
 
+    #: The parameters read only beside a switch (any one on): ``kfp_bench.needs``; the load
+    #: workers collect.
+    READ_BESIDE = {"metrics_profile metrics_scrape": "run_load run_llm"}
+
     def check_group(self, fetch: bool = True) -> None:
         """Checked without a network (``check_metrics``)."""
         check_metrics(self)
