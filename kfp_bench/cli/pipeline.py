@@ -7,6 +7,7 @@ import argparse
 import functools
 import sys
 import time
+from dataclasses import fields
 from pathlib import Path
 
 from kfp_bench._doc import field_help
@@ -17,7 +18,7 @@ from kfp_bench.kserve.kube import Kube
 from kfp_bench.names import check_dns1123_label
 from kfp_bench.steps.bundled import compiled_file
 from kfp_bench.steps.checks import MAX_DURATION_S, MAX_LOAD_WORKERS, MAX_RUNS
-from kfp_bench.steps.params import BenchParams
+from kfp_bench.steps.params import GROUPS
 from kfp_bench.steps.submit import Target, ignored_note, parse_params, schedule, submit
 
 # Imports inside functions: the CLI imports every command's module to build its parser: what only
@@ -197,14 +198,15 @@ def register(sub) -> None:
         help="Print the ConfigMap as YAML (for kubectl apply -f -) and write nothing.",
     )
 
-    params, h = ", ".join(BenchParams.names()), functools.partial(field_help, Target)
+    h = functools.partial(field_help, Target)
+    params = "; ".join(f"{g.TITLE}: {', '.join(f.name for f in fields(g))}" for g in GROUPS)
     for name, what in (("submit", "Start one run"), ("schedule", "Create a recurring run")):
         p = command(
             sub,
             name,
             cmd_submit,
-            f"{what} of the kfp_bench pipeline. Parameters: {params} "
-            "(see kfp_bench.steps.params.BenchParams).",
+            f"{what} of the kfp_bench pipeline. Its parameters, by group (each documented in "
+            f"its group of kfp_bench.steps.params.GROUPS): {params}.",
         )
         p.add_argument("--host", required=True, metavar="URL", help=h("host"))
         p.add_argument("--namespace", default="", help=h("namespace"))

@@ -123,6 +123,8 @@ class LlmLoad:
         "llm_duration_sec llm_input_tokens llm_output_tokens llm_slo llm_warmup_sec llm_workers "
         "llm_tokenizer llm_find_max": "run_llm",
     }
+    #: What ``kfp-bench submit --help`` calls the group.
+    TITLE = "the LLM load"
 
     def check_group(self, fetch: bool = True) -> None:
         """Checked with run_llm on (``check_llm``)."""

@@ -83,6 +83,8 @@ class PredictLoad:
         "sweep_step_sec": "sweep_rates",
         "load_node_selector": "run_load sweep_rates run_llm",
     }
+    #: What ``kfp-bench submit --help`` calls the group.
+    TITLE = "the predict load"
 
     def check_group(self, fetch: bool = True) -> None:
         """load_node_selector's form; the rest with run_load on or sweep_rates given

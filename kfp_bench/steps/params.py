@@ -74,6 +74,8 @@ class BenchTarget:
 
     #: The parameters read only beside a switch (any one on): ``kfp_bench.needs``.
     READ_BESIDE = {"lease_wait_sec": "run_benchmark"}
+    #: What ``kfp-bench submit --help`` calls the group.
+    TITLE = "the target"
 
     def check_group(self, fetch: bool = True) -> None:
         """The id, the lease's wait, the namespace's and the Secret's names."""
@@ -108,6 +110,8 @@ class KServe:
 
     #: The parameters read only beside a switch (any one on): ``kfp_bench.needs``.
     READ_BESIDE = {"cost_per_hour": "run_load sweep_rates run_llm"}
+    #: What ``kfp-bench submit --help`` calls the group.
+    TITLE = "KServe"
 
     def check_group(self, fetch: bool = True) -> None:
         """The isvc's spec (``isvc_spec``) and the price's form."""
@@ -157,6 +161,8 @@ class HistoryGates:
 
     #: The parameters read only beside a switch (any one on): ``kfp_bench.needs``.
     READ_BESIDE = {"baseline": "results_uri"}
+    #: What ``kfp-bench submit --help`` calls the group.
+    TITLE = "the history and gates"
 
     def check_group(self, fetch: bool = True) -> None:
         """The history's URI and baseline, every gate (refused here, before anything starts,

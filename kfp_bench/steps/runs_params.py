@@ -68,6 +68,8 @@ class Runs:
         "pipeline num_runs create_concurrency poll_interval_sec run_timeout_sec run_parameters "
         "run_node_selector fill_runs": "run_benchmark",
     }
+    #: What ``kfp-bench submit --help`` calls the group.
+    TITLE = "the runs benchmark"
 
     def check_group(self, fetch: bool = True) -> None:
         """Checked with run_benchmark on (``check_runs``)."""

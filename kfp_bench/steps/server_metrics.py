@@ -62,6 +62,8 @@ class ServerMetrics:
     #: The parameters read only beside a switch (any one on): ``kfp_bench.needs``; the load
     #: workers collect.
     READ_BESIDE = {"metrics_profile metrics_scrape": "run_load run_llm"}
+    #: What ``kfp-bench submit --help`` calls the group.
+    TITLE = "the server metrics"
 
     def check_group(self, fetch: bool = True) -> None:
         """Checked without a network (``check_metrics``)."""
