@@ -1,6 +1,7 @@
 """The docs site (mkdocs.yml, make docs) builds in strict mode, offline: a broken link, a broken
 anchor or a page missing from the nav fails it; the command reference has every flag of every
-command, and the metric names' and flags' references are the code's."""
+command, and the metric names', the pipeline parameters' and the flags' references are the
+code's."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 from kfp_bench.cli import build_parser
 from kfp_bench.outcome import FAILURES, WARNINGS
 from kfp_bench.report.metric_names import GROUPS
+from kfp_bench.steps.params import BenchParams
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -62,6 +64,8 @@ def test_the_references_are_the_codes(site):
     flags = (site / "failures" / "index.html").read_text()
     assert all(f"<code>{f}</code>" in flags for f in [*FAILURES, *WARNINGS])
     assert "gen:" not in flags  # every marker was filled
+    params = (site / "reference" / "pipeline-parameters" / "index.html").read_text()
+    assert all(f"<code>{name}</code>" in params for name in BenchParams.names())
 
 
 def test_a_link_to_a_repository_file_shows_its_path(site):

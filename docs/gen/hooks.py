@@ -36,6 +36,7 @@ def pages(root: Path) -> dict[str, str]:
     return {
         **reference.command_pages(),
         "reference/metric-names.md": reference.metrics_page(),
+        "reference/pipeline-parameters.md": reference.parameters_page(),
         # tests/README.md as a page of docs/: its links into docs/ become the pages'
         "testing.md": (root / "tests" / "README.md").read_text().replace("](../docs/", "]("),
     }

@@ -1,14 +1,19 @@
 """The reference pages written from the code: each command's flags from its argparse parser, the
-metric names from ``report.metric_names``, the exit codes' flags from ``kfp_bench.outcome``."""
+pipeline's parameters from their groups (``steps.params.GROUPS``), the metric names from
+``report.metric_names``, the exit codes' flags from ``kfp_bench.outcome``."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import re
+from dataclasses import MISSING, fields
 
 from kfp_bench import outcome
+from kfp_bench._doc import field_docs
 from kfp_bench.cli import build_parser
 from kfp_bench.report import metric_names
+from kfp_bench.steps.params import GROUPS
 
 #: Where the command reference's pages go, under docs/.
 COMMANDS = "reference/commands"
@@ -131,6 +136,37 @@ def metrics_page() -> str:
             "| --- | --- |",
         ]
         out += [f"| {code(n.pattern)} | {_inline(n.meaning)} |" for n in g.names]
+        out.append("")
+    return "\n".join(out)
+
+
+def parameters_page() -> str:
+    """The pipeline's parameters: one table per group, in the pipeline's order, each with the
+    switches it is read beside."""
+    out = ["# Pipeline parameters", ""]
+    out += [
+        "The parameters of `compiled/kfp_bench.yaml` (and `kfp_bench_mesh.yaml`), as the KFP "
+        "UI's run form, `kfp-bench submit --param NAME=VALUE` and `kfp.Client` take them, by "
+        "group. The first step, `check_params`, refuses a bad value in one line naming the "
+        "parameter and the fix, before anything is created; one set for a part that is "
+        "switched off is named in one note line of its log and ignored "
+        "([Running in a cluster](../running-in-a-cluster.md#parameters-to-set)).",
+        "",
+    ]
+    for g in GROUPS:
+        docs = field_docs(g)
+        out += [f"## {g.TITLE[0].upper()}{g.TITLE[1:]}", "", "| parameter | type | default | "
+                "meaning |", "| --- | --- | --- | --- |"]  # fmt: skip
+        for f in fields(g):
+            value = f.default if f.default is not MISSING else f.default_factory()
+            out.append(f"| {code(f.name)} | {f.type} | {code(json.dumps(value))} | "
+                       f"{cell(docs[f.name])} |")  # fmt: skip
+        beside = vars(g).get("READ_BESIDE", {})
+        out += [""] + [
+            f"Read only while {' or '.join(code(s) for s in on.split())} is on: "
+            f"{', '.join(code(n) for n in names.split())}."
+            for names, on in beside.items()
+        ]
         out.append("")
     return "\n".join(out)
 
