@@ -36,19 +36,12 @@ def report_history(
     Returns:
         What check_outcome checks (kfp_bench.steps.outcome.outcome_of).
     """
-    from kfp_bench.steps import outcome, publish
+    from kfp_bench.steps import publish
     from kfp_bench.steps.params import BenchParams
 
     p = BenchParams.from_dict(params)
-    found = publish.report(
-        results.path,
-        records.path,
-        html.path,
-        summary.path,
-        results_uri=p.results_uri,
-        baseline=p.baseline,
-        gates=p.gates({*publish.REPORT_KINDS, "regression"}),
-    )
+    paths = (results.path, records.path, html.path, summary.path)
+    found, outcome = publish.report_step(p, *paths, history=True)
     for name, value in found.items():
         metrics.log_metric(name, value)
-    return outcome.outcome_of(records.path)
+    return outcome

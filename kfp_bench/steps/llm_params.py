@@ -60,6 +60,54 @@ def check_dist(name: str, text) -> None:
         raise bad(name, text, f"the centre must be 1 or more; {DIST_FORMS}")
 
 
+def check_llm(p, fetch: bool = True) -> None:
+    """Check the LLM load's parameters of ``p`` (a ``BenchParams``) with run_llm on
+    (``fetch``: unused, the tokenizer is fetched by the workers)."""
+    if not p.run_llm:
+        return
+    if p.llm_url:
+        parts, shown = urlsplit(p.llm_url), public_url(p.llm_url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise bad("llm_url", shown, "give an http(s) OpenAI base URL, e.g. http://host/openai")
+        if parts.path.rstrip("/").endswith(("/v1", *ENDPOINTS.values())):
+            raise bad(
+                "llm_url", shown, "give the base URL without /v1 (e.g. http://host/openai); "
+                "llm_endpoint picks the route",
+            )  # fmt: skip
+    elif not p.isvc:
+        raise bad(
+            "llm_url", "", "run_llm is on and there is no target: give an OpenAI base URL (KServe: "
+            "http://NAME-predictor.NAMESPACE.svc.cluster.local/openai), or an LLM isvc to deploy",
+        )  # fmt: skip
+    if p.llm_endpoint not in ENDPOINTS:
+        raise bad("llm_endpoint", p.llm_endpoint, f"give {' or '.join(ENDPOINTS)}")
+    positive("llm_duration_sec", p.llm_duration_sec, MAX_DURATION_S)
+    positive_int("llm_workers", p.llm_workers, MAX_LOAD_WORKERS)
+    positive_int("llm_concurrency", p.llm_concurrency, 10000)
+    if p.llm_concurrency < p.llm_workers:
+        raise bad(
+            "llm_concurrency", p.llm_concurrency,
+            f"give at least one stream per LLM load worker (llm_workers={p.llm_workers})",
+        )  # fmt: skip
+    r = p.llm_rate
+    if not (isinstance(r, int | float) and not isinstance(r, bool) and 0 <= r < float("inf")):
+        raise bad("llm_rate", r, "give requests/s >= 0 (0: closed loop at llm_concurrency)")
+    stages, w = llm_stages(p), p.llm_warmup_sec
+    long = total_s(stages) if stages else p.llm_duration_sec
+    if not (isinstance(w, int | float) and not isinstance(w, bool) and 0 <= w < long):
+        what = "the sum of llm_stages" if stages else "llm_duration_sec"
+        raise bad("llm_warmup_sec", w, f"give seconds from 0 to below {what} ({long:g})")
+    check_dist("llm_input_tokens", p.llm_input_tokens)
+    check_dist("llm_output_tokens", p.llm_output_tokens)
+    check_tokenizer(p.llm_tokenizer)
+    llm_slo(p)
+    llm_multi_turn(p)
+    check_find_max(p)
+    # What each worker runs (the largest share), checked as the engine will check it.
+    opts = llm_options(p, url=p.llm_url or "http://isvc.example/openai", model=p.llm_model or "-")
+    translated(lambda: opts.share(0, p.llm_workers).validate())
+
+
 @dataclass(frozen=True)
 class LlmLoad:
     """The LLM load's parameters (the pipeline's, ``steps.params.BenchParams``).
@@ -126,55 +174,7 @@ class LlmLoad:
     #: What ``kfp-bench submit --help`` calls the group.
     TITLE = "the LLM load"
 
-    def check_group(self, fetch: bool = True) -> None:
-        """Checked with run_llm on (``check_llm``)."""
-        if self.run_llm:
-            check_llm(self)
-
-
-def check_llm(p) -> None:
-    """Check the LLM load's parameters of ``p`` (a ``BenchParams`` with run_llm on)."""
-    if p.llm_url:
-        parts, shown = urlsplit(p.llm_url), public_url(p.llm_url)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise bad("llm_url", shown, "give an http(s) OpenAI base URL, e.g. http://host/openai")
-        if parts.path.rstrip("/").endswith(("/v1", *ENDPOINTS.values())):
-            raise bad(
-                "llm_url", shown, "give the base URL without /v1 (e.g. http://host/openai); "
-                "llm_endpoint picks the route",
-            )  # fmt: skip
-    elif not p.isvc:
-        raise bad(
-            "llm_url", "", "run_llm is on and there is no target: give an OpenAI base URL (KServe: "
-            "http://NAME-predictor.NAMESPACE.svc.cluster.local/openai), or an LLM isvc to deploy",
-        )  # fmt: skip
-    if p.llm_endpoint not in ENDPOINTS:
-        raise bad("llm_endpoint", p.llm_endpoint, f"give {' or '.join(ENDPOINTS)}")
-    positive("llm_duration_sec", p.llm_duration_sec, MAX_DURATION_S)
-    positive_int("llm_workers", p.llm_workers, MAX_LOAD_WORKERS)
-    positive_int("llm_concurrency", p.llm_concurrency, 10000)
-    if p.llm_concurrency < p.llm_workers:
-        raise bad(
-            "llm_concurrency", p.llm_concurrency,
-            f"give at least one stream per LLM load worker (llm_workers={p.llm_workers})",
-        )  # fmt: skip
-    r = p.llm_rate
-    if not (isinstance(r, int | float) and not isinstance(r, bool) and 0 <= r < float("inf")):
-        raise bad("llm_rate", r, "give requests/s >= 0 (0: closed loop at llm_concurrency)")
-    stages, w = llm_stages(p), p.llm_warmup_sec
-    long = total_s(stages) if stages else p.llm_duration_sec
-    if not (isinstance(w, int | float) and not isinstance(w, bool) and 0 <= w < long):
-        what = "the sum of llm_stages" if stages else "llm_duration_sec"
-        raise bad("llm_warmup_sec", w, f"give seconds from 0 to below {what} ({long:g})")
-    check_dist("llm_input_tokens", p.llm_input_tokens)
-    check_dist("llm_output_tokens", p.llm_output_tokens)
-    check_tokenizer(p.llm_tokenizer)
-    llm_slo(p)
-    llm_multi_turn(p)
-    check_find_max(p)
-    # What each worker runs (the largest share), checked as the engine will check it.
-    opts = llm_options(p, url=p.llm_url or "http://isvc.example/openai", model=p.llm_model or "-")
-    translated(lambda: opts.share(0, p.llm_workers).validate())
+    check_group = check_llm  # its own check, run by BenchParams.check
 
 
 def check_tokenizer(value) -> None:

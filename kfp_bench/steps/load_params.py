@@ -29,6 +29,55 @@ DEFAULT_INFERENCE_URL = (
 DEFAULT_PAYLOAD = '{"instances": [[6.8, 2.8, 4.8, 1.4], [6.0, 3.4, 4.5, 1.6]]}'
 
 
+def check_load(p, fetch: bool = True) -> None:
+    """The predict load's parameters of ``p`` (a ``BenchParams``): load_node_selector's form,
+    and with run_load on or sweep_rates given the rest, each load worker's share checked as the
+    engine will check it, then the sweep's rates (``fetch``: unused, no network here)."""
+    selector("load_node_selector", p.load_node_selector)
+    if not (p.run_load or p.sweep_rates):
+        return  # sweep_rates empty: no rates to check
+    need_url("inference_url", p.inference_url, ("http", "https"), DEFAULT_INFERENCE_URL)
+    positive("duration_sec", p.duration_sec, MAX_DURATION_S)
+    positive_int("concurrency", p.concurrency, 10000)
+    positive_int("load_workers", p.load_workers, MAX_LOAD_WORKERS)
+    if p.concurrency < p.load_workers:
+        raise bad(
+            "concurrency",
+            p.concurrency,
+            f"give at least one connection per load worker (load_workers={p.load_workers})",
+        )
+    if not (isinstance(p.rate, int | float) and 0 <= p.rate < float("inf")):
+        raise bad("rate", p.rate, "give requests/s >= 0 (0: closed loop)")
+    stages = load_stages(p)
+    if p.host_header and not re.fullmatch(r"[A-Za-z0-9.:\[\]-]+", p.host_header):
+        raise bad("host_header", p.host_header, "give a host name such as iris.example.com")
+    try:
+        json.loads(p.payload)
+    except (TypeError, ValueError) as exc:
+        raise bad(
+            "payload", p.payload[:60], f"not JSON ({exc}); give e.g. {DEFAULT_PAYLOAD}"
+        ) from None
+    total = peak_rate(stages) if stages else p.rate
+    per_worker = total / p.load_workers
+    if per_worker > MAX_RATE_PER_WORKER:
+        need = math.ceil(total / MAX_RATE_PER_WORKER)
+        fix = (
+            f"raise load_workers to at least {need}"
+            if need <= MAX_LOAD_WORKERS
+            else f"give at most {MAX_LOAD_WORKERS * MAX_RATE_PER_WORKER:g} req/s in total"
+        )
+        raise bad(
+            "stages" if stages else "rate",
+            p.stages or p.rate,
+            f"that is {per_worker:g} req/s per load worker{' at the peak' if stages else ''}, "
+            "above the safety cap of "
+            f"{MAX_RATE_PER_WORKER:g}: {fix}",
+        )
+    # What each load worker runs (the largest share), checked as the engine will check it.
+    translated(lambda: load_options(p).share(0, p.load_workers).validate())
+    sweep_rates(p)
+
+
 @dataclass(frozen=True)
 class PredictLoad:
     """The predict load's and the rate sweep's parameters (the pipeline's,
@@ -86,57 +135,7 @@ class PredictLoad:
     #: What ``kfp-bench submit --help`` calls the group.
     TITLE = "the predict load"
 
-    def check_group(self, fetch: bool = True) -> None:
-        """load_node_selector's form; the rest with run_load on or sweep_rates given
-        (``check_load``)."""
-        selector("load_node_selector", self.load_node_selector)
-        if self.run_load or self.sweep_rates:
-            check_load(self)
-        sweep_rates(self)
-
-
-def check_load(p) -> None:
-    """The predict load's parameters of ``p`` (a ``BenchParams``), checked; each load worker's
-    share checked as the engine will check it."""
-    need_url("inference_url", p.inference_url, ("http", "https"), DEFAULT_INFERENCE_URL)
-    positive("duration_sec", p.duration_sec, MAX_DURATION_S)
-    positive_int("concurrency", p.concurrency, 10000)
-    positive_int("load_workers", p.load_workers, MAX_LOAD_WORKERS)
-    if p.concurrency < p.load_workers:
-        raise bad(
-            "concurrency",
-            p.concurrency,
-            f"give at least one connection per load worker (load_workers={p.load_workers})",
-        )
-    if not (isinstance(p.rate, int | float) and 0 <= p.rate < float("inf")):
-        raise bad("rate", p.rate, "give requests/s >= 0 (0: closed loop)")
-    stages = load_stages(p)
-    if p.host_header and not re.fullmatch(r"[A-Za-z0-9.:\[\]-]+", p.host_header):
-        raise bad("host_header", p.host_header, "give a host name such as iris.example.com")
-    try:
-        json.loads(p.payload)
-    except (TypeError, ValueError) as exc:
-        raise bad(
-            "payload", p.payload[:60], f"not JSON ({exc}); give e.g. {DEFAULT_PAYLOAD}"
-        ) from None
-    total = peak_rate(stages) if stages else p.rate
-    per_worker = total / p.load_workers
-    if per_worker > MAX_RATE_PER_WORKER:
-        need = math.ceil(total / MAX_RATE_PER_WORKER)
-        fix = (
-            f"raise load_workers to at least {need}"
-            if need <= MAX_LOAD_WORKERS
-            else f"give at most {MAX_LOAD_WORKERS * MAX_RATE_PER_WORKER:g} req/s in total"
-        )
-        raise bad(
-            "stages" if stages else "rate",
-            p.stages or p.rate,
-            f"that is {per_worker:g} req/s per load worker{' at the peak' if stages else ''}, "
-            "above the safety cap of "
-            f"{MAX_RATE_PER_WORKER:g}: {fix}",
-        )
-    # What each load worker runs (the largest share), checked as the engine will check it.
-    translated(lambda: load_options(p).share(0, p.load_workers).validate())
+    check_group = check_load  # its own check, run by BenchParams.check
 
 
 def sweep_rates(p) -> tuple[float, ...]:

@@ -14,6 +14,7 @@ from kfp_bench.errors import ConfigError, HistoryError
 from kfp_bench.failpoint import fail_point
 from kfp_bench.gates import GATES_FILE
 from kfp_bench.jsonl import write_json_atomic
+from kfp_bench.steps.outcome import outcome_of
 from kfp_bench.steps.outputs import ERROR_FILE, FILL_FILE, error_of
 from kfp_bench.steps.params import BenchParams
 
@@ -110,6 +111,19 @@ def missing(lost: list[int], no_load: bool, errors: dict[str, str]) -> dict:
 REPORT_KINDS = frozenset({"runs", "load", "sweep", "replicas"})
 #: The KFP UI truncates Markdown at 400 kB.
 MARKDOWN_LIMIT = 390_000
+
+
+def report_step(
+    p: BenchParams, results: str, records: str, html: str, summary: str, *, history: bool
+) -> tuple[dict[str, float], str]:
+    """The pipeline's report step (report, or with ``history`` report_history): ``report``
+    with ``p``'s gates on the figures it publishes (and with the history ``p``'s results_uri
+    and baseline, and the regression verdict's gate); its metrics, and the outcome
+    check_outcome takes (``steps.outcome.outcome_of``)."""
+    kinds = {*REPORT_KINDS, "regression"} if history else REPORT_KINDS
+    where = {"results_uri": p.results_uri, "baseline": p.baseline} if history else {}
+    found = report(results, records, html, summary, gates=p.gates(kinds), **where)
+    return found, outcome_of(records)
 
 
 def report(

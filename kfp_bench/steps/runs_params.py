@@ -28,6 +28,39 @@ from kfp_bench.steps.checks import (
 MAX_FILL_RUNS = 10_000
 
 
+def check_runs(p, fetch: bool = True) -> None:
+    """The runs benchmark's parameters of ``p`` (a ``BenchParams``) with run_benchmark on,
+    checked as the driver will check its options; with ``fetch``, the child manifest read and
+    run_parameters checked against it."""
+    if not p.run_benchmark:
+        return
+    need_url("kfp_host", p.kfp_host, ("http", "https"), "http://ml-pipeline.kubeflow:8888")
+    if p.pipeline not in BUNDLED:
+        need_url(
+            "pipeline",
+            p.pipeline,
+            ("http", "https", "gs"),
+            "noop, or https://host/pipeline.yaml",
+            bundled=True,
+        )
+    positive_int("num_runs", p.num_runs, MAX_RUNS)
+    positive_int("create_concurrency", p.create_concurrency, 256)
+    positive("poll_interval_sec", p.poll_interval_sec, 3600)
+    positive("run_timeout_sec", p.run_timeout_sec, MAX_RUN_TIMEOUT_S)
+    if not isinstance(p.run_parameters, dict):
+        raise bad("run_parameters", p.run_parameters, 'give a JSON object, e.g. {"n": 1}')
+    selector("run_node_selector", p.run_node_selector)
+    check_fill(p)
+    translated(lambda: runs_options(p, "check").validate())
+    if fetch:
+        # PyYAML: the kfp extra's, which the steps that only load do not install
+        from kfp_bench.kfp.manifest import load_manifest
+
+        manifest = translated(lambda: load_manifest(manifest_source(p)))
+        params = child_params(p)
+        translated(lambda: manifest.check_params(params))
+
+
 @dataclass(frozen=True)
 class Runs:
     """The runs benchmark's parameters (the pipeline's, ``steps.params.BenchParams``).
@@ -71,41 +104,7 @@ class Runs:
     #: What ``kfp-bench submit --help`` calls the group.
     TITLE = "the runs benchmark"
 
-    def check_group(self, fetch: bool = True) -> None:
-        """Checked with run_benchmark on (``check_runs``)."""
-        if self.run_benchmark:
-            check_runs(self, fetch)
-
-
-def check_runs(p, fetch: bool) -> None:
-    """The runs benchmark's parameters of ``p`` (a ``BenchParams``), checked as the driver will
-    check its options; with ``fetch``, the child manifest read and run_parameters checked
-    against it."""
-    need_url("kfp_host", p.kfp_host, ("http", "https"), "http://ml-pipeline.kubeflow:8888")
-    if p.pipeline not in BUNDLED:
-        need_url(
-            "pipeline",
-            p.pipeline,
-            ("http", "https", "gs"),
-            "noop, or https://host/pipeline.yaml",
-            bundled=True,
-        )
-    positive_int("num_runs", p.num_runs, MAX_RUNS)
-    positive_int("create_concurrency", p.create_concurrency, 256)
-    positive("poll_interval_sec", p.poll_interval_sec, 3600)
-    positive("run_timeout_sec", p.run_timeout_sec, MAX_RUN_TIMEOUT_S)
-    if not isinstance(p.run_parameters, dict):
-        raise bad("run_parameters", p.run_parameters, 'give a JSON object, e.g. {"n": 1}')
-    selector("run_node_selector", p.run_node_selector)
-    check_fill(p)
-    translated(lambda: runs_options(p, "check").validate())
-    if fetch:
-        # PyYAML: the kfp extra's, which the steps that only load do not install
-        from kfp_bench.kfp.manifest import load_manifest
-
-        manifest = translated(lambda: load_manifest(manifest_source(p)))
-        params = child_params(p)
-        translated(lambda: manifest.check_params(params))
+    check_group = check_runs  # its own check, run by BenchParams.check
 
 
 def check_fill(p) -> None:

@@ -33,6 +33,24 @@ SCRAPE_TOKEN_PATH = "/var/run/secrets/kubernetes.io/serviceaccount/token"
 _EXAMPLE = "http://prometheus.monitoring:9090"
 
 
+def check_metrics(p, fetch: bool = True) -> None:
+    """The server-metrics parameters of ``p``, checked without a network: the profile read,
+    its variables given (the InferenceService's namespace and name fill ``namespace`` and
+    ``isvc``), the URLs' form. A query Prometheus cannot parse is found by the worker, which
+    notes it and loads."""
+    if not (on(p) and (p.run_load or p.run_llm)):  # else unread: steps.checks.ignored notes it
+        return
+    scrapes(p)
+    found = profile(p)
+    if found is None:
+        return
+    need_url("prometheus_url", p.prometheus_url.strip(), ("http", "https"), _EXAMPLE)
+    try:
+        found.check_variables(variables(p))
+    except ConfigError as exc:
+        raise ConfigError(str(exc).replace("--metrics-var ", "metrics_vars ")) from None
+
+
 @dataclass(frozen=True)
 class ServerMetrics:
     """The server metrics' parameters (the pipeline's, ``steps.params.BenchParams``).
@@ -65,32 +83,12 @@ class ServerMetrics:
     #: What ``kfp-bench submit --help`` calls the group.
     TITLE = "the server metrics"
 
-    def check_group(self, fetch: bool = True) -> None:
-        """Checked without a network (``check_metrics``)."""
-        check_metrics(self)
+    check_group = check_metrics  # its own check, run by BenchParams.check
 
 
 def on(p) -> bool:
     """Whether ``p`` (a ``BenchParams``) asks for server metrics."""
     return bool(p.metrics_profile.strip() or p.metrics_scrape.strip())
-
-
-def check_metrics(p) -> None:
-    """The server-metrics parameters of ``p``, checked without a network: the profile read,
-    its variables given (the InferenceService's namespace and name fill ``namespace`` and
-    ``isvc``), the URLs' form. A query Prometheus cannot parse is found by the worker, which
-    notes it and loads."""
-    if not (on(p) and (p.run_load or p.run_llm)):  # else unread: steps.checks.ignored notes it
-        return
-    scrapes(p)
-    found = profile(p)
-    if found is None:
-        return
-    need_url("prometheus_url", p.prometheus_url.strip(), ("http", "https"), _EXAMPLE)
-    try:
-        found.check_variables(variables(p))
-    except ConfigError as exc:
-        raise ConfigError(str(exc).replace("--metrics-var ", "metrics_vars ")) from None
 
 
 def profile(p):
