@@ -316,8 +316,17 @@ class Attack:
         i = self.off
         if i == self.cap:
             self.grow()
-        # the row of ``RequestConnection.on_message_complete``: no first byte, status 0 (failed)
-        self.rows[i : i + NCOLS] = array("d", (seq, intended, sent, written, 0.0, done, 0, 0))
+        # the row of ``RequestConnection.on_message_complete``, written in place as there (a
+        # refused connection per request under overload: no array built per row)
+        rows = self.rows
+        rows[i] = seq
+        rows[i + 1] = intended
+        rows[i + 2] = sent
+        rows[i + 3] = written
+        rows[i + 4] = 0.0  # first byte: none
+        rows[i + 5] = done
+        rows[i + 6] = 0  # status 0: failed
+        rows[i + 7] = 0
         self.off = i + NCOLS
         self.errors.append(error)
         if connect:
