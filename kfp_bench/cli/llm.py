@@ -311,7 +311,7 @@ def cmd_llm(a: argparse.Namespace) -> int:
 
     def report(stats) -> None:
         summary = stats.summary()
-        llm_text.write_text(summary, sys.stdout, a.cost_per_hour)
+        llm_text.write_text(stats, sys.stdout)
         a.cached = summary.cached  # beside the server's hit rate (cli.metrics_flags)
         write_stages(stats)
         lost_workers(stats.workers)

@@ -186,7 +186,7 @@ def cmd_merge(a: argparse.Namespace) -> int:
         if (server := merge_beside(a.results, out)) is not None:
             print(f"kfp-bench: server metrics merged into {server}", file=sys.stderr)
     if isinstance(merged, LlmStats):
-        llm_text.write_text(merged.summary(), sys.stdout)
+        llm_text.write_text(merged, sys.stdout)
     else:
         hey.write_text(merged, sys.stdout)
     return 0 if saved else EXIT_NOT_SAVED

@@ -1,4 +1,4 @@
-"""The text summary of a streaming (LLM) load: a pure function of an ``LlmSummary``.
+"""The text summary of a streaming (LLM) load: a pure function of its ``LlmStats``.
 
 Laid out like hey's summary (``report/hey.py``): sections with tab-separated labels, then the
 notes a reader must see (warnings such as ``usage-mismatch``, warm-up, out-of-range samples).
@@ -14,8 +14,8 @@ from kfp_bench.outcome import describe, describe_warnings
 from kfp_bench.report import cost
 from kfp_bench.report.hey import write_distributions
 from kfp_bench.report.server_text import prefix_lines
-from kfp_bench.stats.cost import of_llm
-from kfp_bench.stats.llm import MULTI_TOKEN_CHUNKS, LlmSummary
+from kfp_bench.stats.cost import KEY, of_llm
+from kfp_bench.stats.llm import MULTI_TOKEN_CHUNKS, LlmStats, LlmSummary
 
 COLUMNS = ("p50", "p90", "p95", "p99", "p99_9", "max", "mean")
 #: Histogram key -> label; the ``intended`` and lag rows only in open loop, where they differ.
@@ -31,8 +31,10 @@ ROWS = {
 OPEN_LOOP_ONLY = ("ttft_intended", "e2e_intended", "lag")
 
 
-def write_text(s: LlmSummary, out: TextIO, cost_per_hour: float | None = None) -> None:
-    """Write the summary ``s`` to ``out`` (with ``cost_per_hour``, what it cost: report/cost.py)."""
+def write_text(stats: LlmStats, out: TextIO) -> None:
+    """Write the summary of ``stats`` to ``out``, as hey.write_text does a predict load's (with a
+    price in its options, what it cost: report/cost.py)."""
+    s = stats.summary()
     w = out.write
     w("\nSummary:\n")
     w(f"  Requests:\t{s.requests} ({s.completed} completed, {s.failed} failed)\n")
@@ -53,7 +55,7 @@ def write_text(s: LlmSummary, out: TextIO, cost_per_hour: float | None = None) -
         write_turns(s.turns, w, s.cached)
     w(f"\nGoodput ({'SLO ' + s.slo if s.slo else 'no SLO: every completed request'}):\n")
     w(f"  Good:\t{s.good} of {s.requests} ({pct(s.good_ratio)}), {fixed(s.goodput_rps, 4)}/sec\n")
-    cost.write_text(of_llm(s, cost_per_hour), w, llm=True)
+    cost.write_text(of_llm(s, stats.options.get(KEY)), w, llm=True)
     write_distributions(s.status_codes, s.errors, w)
     _write_notes(s, w)
     w("\n")

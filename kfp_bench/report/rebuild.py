@@ -266,11 +266,11 @@ def _llm_report(path: str, stats, out: TextIO, out_dir: str, several: bool, gate
         sweep_text.write_llm_text(sweep.rows(), sweep.knee.as_dict(), sweep.by, out)
         for lv, step in sweep.zipped():
             out.write(f"\nStep at {sweep.by} {lv:g}:\n")
-            llm_text.write_text(step.summary(), out, step.options.get(cost.KEY))
+            llm_text.write_text(step, out)
         stats = reported
         out.write(f"The report's figures are the step at {sweep.by} {level:g}.\n")
     else:
-        llm_text.write_text(stats.summary(), out, stats.options.get(cost.KEY))
+        llm_text.write_text(stats, out)
     server = load_beside(p)
     if server is not None:
         server_text.write_text(server, stats.summary().latency_ms, out)

@@ -259,4 +259,4 @@ def _print_summary(out: Path) -> None:
     llm = out / LLM_DIR / "llm.json"
     if llm.exists():
         print(f"\n=== LLM load (the local streaming server, /openai; report in {out / LLM_DIR})")
-        llm_text.write_text(store.load(llm).summary(), sys.stdout)
+        llm_text.write_text(store.load(llm), sys.stdout)

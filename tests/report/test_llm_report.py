@@ -55,6 +55,19 @@ def test_merge_of_pods_files_is_one_aggregators_merge(pods, tmp_path, capsys):
     assert store.load(out).to_dict() == merged().to_dict()
 
 
+def test_merge_of_priced_pods_files_prints_their_cost(tmp_path, capsys):
+    """The price saved with each result (llm --cost-per-hour) reaches the merged summary's text,
+    as it does a merged predict load's (report/hey.py)."""
+    files = []
+    for i in range(2):
+        st = pod(i)
+        st.options["cost_per_hour"] = 36.0
+        files.append(str(store.save(st, tmp_path / f"pod{i}.json")))
+    assert cli.main(["merge", *files, "-o", str(tmp_path / "merged.json")]) == 0
+    stdout = capsys.readouterr().out
+    assert "Cost (the serving capacity's price over the load's measured window):" in stdout
+
+
 @pytest.mark.parametrize("llm_first", [True, False])
 def test_merge_of_an_llm_and_a_load_file_names_both(pods, load_file, tmp_path, capsys, llm_first):
     files = [str(pods[0]), str(load_file)] if llm_first else [str(load_file), str(pods[0])]

@@ -43,7 +43,7 @@ def _stats(corrected: bool) -> LlmStats:
 
 def _text(corrected: bool) -> str:
     out = io.StringIO()
-    llm_text.write_text(_stats(corrected).summary(), out)
+    llm_text.write_text(_stats(corrected), out)
     return out.getvalue()
 
 

@@ -19,7 +19,7 @@ WORDS = [0.2, 0.3, 0.4, 0.5]
 
 def _text(s) -> str:
     out = io.StringIO()
-    write_text(s.summary(), out)
+    write_text(s, out)
     return out.getvalue()
 
 
