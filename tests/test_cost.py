@@ -15,6 +15,8 @@ from kfp_bench.results import read_results
 from kfp_bench.sandbox.llm_server import start_llm_server
 from kfp_bench.stats import store
 from kfp_bench.stats.cost import Cost, is_price, llm_metrics, load_metrics
+from kfp_bench.steps import llm_steps
+from kfp_bench.steps.params import BenchParams
 from tests.synthetic import make_results
 
 
@@ -130,3 +132,21 @@ def test_a_results_directory_with_a_price_reports_its_cost(tmp_path):
     plain = read_results(make_results(tmp_path / "p"))
     files = write_bundle(plain, tmp_path / "out2")
     assert "load_cost_per_thousand_requests" not in json.loads(files["metrics.json"].read_text())
+
+
+def test_the_pipelines_llm_report_prices_its_window(llm, tmp_path):
+    """cost_per_hour, the pipeline's parameter, reaches report_llm's metrics and Markdown as
+    --cost-per-hour does the command's."""
+    p = BenchParams(
+        run_benchmark=False, run_load=False, run_llm=True, llm_url=llm.url + "/openai",
+        llm_model="kfp-bench-llm", llm_concurrency=2, llm_duration_sec=1.0,
+        llm_output_tokens="fixed:4", cost_per_hour=36.0,
+    )  # fmt: skip
+    load = tmp_path / "w0.json"
+    llm_steps.llm_load(p, 0, str(load))
+    out, html, md = tmp_path / "llm", tmp_path / "r.html", tmp_path / "s.md"
+    metrics = llm_steps.report_llm(p, [str(load)], str(out), str(html), str(md))
+    s = store.load(out / llm_steps.LLM_RESULT).summary()
+    per_m = 36 * s.measured_s / 3600 / s.output_tokens * 1e6
+    assert metrics["cost_per_million_output_tokens"] == pytest.approx(per_m, rel=1e-5)
+    assert "## Cost" in md.read_text()

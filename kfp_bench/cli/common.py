@@ -18,7 +18,7 @@ from kfp_bench.figures import fixed
 from kfp_bench.load.options import LoadOptions, parse_duration
 from kfp_bench.load.payload import parse_shape, read_body, v1_payload, v2_payload
 from kfp_bench.redact import scrub
-from kfp_bench.stats.cost import FIX, KEY, is_price
+from kfp_bench.stats.cost import FIX, is_price
 
 
 class Parser(argparse.ArgumentParser):
@@ -359,11 +359,3 @@ def add_scale_flags(g) -> None:
     """--replicas and --gpus, on ``llm`` and ``report`` (``kfp_bench.stats.pareto.Scale``)."""
     for name, help_ in SCALE_HELP.items():
         g.add_argument(f"--{name}", type=_count, default=0, metavar="N", help=help_)
-
-
-def priced(stats, a: argparse.Namespace):
-    """``stats`` (a load or LLM result) with --cost-per-hour in its options, saved with it and
-    read by the reports; ``stats`` unchanged without one."""
-    if stats is not None and getattr(a, "cost_per_hour", 0):
-        stats.options[KEY] = a.cost_per_hour
-    return stats

@@ -22,7 +22,6 @@ from kfp_bench.cli.common import (
     command,
     duration,
     gates_of,
-    priced,
     shared_options,
 )
 from kfp_bench.cli.measure import Measurement, logged, lost_workers
@@ -46,6 +45,7 @@ from kfp_bench.report import sweep as sweep_text
 from kfp_bench.report.cost import llm_stats_metrics as priced_metrics
 from kfp_bench.report.hey import write_stages
 from kfp_bench.stats import store
+from kfp_bench.stats.cost import priced
 from kfp_bench.stats.llm import metric_values
 from kfp_bench.stats.rate_sweep import KNEE_FACTOR, KNEE_MIN_GOOD
 from kfp_bench.stats.slo import Slo

@@ -22,7 +22,6 @@ from kfp_bench.cli.common import (
     add_tls_flags,
     command,
     gates_of,
-    priced,
     request_body,
     server_command,
     shared_options,
@@ -38,6 +37,7 @@ from kfp_bench.outcome import EXIT_NOT_SAVED
 from kfp_bench.report import hey, llm_text
 from kfp_bench.sandbox import llm_server
 from kfp_bench.stats import store
+from kfp_bench.stats.cost import priced
 from kfp_bench.stats.llm import LlmStats
 
 # Imports inside functions: the CLI imports every command's module to build its parser: what only

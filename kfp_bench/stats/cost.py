@@ -21,6 +21,15 @@ KEY = "cost_per_hour"
 FIX = "give the serving nodes' or GPUs' price per hour, a number >= 0 (e.g. 2.5; 0: none)"
 
 
+def priced(stats, given):
+    """``stats`` (a load or LLM result) with the price of ``given`` (``--cost-per-hour``, or the
+    pipeline's parameter: its ``cost_per_hour``) in its options, saved with it and read by the
+    reports; ``stats`` unchanged without one."""
+    if stats is not None and getattr(given, KEY, 0):
+        stats.options[KEY] = getattr(given, KEY)
+    return stats
+
+
 def is_price(value) -> bool:
     """0 (no price) or a positive finite number."""
     ok = isinstance(value, int | float) and not isinstance(value, bool)

@@ -18,6 +18,7 @@ from kfp_bench.figures import fixed
 from kfp_bench.gates import evaluate as evaluate_gates
 from kfp_bench.gates import write as write_gates
 from kfp_bench.jsonl import write_json_atomic
+from kfp_bench.stats.cost import priced
 from kfp_bench.steps import server_metrics
 from kfp_bench.steps.llm_params import llm_options, llm_prompts, llm_slo, local_tokenizer
 from kfp_bench.steps.outputs import failed, write_json
@@ -139,8 +140,7 @@ def report_llm(p: BenchParams, loads: list[str], out: str, html: str, summary: s
         if gates := p.gates({"llm"}):  # nothing measured: each gate broken, "not measured"
             write_gates(out, evaluate_gates(gates, {}))
     else:
-        if p.cost_per_hour:  # the LLM report's price of its window (report/cost.py)
-            merged.options["cost_per_hour"] = p.cost_per_hour
+        priced(merged, p)  # the LLM report's price of its window (report/cost.py)
         server = server_metrics.merge(loads, os.path.join(out, LLM_RESULT))
         search = _search_of(loads)
         metrics = _bundle(merged, flags, out, html, summary, p.gates({"llm"}), server, search)

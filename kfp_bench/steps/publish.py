@@ -14,6 +14,7 @@ from kfp_bench.errors import ConfigError, HistoryError
 from kfp_bench.failpoint import fail_point
 from kfp_bench.gates import GATES_FILE
 from kfp_bench.jsonl import write_json_atomic
+from kfp_bench.stats.cost import KEY
 from kfp_bench.steps.outcome import outcome_of
 from kfp_bench.steps.outputs import ERROR_FILE, FILL_FILE, error_of
 from kfp_bench.steps.params import BenchParams
@@ -70,7 +71,7 @@ def aggregate(
     extra["pipeline"] = pipeline = missing(lost, bool(expected) and merged is None, errors)
     flags = pipeline["flags"]
     if p.cost_per_hour:  # the reports' price of the load's window (report/cost.py)
-        extra["cost_per_hour"] = p.cost_per_hour
+        extra[KEY] = p.cost_per_hour
     write_results(out, runs_summary=summary, load=merged, extra=extra)
     if merged is not None:  # after write_results, whose stage replaces the folder
         from kfp_bench.steps.server_metrics import merge as merge_server
