@@ -3,8 +3,10 @@ times.
 
 ``read_pipeline(text)`` gives a ``Step`` per executor: the pip install commands of its container
 (the lightweight-component launcher's ``sh -c`` script, split as the shell splits it, with the
-variables the script and the container's own environment set) and how many tasks of a default
-run use it (a ParallelFor's once per iteration).
+variables the script and the container's own environment set, and the shell variables the
+script assigned before each, which ``Install.expanded`` puts in) and how many tasks of a default
+run use it: a ParallelFor's once per iteration, none for a task whose condition
+(``triggerPolicy.condition``, ``dsl.If``/``dsl.Else``) is false for the pipeline's defaults.
 """
 
 from __future__ import annotations
@@ -29,6 +31,15 @@ PIP_VALUE_OPTIONS = frozenset(
 )
 #: Options a venv cannot honour: a venv has no user site, so pip refuses ``--user`` in one.
 PIP_DROPPED = frozenset({"--user"})
+#: ``$NAME``, ``${NAME}`` and ``${NAME:-default}`` in a word.
+SHELL_VARIABLE = re.compile(
+    r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$([A-Za-z_][A-Za-z0-9_]*)"
+)
+#: The conditions the SDK writes for ``dsl.If(p == value)`` and ``dsl.If(p != value)``.
+CONDITION = re.compile(
+    r"inputs\.parameter_values\['pipelinechannel--([A-Za-z0-9_]+)'\] (==|!=) "
+    r"(true|false|'[^']*'|-?[0-9]+(?:\.[0-9]+)?)"
+)
 SHELL_KEYWORDS = frozenset("if then else elif fi do done while until ! { } time exec".split())
 ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 PYTHON = re.compile(r"^python[0-9.]*$")
@@ -43,6 +54,30 @@ class Install:
     args: list[str]
     env: dict[str, str] = field(default_factory=dict)
     dropped: list[str] = field(default_factory=list)
+    #: The shell variables the script assigned before this command (``wheel=...``).
+    variables: dict[str, str] = field(default_factory=dict)
+
+    def expanded(self, environ: dict[str, str]) -> list[str]:
+        """``args`` with the script's variables put in, as the shell expands them: each
+        assigned variable first, else ``environ``'s (the pod's, e.g. KFP_BENCH_WHEEL_DIR),
+        else the ``:-`` default, else empty. (The quoting was removed when the words were
+        split, so a ``$`` inside single quotes is expanded too; the KFP scripts have none.)"""
+
+        def value(name: str, default: str | None, depth: int) -> str:
+            if depth > 20:
+                raise ValueError(f"shell variable ${name} expands itself")
+            if name in self.variables:
+                return expand(self.variables[name], depth + 1)
+            if name in environ:
+                return environ[name]
+            return expand(default, depth + 1) if default is not None else ""
+
+        def expand(word: str, depth: int = 0) -> str:
+            return SHELL_VARIABLE.sub(
+                lambda m: value(m.group(1) or m.group(3), m.group(2), depth), word
+            )
+
+        return [expand(a) for a in self.args]
 
     @property
     def requirements(self) -> list[str]:
@@ -192,9 +227,13 @@ def container_installs(container: dict) -> list[Install]:
     # the container's own environment (the pipeline spec's env, e.g. PIP_COMPILE) is the
     # pod's: pip sees it under the script's own assignments
     pod_env = {e["name"]: str(e.get("value", "")) for e in container.get("env") or ()}
-    installs = [inst for words in commands if (inst := pip_install(words))]
-    for inst in installs:
-        inst.env = {**pod_env, **inst.env}
+    installs, variables = [], {}
+    for words in commands:
+        if all(ASSIGNMENT.match(w) for w in words):  # ``name=value``: a shell variable
+            variables.update(w.split("=", 1) for w in words)
+        elif inst := pip_install(words):
+            inst.env, inst.variables = {**pod_env, **inst.env}, dict(variables)
+            installs.append(inst)
     return installs
 
 
@@ -209,13 +248,37 @@ def _iterations(task: dict, load_workers: int) -> int | None:
     return load_workers  # items from a task's output: in this pipeline, one per load worker
 
 
+def condition_holds(text: str, params: dict) -> bool:
+    """Whether a task's condition holds for the pipeline's parameter values ``params``: the
+    shapes the SDK writes for ``dsl.If(p == v)`` and ``dsl.If(p != v)`` on a pipeline
+    parameter, and their negation ``!(...)`` (``dsl.Else``). ``ValueError`` for any other (a
+    task's output, ``&&``): the count of a default run would be a guess."""
+    if text.startswith("!(") and text.endswith(")"):
+        return not condition_holds(text[2:-1], params)
+    m = CONDITION.fullmatch(text)
+    if m is None or m.group(1) not in params:
+        raise ValueError(f"a task condition this script cannot evaluate: {text}")
+    name, op, literal = m.groups()
+    want = json.loads(literal) if literal[0] != "'" else literal[1:-1]
+    equal = params[name] == want and type(params[name]) is type(want)
+    return equal if op == "==" else not equal
+
+
+def default_params(doc: dict) -> dict:
+    """The pipeline's parameters with a default value, by name."""
+    params = ((doc.get("root") or {}).get("inputDefinitions") or {}).get("parameters") or {}
+    return {k: v["defaultValue"] for k, v in params.items() if "defaultValue" in v}
+
+
 def count_tasks(doc: dict, load_workers: int) -> tuple[dict[str, int], set[str]]:
     """Tasks per executor in a default run, and the executors started inside a ParallelFor.
 
     Walks ``root.dag.tasks`` and every component DAG under it (the exit handler's, the
-    ParallelFor's): a task's ``componentRef`` names a component, which names an executor
-    (``executorLabel``) or holds a DAG of its own."""
+    ParallelFor's, a condition's when it holds for the defaults): a task's ``componentRef``
+    names a component, which names an executor (``executorLabel``) or holds a DAG of its
+    own."""
     components = doc.get("components", {})
+    params = default_params(doc)
     counts: dict[str, int] = {}
     looped: set[str] = set()
 
@@ -227,6 +290,9 @@ def count_tasks(doc: dict, load_workers: int) -> tuple[dict[str, int], set[str]]
             comp = components.get(ref)
             if comp is None:
                 raise ValueError(f"task refers to unknown component {ref!r}")
+            condition = (task.get("triggerPolicy") or {}).get("condition")
+            if condition and not condition_holds(condition, params):
+                continue  # skipped in a default run, with all it holds
             n = _iterations(task, load_workers)
             t, loop = times * (n if n is not None else 1), in_loop or n is not None
             if comp.get("executorLabel"):

@@ -22,6 +22,12 @@ machine, as a pod would pay it:
      used by several tasks counts once per task, and a step inside a ParallelFor once per
      iteration (``load_workers`` of the pipeline's defaults, or ``--load-workers N``).
 
+kfp-bench's own wheel is where a pod finds it, the ConfigMap's folder (``$wheel`` in the step's
+script, under ``KFP_BENCH_WHEEL_DIR``): built from this checkout into the work folder and checked
+against the pipeline's pin first (a pipeline compiled by another kfp-bench is refused, exit 2),
+or taken from ``--wheel-dir``. Tasks a default run skips by their condition (the LLM load,
+report-history) count 0 in its total; their steps are still measured.
+
 Creating the venv is not counted: a pod's image already has Python. Steps with no pip install at
 all (image mode) count 0 s and 0 packages. Each venv is removed after its step, and all of them on
 an error or Ctrl-C.
@@ -40,6 +46,7 @@ import datetime as dt
 import hashlib
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -55,12 +62,15 @@ import yaml
 from peers import host
 from pipeline_installs import Step, read_pipeline
 
-from kfp_bench import __version__
+from kfp_bench import __version__, artifact
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_YAML = ROOT / "compiled" / "kfp_bench.yaml"
 DEFAULT_JSON = ROOT / "bench" / "startup.json"
 PIP_FIXED = ["--no-cache-dir", "--disable-pip-version-check"]
+#: Where a package-mode step's script looks for kfp-bench's wheel (kfp_bench/components/_step.py).
+WHEEL_DIR_ENV = "KFP_BENCH_WHEEL_DIR"
+PIN = re.compile(r"#sha256=([0-9a-f]{64})")
 TAIL_LINES = 25
 
 # -- measuring ---------------------------------------------------------------------------------
@@ -196,8 +206,9 @@ def measure_step(step: Step, work: Path, a: argparse.Namespace) -> dict:
         fresh_bytes = du_bytes(venv)
         for n, inst in enumerate(step.installs, 1):
             links = [w for d in a.find_links for w in ("--find-links", str(d))]
-            cmd = [str(py), "-m", "pip", "install", *PIP_FIXED, *inst.args, *links]
-            shown = shlex.join(["python", "-m", "pip", "install", *PIP_FIXED, *inst.args, *links])
+            args = inst.expanded({WHEEL_DIR_ENV: str(a.wheel_dir)} if a.wheel_dir else {})
+            cmd = [str(py), "-m", "pip", "install", *PIP_FIXED, *args, *links]
+            shown = shlex.join(["python", "-m", "pip", "install", *PIP_FIXED, *args, *links])
             log(f"    install {n}/{len(step.installs)}: {shlex.join(inst.requirements)}")
             rc, out, secs = run(cmd, pip_env(inst.env), a.timeout)
             rec = {
@@ -325,6 +336,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "(repeatable); pip gets no other find-links, index or constraint of this machine",
     )
     ap.add_argument(
+        "--wheel-dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="a folder holding the kfp-bench wheel the pipeline pins, as the ConfigMap's volume "
+        "does in a pod; default: the wheel built from this checkout, checked against the pin",
+    )
+    ap.add_argument(
         "--steps",
         default="",
         help="comma-separated steps to measure (executor names, with or without 'exec-'); "
@@ -386,6 +405,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         if not Path(d).is_dir():
             ap.error(f"--find-links {d}: not a folder")
     a.find_links = [Path(d).resolve() for d in a.find_links]
+    if a.wheel_dir is not None and not a.wheel_dir.is_dir():
+        ap.error(f"--wheel-dir {a.wheel_dir}: not a folder")
     out_dir = Path(a.json_out).resolve().parent
     if not out_dir.is_dir() or not os.access(out_dir, os.W_OK | os.X_OK):
         ap.error(f"--json-out {a.json_out}: folder {out_dir} is missing or not writable")
@@ -433,8 +454,20 @@ def main(argv: list[str] | None = None) -> int:
     if a.dry_run:
         return 0
 
+    pins = {m for s in steps for i in s.installs for w in i.args for m in PIN.findall(w)}
+    if pins and a.wheel_dir is None:
+        own = artifact.build()
+        if pins != {own.sha256}:
+            log(
+                f"{path} pins kfp-bench's wheel to sha256 {', '.join(sorted(pins))}; this "
+                f"checkout builds {own.sha256}: compile it again (kfp-bench compile --out "
+                "compiled), or give --wheel-dir with the pinned wheel"
+            )
+            return 2
     signal.signal(signal.SIGTERM, _sigterm)
     work = Path(tempfile.mkdtemp(prefix="kfp-bench-startup-", dir=a.workdir))
+    if pins and a.wheel_dir is None:
+        a.wheel_dir = own.write(work / "wheel").parent  # the ConfigMap's folder in a pod
     started = dt.datetime.now(dt.UTC)
     begun, commit = result_files.now(), result_files.commit()
     rounds: list[dict[str, dict]] = []

@@ -143,3 +143,79 @@ def test_the_containers_environment_reaches_each_install(parser):
     }
     (install,) = parser.container_installs(container)
     assert install.env == {"PIP_COMPILE": "0", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+
+
+def test_the_scripts_variables_are_put_in_as_the_shell_does(parser):
+    """kfp-bench's package mode installs ``file://$wheel``, a variable the script assigned from
+    the pod's KFP_BENCH_WHEEL_DIR (kfp_bench/components/_step.py)."""
+    script = (
+        'wheel="${KFP_BENCH_WHEEL_DIR:-/kfp-bench/wheel}/w.whl"\n'
+        'python3 -m pip install --quiet "kfp-bench[kfp] @ file://$wheel#sha256=ab" || exit 1\n'
+    )
+    (install,) = parser.container_installs({"command": ["sh", "-c", script, "prog"]})
+    assert install.expanded({}) == [
+        "--quiet",
+        "kfp-bench[kfp] @ file:///kfp-bench/wheel/w.whl#sha256=ab",
+    ]
+    here = install.expanded({"KFP_BENCH_WHEEL_DIR": "/tmp/w"})
+    assert here[-1] == "kfp-bench[kfp] @ file:///tmp/w/w.whl#sha256=ab"
+
+
+def test_a_task_its_condition_skips_in_a_default_run_counts_none(parser, tmp_path):
+    from kfp import compiler, dsl
+
+    @dsl.component(base_image="python:3.11-slim")
+    def work(x: int) -> int:
+        return x
+
+    @dsl.pipeline(name="branches")
+    def branches(run_llm: bool = False, results_uri: str = ""):
+        with dsl.If(run_llm == True):  # noqa: E712 - a pipeline condition
+            work(x=1)
+        with dsl.Else():
+            work(x=2)
+        with dsl.If(results_uri != ""):
+            work(x=3)
+
+    out = tmp_path / "branches.yaml"
+    compiler.Compiler().compile(branches, str(out))
+    steps, _ = parser.read_pipeline(out.read_text())
+    assert {s.name: s.tasks for s in steps} == {"work": 0, "work-2": 1, "work-3": 0}
+
+
+def test_a_condition_it_cannot_read_is_refused(parser):
+    params = {"flag": True}
+    assert (
+        parser.condition_holds(
+            "!(inputs.parameter_values['pipelinechannel--flag'] == true)", params
+        )
+        is False
+    )
+    with pytest.raises(ValueError, match="cannot evaluate"):
+        parser.condition_holds(
+            "inputs.parameter_values['pipelinechannel--task-Output'] == 1", params
+        )
+
+
+def test_a_pipeline_pinned_to_another_kfp_bench_is_refused_before_any_install(tmp_path):
+    """The wheel this checkout builds is what a step would install: another pin is named, exit 2."""
+    import subprocess
+
+    text = (ROOT / "compiled" / "kfp_bench.yaml").read_text()
+    pin = text.split("#sha256=", 1)[1][:64]
+    other = tmp_path / "other.yaml"
+    other.write_text(text.replace(pin, "0" * 64))
+    out = tmp_path / "startup.json"
+    cmd = [
+        sys.executable,
+        str(ROOT / "bench" / "startup.py"),
+        str(other),
+        "--steps",
+        "check-params",
+    ]
+    cmd += ["--json-out", str(out), "--results", str(tmp_path / "results")]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert p.returncode == 2, p.stderr
+    assert f"pins kfp-bench's wheel to sha256 {'0' * 64}; this checkout builds" in p.stderr
+    assert "kfp-bench compile --out compiled" in p.stderr
+    assert not out.exists()
