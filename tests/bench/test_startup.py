@@ -157,8 +157,8 @@ def test_the_scripts_variables_are_put_in_as_the_shell_does(parser):
         "--quiet",
         "kfp-bench[kfp] @ file:///kfp-bench/wheel/w.whl#sha256=ab",
     ]
-    here = install.expanded({"KFP_BENCH_WHEEL_DIR": "/tmp/w"})
-    assert here[-1] == "kfp-bench[kfp] @ file:///tmp/w/w.whl#sha256=ab"
+    here = install.expanded({"KFP_BENCH_WHEEL_DIR": "/opt/w"})
+    assert here[-1] == "kfp-bench[kfp] @ file:///opt/w/w.whl#sha256=ab"
 
 
 def test_a_task_its_condition_skips_in_a_default_run_counts_none(parser, tmp_path):
