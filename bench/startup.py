@@ -50,7 +50,6 @@ import re
 import shlex
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -61,8 +60,9 @@ import result_files
 import yaml
 from peers import host
 from pipeline_installs import Step, read_pipeline
+from startup_report import failed_installs, markdown, result, summarise
 
-from kfp_bench import __version__, artifact
+from kfp_bench import artifact
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_YAML = ROOT / "compiled" / "kfp_bench.yaml"
@@ -240,79 +240,20 @@ def measure_step(step: Step, work: Path, a: argparse.Namespace) -> dict:
     return res
 
 
-# -- reporting ---------------------------------------------------------------------------------
-
-
-def median(xs: list[float]) -> float:
-    return statistics.median(xs) if xs else 0.0
-
-
-def _imports(per: list[dict]) -> list[float]:
-    return [p["import_s"] for p in per if p.get("import_s") is not None]
-
-
-def summarise(steps: list[Step], rounds: list[dict[str, dict]]) -> list[dict]:
-    rows = []
-    for s in steps:
-        per = [r[s.name] for r in rounds if s.name in r]
-        if not per:
-            continue
-        secs = median([p["seconds"] for p in per])
-        rows.append(
-            {
-                "step": s.name,
-                "tasks_per_run": s.tasks,
-                "in_parallel_for": s.in_loop,
-                "installs": len(s.installs),
-                "requirements": [r for i in s.installs for r in i.requirements],
-                "packages": int(median([p["packages"] for p in per])),
-                "mb": round(median([p["mb"] for p in per]), 1),
-                "seconds": round(secs, 2),
-                "seconds_per_install": [
-                    round(
-                        median(
-                            [p["installs"][k]["seconds"] for p in per if k < len(p["installs"])]
-                        ),
-                        2,
-                    )
-                    for k in range(max(len(p["installs"]) for p in per))
-                ],
-                "seconds_per_run": round(secs * s.tasks, 2),
-                "seconds_all_rounds": [p["seconds"] for p in per],
-                "import_s": round(median(imports), 2) if (imports := _imports(per)) else None,
-                "ok": all(p["ok"] for p in per),
-            }
+def pinned_wheel(steps: list[Step]) -> artifact.Artifact | None:
+    """kfp-bench's wheel built from this checkout, when ``steps`` install kfp-bench by its pin
+    (None when none does); ``ValueError`` naming both when the pin is another build's."""
+    pins = {m for s in steps for i in s.installs for w in i.args for m in PIN.findall(w)}
+    if not pins:
+        return None
+    own = artifact.build()
+    if pins != {own.sha256}:
+        raise ValueError(
+            f"pins kfp-bench's wheel to sha256 {', '.join(sorted(pins))}; this checkout builds "
+            f"{own.sha256}: compile it again (kfp-bench compile --out compiled), or give "
+            "--wheel-dir with the pinned wheel"
         )
-    return rows
-
-
-def markdown(rows: list[dict], info: dict) -> str:
-    lines = [
-        "| step | tasks per run | installs | packages | MB | seconds | seconds per run "
-        "| first import s |",
-        "|---|--:|--:|--:|--:|--:|--:|--:|",
-    ]
-    for r in rows:
-        secs = " + ".join(f"{x:.1f}" for x in r["seconds_per_install"]) or "0"
-        if len(r["seconds_per_install"]) > 1:
-            secs += f" = {r['seconds']:.1f}"
-        flag = "" if r["ok"] else " **FAILED**"
-        loop = " (ParallelFor)" if r["in_parallel_for"] else ""
-        lines.append(
-            f"| {r['step']}{flag} | {r['tasks_per_run']}{loop} | {r['installs']} | "
-            f"{r['packages']} | {r['mb']:.1f} | {secs} | {r['seconds_per_run']:.1f} | "
-            f"{'-' if r['import_s'] is None else format(r['import_s'], '.1f')} |"
-        )
-    total = sum(r["seconds_per_run"] for r in rows)
-    pkgs = sum(r["packages"] * r["tasks_per_run"] for r in rows)
-    mb = sum(r["mb"] * r["tasks_per_run"] for r in rows)
-    imported = sum((r["import_s"] or 0.0) * r["tasks_per_run"] for r in rows)
-    lines.append(
-        f"| **default run** (load_workers={info['load_workers']}) | "
-        f"{sum(r['tasks_per_run'] for r in rows)} | | {pkgs} | {mb:.0f} | | **{total:.1f}** | "
-        f"{imported:.1f} |"
-    )
-    return "\n".join(lines)
+    return own
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -454,19 +395,14 @@ def main(argv: list[str] | None = None) -> int:
     if a.dry_run:
         return 0
 
-    pins = {m for s in steps for i in s.installs for w in i.args for m in PIN.findall(w)}
-    if pins and a.wheel_dir is None:
-        own = artifact.build()
-        if pins != {own.sha256}:
-            log(
-                f"{path} pins kfp-bench's wheel to sha256 {', '.join(sorted(pins))}; this "
-                f"checkout builds {own.sha256}: compile it again (kfp-bench compile --out "
-                "compiled), or give --wheel-dir with the pinned wheel"
-            )
-            return 2
+    try:
+        own = pinned_wheel(steps) if a.wheel_dir is None else None
+    except ValueError as e:
+        log(f"{path} {e}")
+        return 2
     signal.signal(signal.SIGTERM, _sigterm)
     work = Path(tempfile.mkdtemp(prefix="kfp-bench-startup-", dir=a.workdir))
-    if pins and a.wheel_dir is None:
+    if own is not None:
         a.wheel_dir = own.write(work / "wheel").parent  # the ConfigMap's folder in a pod
     started = dt.datetime.now(dt.UTC)
     begun, commit = result_files.now(), result_files.commit()
@@ -503,25 +439,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = summarise(steps, done)
     table = markdown(rows, info)
     total = round(sum(r["seconds_per_run"] for r in rows), 2)
-    failed = sorted(
-        {
-            f"{name} (round {n}): "
-            + (
-                res.get("error")
-                or next(
-                    (
-                        f"`{x['command']}` exit {x.get('exit_code')}"
-                        for x in res["installs"]
-                        if not x["ok"]
-                    ),
-                    "failed",
-                )
-            )
-            for n, rr in enumerate(done, 1)
-            for name, res in rr.items()
-            if not res["ok"]
-        }
-    )
+    failed = failed_installs(done)
     doc = {
         "command": shlex.join(
             [
@@ -565,66 +483,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     log(f"wrote {a.json_out}")
     if not interrupted:
-        log(f"wrote {result_files.save(_result(doc, path, a, begun, commit), a.results)}")
+        log(f"wrote {result_files.save(result(doc, path, a.steps, begun, commit), a.results)}")
     if failed:
         log("FAILED installs:\n  " + "\n  ".join(failed))
     if interrupted:
         return 130
     return 1 if failed else 0
-
-
-#: a default run's installs and first imports, summed over its tasks (package mode)
-GOAL_S = 60.0
-
-
-def _result(doc: dict, path: Path, a, started: str, commit: str) -> result_files.Result:
-    """The run as a results file: the default run's sum (the goal's figure, when every step ran)
-    and each step's row (kept in the file)."""
-    rows, installs = doc["steps"], doc["default_run_seconds"]
-    imports = doc["default_run_first_import_seconds"]
-
-    def n(key: str) -> float:  # over a run's tasks
-        return sum(r[key] * r["tasks_per_run"] for r in rows)
-
-    label = f"{path.name}, load_workers={doc['load_workers']}" + (" (some steps)" * bool(a.steps))
-    goals = [] if a.steps or doc["failed"] else [
-        result_files.Goal(
-            "a default run's installs + first imports",
-            f"{installs + imports:.1f} s ({installs:.1f} + {imports:.1f})",
-            f"<= {GOAL_S:g} s (package mode)",
-            installs + imports <= GOAL_S,
-        )
-    ]  # fmt: skip
-    steps = [
-        [r["step"], r["tasks_per_run"], r["packages"], r["mb"],
-         " + ".join(f"{x:.1f}" for x in r["seconds_per_install"]) or "0", r["seconds_per_run"],
-         r["import_s"], "yes" if r["ok"] else "**FAILED**"]
-        for r in rows
-    ]  # fmt: skip
-    return result_files.Result(
-        benchmark="startup",
-        title="Step start-up: installs per step",
-        command=result_files.command(),
-        started=started,
-        commit=commit,
-        machine=doc["machine"],
-        versions={"kfp-bench": __version__},
-        tables=[
-            result_files.Table(
-                f"a default run (medians of {doc['rounds_done']} round(s))",
-                ["pipeline", "installs s", "first imports s", "packages", "MB"],
-                [[label, installs, imports, n("packages"), round(n("mb"))]],
-            ),
-            result_files.Table(
-                "each step",
-                ["step", "tasks per run", "packages", "MB", "install s", "s per run"]
-                + ["first import s", "ok"],
-                steps,
-                detail=True,
-            ),
-        ],
-        goals=goals,
-    )
 
 
 if __name__ == "__main__":
