@@ -159,14 +159,17 @@ def test_workers_merge_into_one_result(fault_server):
 
 
 def test_the_load_generators_own_cpu_is_measured(fault_server):
-    """The CPU of this process while it sent: some user and system time, never more than the
-    wall time allows (one thread sends), and the busier for a harder load."""
+    """The CPU of this process while it sent: some CPU time, never more than the wall time
+    allows (one thread sends), and the busier for a harder load. Its split between user and
+    system is the kernel's tick samples scaled to the precise runtime (Linux kernel/sched/
+    cputime.c, ``cputime_adjust``), so a short run that no tick found in user mode counts its
+    whole time as system: the sum is what is measured, each part only >= 0."""
     idle, _ = _run(fault_server.url + "/?delay_ms=20", duration=1.0, concurrency=1)
     busy, _ = _run(fault_server.url, duration=1.0, concurrency=20)
     for s in (idle, busy):
         c = s.client_cpu
         assert c["processes"] == 1
-        assert c["user_s"] > 0 and c["system_s"] >= 0
+        assert c["user_s"] >= 0 and c["system_s"] >= 0 and c["user_s"] + c["system_s"] > 0
         assert 0 < c["busiest"] <= 1.5  # a little room for the stats' numpy threads
         assert c["user_s"] + c["system_s"] <= 1.5 * s.duration_s + 0.1
     assert busy.client_cpu["busiest"] > idle.client_cpu["busiest"]
