@@ -39,7 +39,7 @@ def test_the_client_counts_the_cached_tokens_the_server_counted(tmp_path):
         done = _shared_prefix(llm.url, out, "--scrape", f"{llm.url}/metrics")
         assert done.returncode == 0, done.stderr
         hits, queries = _counters(llm.url)
-        truth = llm.truth()
+        truth = llm.truth(count=24)
     logged = [r["cached_tokens"] for r in truth.requests.values()]
     assert len(logged) == 24 and sum(logged) == hits > 0
     assert 0 in logged  # a group's first request hits nothing: its usage says nothing (vLLM)
@@ -71,7 +71,7 @@ def test_per_turn_and_per_session_as_the_server_counted_them(tmp_path):
             "--json-out", str(out),
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
-        truth = llm.truth()
+        truth = llm.truth(count=12)  # 4 sessions of 3 turns
     by_turn, by_session = defaultdict(lambda: [0, 0]), defaultdict(lambda: [0, 0])
     for r in truth.requests.values():
         for key, into in (((len(r["messages"]) + 1) // 2, by_turn),

@@ -62,7 +62,7 @@ def test_an_llm_load_line_pairs_with_the_servers_truth(tmp_path):
         argv = ["llm", "--shared-prefix", "3,4,40,8", "--output-tokens", "3", "-n", "24"]
         argv += ["-c", "2", "--workers", "2", "--no-model-check", "--json-out", str(doc)]
         assert main([*argv, "--requests-out", str(out), llm.url]) == 0
-        truth = llm.truth()
+        truth = llm.truth(count=24)
     lines, summary = _lines(out), json.loads(doc.read_text())["summary"]
     assert len(lines) == summary["requests"] == 24
     assert _invalid("llm-request", lines) == []

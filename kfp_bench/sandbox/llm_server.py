@@ -123,18 +123,21 @@ class LlmServerHandle(ServerHandle):
         with build_opener(ProxyHandler({})).open(self.url + "/v1/models", timeout=timeout) as resp:
             return json.load(resp)
 
-    def truth(self, wait_for: tuple[str, ...] = (), timeout: float = 2.0) -> Truth:
-        """The truth log so far (every request that has ended), once it holds ``wait_for``'s ids.
+    def truth(self, wait_for: tuple[str, ...] = (), timeout: float = 2.0, count: int = 0) -> Truth:
+        """The truth log so far (every request that has ended), once it holds ``wait_for``'s ids
+        and at least ``count`` requests, or as it is after ``timeout`` seconds (a deadline, not a
+        measurement: the caller asserts what it needs).
 
         A client can see a stream's end a moment before the server has logged it: the line is
-        written just after the last bytes.
+        written just after the last bytes, by a writer thread.
         """
         if self.truth_path is None:
             raise ConfigError("llm server: started without a truth log; pass truth_log=PATH")
         deadline = time.monotonic() + timeout
         while True:
             truth = read_truth(self.truth_path)
-            if all(i in truth.requests for i in wait_for) or time.monotonic() > deadline:
+            held = len(truth.requests) >= count and all(i in truth.requests for i in wait_for)
+            if held or time.monotonic() > deadline:
                 return truth
             time.sleep(0.005)
 

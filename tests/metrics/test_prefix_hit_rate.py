@@ -78,7 +78,7 @@ def measured(tmp_path_factory):
         assert report.returncode == 0, report.stderr
         server = series.load_beside(out)
         sent = json.loads(out.read_text())["counts"]["requests"]
-        truth = llm.truth()
+        truth = llm.truth(count=sent)
         assert len(truth.requests) == sent, (len(truth.requests), sent)
     prompts = shared_prefix_prompts(SharedPrefix.parse(SPEC), Dist.parse("3"), 0)
     return {"server": server, "report": report.stdout, "dir": work / "report",

@@ -88,12 +88,12 @@ def test_the_llm_load_step_counts_tokens_with_llm_tokenizer(
         params = {**p.as_dict(), "llm_url": llm.url + "/openai", "llm_model": "kfp-bench-llm"}
         with as_pods(wheels, root, mounted):
             step(params=params, worker=0)
-        truth = llm.truth()
-    (result,) = root.glob(f"one-{STEP}-*/{STEP}/result")
-    error = json.loads(result.read_text()).get("error")  # the worker's, had it failed
-    assert not error, error
-    s = store.load(result).summary()
-    assert s.completed > 0
+        (result,) = root.glob(f"one-{STEP}-*/{STEP}/result")
+        error = json.loads(result.read_text()).get("error")  # the worker's, had it failed
+        assert not error, error
+        s = store.load(result).summary()
+        assert s.completed > 0
+        truth = llm.truth(count=s.completed)
     # No usage came: the step counted every completed request's prompt and answer with the
     # tokenizer it fetched, as a server running that model would count them.
     assert s.tokens["tokenized_input"] == s.tokens["tokenized_output"] == s.completed

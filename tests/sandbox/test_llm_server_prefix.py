@@ -159,7 +159,7 @@ def test_usage_carries_the_cached_tokens_as_vllm_sends_them(tmp_path):
         assert streamed["prompt_tokens"] == 41
         assert streamed["prompt_tokens_details"] == {"cached_tokens": 32}
         counters = _counters(llm.url)
-        logged = [r["cached_tokens"] for r in llm.truth().requests.values()]
+        logged = [r["cached_tokens"] for r in llm.truth(count=3).requests.values()]
     assert sorted(logged) == [0, 32, 32]  # the server's own count of each, in its truth log
     assert counters["vllm:prefix_cache_hits_total"] == sum(logged)
     off = {"first_token_ms": 0, "token_gap_ms": 0, "enable_prompt_tokens_details": False}
