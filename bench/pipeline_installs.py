@@ -306,18 +306,13 @@ def count_tasks(doc: dict, load_workers: int) -> tuple[dict[str, int], set[str]]
     return counts, looped
 
 
-def default_load_workers(doc: dict) -> int | None:
-    params = ((doc.get("root") or {}).get("inputDefinitions") or {}).get("parameters") or {}
-    value = (params.get("load_workers") or {}).get("defaultValue")
-    return None if value is None else int(value)
-
-
 def read_pipeline(text: str, load_workers: int | None = None) -> tuple[list[Step], dict]:
     """The steps of a compiled pipeline (first YAML document), and facts about it."""
     doc = next(iter(yaml.safe_load_all(text)), None)
     if not isinstance(doc, dict) or "deploymentSpec" not in doc:
         raise ValueError("not a compiled KFP pipeline: no deploymentSpec in the first document")
-    default = default_load_workers(doc)
+    given = default_params(doc).get("load_workers")
+    default = None if given is None else int(given)
     workers = load_workers if load_workers is not None else (default if default else 1)
     counts, looped = count_tasks(doc, workers)
     steps = []
